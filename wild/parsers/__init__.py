@@ -1,0 +1,1 @@
+"""One module per `.wild/` file: lossless parse, render and minimal id-keyed edits."""

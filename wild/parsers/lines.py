@@ -1,0 +1,69 @@
+"""Line-addressed text helpers shared by every Markdown parser; nothing here loses a byte."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Only "\n" ends a line: str.splitlines would also split on \x0b, \x1c, U+2028 … which a
+# human's file may contain inside a line, and "\r\n" stays attached to its line.
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split into lines that keep their endings, so `"".join(split_lines(t)) == t`."""
+    return _LINE.findall(text)
+
+
+def body(line: str) -> str:
+    """The line without its ending ("\\n" or "\\r\\n")."""
+    if line.endswith("\r\n"):
+        return line[:-2]
+    if line.endswith("\n"):
+        return line[:-1]
+    return line
+
+
+def ending(line: str) -> str:
+    """The line's own ending: "\\r\\n", "\\n" or "" for a last line without one."""
+    return line[len(body(line)) :]
+
+
+def dominant_ending(lines: list[str] | tuple[str, ...]) -> str:
+    """The ending new lines should use: CRLF when the file mostly uses it, else LF."""
+    crlf = sum(1 for line in lines if line.endswith("\r\n"))
+    lf = sum(1 for line in lines if line.endswith("\n")) - crlf
+    return "\r\n" if crlf > lf else "\n"
+
+
+def replace_body(line: str, new_body: str) -> str:
+    """Swap a line's content and keep its ending, so CRLF files stay CRLF."""
+    return new_body + ending(line)
+
+
+def append_lines(text: str, new_lines: list[str]) -> str:
+    """Append bodies as whole lines, adding a missing final newline first."""
+    lines = split_lines(text)
+    eol = dominant_ending(lines)
+    prefix = text if not text or text.endswith("\n") else text + eol
+    return prefix + "".join(line + eol for line in new_lines)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A line wild could not understand; reported by `wild --status`, never fatal."""
+
+    file: str
+    line: int  # 1-based, as editors show it
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Span:
+    """Half-open range of 0-based line indexes a record came from."""
+
+    start: int
+    end: int

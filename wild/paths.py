@@ -1,0 +1,79 @@
+"""Where each `.wild/` file lives; one place so no module spells a file name twice."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DIR = ".wild"
+
+
+@dataclass(frozen=True)
+class WildPaths:
+    """Paths of the state files under one `.wild/` folder."""
+
+    root: Path
+
+    @classmethod
+    def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> WildPaths:
+        """`--dir` wins, then `WILD_DIR`, then `./.wild`."""
+        chosen = explicit if explicit is not None else os.environ.get("WILD_DIR") or DEFAULT_DIR
+        return cls(Path(chosen))
+
+    @property
+    def project(self) -> Path:
+        """The folder the agent works in: the one holding `.wild/`."""
+        return self.root.resolve().parent
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".lock"
+
+    @property
+    def tasks(self) -> Path:
+        return self.root / "tasks.md"
+
+    @property
+    def alerts(self) -> Path:
+        return self.root / "alerts.jsonl"
+
+    @property
+    def alerts_archive(self) -> Path:
+        return self.root / "alerts.archive.jsonl"
+
+    @property
+    def barriers(self) -> Path:
+        return self.root / "barriers.md"
+
+    @property
+    def policy(self) -> Path:
+        return self.root / "human-policy.md"
+
+    @property
+    def human(self) -> Path:
+        return self.root / "human.md"
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.log"
+
+    @property
+    def checks(self) -> Path:
+        return self.root / "checks.md"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def prompts(self) -> Path:
+        return self.root / "prompts"
+
+    @property
+    def control(self) -> Path:
+        return self.root / "control"

@@ -1,0 +1,135 @@
+"""Crash-safe reads and writes of `.wild/` files, shared with editors and agents that take no lock.
+
+Writers inside wild exclude each other with a FileLock on `.wild/.lock`. Everyone else is met
+with compare-and-swap: an edit is a pure function of the text, keyed by record id, so when the
+file changed between our read and our write we simply re-apply it to the new text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from filelock import FileLock
+
+from wild.errors import ConflictError
+
+ENCODING = "utf-8"
+# Bytes that are not UTF-8 survive a read/write round trip as lone surrogates.
+ERRORS = "surrogateescape"
+LOCK_TIMEOUT_S = 30.0
+CAS_ATTEMPTS = 20
+
+
+def decode(data: bytes) -> str:
+    return data.decode(ENCODING, ERRORS)
+
+
+def encode(text: str) -> bytes:
+    return text.encode(ENCODING, ERRORS)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or b"" when it does not exist yet."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def read_text(path: Path) -> str:
+    """Lossless text of a state file ("" when missing); CRLF and bad bytes are kept."""
+    return decode(read_bytes(path))
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` so that a kill -9 at any instant leaves the old or the new bytes.
+
+    Temp file in the same folder (os.replace cannot cross filesystems), fsync before the
+    rename so the new name never points at empty data, the old file mode kept (mkstemp makes
+    0600), symlinks followed so a user's link stays a link, then fsync the folder so the
+    rename itself is durable.
+    """
+    target = Path(os.path.realpath(path))
+    folder = target.parent
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_current_umask()
+    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(folder)
+
+
+@contextlib.contextmanager
+def wild_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Exclude wild's other writers (the loop, the CLI, the checker thread)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock_path), timeout=timeout):
+        yield
+
+
+def update_text(
+    path: Path,
+    edit: Callable[[str], str],
+    lock_path: Path,
+    *,
+    on_written: Callable[[bytes], None] | None = None,
+) -> str:
+    """Apply `edit` to the file's text and write it back without losing anyone's change.
+
+    The edit must be keyed by record id (not line number), so re-running it on a newer text
+    is correct. Returns the text now on disk. `on_written` gets the bytes we wrote, so the
+    watcher can ignore our own write by hash.
+    """
+    with wild_lock(lock_path):
+        for _ in range(CAS_ATTEMPTS):
+            before = read_bytes(path)
+            new_text = edit(decode(before))
+            new_bytes = encode(new_text)
+            if new_bytes == before:
+                return new_text
+            # Last-instant re-check: a human or agent may have saved while we computed.
+            if read_bytes(path) != before:
+                continue
+            atomic_write(path, new_bytes)
+            if on_written is not None:
+                on_written(new_bytes)
+            return new_text
+    raise ConflictError(
+        f"{path}: the file kept changing while wild tried to update it; "
+        "close other programs writing it and run the command again"
+    )
