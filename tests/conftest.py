@@ -18,7 +18,9 @@ settings.load_profile("wild")
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """No test may read or write the real home (approvals live there) or inherit WILD_* vars."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))

@@ -1,0 +1,612 @@
+"""tasks.md: tolerant lossless parsing, exact problems, id-keyed edits touching only their lines."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wild.parsers.lines import Problem, Span, split_lines
+from wild.parsers.tasks import (
+    Subtask,
+    Task,
+    TaskList,
+    TaskStatus,
+    add_task,
+    assign_missing_ids,
+    find,
+    next_task_id,
+    parse,
+    render,
+    set_status,
+    set_subtask_status,
+)
+from wild.store import read_text, update_text
+
+GOLDEN = Path(__file__).parent / "golden"
+STATUSES: tuple[TaskStatus, ...] = ("todo", "in-progress", "complete", "cancelled")
+
+
+def _task(
+    task_id: str | None,
+    text: str,
+    span: tuple[int, int],
+    *,
+    priority: int = 2,
+    status: TaskStatus = "todo",
+    depends_on: tuple[str, ...] = (),
+    blocked_by: tuple[str, ...] = (),
+    subtasks: tuple[Subtask, ...] = (),
+) -> Task:
+    return Task(task_id, text, priority, status, depends_on, blocked_by, subtasks, Span(*span))
+
+
+def _messages(doc: TaskList) -> list[str]:
+    return [str(problem) for problem in doc.problems]
+
+
+# --- golden files -------------------------------------------------------------------------
+
+
+def test_seed_001_example_parses_to_exactly_the_seeds_meaning() -> None:
+    text = (GOLDEN / "tasks_seed001.md").read_text()
+    doc = parse(text)
+    assert doc.tasks == (
+        _task("task-001", "Preprocess training data", (2, 3), priority=1, status="complete"),
+        _task(
+            "task-002",
+            "Launch training sweep (8 jobs)",
+            (3, 5),
+            priority=1,
+            status="complete",
+            depends_on=("task-001",),
+        ),
+        _task(
+            "task-007",
+            "Monitor training jobs",
+            (5, 7),
+            priority=1,
+            status="in-progress",
+            depends_on=("task-002",),
+        ),
+        _task(
+            "task-003",
+            "Analyze training results",
+            (7, 13),
+            depends_on=("task-002",),
+            blocked_by=("barrier-training-complete",),
+            subtasks=(
+                Subtask("Load checkpoint files", "todo", 11),
+                Subtask("Compute metrics", "todo", 12),
+                Subtask("Generate report", "todo", 13),
+            ),
+        ),
+        _task("task-004", "Select best checkpoint", (13, 15), depends_on=("task-003",)),
+        _task("task-006", "Write final report", (15, 17), priority=3, depends_on=("task-004",)),
+    )
+    assert doc.problems == ()
+    assert render(doc) == text
+    assert doc.lines == tuple(split_lines(text))
+
+
+# --- tolerant reading ---------------------------------------------------------------------
+
+
+def test_ralph_style_lines_have_no_ids_and_default_priority() -> None:
+    text = (
+        "# Ralph Tasks\n\n- [ ] Build UI\n- [x] Set up repo\n  - [/] Write README\n- [/] Deploy\n"
+    )
+    doc = parse(text)
+    assert doc.tasks == (
+        _task(None, "Build UI", (2, 3)),
+        _task(
+            None,
+            "Set up repo",
+            (3, 5),
+            status="complete",
+            subtasks=(Subtask("Write README", "in-progress", 5),),
+        ),
+        _task(None, "Deploy", (5, 6), status="in-progress"),
+    )
+    assert doc.problems == ()
+
+
+def test_what_humans_type_is_accepted() -> None:
+    text = (
+        "* [X] [P1] task-001: Upper-case X\n"
+        "-   [-]   [P3]   task-002:   Cancelled with extra spaces   \n"
+        "+ [ ][p0]T-9: no space after the box\n"
+        "- [x]done\n"
+        "## Later\n"
+        "\t* [x] not a subtask: no task above\n"
+    )
+    doc = parse(text)
+    assert doc.tasks == (
+        _task("task-001", "Upper-case X", (0, 1), priority=1, status="complete"),
+        _task("task-002", "Cancelled with extra spaces", (1, 2), priority=3, status="cancelled"),
+        _task("T-9", "no space after the box", (2, 3), priority=0),
+        _task(None, "done", (3, 4), status="complete"),
+    )
+    assert _messages(doc) == [
+        "tasks.md:6: subtask outside any task: put it under a task line, "
+        "or start it at column 0 to make it a task"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "task_id", "text"),
+    [
+        ("- [ ] Refactor: the parser", None, "Refactor: the parser"),
+        ("- [ ] task-001: Preprocess", "task-001", "Preprocess"),
+        ("- [ ] T1: short id", "T1", "short id"),
+        ("- [ ] fix_db: underscore", "fix_db", "underscore"),
+        ("- [ ] v1.2: dotted", "v1.2", "dotted"),
+        ("- [ ] a-b: dashed", "a-b", "dashed"),
+        ("- [ ] http://example.com", None, "http://example.com"),
+        ("- [ ] task-1:glued", None, "task-1:glued"),
+        ("- [ ] 1abc: starts with a digit", None, "1abc: starts with a digit"),
+        ("- [ ] task-001:", "task-001", ""),
+        ("- [ ] [P1] Note: prose", None, "Note: prose"),
+        ("- [ ] [P1] [P3] second tag is text", None, "[P3] second tag is text"),
+        ("- [ ] [bug] tag that is not a priority", None, "[bug] tag that is not a priority"),
+    ],
+)
+def test_id_rule(line: str, task_id: str | None, text: str) -> None:
+    (task,) = parse(line + "\n").tasks
+    assert (task.id, task.text) == (task_id, text)
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZ09-_.:é ")), min_size=1, max_size=8))
+def test_id_rule_matches_its_definition(word: str) -> None:
+    (task,) = parse(f"- [ ] {word}: text\n").tasks
+    is_id = re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", word) is not None and any(
+        char in "0123456789-_." for char in word
+    )
+    assert task.id == (word if is_id else None)
+    assert task.text == ("text" if is_id else f"{word}: text".strip())
+
+
+def test_relations_accumulate_in_every_spelling() -> None:
+    text = (
+        "- [ ] [P1] task-010: Evaluate\n"
+        "  - dependsOn: task-001, task-002\n"
+        "  - blockedBy: barrier-a\n"
+        "  * BLOCKEDBY: barrier-b,barrier-c\n"
+        "    depends-on: task-003 task-004\n"
+        "\t- Blocked-By:   barrier-d  \n"
+        "  - dependsOn:\n"
+    )
+    (task,) = parse(text).tasks
+    assert task.depends_on == ("task-001", "task-002", "task-003", "task-004")
+    assert task.blocked_by == ("barrier-a", "barrier-b", "barrier-c", "barrier-d")
+    assert task.span == Span(0, 7)
+
+
+def test_notes_belong_to_their_task_and_trailing_blank_lines_do_not() -> None:
+    text = (
+        "# Tasks\n"
+        "- [ ] task-001: First\n"
+        "  Free note about the first task.\n"
+        "\n"
+        "  - [x] sub after a blank line\n"
+        "\n"
+        "\n"
+        "Prose at column 0 ends the task.\n"
+        "  indented prose after prose is nobody's note\n"
+        "- [ ] task-002: Second\n"
+    )
+    doc = parse(text)
+    assert doc.tasks == (
+        _task(
+            "task-001",
+            "First",
+            (1, 5),
+            subtasks=(Subtask("sub after a blank line", "complete", 5),),
+        ),
+        _task("task-002", "Second", (9, 10)),
+    )
+    assert doc.problems == ()
+
+
+def test_comments_and_fences_never_hold_tasks() -> None:
+    text = (
+        "<!-- - [ ] task-900: one-line comment -->\n"
+        "<!--\n"
+        "- [ ] task-901: in a comment\n"
+        "  - dependsOn: nothing\n"
+        "-->\n"
+        "- [ ] task-001: Real\n"
+        "  ```bash\n"
+        "- [ ] task-902: in the task's fenced block\n"
+        "  ```\n"
+        "  - blockedBy: barrier-a\n"
+        "~~~~\n"
+        "- [?] not reported inside a fence\n"
+        "~~~\n"
+        "~~~~~\n"
+        "- [ ] task-002: After\n"
+        "```\n"
+        "- [ ] task-903: an unclosed fence runs to the end\n"
+    )
+    doc = parse(text)
+    assert doc.tasks == (
+        _task("task-001", "Real", (5, 10), blocked_by=("barrier-a",)),
+        _task("task-002", "After", (14, 15)),
+    )
+    assert doc.problems == ()
+
+
+def test_a_markdown_link_bullet_is_not_a_task() -> None:
+    doc = parse("- [docs](https://example.com)\n- [x](https://example.com)\n")
+    assert (doc.tasks, doc.problems) == ((), ())
+
+
+def test_problems_name_file_and_line_with_exact_texts() -> None:
+    text = (
+        "- dependsOn: task-001\n"
+        "- [ ] task-001: Good\n"
+        "  - [?] bad subtask box\n"
+        "- [?] bad box\n"
+        "  - dependsOn: task-001\n"
+        "  - [ ] child of a rejected line is not reported\n"
+        "- [ ] [Px] bad priority\n"
+        "- [] empty box\n"
+        "- [ ] task-001: Duplicate\n"
+        "# Heading\n"
+        "  - blocked-by: barrier-x\n"
+        "- [P1] task-005: no checkbox\n"
+    )
+    doc = parse(text, file=".wild/tasks.md")
+    assert _messages(doc) == [
+        ".wild/tasks.md:1: dependsOn line outside any task: indent it under the task it belongs to",
+        '.wild/tasks.md:3: bad checkbox "[?]": use [ ] todo, [/] in-progress, [x] complete '
+        "or [-] cancelled",
+        '.wild/tasks.md:4: bad checkbox "[?]": use [ ] todo, [/] in-progress, [x] complete '
+        "or [-] cancelled",
+        '.wild/tasks.md:7: bad priority "[Px]": write [P<number>] such as [P1], '
+        "or leave it out for P2",
+        '.wild/tasks.md:8: bad checkbox "[]": use [ ] todo, [/] in-progress, [x] complete '
+        "or [-] cancelled",
+        '.wild/tasks.md:9: duplicate task id "task-001" (first used on line 2): '
+        "give this task another id",
+        ".wild/tasks.md:11: blocked-by line outside any task: "
+        "indent it under the task it belongs to",
+        '.wild/tasks.md:12: bad checkbox "[P1]": use [ ] todo, [/] in-progress, [x] complete '
+        "or [-] cancelled",
+    ]
+    assert doc.problems[0] == Problem(".wild/tasks.md", 1, doc.problems[0].message)
+    # Rejected lines are not tasks; the bad subtask line stays in its task's span as a note.
+    assert doc.tasks == (
+        _task("task-001", "Good", (1, 3)),
+        _task("task-001", "Duplicate", (8, 9)),
+    )
+    assert find(doc, "task-001") == doc.tasks[0]
+    assert find(doc, "task-404") is None
+
+
+# --- edits --------------------------------------------------------------------------------
+
+SEED = (GOLDEN / "tasks_seed001.md").read_text()
+
+
+def test_set_status_rewrites_only_the_checkbox_character() -> None:
+    text = "- [ ]   [P1]   task-001:   spaced   \n- [ ] task-002: other\n"
+    assert set_status(text, "task-001", "complete") == (
+        "- [x]   [P1]   task-001:   spaced   \n- [ ] task-002: other\n"
+    )
+    assert set_status(text, "task-002", "in-progress") == (
+        "- [ ]   [P1]   task-001:   spaced   \n- [/] task-002: other\n"
+    )
+    assert set_status(text, "task-002", "cancelled").endswith("- [-] task-002: other\n")
+    assert set_status("* [X] T1: done", "T1", "todo") == "* [ ] T1: done"
+
+
+def test_set_status_keeps_crlf_and_an_upper_case_x_that_is_already_right() -> None:
+    text = "- [X] task-001: a\r\n- [ ] task-002: b\r\n  - dependsOn: task-001\r\n"
+    assert set_status(text, "task-001", "complete") == text
+    assert set_status(text, "task-002", "complete") == (
+        "- [X] task-001: a\r\n- [x] task-002: b\r\n  - dependsOn: task-001\r\n"
+    )
+
+
+def test_set_status_on_an_unknown_id_returns_the_text_unchanged() -> None:
+    assert set_status(SEED, "task-404", "complete") == SEED
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown task status 'done': use todo, in-progress, complete or cancelled$",
+    ):
+        set_status(SEED, "task-001", "done")  # type: ignore[arg-type]
+
+
+def test_set_subtask_status_by_index() -> None:
+    edited = set_subtask_status(SEED, "task-003", 1, "complete")
+    assert edited == SEED.replace("  - [ ] Compute metrics", "  - [x] Compute metrics")
+    assert set_subtask_status(SEED, "task-003", 3, "complete") == SEED
+    assert set_subtask_status(SEED, "task-003", -1, "complete") == SEED
+    assert set_subtask_status(SEED, "task-404", 0, "complete") == SEED
+    assert find(parse(edited), "task-003") == _task(
+        "task-003",
+        "Analyze training results",
+        (7, 13),
+        depends_on=("task-002",),
+        blocked_by=("barrier-training-complete",),
+        subtasks=(
+            Subtask("Load checkpoint files", "todo", 11),
+            Subtask("Compute metrics", "complete", 12),
+            Subtask("Generate report", "todo", 13),
+        ),
+    )
+
+
+def test_assign_missing_ids_continues_after_the_highest_task_number() -> None:
+    text = (
+        "# Tasks\r\n"
+        "- [ ] Build UI\r\n"
+        "- [x] [P1] task-009: Done already\r\n"
+        "- [ ] [P3]   Refactor: the parser\r\n"
+        "- [ ]Glued\r\n"
+        "- [ ]\r\n"
+        "  - [ ] subtasks get no ids\r\n"
+        "- [ ] T-500: other ids do not count\r\n"
+    )
+    assert assign_missing_ids(text) == (
+        "# Tasks\r\n"
+        "- [ ] task-010: Build UI\r\n"
+        "- [x] [P1] task-009: Done already\r\n"
+        "- [ ] [P3]   task-011: Refactor: the parser\r\n"
+        "- [ ] task-012: Glued\r\n"
+        "- [ ] task-013:\r\n"
+        "  - [ ] subtasks get no ids\r\n"
+        "- [ ] T-500: other ids do not count\r\n"
+    )
+    assert assign_missing_ids(SEED) == SEED
+
+
+def test_assign_missing_ids_on_a_ralph_file_starts_at_task_001() -> None:
+    assert assign_missing_ids("- [ ] Build UI\n- [ ] Ship") == (
+        "- [ ] task-001: Build UI\n- [ ] task-002: Ship"
+    )
+
+
+def test_next_task_id_pads_to_three_digits_and_counts_dependency_references() -> None:
+    assert next_task_id(parse("")) == "task-001"
+    assert next_task_id(parse(SEED)) == "task-008"
+    assert next_task_id(parse("- [ ] task-999: a\n")) == "task-1000"
+    assert next_task_id(parse("- [ ] task-002: a\n  - dependsOn: task-041\n")) == "task-042"
+    assert next_task_id(parse("- [ ] Task-7: a\n- [ ] task-7b: b\n")) == "task-001"
+
+
+def test_add_task_appends_a_task_with_its_relations() -> None:
+    new_text, new_id = add_task(
+        SEED,
+        "Compare\nwith baseline\r\n  again",
+        priority=1,
+        depends_on=("task-003", "task-004"),
+        blocked_by=("barrier-a, barrier-b",),
+    )
+    assert new_id == "task-008"
+    assert new_text == SEED + (
+        "- [ ] [P1] task-008: Compare with baseline again\n"
+        "  - dependsOn: task-003, task-004\n"
+        "  - blockedBy: barrier-a, barrier-b\n"
+    )
+    assert find(parse(new_text), "task-008") == _task(
+        "task-008",
+        "Compare with baseline again",
+        (17, 20),
+        priority=1,
+        depends_on=("task-003", "task-004"),
+        blocked_by=("barrier-a", "barrier-b"),
+    )
+
+
+def test_add_task_keeps_crlf_and_completes_a_missing_final_newline() -> None:
+    assert add_task("# T\r\n- [ ] task-001: a", "b") == (
+        "# T\r\n- [ ] task-001: a\r\n- [ ] [P2] task-002: b\r\n",
+        "task-002",
+    )
+    assert add_task("", "first") == ("- [ ] [P2] task-001: first\n", "task-001")
+
+
+def test_add_task_closes_a_comment_or_fence_left_open_so_the_task_is_seen() -> None:
+    text, _ = add_task("<!-- unfinished\n", "x")
+    assert text == "<!-- unfinished\n-->\n- [ ] [P2] task-001: x\n"
+    text, _ = add_task("````md\n- [ ] task-004: example", "y")
+    assert text == "````md\n- [ ] task-004: example\n````\n- [ ] [P2] task-001: y\n"
+    assert [task.id for task in parse(text).tasks] == ["task-001"]
+
+
+def test_add_task_rejects_a_negative_priority() -> None:
+    with pytest.raises(ValueError, match=r"^task priority must be 0 or more, not -1$"):
+        add_task("", "x", priority=-1)
+
+
+def test_edits_go_through_update_text_and_keep_crlf(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.md"
+    path.write_bytes(b"- [ ] Build UI\r\n- [ ] task-001: Ship\r\n")
+    update_text(path, assign_missing_ids, tmp_path / ".lock")
+    update_text(path, lambda text: set_status(text, "task-002", "in-progress"), tmp_path / ".lock")
+    assert path.read_bytes() == b"- [/] task-002: Build UI\r\n- [ ] task-001: Ship\r\n"
+    assert read_text(path) == path.read_bytes().decode()
+
+
+# --- properties ---------------------------------------------------------------------------
+
+ENDINGS = st.sampled_from(["\n", "\r\n"])
+WORDS = st.text(alphabet=st.sampled_from(list("abcXYZ019 :-_.,[]()é漢\t")), min_size=0, max_size=12)
+IDS = st.sampled_from(["task-001", "task-002", "task-017", "T1", "fix_db", "v1.2", "Refactor"])
+
+
+@st.composite
+def task_lines(draw: st.DrawFn) -> str:
+    bullet = draw(st.sampled_from(["-", "*", "+"]))
+    gap = draw(st.sampled_from([" ", "  ", "\t"]))
+    box = draw(st.sampled_from([" ", "/", "x", "X", "-", "?", ""]))
+    prio = draw(st.sampled_from(["", "[P1] ", "[P3]  ", "[p2]", "[Px] "]))
+    ident = draw(st.one_of(st.just(""), IDS.map(lambda i: f"{i}: ")))
+    return f"{bullet}{gap}[{box}] {prio}{ident}{draw(WORDS)}"
+
+
+@st.composite
+def child_lines(draw: st.DrawFn) -> str:
+    indent = draw(st.sampled_from(["  ", "    ", "\t"]))
+    kind = draw(st.sampled_from(["depends", "blocked", "sub", "note"]))
+    if kind == "depends":
+        key = draw(st.sampled_from(["dependsOn", "depends-on", "DEPENDSON"]))
+        return f"{indent}- {key}: {', '.join(draw(st.lists(IDS, max_size=3)))}"
+    if kind == "blocked":
+        key = draw(st.sampled_from(["blockedBy", "blocked-by"]))
+        return f"{indent}- {key}: barrier-{draw(st.integers(0, 9))}, b{draw(st.integers(0, 9))}"
+    if kind == "sub":
+        return f"{indent}{draw(task_lines())}"
+    return f"{indent}{draw(WORDS)}"
+
+
+FRAGMENTS = st.one_of(
+    task_lines(),
+    task_lines(),
+    child_lines(),
+    child_lines(),
+    st.sampled_from(
+        [
+            "",
+            "# Wild Loop Tasks",
+            "<!-- comment -->",
+            "<!--",
+            "-->",
+            "```",
+            "~~~",
+            "- dependsOn: task-001",
+            "prose: about task-040",
+        ]
+    ),
+    WORDS,
+)
+
+
+@st.composite
+def task_files(draw: st.DrawFn) -> str:
+    bodies = draw(st.lists(FRAGMENTS, max_size=20))
+    endings = [draw(ENDINGS) for _ in bodies]
+    text = "".join(b + e for b, e in zip(bodies, endings, strict=True))
+    cut_last_ending = draw(st.booleans())
+    if bodies and cut_last_ending:
+        text = text[: -len(endings[-1])]  # a last line without its ending
+    return text
+
+
+def _changed_indexes(before: str, after: str) -> set[int]:
+    old, new = split_lines(before), split_lines(after)
+    assert len(old) == len(new)
+    return {i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b}
+
+
+def _without_spans(tasks: tuple[Task, ...]) -> list[Task]:
+    return [dataclasses.replace(task, span=Span(0, 0)) for task in tasks]
+
+
+@given(st.text())
+def test_round_trip_of_any_text(text: str) -> None:
+    doc = parse(text)
+    assert render(doc) == text
+
+
+@given(st.text(alphabet=st.sampled_from(list("-*+ \t[]/xX?P1:<!->`~\r\nabé")), max_size=80))
+def test_garbage_never_raises_from_parse_or_edits(text: str) -> None:
+    assert render(parse(text)) == text
+    for task_id in ("task-001", "a1"):
+        set_status(text, task_id, "complete")
+        set_subtask_status(text, task_id, 0, "cancelled")
+    renamed = assign_missing_ids(text)
+    assert all(task.id is not None for task in parse(renamed).tasks)
+    added, new_id = add_task(text, text, depends_on=(text,))
+    assert find(parse(added), new_id) is not None
+
+
+@given(task_files())
+def test_round_trip_of_plausible_task_files(text: str) -> None:
+    doc = parse(text)
+    assert render(doc) == text
+    assert "".join(doc.lines) == text
+    for task in doc.tasks:
+        assert 0 <= task.span.start < task.span.end <= len(doc.lines)
+
+
+@given(task_files(), st.sampled_from(STATUSES), st.data())
+def test_set_status_changes_only_the_task_line(
+    text: str, status: TaskStatus, data: st.DataObject
+) -> None:
+    text = "- [/] [P1] task-077: anchor, so every example has a task to edit\n" + text
+    doc = parse(text)
+    ids = [task.id for task in doc.tasks if task.id is not None]
+    task_id = data.draw(st.sampled_from(ids))
+    task = find(doc, task_id)
+    assert task is not None
+    after = set_status(text, task_id, status)
+    assert _changed_indexes(text, after) <= {task.span.start}
+    edited = find(parse(after), task_id)
+    assert edited == dataclasses.replace(task, status=status)
+
+
+@given(task_files(), st.sampled_from(STATUSES), st.data())
+def test_set_subtask_status_changes_only_the_subtask_line(
+    text: str, status: TaskStatus, data: st.DataObject
+) -> None:
+    # A parent with subtasks up front, so every example has one; the file may add more.
+    text = "- [ ] task-077: parent\n  - [ ] first\n  * [X] second\n" + text
+    doc = parse(text)
+    parents = [
+        task
+        for task in doc.tasks
+        if task.id is not None and task.subtasks and find(doc, task.id) is task
+    ]
+    parent = data.draw(st.sampled_from(parents))
+    index = data.draw(st.integers(0, len(parent.subtasks) - 1))
+    after = set_subtask_status(text, parent.id or "", index, status)
+    assert _changed_indexes(text, after) <= {parent.subtasks[index].line - 1}
+    subtasks = list(parent.subtasks)
+    subtasks[index] = dataclasses.replace(subtasks[index], status=status)
+    assert find(parse(after), parent.id or "") == dataclasses.replace(
+        parent, subtasks=tuple(subtasks)
+    )
+
+
+@given(task_files())
+def test_assign_missing_ids_changes_only_lines_of_tasks_without_ids(text: str) -> None:
+    doc = parse(text)
+    after = assign_missing_ids(text)
+    missing = [task for task in doc.tasks if task.id is None]
+    assert _changed_indexes(text, after) == {task.span.start for task in missing}
+    new_doc = parse(after)
+    assert new_doc.problems == doc.problems
+    assert len(new_doc.tasks) == len(doc.tasks)
+    first = int(next_task_id(doc).removeprefix("task-"))
+    new_ids = iter(f"task-{n:03d}" for n in range(first, first + len(missing)))
+    expected = [
+        dataclasses.replace(task, id=next(new_ids)) if task.id is None else task
+        for task in doc.tasks
+    ]
+    assert list(new_doc.tasks) == expected
+
+
+@given(task_files(), WORDS, st.lists(IDS, max_size=3), st.integers(0, 5))
+def test_add_task_only_appends(text: str, description: str, deps: list[str], prio: int) -> None:
+    doc = parse(text)
+    after, new_id = add_task(text, description, priority=prio, depends_on=deps)
+    kept = split_lines(after)[: len(doc.lines)]
+    assert [line.rstrip("\r\n") for line in kept] == [line.rstrip("\r\n") for line in doc.lines]
+    assert "".join(kept[:-1]) == "".join(doc.lines[:-1])
+    new_doc = parse(after)
+    assert new_id not in {task.id for task in doc.tasks}
+    assert _without_spans(new_doc.tasks[:-1]) == _without_spans(doc.tasks)
+    added = new_doc.tasks[-1]
+    assert (added.id, added.text, added.priority, added.depends_on) == (
+        new_id,
+        description.strip(),
+        prio,
+        tuple(deps),
+    )

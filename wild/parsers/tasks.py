@@ -1,0 +1,457 @@
+"""Parse and edit `.wild/tasks.md`: checkbox tasks with priority, id, dependencies, subtasks.
+
+The format is seed 001's, read tolerantly:
+
+    - [ ] [P2] task-003: Analyze training results
+      - dependsOn: task-002
+      - blockedBy: barrier-training-complete
+      - [ ] Load checkpoint files
+
+* A top-level task is a line starting at column 0 with a bullet (`-`, `*` or `+`), spaces and a
+  checkbox: `[ ]` todo, `[/]` in-progress, `[x]`/`[X]` complete, `[-]` cancelled. Then an
+  optional priority tag `[P<n>]` (missing means P2), an optional id and the text.
+* The id rule: `ID:` followed by a space (or the line's end) is an id when ID matches
+  `[A-Za-z][A-Za-z0-9_.-]*` AND contains a digit or one of `-`, `_`, `.`. So `task-007: x`,
+  `T1: x`, `fix_db: x` and `v1.2: x` carry ids, while `- [ ] Refactor: the parser` has no id
+  and the text `Refactor: the parser` (a plain word before a colon is prose, not an id).
+* Indented lines (until the next non-blank line at column 0) belong to the task above:
+  `- dependsOn: a, b` / `- blockedBy: x, y` (key case-insensitive; `depends-on`, `blocked-by`
+  too; values split on commas or spaces; repeated lines accumulate), indented checkbox lines
+  are subtasks (flat, in file order), anything else is the task's free note, kept as it is.
+* Lines inside HTML comments (a line starting with `<!--`, up to the line holding `-->`) and
+  inside fenced code blocks (``` or ~~~) are never tasks.
+* Problems, never exceptions: a task-looking line with a bad checkbox (`- [?] x`) or a bad
+  priority (`[Px]`) is reported and is not a task (its relations and subtasks go with it,
+  unreported); a duplicate id is reported on its second task (both stay in `tasks`; `find`
+  returns the first); a dependsOn/blockedBy line or an indented checkbox outside any task is
+  reported.
+
+Edits are pure `str -> str` functions keyed by task id; they change only the characters they
+must (a checkbox, an inserted id) and keep every line's ending, so `store.update_text` can
+re-apply them when the file changed under us.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
+
+TaskStatus = Literal["todo", "in-progress", "complete", "cancelled"]
+
+DEFAULT_PRIORITY = 2
+
+_STATUS_OF_BOX: dict[str, TaskStatus] = {
+    " ": "todo",
+    "/": "in-progress",
+    "x": "complete",
+    "X": "complete",
+    "-": "cancelled",
+}
+_BOX_OF_STATUS: dict[str, str] = {
+    "todo": " ",
+    "in-progress": "/",
+    "complete": "x",
+    "cancelled": "-",
+}
+
+# An id starts with a letter and holds a digit or one of -_. : the first non-letter must be
+# one of those, which is what tells `task-7:` (an id) from `Refactor:` (prose).
+_ID = r"[A-Za-z]+[0-9_.-][A-Za-z0-9_.-]*"
+_KEY = r"(?i:depends[-_]?on|blocked[-_]?by)"
+
+# One match per line (ending included) classifies it by the name of its last group:
+# box/prio/id (a checkbox line), key or bare_key (a relation), fence, comment.
+# Nothing matches the rest of the line: slicing from `match.end()` is cheaper than `(.*)`.
+_LINE = re.compile(
+    rf"""
+    [ \t]*
+    (?:
+        [-*+][ \t]+
+        (?:
+            \[(?P<box>[^\]\r\n]{{0,2}})\](?!\()      # `- [a](url)` is a link, not a task
+            [ \t]*
+            (?:\[(?P<prio>[Pp](?:[0-9]+|[^\]\s]{{0,3}}))\][ \t]*|)   # (?:x|) is faster than (?:x)?
+            (?:(?P<id>{_ID}):(?=[ \t]|\r?$)[ \t]*|)
+          | (?P<key>{_KEY})[ \t]*:
+        )
+      | (?P<bare_key>{_KEY})[ \t]*:
+      | (?P<fence>`{{3,}}(?=[^`]*\Z)|~{{3,}})
+      | (?P<comment><!--)
+    )
+    """,
+    re.VERBOSE,
+)
+_CHECKBOX_GROUPS = frozenset(("box", "prio", "id"))
+_RELATION_GROUPS = frozenset(("key", "bare_key"))
+# Relation values: `a, b`, `a,b` and `a b` all name two ids (ids hold neither commas nor spaces).
+_VALUE = re.compile(r"[^,\s]+")
+_TASK_NUMBER = re.compile(r"task-([0-9]+)")
+_NEWLINES = re.compile(r"\s*[\r\n]+\s*")
+
+
+@dataclass(frozen=True)
+class Subtask:
+    """An indented checkbox under a task; part of its parent's work."""
+
+    text: str
+    status: TaskStatus
+    line: int  # 1-based, as editors show it
+
+
+@dataclass(frozen=True)
+class Task:
+    """One top-level task line and the indented lines that belong to it."""
+
+    id: str | None
+    text: str
+    priority: int
+    status: TaskStatus
+    depends_on: tuple[str, ...]
+    blocked_by: tuple[str, ...]
+    subtasks: tuple[Subtask, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class TaskList:
+    """The whole file: its lines (lossless), its tasks in file order, what was not understood."""
+
+    lines: tuple[str, ...]
+    tasks: tuple[Task, ...]
+    problems: tuple[Problem, ...]
+
+
+class _Parser:
+    """One forward pass over the lines, one regex match per line outside comments and fences.
+
+    The loop keeps the open task in local variables and calls out only for rare cases: a
+    10,000-task file must parse in well under 100 ms, and per-line calls cost that much.
+    """
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.problems: list[Problem] = []
+        self.first_line_of: dict[str, int] = {}
+
+    def run(self, lines: list[str]) -> tuple[tuple[Task, ...], str | None]:  # noqa: PLR0915
+        """The tasks, and the line that would close a comment or fence left open at the end.
+
+        (PLR0915: splitting this loop into per-line calls is what made parsing too slow.)
+        """
+        tasks: list[Task] = []
+        # The open task: its line index (-1 when none), head fields, children (None until the
+        # first one: most tasks have few), and the last line that belongs to it.
+        start = -1
+        last = -1
+        head: tuple[str | None, str, int, TaskStatus] = (None, "", DEFAULT_PRIORITY, "todo")
+        depends_on: list[str] | None = None
+        blocked_by: list[str] | None = None
+        subtasks: list[Subtask] | None = None
+        broken = False  # under a task-looking line wild rejected: its children are not reported
+        fence: str | None = None  # the opening run of ``` or ~~~ while inside a fence
+        in_comment = False
+        match_line = _LINE.match
+        find_values = _VALUE.findall
+        status_of = _STATUS_OF_BOX.get
+        first_line_of = self.first_line_of.setdefault
+        # Lines keep their endings; every rule below treats "\r\n" as trailing whitespace.
+        for index, line in enumerate(lines):
+            if in_comment or fence is not None:
+                if in_comment:
+                    in_comment = "-->" not in line
+                elif _closes_fence(line, fence):
+                    fence = None
+                last = index
+                continue
+            at_column_0 = line[0] not in " \t\r\n"
+            if at_column_0:  # a non-blank line at column 0 ends the task above
+                if start >= 0:
+                    tasks.append(_task(head, depends_on, blocked_by, subtasks, (start, last + 1)))
+                    start = -1
+                broken = False
+            match = match_line(line)
+            if match is None:
+                if not at_column_0 and not line.isspace():
+                    last = index  # a free note under the task, kept as it is
+                continue
+            kind = match.lastgroup
+            if kind in _CHECKBOX_GROUPS:
+                box, prio, task_id = match.group("box", "prio", "id")
+                status = status_of(box)
+                if status is None:
+                    self._report_checkbox(index, box)
+                    broken = broken or at_column_0
+                elif at_column_0:
+                    priority = DEFAULT_PRIORITY if prio is None else self._priority(index, prio)
+                    if priority is None:
+                        broken = True
+                        continue
+                    if task_id is not None and first_line_of(task_id, index) != index:
+                        self._report_duplicate(index, task_id)
+                    head = (task_id, line[match.end() :].strip(), priority, status)
+                    start = index
+                    depends_on = blocked_by = subtasks = None
+                elif start >= 0:
+                    subtask = Subtask(line[match.end("box") + 1 :].strip(), status, index + 1)
+                    if subtasks is None:
+                        subtasks = [subtask]
+                    else:
+                        subtasks.append(subtask)
+                elif not broken:
+                    self._report_orphan(index)
+            elif kind in _RELATION_GROUPS:
+                key = match.group(kind)
+                if start >= 0:
+                    values = find_values(line, match.end())
+                    if key[0] in "dD":
+                        if depends_on is None:
+                            depends_on = values
+                        else:
+                            depends_on += values
+                    elif blocked_by is None:
+                        blocked_by = values
+                    else:
+                        blocked_by += values
+                elif not broken:
+                    self._report_outside(index, key)
+            elif kind == "fence":
+                fence = match.group("fence")
+            else:
+                in_comment = "-->" not in line
+            last = index
+        if start >= 0:
+            tasks.append(_task(head, depends_on, blocked_by, subtasks, (start, last + 1)))
+        return tuple(tasks), "-->" if in_comment else fence
+
+    def _report(self, index: int, message: str) -> None:
+        self.problems.append(Problem(self.file, index + 1, message))
+
+    def _report_checkbox(self, index: int, box: str) -> None:
+        self._report(
+            index,
+            f'bad checkbox "[{box}]": use [ ] todo, [/] in-progress, [x] complete or [-] cancelled',
+        )
+
+    def _report_outside(self, index: int, key: str) -> None:
+        self._report(index, f"{key} line outside any task: indent it under the task it belongs to")
+
+    def _report_orphan(self, index: int) -> None:
+        self._report(
+            index,
+            "subtask outside any task: put it under a task line, "
+            "or start it at column 0 to make it a task",
+        )
+
+    def _priority(self, index: int, prio: str) -> int | None:
+        """The number in a `[P<n>]` tag, or None (reported) when it is not a number."""
+        digits = prio[1:]
+        if digits.isdigit() and digits.isascii():
+            return int(digits)
+        self._report(
+            index,
+            f'bad priority "[{prio}]": write [P<number>] such as [P1], or leave it out for P2',
+        )
+        return None
+
+    def _report_duplicate(self, index: int, task_id: str) -> None:
+        self._report(
+            index,
+            f'duplicate task id "{task_id}" (first used on line {self.first_line_of[task_id] + 1}):'
+            " give this task another id",
+        )
+
+
+_new = object.__new__
+
+
+def _task(
+    head: tuple[str | None, str, int, TaskStatus],
+    depends_on: list[str] | None,
+    blocked_by: list[str] | None,
+    subtasks: list[Subtask] | None,
+    span: tuple[int, int],
+) -> Task:
+    """`Task(...)` as the parser builds it, without the frozen-dataclass `__init__`.
+
+    That `__init__` pays one `object.__setattr__` per field, which was a third of the time to
+    parse a big file; filling the instance dicts directly gives equal objects twice as fast.
+    Valid because Task and Span have no slots, defaults or __post_init__ (the golden tests
+    compare parsed tasks with ones built by `Task(...)`).
+    """
+    task_id, text, priority, status = head
+    start, end = span
+    span_record = _new(Span)
+    span_record.__dict__.update(start=start, end=end)
+    task = _new(Task)
+    task.__dict__.update(
+        id=task_id,
+        text=text,
+        priority=priority,
+        status=status,
+        depends_on=() if depends_on is None else tuple(depends_on),
+        blocked_by=() if blocked_by is None else tuple(blocked_by),
+        subtasks=() if subtasks is None else tuple(subtasks),
+        span=span_record,
+    )
+    return task
+
+
+def _closes_fence(line: str, fence: str | None) -> bool:
+    run = line.strip()
+    return fence is not None and len(run) >= len(fence) and run == fence[0] * len(run)
+
+
+def _split_values(values: str) -> list[str]:
+    return _VALUE.findall(values)
+
+
+def _scan(text: str, file: str) -> tuple[TaskList, str | None]:
+    lines = split_lines(text)
+    parser = _Parser(file)
+    tasks, unclosed = parser.run(lines)
+    return TaskList(tuple(lines), tasks, tuple(parser.problems)), unclosed
+
+
+def parse(text: str, file: str = "tasks.md") -> TaskList:
+    """Read tasks.md; never raises, whatever the text. Problems name `file` and the line."""
+    return _scan(text, file)[0]
+
+
+def render(doc: TaskList) -> str:
+    """The exact text the document was parsed from."""
+    return "".join(doc.lines)
+
+
+def find(doc: TaskList, task_id: str) -> Task | None:
+    """The first task with this id, or None."""
+    for task in doc.tasks:
+        if task.id == task_id:
+            return task
+    return None
+
+
+def _highest_task_number(doc: TaskList) -> int:
+    # Ids named by dependsOn count too, so a new task never silently satisfies a dependency
+    # on a task that was deleted or not written yet.
+    names: list[str | None] = []
+    for task in doc.tasks:
+        names.append(task.id)
+        names.extend(task.depends_on)
+    numbers = [
+        int(match.group(1))
+        for name in names
+        if name is not None and (match := _TASK_NUMBER.fullmatch(name))
+    ]
+    return max(numbers, default=0)
+
+
+def _task_id(number: int) -> str:
+    return f"task-{number:03d}"
+
+
+def next_task_id(doc: TaskList) -> str:
+    """`task-NNN`, one above the highest task-NNN id (or dependsOn reference) in the file."""
+    return _task_id(_highest_task_number(doc) + 1)
+
+
+def _with_bodies(lines: tuple[str, ...], changes: dict[int, str]) -> str:
+    out = list(lines)
+    for index, new_body in changes.items():
+        out[index] = replace_body(out[index], new_body)
+    return "".join(out)
+
+
+def _box_for(status: str) -> str:
+    try:
+        return _BOX_OF_STATUS[status]
+    except KeyError:
+        raise ValueError(
+            f"unknown task status {status!r}: use todo, in-progress, complete or cancelled"
+        ) from None
+
+
+def _set_box(doc: TaskList, index: int, current: TaskStatus, status: TaskStatus) -> str:
+    box = _box_for(status)
+    if current == status:
+        return render(doc)  # `[X]` stays `[X]`: nothing to change
+    text = body(doc.lines[index])
+    match = _LINE.match(text)
+    if match is None or match.group("box") is None:
+        return render(doc)  # cannot happen for a parsed task line; be safe anyway
+    at = match.start("box")
+    return _with_bodies(doc.lines, {index: text[:at] + box + text[at + 1 :]})
+
+
+def set_status(text: str, task_id: str, status: TaskStatus) -> str:
+    """Rewrite only the checkbox character of the task; unknown id leaves the text unchanged."""
+    doc = parse(text)
+    task = find(doc, task_id)
+    if task is None:
+        _box_for(status)
+        return text
+    return _set_box(doc, task.span.start, task.status, status)
+
+
+def set_subtask_status(text: str, task_id: str, index: int, status: TaskStatus) -> str:
+    """Rewrite the checkbox of the task's `index`-th subtask (0-based, file order)."""
+    doc = parse(text)
+    task = find(doc, task_id)
+    if task is None or not 0 <= index < len(task.subtasks):
+        _box_for(status)
+        return text
+    subtask = task.subtasks[index]
+    return _set_box(doc, subtask.line - 1, subtask.status, status)
+
+
+def _insert_id(text: str, at: int, task_id: str) -> str:
+    label = f"{task_id}: " if text[at:].strip() else f"{task_id}:"
+    if at > 0 and text[at - 1] not in " \t":
+        label = " " + label  # `- [ ]Build` becomes `- [ ] task-001: Build`
+    return text[:at] + label + text[at:]
+
+
+def assign_missing_ids(text: str) -> str:
+    """Give each top-level task without an id the next free `task-NNN`, written into its line."""
+    doc = parse(text)
+    number = _highest_task_number(doc)
+    changes: dict[int, str] = {}
+    for task in doc.tasks:
+        if task.id is not None:
+            continue
+        line = body(doc.lines[task.span.start])
+        match = _LINE.match(line)
+        if match is None or match.group("box") is None:
+            continue  # cannot happen for a parsed task line
+        number += 1
+        changes[task.span.start] = _insert_id(line, match.end(), _task_id(number))
+    return _with_bodies(doc.lines, changes) if changes else text
+
+
+def _one_line(description: str) -> str:
+    return _NEWLINES.sub(" ", description).strip()
+
+
+def add_task(
+    text: str,
+    description: str,
+    *,
+    priority: int = DEFAULT_PRIORITY,
+    depends_on: Iterable[str] = (),
+    blocked_by: Iterable[str] = (),
+) -> tuple[str, str]:
+    """Append `- [ ] [P<n>] task-NNN: description` (and its relation lines); return (text, id)."""
+    if priority < 0:
+        raise ValueError(f"task priority must be 0 or more, not {priority}")
+    doc, unclosed = _scan(text, "tasks.md")
+    new_id = next_task_id(doc)
+    bodies = [] if unclosed is None else [unclosed]  # a comment or fence left open would hide it
+    bodies.append(f"- [ ] [P{priority}] {new_id}: {_one_line(description)}".rstrip())
+    for key, values in (("dependsOn", depends_on), ("blockedBy", blocked_by)):
+        ids = [value for raw in values for value in _split_values(raw)]
+        if ids:
+            bodies.append(f"  - {key}: {', '.join(ids)}")
+    return append_lines(text, bodies), new_id
