@@ -1,0 +1,1 @@
+"""The human policy: `model` (what a policy is), `presets`, `escalation` (decisions), `notify`."""
