@@ -1,0 +1,127 @@
+"""Approvals: by hash of the exact command, per project real path, outside `.wild/`, private."""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+
+from wild.barriers.approvals import (
+    approvals_path,
+    approve,
+    command_hash,
+    is_approved,
+    load_approvals,
+    pending_approvals,
+)
+from wild.errors import FileFormatError
+from wild.parsers.barriers import parse
+
+
+def test_approvals_live_in_the_xdg_config_folder(_isolated_home: Path) -> None:
+    assert approvals_path() == _isolated_home / ".config" / "wild" / "approvals.json"
+
+
+def test_default_is_under_home_dot_config(
+    _isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    assert approvals_path() == _isolated_home / ".config" / "wild" / "approvals.json"
+
+
+def test_hash_is_sha256_of_the_exact_command() -> None:
+    assert (
+        command_hash("squeue -u $USER | wc -l")
+        == hashlib.sha256(b"squeue -u $USER | wc -l").hexdigest()
+    )
+
+
+def test_approve_then_is_approved(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    assert is_approved(project, "make check") is False
+    digest = approve(project, "make check")
+    assert digest == command_hash("make check")
+    assert is_approved(project, "make check") is True
+    assert is_approved(project, "make check ") is False
+    assert is_approved(project, "make  check") is False
+
+
+def test_file_is_private_outside_the_project_and_keyed_by_real_path(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    approve(project, "make check")
+    store = approvals_path()
+    assert not store.is_relative_to(project)
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    assert orjson.loads(store.read_bytes()) == {
+        "format": 1,
+        "projects": {str(project.resolve()): [command_hash("make check")]},
+    }
+
+
+def test_approvals_are_per_project(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    approve(one, "make check")
+    assert is_approved(two, "make check") is False
+
+
+def test_a_symlinked_spelling_of_the_project_shares_its_approvals(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(project)
+    approve(link, "make check")
+    assert is_approved(project, "make check") is True
+
+
+def test_approving_twice_keeps_one_entry(tmp_path: Path) -> None:
+    approve(tmp_path, "make check")
+    approve(tmp_path, "make check")
+    assert load_approvals(tmp_path).hashes == frozenset({command_hash("make check")})
+
+
+def test_concurrent_approvals_are_all_kept(tmp_path: Path) -> None:
+    commands = [f"check {n}" for n in range(16)]
+    threads = [threading.Thread(target=approve, args=(tmp_path, c)) for c in commands]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert load_approvals(tmp_path).hashes == frozenset(command_hash(c) for c in commands)
+
+
+@pytest.mark.parametrize("damage", ["{not json", "[]", '{"projects": {"/p": "abc"}}'])
+def test_damaged_file_approves_nothing_and_refuses_to_be_overwritten(
+    tmp_path: Path, damage: str
+) -> None:
+    store = approvals_path()
+    store.parent.mkdir(parents=True)
+    store.write_text(damage)
+    assert is_approved(tmp_path, "make check") is False
+    with pytest.raises(FileFormatError) as caught:
+        approve(tmp_path, "make check")
+    assert str(caught.value) == (
+        f'{store}: is not a wild approvals file (JSON with "projects": {{path: [sha256, ...]}}); '
+        "fix it or delete it and approve again"
+    )
+    assert store.read_text() == damage
+
+
+def test_pending_approvals_lists_waiting_unapproved_commands(tmp_path: Path) -> None:
+    doc = parse(
+        "## [WAITING] a\n- Type: command-check\n- Check: make a\n\n"
+        "## [WAITING] b\n- Type: count-based\n- Check: echo 1\n- Target: 2\n\n"
+        "## [WAITING] c\n- Type: command-check\n- Check: make c\n\n"
+        "## [SATISFIED] d\n- Type: command-check\n- Check: make d\n\n"
+        "## [WAITING] e\n- Type: file-exists\n- File: x\n\n"
+        "## [WAITING] f\n- Type: webhook\n"
+    )
+    approve(tmp_path, "make c")
+    assert [b.id for b in pending_approvals(doc, tmp_path)] == ["a", "b"]

@@ -1,0 +1,1 @@
+"""Barriers: checking external conditions, approving their commands, and the loopback webhook."""

@@ -1,0 +1,311 @@
+"""The background barrier checker: runs due checks, writes results into barriers.md, wakes the loop.
+
+It sleeps on one `threading.Event` exactly until the next barrier is due (no polling tick);
+`poke()` wakes it early when barriers.md changed. Checks run with bounded concurrency, each
+through the pure `check_once`; results go back as minimal edits under the store's
+compare-and-swap, and only if the barrier still is what was checked.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from wild.barriers.approvals import Approvals, command_hash, command_of, load_approvals
+from wild.barriers.checks import CheckResult, check_once
+from wild.clock import Clock, SystemClock, iso, parse_time
+from wild.parsers import alerts
+from wild.parsers.barriers import Barrier, find, parse, record_check
+from wild.paths import WildPaths
+from wild.store import read_text, update_text
+
+log = logging.getLogger(__name__)
+
+# Types the checker itself evaluates; webhook and manual barriers change only from outside.
+CHECKED_TYPES = frozenset({"command-check", "file-exists", "count-based"})
+# A `0s` interval must not turn the thread into a busy loop.
+MIN_INTERVAL_S = 1.0
+# After an unexpected failure of a whole pass, wait this long (or for a poke) before retrying.
+ERROR_RETRY_S = 30.0
+UNAPPROVED_TYPE = "unapproved-command"
+
+Wake = Callable[[str], None]
+OnWritten = Callable[[Path, bytes], None]
+
+
+def _identity(barrier: Barrier) -> tuple[object, ...]:
+    """What a check result is about: if a human changed any of it meanwhile, the result is stale."""
+    return (
+        barrier.status,
+        barrier.type,
+        barrier.check,
+        barrier.expect,
+        barrier.file,
+        barrier.target,
+    )
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    barrier: Barrier
+    result: CheckResult
+    unapproved_command: str | None  # set when the command was refused for want of approval
+
+
+class BarrierChecker:
+    """Checks due barriers of one `.wild/` folder, from a background thread or on demand."""
+
+    def __init__(
+        self,
+        paths: WildPaths,
+        *,
+        clock: Clock | None = None,
+        wake: Wake,
+        max_concurrency: int = 4,
+        require_approval: Callable[[], bool],
+        on_written: OnWritten | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self._paths = paths
+        self._clock: Clock = clock or SystemClock()
+        self._wake = wake
+        self._max_concurrency = max(1, max_concurrency)
+        self._require_approval = require_approval
+        self._on_written = on_written
+        self._env = dict(env or {})
+        # When we last checked each barrier, so a result we could not write (or a duplicate
+        # id) cannot make a barrier look due forever and spin the thread.
+        self._attempted: dict[str, datetime] = {}
+        # (barrier id, command hash) pairs already raised as unapproved-command alerts.
+        self._alerted: set[tuple[str, str]] = set()
+        self._pass_lock = threading.Lock()
+        self._poked = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.passes = 0  # completed run_pass calls; lets tests see that idle means idle
+
+    # -- scheduling --------------------------------------------------------------------
+
+    def _seconds_until_due(self, barrier: Barrier, now: datetime) -> float | None:
+        if barrier.status != "waiting" or barrier.type not in CHECKED_TYPES:
+            return None
+        last = parse_time(barrier.last_check)
+        attempted = self._attempted.get(barrier.id)
+        if attempted is not None and (last is None or attempted > last):
+            last = attempted
+        if last is None or last > now:  # never checked, or a timestamp from the future
+            return 0.0
+        interval = timedelta(seconds=max(barrier.interval_s, MIN_INTERVAL_S))
+        return max(0.0, (last + interval - now).total_seconds())
+
+    def due(self, barriers: Iterable[Barrier], now: datetime) -> list[Barrier]:
+        """Waiting, checkable barriers whose last check is at least `Interval:` old."""
+        return [b for b in barriers if self._seconds_until_due(b, now) == 0.0]
+
+    def next_due_in(self, barriers: Iterable[Barrier], now: datetime) -> float | None:
+        """Seconds until the next barrier is due (0 if one is due); None when none will ever be."""
+        waits = [w for b in barriers if (w := self._seconds_until_due(b, now)) is not None]
+        return min(waits) if waits else None
+
+    # -- checking ----------------------------------------------------------------------
+
+    def run_pass(self) -> list[tuple[str, CheckResult]]:
+        """Check every due barrier once and record the results."""
+        with self._pass_lock:
+            due = self.due(load_barriers(self._paths), self._clock.now())
+            results = self._check(due) if due else []
+            self.passes += 1
+            return results
+
+    def check_now(self, barriers: Sequence[Barrier]) -> list[tuple[str, CheckResult]]:
+        """Check `barriers` regardless of their interval (for `wild --check-barriers`)."""
+        with self._pass_lock:
+            return self._check(barriers)
+
+    def _check(self, barriers: Sequence[Barrier]) -> list[tuple[str, CheckResult]]:
+        project = self._paths.project
+        approvals = load_approvals(project)
+        require = self._require_approval()
+
+        def one(barrier: Barrier) -> _Outcome:
+            result = check_once(
+                barrier,
+                project_dir=project,
+                approvals=approvals,
+                require_approval=require,
+                env=self._env,
+            )
+            return _Outcome(barrier, result, _refused_command(barrier, approvals, require))
+
+        with ThreadPoolExecutor(self._max_concurrency, thread_name_prefix="wild-check") as pool:
+            outcomes = list(pool.map(one, barriers))
+        now = self._clock.now()
+        for outcome in outcomes:
+            self._attempted[outcome.barrier.id] = now
+        satisfied = self._record(outcomes, iso(now))
+        self._alert_unapproved(outcomes)
+        for barrier_id in satisfied:
+            self._wake(barrier_id)
+        return [(o.barrier.id, o.result) for o in outcomes]
+
+    def _record(self, outcomes: Sequence[_Outcome], at: str) -> list[str]:
+        """Write `Last check:`/`Result:` (and satisfaction) in one edit; returns ids satisfied."""
+        # Webhook and manual barriers only report; there is nothing to write for them.
+        worth_writing = [o for o in outcomes if o.result.ran or o.result.error is not None]
+        if not worth_writing:
+            return []
+        satisfied: list[str] = []
+
+        def edit(text: str) -> str:
+            satisfied.clear()  # the store may re-apply us to a newer text
+            doc = parse(text, file=str(self._paths.barriers))
+            for outcome in worth_writing:
+                current = find(doc, outcome.barrier.id)
+                if current is None or _identity(current) != _identity(outcome.barrier):
+                    continue  # removed or edited since we read it: the result is stale
+                done = outcome.result.satisfied
+                text = record_check(
+                    text,
+                    outcome.barrier.id,
+                    checked_at=at,
+                    result=outcome.result.status_text,
+                    status="satisfied" if done else None,
+                    satisfied_at=at if done else None,
+                )
+                if done:
+                    satisfied.append(outcome.barrier.id)
+            return text
+
+        on_written = self._on_written
+        barriers_path = self._paths.barriers
+        update_text(
+            barriers_path,
+            edit,
+            self._paths.lock,
+            on_written=None
+            if on_written is None
+            else (lambda data: on_written(barriers_path, data)),
+        )
+        return list(satisfied)
+
+    def _alert_unapproved(self, outcomes: Sequence[_Outcome]) -> None:
+        """One warning per barrier per command hash, not one per interval (nor per restart)."""
+        fresh = []
+        for outcome in outcomes:
+            command = outcome.unapproved_command
+            if command is None:
+                continue
+            key = (outcome.barrier.id, command_hash(command))
+            if key not in self._alerted:
+                fresh.append((key, command))
+        if not fresh:
+            return
+        raised = _raised_unapproved(self._paths.alerts)
+        for key, command in fresh:
+            self._alerted.add(key)
+            if key in raised:
+                continue
+            barrier_id, digest = key
+            record = alerts.make_alert(
+                severity="warning",
+                source="wild",
+                type=UNAPPROVED_TYPE,
+                description=(
+                    f"Barrier {barrier_id} wants to run a command no human has approved, so it "
+                    f"was not run; read it in barriers.md and run `wild --approve {barrier_id}`"
+                ),
+                context={"barrier": barrier_id, "command": command, "commandHash": digest},
+                now=self._clock.now(),
+            )
+            alerts.append_alert(self._paths.alerts, record)
+
+    # -- background thread -------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the background thread (once)."""
+        if self._thread is not None:
+            return
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="wild-barrier-checker", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        """barriers.md changed (or an approval was given): re-read it and re-plan now."""
+        self._poked.set()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop the thread after the check in flight, if any, has finished."""
+        self._stopping.set()
+        self._poked.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            # Cleared before the pass, so a poke that lands during it is not lost.
+            self._poked.clear()
+            delay: float | None
+            try:
+                self.run_pass()
+                delay = self.next_due_in(load_barriers(self._paths), self._clock.now())
+            except Exception:  # the thread must outlive a bad file or a full disk
+                log.exception("barrier check pass failed; retrying in %.0fs", ERROR_RETRY_S)
+                delay = ERROR_RETRY_S
+            if self._stopping.is_set():
+                break
+            self._poked.wait(timeout=delay)
+
+
+def load_barriers(paths: WildPaths) -> tuple[Barrier, ...]:
+    """The barriers in barriers.md now (a missing file has none)."""
+    return parse(read_text(paths.barriers), file=str(paths.barriers)).barriers
+
+
+def _refused_command(barrier: Barrier, approvals: Approvals, require: bool) -> str | None:
+    command = command_of(barrier)
+    if not require or command is None or approvals.allows(command):
+        return None
+    return command
+
+
+def _raised_unapproved(alerts_path: Path) -> set[tuple[str, str]]:
+    """(barrier, hash) of unapproved-command alerts still open in alerts.jsonl."""
+    index = alerts.AlertIndex(alerts.read_new(alerts_path, None).entries)
+    found = set()
+    for alert in index.active():
+        if alert.type != UNAPPROVED_TYPE:
+            continue
+        barrier_id, digest = alert.context.get("barrier"), alert.context.get("commandHash")
+        if isinstance(barrier_id, str) and isinstance(digest, str):
+            found.add((barrier_id, digest))
+    return found
+
+
+def check_all_now(
+    paths: WildPaths,
+    *,
+    require_approval: bool,
+    clock: Clock | None = None,
+    wake: Wake | None = None,
+    on_written: OnWritten | None = None,
+    env: dict[str, str] | None = None,
+    max_concurrency: int = 4,
+) -> list[tuple[str, CheckResult]]:
+    """`wild --check-barriers`: every waiting barrier once, whatever its interval; results kept."""
+    checker = BarrierChecker(
+        paths,
+        clock=clock,
+        wake=wake or (lambda _barrier_id: None),
+        max_concurrency=max_concurrency,
+        require_approval=lambda: require_approval,
+        on_written=on_written,
+        env=env,
+    )
+    waiting = [b for b in load_barriers(paths) if b.status == "waiting"]
+    return checker.check_now(waiting)
