@@ -1,0 +1,370 @@
+"""The supervised agent run, driven by the scripted fake agent in real subprocesses."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from wild.agents.fake_agent import payload
+from wild.agents.registry import build_command, output_format
+from wild.agents.runner import TEXT_TAIL, AgentRequest, AgentRun, Heartbeat, agent_env, run_agent
+from wild.errors import WildError
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = (sys.executable, "-m", "wild.agents.fake_agent")
+NOW = datetime(2026, 2, 8, 10, 45, 23, tzinfo=UTC)
+HANDSHAKE_S = 30.0  # upper bound for a test's wait on the fake agent; never reached when healthy
+
+
+class FixedClock:
+    def now(self) -> datetime:
+        return NOW
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+def _request(
+    tmp_path: Path, iterations: list[list[dict[str, Any]]], **options: Any
+) -> AgentRequest:
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"iterations": iterations}))
+    env = {"WILD_FAKE_SCRIPT": str(script), "PYTHONPATH": str(ROOT), **options.pop("env", {})}
+    return AgentRequest(
+        argv=options.pop("argv", FAKE),
+        cwd=tmp_path,
+        log_path=tmp_path / ".wild" / "logs" / "iteration-1.log",
+        env=env,
+        heartbeat_s=options.pop("heartbeat_s", 3600.0),
+        clock=FixedClock(),
+        **options,
+    )
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + HANDSHAKE_S
+    while not condition():
+        assert time.monotonic() < deadline, "the fake agent never got there"
+        time.sleep(0.01)
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for init to reap it (it runs no more)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def _agent_output(run: AgentRun) -> bytes:
+    """The log without wild's own header and footer lines."""
+    lines = run.log_path.read_bytes().splitlines(keepends=True)
+    assert lines[0].startswith(b"[wild] started ")
+    assert lines[-1].startswith(b"[wild] ended ")
+    return b"".join(lines[1:-1])
+
+
+def _grandchild_spawner(pid_file: Path) -> list[dict[str, Any]]:
+    return [{"print": "working"}, {"spawn": None, "pid_file": str(pid_file)}, {"sleep": 600}]
+
+
+def test_env_stdin_and_cwd_reach_the_agent(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    env = agent_env(wild_dir=tmp_path / ".wild", iteration=4, work_type="alert",
+                    work_id="alert-17", prompt_file=tmp_path / ".wild" / "prompts" / "p.md")
+    run = run_agent(_request(tmp_path, [[{"record": str(record)}]], env=env,
+                             stdin=b"the prompt\n"))
+    seen = orjson.loads(record.read_bytes())
+    assert seen["cwd"] == str(tmp_path)
+    assert seen["stdin"] == "the prompt\n"
+    assert seen["argv"] == []
+    assert {k: v for k, v in seen["env"].items() if k != "WILD_FAKE_SCRIPT"} == {
+        "WILD_DIR": str(tmp_path / ".wild"),
+        "WILD_ITERATION": "4",
+        "WILD_WORK_TYPE": "alert",
+        "WILD_WORK_ID": "alert-17",
+        "WILD_PROMPT_FILE": str(tmp_path / ".wild" / "prompts" / "p.md"),
+    }
+    assert (run.exit_code, run.failed) == (0, False)
+
+
+def test_stdin_is_empty_when_not_fed(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    run_agent(_request(tmp_path, [[{"record": str(record)}]]))
+    assert orjson.loads(record.read_bytes())["stdin"] == ""
+
+
+def test_text_agent_final_text_signals_and_log(tmp_path: Path) -> None:
+    run = run_agent(_request(tmp_path, [[
+        {"print": "Fixed it."}, {"stderr": "warning: slow disk"},
+        {"print": "<promise>TASK_COMPLETE</promise>"},
+    ]]))
+    assert run.final_text == "Fixed it.\nwarning: slow disk\n<promise>TASK_COMPLETE</promise>\n"
+    assert run.signals.promises == ("TASK_COMPLETE",)
+    assert (run.exit_code, run.timed_out, run.cancelled, run.is_error) == (0, False, False, False)
+    assert (run.cost_usd, run.input_tokens, run.output_tokens) == (None, None, None)
+    assert (run.rate_limited, run.rate_limit_reset) == (False, None)
+    assert run.output_bytes == len(run.final_text)
+    lines = run.log_path.read_text().splitlines()
+    assert lines[0] == (
+        f"[wild] started 2026-02-08T10:45:23Z in {tmp_path}: {sys.executable} -m "
+        "wild.agents.fake_agent"
+    )
+    assert lines[1:4] == ["Fixed it.", "warning: slow disk", "<promise>TASK_COMPLETE</promise>"]
+    assert re.fullmatch(r"\[wild\] ended 2026-02-08T10:45:23Z: exit 0 after \d+\.\ds", lines[4])
+    assert len(lines) == 5
+
+
+def test_a_long_prompt_argument_is_shortened_in_the_log_header(tmp_path: Path) -> None:
+    run = run_agent(_request(tmp_path, [[]], argv=(*FAKE, "p" * 500)))
+    header = run.log_path.read_text().splitlines()[0]
+    assert header.endswith(" wild.agents.fake_agent '" + "p" * 120 + "…(500 chars)'")
+
+
+def test_a_second_run_appends_to_the_same_log(tmp_path: Path) -> None:
+    request = _request(tmp_path, [[{"print": "one"}], [{"print": "two"}]])
+    first = run_agent(request)
+    second = run_agent(request)
+    assert (first.final_text, second.final_text) == ("one\n", "two\n")
+    assert [line for line in second.log_path.read_text().splitlines()
+            if not line.startswith("[wild] ")] == ["one", "two"]
+
+
+def test_the_fake_agent_replays_its_last_iteration(tmp_path: Path) -> None:
+    request = _request(tmp_path, [[{"print": "a"}], [{"print": "b"}]])
+    texts = [run_agent(request).final_text for _ in range(3)]
+    assert texts == ["a\n", "b\n", "b\n"]
+
+
+def test_timeout_kills_the_agent_and_its_grandchild(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+
+    def hold_until_spawned(_beat: Heartbeat) -> None:
+        _wait_until(pid_file.exists)  # the deadline is checked after this returns
+
+    run = run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], timeout_s=0.2,
+                             heartbeat_s=0.05, on_heartbeat=hold_until_spawned))
+    grandchild = int(pid_file.read_text())
+    assert (run.timed_out, run.cancelled, run.exit_code) == (True, False, -signal.SIGTERM)
+    assert run.failed
+    _wait_until(lambda: _dead(grandchild))
+    assert run.final_text == "working\n"
+    last = run.log_path.read_text().splitlines()[-1]
+    assert re.fullmatch(
+        r"\[wild\] ended 2026-02-08T10:45:23Z: timed out after \d+\.\ds; process group killed "
+        r"\(exit -15\)", last)
+
+
+def test_an_agent_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    run = run_agent(_request(
+        tmp_path, [[{"ignore_sigterm": True}, {"write_file": str(ready), "text": ""},
+                    {"sleep": 600}]],
+        timeout_s=0.2, heartbeat_s=0.05, on_heartbeat=lambda _b: _wait_until(ready.exists)))
+    assert (run.timed_out, run.exit_code) == (True, -signal.SIGKILL)
+
+
+def test_cancel_kills_the_group_at_once(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    cancel = threading.Event()
+
+    def cancel_when_spawned(_beat: Heartbeat) -> None:
+        _wait_until(pid_file.exists)
+        cancel.set()
+
+    run = run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], cancel=cancel,
+                             heartbeat_s=0.05, on_heartbeat=cancel_when_spawned))
+    assert (run.cancelled, run.timed_out, run.exit_code) == (True, False, -signal.SIGTERM)
+    _wait_until(lambda: _dead(int(pid_file.read_text())))
+
+
+def test_cancel_from_another_thread(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    cancel = threading.Event()
+
+    def cancel_when_ready() -> None:
+        _wait_until(ready.exists)
+        cancel.set()
+
+    thread = threading.Thread(target=cancel_when_ready)
+    thread.start()
+    run = run_agent(_request(tmp_path, [[{"write_file": str(ready), "text": ""},
+                                         {"sleep": 600}]], cancel=cancel))
+    thread.join()
+    assert (run.cancelled, run.exit_code) == (True, -signal.SIGTERM)
+
+
+def test_a_crashing_callback_still_kills_the_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+
+    def explode(_beat: Heartbeat) -> None:
+        _wait_until(pid_file.exists)
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match=r"^boom$"):
+        run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], heartbeat_s=0.05,
+                           on_heartbeat=explode))
+    _wait_until(lambda: _dead(int(pid_file.read_text())))
+
+
+def test_five_megabytes_of_output_do_not_deadlock_and_all_reach_the_log(tmp_path: Path) -> None:
+    size = 5 * 1024 * 1024
+    run = run_agent(_request(tmp_path, [[{"print_bytes": size}, {"print": ""},
+                                         {"print": "<promise>COMPLETE</promise>"}]]))
+    expected = payload(size) + b"\n<promise>COMPLETE</promise>\n"
+    assert run.exit_code == 0
+    assert _agent_output(run) == expected
+    assert run.output_bytes == len(expected)
+    assert run.final_text == expected[-TEXT_TAIL:].decode()
+    assert run.signals.promises == ("COMPLETE",)
+
+
+def test_heartbeats_reach_the_log_and_the_callback(tmp_path: Path) -> None:
+    go, record = tmp_path / "go", tmp_path / "record.json"
+    beats: list[Heartbeat] = []
+
+    def on_beat(beat: Heartbeat) -> None:
+        beats.append(beat)
+        go.touch()
+
+    run = run_agent(_request(tmp_path, [[
+        {"record": str(record)}, {"print": "before"}, {"wait_for": str(go)}, {"print": "after"},
+    ]], heartbeat_s=0.05, on_heartbeat=on_beat))
+    pid = orjson.loads(record.read_bytes())["pid"]
+    assert beats
+    assert {beat.pid for beat in beats} == {pid}
+    assert run.final_text == "before\nafter\n"
+    beat_lines = [line for line in run.log_path.read_text().splitlines()
+                  if line.startswith("[wild] heartbeat ")]
+    assert beat_lines
+    assert re.fullmatch(rf"\[wild\] heartbeat 2026-02-08T10:45:23Z: agent pid {pid} running "
+                        r"\d+s, \d+ bytes of output", beat_lines[0])
+    assert run.output_bytes == len("before\nafter\n")
+
+
+def test_a_heartbeat_never_splits_the_agents_line(tmp_path: Path) -> None:
+    go, started = tmp_path / "go", tmp_path / "started"
+    beats: list[Heartbeat] = []
+
+    def on_beat(beat: Heartbeat) -> None:
+        if started.exists():
+            beats.append(beat)
+            go.touch()
+
+    run = run_agent(_request(tmp_path, [[
+        {"write": "<promise>TASK_"}, {"write_file": str(started), "text": ""},
+        {"wait_for": str(go)}, {"print": "COMPLETE</promise>"},
+    ]], heartbeat_s=0.05, on_heartbeat=on_beat))
+    assert beats
+    assert beats[0].output_bytes == len("<promise>TASK_")
+    # Beats before the agent wrote anything may be logged; none may land inside its line.
+    kept = [line for line in _agent_output(run).splitlines(keepends=True)
+            if not line.startswith(b"[wild] heartbeat ")]
+    assert kept == [b"<promise>TASK_COMPLETE</promise>\n"]
+    assert run.signals.promises == ("TASK_COMPLETE",)
+
+
+@pytest.mark.parametrize(
+    ("action", "exit_code"),
+    [({"exit": 3}, 3), ({"exit": 255}, 255), ({"kill_self": "SIGSEGV"}, -signal.SIGSEGV),
+     ({"no_such_action": 1}, 1)],
+)
+def test_crashes_and_odd_exit_codes_are_recorded(
+    tmp_path: Path, action: dict[str, Any], exit_code: int
+) -> None:
+    run = run_agent(_request(tmp_path, [[{"print": "partial work"}, action]]))
+    assert (run.exit_code, run.failed, run.timed_out) == (exit_code, True, False)
+    assert run.final_text.startswith("partial work\n")
+
+
+def test_a_python_crash_leaves_its_traceback_as_the_final_text(tmp_path: Path) -> None:
+    run = run_agent(_request(tmp_path, [[{"no_such_action": 1}]]))
+    assert run.final_text.endswith(
+        "ValueError: unknown fake-agent action {'no_such_action': 1}\n"
+    )
+
+
+def test_the_last_line_is_ended_before_the_footer(tmp_path: Path) -> None:
+    run = run_agent(_request(tmp_path, [[{"write": "no newline"}]]))
+    lines = run.log_path.read_text().splitlines()
+    assert lines[1] == "no newline"
+    assert lines[2].startswith("[wild] ended ")
+    assert run.final_text == "no newline"
+
+
+def test_a_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
+    request = _request(tmp_path, [[]], argv=("no-such-agent-binary", "-p", "x"))
+    with pytest.raises(WildError) as caught:
+        run_agent(request)
+    assert str(caught.value) == (
+        "cannot start agent 'no-such-agent-binary': No such file or directory; install it, or "
+        "point the agent's WILD_<AGENT>_BINARY variable (or --agent-cmd) at a program that exists"
+    )
+    assert request.log_path.read_text().splitlines()[-1] == (
+        "[wild] could not start: No such file or directory"
+    )
+
+
+def test_usage_limit_reply_from_a_text_agent(tmp_path: Path) -> None:
+    run = run_agent(_request(tmp_path, [[{"print": "Claude AI usage limit reached|1760000400"},
+                                         {"exit": 1}]]))
+    assert run.rate_limited
+    assert run.rate_limit_reset == datetime(2025, 10, 9, 9, 0, tzinfo=UTC)
+
+
+def test_claude_through_the_registry_and_binary_override(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    prompt = "Finish task t-1."
+    argv = build_command(
+        "claude", prompt, "opus", prompt_file=tmp_path / "p.md", skip_permissions=True,
+        environ={"WILD_CLAUDE_BINARY": f"{sys.executable} -m wild.agents.fake_agent"},
+    )
+    run = run_agent(_request(tmp_path, [[
+        {"record": str(record)},
+        {"claude": {"text": "Not done yet.", "tool_result": "<promise>COMPLETE</promise>",
+                    "cost_usd": 0.25, "input_tokens": 1500, "output_tokens": 40}},
+    ]], argv=tuple(argv), output_format=output_format("claude")))
+    assert orjson.loads(record.read_bytes())["argv"] == [
+        "-p", prompt, "--output-format", "stream-json", "--verbose", "--model", "opus",
+        "--dangerously-skip-permissions",
+    ]
+    assert b"<promise>COMPLETE</promise>" in run.log_path.read_bytes()
+    assert run.final_text == "Not done yet."
+    assert run.signals.promises == ()
+    assert (run.cost_usd, run.input_tokens, run.output_tokens) == (0.25, 1500, 40)
+    assert run.problems == ()
+
+
+def test_stream_json_agent_reporting_an_error(tmp_path: Path) -> None:
+    run = run_agent(_request(tmp_path, [[
+        {"claude": {"text": "Reached max turns", "is_error": True}},
+    ]], output_format="stream-json"))
+    assert (run.exit_code, run.is_error, run.failed) == (0, True, True)
+
+
+def test_stream_json_agent_that_printed_only_an_error_message(tmp_path: Path) -> None:
+    run = run_agent(_request(tmp_path, [[
+        {"stderr": "--dangerously-skip-permissions cannot be used with root/sudo privileges"},
+        {"exit": 1},
+    ]], output_format="stream-json"))
+    assert run.final_text == (
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges\n"
+    )
+    assert run.problems == ("the agent printed no stream-json events",)
+    assert run.exit_code == 1
+
+
+def test_a_heartbeat_interval_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"^heartbeat_s must be positive, not 0$"):
+        AgentRequest(argv=FAKE, cwd=tmp_path, log_path=tmp_path / "x.log", heartbeat_s=0)

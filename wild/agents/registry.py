@@ -1,0 +1,206 @@
+"""The built-in agent CLIs and the exact command line wild runs for each (SPEC §6)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from wild.errors import UsageError, WildError
+
+OutputFormat = Literal["text", "stream-json"]
+CUSTOM = "custom"
+# Linux refuses a single argv element over 32 pages (MAX_ARG_STRLEN, with its NUL byte).
+MAX_ARG_BYTES = 32 * 4096 - 1
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A fixed argument."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The prompt itself."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """`flag M`, only when a model was chosen."""
+
+    flag: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A permission-skipping flag, dropped when the policy keeps permissions on."""
+
+    flag: str
+
+
+Part = Lit | Prompt | Model | Skip
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One built-in agent: its binary, argument template, output format and prompt notes."""
+
+    name: str
+    binary: str
+    template: tuple[Part, ...]
+    output_format: OutputFormat
+    # Where the CLI could read a long prompt from a file or stdin instead of argv (not used yet:
+    # argv keeps every built-in predictable; prompts over MAX_ARG_BYTES are refused instead).
+    long_prompt: str
+
+
+AGENTS: dict[str, AgentSpec] = {
+    spec.name: spec
+    for spec in (
+        AgentSpec(
+            "claude", "claude",
+            (Lit("-p"), Prompt(), Lit("--output-format"), Lit("stream-json"), Lit("--verbose"),
+             Model("--model"), Skip("--dangerously-skip-permissions")),
+            "stream-json",
+            "`claude -p` reads the prompt from stdin when no prompt argument is given",
+        ),
+        AgentSpec(
+            "opencode", "opencode",
+            (Lit("run"), Model("-m"), Prompt()),
+            "text",
+            "`opencode run --file F` attaches a file to the message",
+        ),
+        AgentSpec(
+            "codex", "codex",
+            (Lit("exec"), Model("--model"), Skip("--full-auto"), Prompt()),
+            "text",
+            "`codex exec -` reads the prompt from stdin",
+        ),
+        AgentSpec(
+            "gemini", "gemini",
+            (Model("-m"), Skip("--yolo"), Lit("-p"), Prompt()),
+            "text",
+            "gemini appends piped stdin to the `-p` prompt",
+        ),
+        AgentSpec(
+            "copilot", "copilot",
+            (Lit("-p"), Prompt(), Model("--model"), Skip("--allow-all-tools")),
+            "text",
+            "none known: copilot takes the prompt as an argument only",
+        ),
+        AgentSpec(
+            "cursor-agent", "cursor-agent",
+            (Lit("-p"), Lit("--output-format"), Lit("stream-json"), Model("--model"),
+             Skip("--force"), Prompt()),
+            "stream-json",
+            "cursor-agent reads the prompt from stdin when none is given",
+        ),
+        AgentSpec(
+            "aider", "aider",
+            (Skip("--yes-always"), Model("--model"), Lit("--message"), Prompt()),
+            "text",
+            "`aider --message-file F` reads the prompt from a file",
+        ),
+    )
+}
+AGENT_NAMES: tuple[str, ...] = (*AGENTS, CUSTOM)
+
+
+def binary_env_var(agent: str) -> str:
+    """`WILD_<AGENT>_BINARY`, e.g. `WILD_CURSOR_AGENT_BINARY`."""
+    return f"WILD_{agent.upper().replace('-', '_')}_BINARY"
+
+
+def agent_spec(agent: str) -> AgentSpec:
+    """The built-in spec; `custom` and unknown names are not in the table."""
+    spec = AGENTS.get(agent)
+    if spec is None:
+        raise UsageError(
+            f"unknown agent {agent!r}; choose one of: {', '.join(AGENT_NAMES)} "
+            "(custom needs --agent-cmd 'CMD ...')"
+        )
+    return spec
+
+
+def output_format(agent: str) -> OutputFormat:
+    """How to read the agent's stdout: custom commands are plain text."""
+    return "text" if agent == CUSTOM else agent_spec(agent).output_format
+
+
+def prompt_on_stdin(agent: str) -> bool:
+    """Custom commands get the prompt on stdin; built-ins get it in argv and stdin is closed."""
+    return agent == CUSTOM
+
+
+def _binary(spec: AgentSpec, environ: Mapping[str, str]) -> list[str]:
+    override = environ.get(binary_env_var(spec.name), "").strip()
+    if not override:
+        return [spec.binary]
+    try:
+        # Split so a wrapper with arguments works (`python -m wild.agents.fake_agent`).
+        words = shlex.split(override)
+    except ValueError as error:
+        raise WildError(
+            f"{binary_env_var(spec.name)}={override!r} cannot be split ({error}); "
+            "quote paths that contain spaces"
+        ) from error
+    return words or [spec.binary]
+
+
+_PROMPT_FILE_REF = re.compile(r"\$\{WILD_PROMPT_FILE\}|\$WILD_PROMPT_FILE\b")
+
+
+def _custom_command(agent_cmd: str | None, prompt_file: Path) -> list[str]:
+    if not agent_cmd or not agent_cmd.strip():
+        raise UsageError("--agent custom needs --agent-cmd 'CMD ...' (the prompt comes on stdin)")
+    try:
+        words = shlex.split(agent_cmd)
+    except ValueError as error:
+        raise UsageError(f"--agent-cmd {agent_cmd!r} cannot be split ({error}); fix its quoting")\
+            from error
+    # No shell runs the command, so expand the one variable a user may name in it ourselves.
+    return [_PROMPT_FILE_REF.sub(str(prompt_file), word) for word in words]
+
+
+def build_command(
+    agent: str,
+    prompt: str,
+    model: str | None,
+    *,
+    prompt_file: Path,
+    skip_permissions: bool,
+    agent_cmd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The argv for one iteration; `environ` (default `os.environ`) supplies binary overrides.
+
+    `custom` runs `agent_cmd` as given (no model flag: the command is the user's); the loop feeds
+    it the prompt on stdin (see `prompt_on_stdin`).
+    """
+    if agent == CUSTOM:
+        return _custom_command(agent_cmd, prompt_file)
+    spec = agent_spec(agent)
+    if len(prompt.encode("utf-8", "surrogateescape")) > MAX_ARG_BYTES:
+        raise WildError(
+            f"the prompt is {len(prompt.encode('utf-8', 'surrogateescape'))} bytes, more than a "
+            f"command-line argument can hold ({MAX_ARG_BYTES}); shorten the context window, or "
+            "use --agent custom --agent-cmd, which reads the prompt from stdin"
+        )
+    argv = _binary(spec, os.environ if environ is None else environ)
+    for part in spec.template:
+        if isinstance(part, Lit):
+            argv.append(part.text)
+        elif isinstance(part, Prompt):
+            argv.append(prompt)
+        elif isinstance(part, Model):
+            if model:
+                argv += [part.flag, model]
+        elif skip_permissions:
+            argv.append(part.flag)
+    return argv

@@ -1,0 +1,343 @@
+"""Run one agent iteration: own process group, output to its log, heartbeat, timeout, cancel.
+
+The agent writes straight into `.wild/logs/iteration-N.log` (no pipe, so no deadlock however
+much it prints, and a job it starts in the background keeps a valid stdout after it exits).
+We watch the process, append heartbeat lines, and read the log back afterwards: the last
+TEXT_TAIL bytes for text agents, or every stream-json line (each bounded) for Claude-style ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+from wild.agents.registry import OutputFormat
+from wild.agents.signals import Signals, parse_signals
+from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
+from wild.clock import Clock, SystemClock, iso
+from wild.errors import WildError
+from wild.process import GRACE_S, kill_group, spawn
+
+TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
+MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
+CANCEL_POLL_S = 0.05  # how soon a set cancel event is noticed
+LOG_PREFIX = b"[wild] "
+HEARTBEAT_PREFIX = LOG_PREFIX + b"heartbeat "
+SHOWN_ARG_CHARS = 120  # the prompt argument is shortened in the log header
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """Passed to `on_heartbeat` while the agent runs."""
+
+    elapsed_s: float
+    output_bytes: int
+    pid: int
+
+
+def agent_env(
+    *, wild_dir: Path, iteration: int, work_type: str, work_id: str, prompt_file: Path
+) -> dict[str, str]:
+    """The variables every agent process gets, so wrappers can route on the work."""
+    return {
+        "WILD_DIR": str(wild_dir),
+        "WILD_ITERATION": str(iteration),
+        "WILD_WORK_TYPE": work_type,
+        "WILD_WORK_ID": work_id,
+        "WILD_PROMPT_FILE": str(prompt_file),
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class AgentRequest:
+    """One agent run. `env` is added to (and wins over) wild's own environment."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    log_path: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    stdin: bytes | None = None  # None: stdin is /dev/null
+    timeout_s: float | None = None
+    heartbeat_s: float = 60.0
+    on_heartbeat: Callable[[Heartbeat], None] | None = None
+    cancel: threading.Event | None = None  # set (e.g. on SIGINT) to kill the group at once
+    output_format: OutputFormat = "text"
+    clock: Clock = field(default_factory=SystemClock)
+
+    def __post_init__(self) -> None:
+        if not self.argv:
+            raise ValueError("AgentRequest.argv is empty")
+        if self.heartbeat_s <= 0:
+            raise ValueError(f"heartbeat_s must be positive, not {self.heartbeat_s}")
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """How one run went. `exit_code` is the raw return code (negative: killed by that signal).
+
+    `signals` are read even from a run that timed out or was cancelled: the caller decides
+    whether a promise from a killed run counts (it should not end the loop).
+    """
+
+    exit_code: int
+    timed_out: bool
+    cancelled: bool
+    duration_s: float
+    final_text: str
+    signals: Signals
+    cost_usd: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    rate_limited: bool
+    rate_limit_reset: datetime | None
+    log_path: Path
+    output_bytes: int
+    is_error: bool = False  # the agent itself reported failure (stream-json `is_error`)
+    problems: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.exit_code != 0 or self.timed_out or self.cancelled or self.is_error
+
+
+def _shown(argv: tuple[str, ...]) -> str:
+    short = [
+        arg if len(arg) <= SHOWN_ARG_CHARS else f"{arg[:SHOWN_ARG_CHARS]}…({len(arg)} chars)"
+        for arg in argv
+    ]
+    return shlex.join(short).replace("\n", "\\n")
+
+
+class _Log:
+    """The iteration log, shared with the agent, which appends to it through its own fd."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self._fd = handle.fileno()
+        self.start = self.size()
+        self._own = 0  # bytes of our lines written after `start` (heartbeats)
+
+    def size(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    def line(self, text: str) -> None:
+        # One write() per line (O_APPEND), so it lands whole between the agent's writes.
+        data = LOG_PREFIX + text.encode("utf-8", "replace") + b"\n"
+        os.write(self._fd, data)
+        if self.size() > self.start:
+            self._own += len(data)
+
+    def at_line_start(self) -> bool:
+        """Whether the agent's last byte ends a line, so our line will not split one of its."""
+        size = self.size()
+        return size <= self.start or os.pread(self._fd, 1, size - 1) == b"\n"
+
+    def end_line(self) -> None:
+        if not self.at_line_start():
+            os.write(self._fd, b"\n")
+
+    def agent_bytes(self, end: int) -> int:
+        return end - self.start - self._own
+
+
+@contextlib.contextmanager
+def _stdin_source(data: bytes | None) -> Iterator[IO[bytes] | int]:
+    """Feed stdin from a file, so a child that never reads it cannot block us."""
+    if data is None:
+        yield subprocess.DEVNULL
+        return
+    with tempfile.TemporaryFile() as source:
+        source.write(data)
+        source.seek(0)
+        yield source
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux ≥ 5.3: fall back to polling
+        return None
+
+
+def _wait(proc: subprocess.Popen[bytes], pidfd: int | None, timeout: float) -> bool:
+    """Wait up to `timeout` for the process to exit; True once it has."""
+    if pidfd is not None:
+        select.select([pidfd], [], [], max(timeout, 0.0))
+        return proc.poll() is not None
+    try:
+        proc.wait(timeout=max(timeout, 0.0))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    exit_code: int
+    timed_out: bool = False
+    cancelled: bool = False
+
+
+def _supervise(request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log,
+               started: float) -> _Outcome:
+    pidfd = _pidfd(proc.pid)
+    deadline = started + request.timeout_s if request.timeout_s is not None else None
+    next_beat = started + request.heartbeat_s
+    try:
+        while True:
+            now = time.monotonic()
+            limit = min(next_beat, deadline) if deadline is not None else next_beat
+            wait_s = min(limit - now, CANCEL_POLL_S) if request.cancel else limit - now
+            if _wait(proc, pidfd, wait_s):
+                return _Outcome(proc.returncode)
+            now = time.monotonic()
+            if request.cancel is not None and request.cancel.is_set():
+                kill_group(proc)
+                return _Outcome(proc.returncode, cancelled=True)
+            if deadline is not None and now >= deadline:
+                kill_group(proc)
+                return _Outcome(proc.returncode, timed_out=True)
+            if now >= next_beat:
+                _heartbeat(request, proc.pid, log, now - started)
+                while next_beat <= time.monotonic():  # a slow callback skips beats, no burst
+                    next_beat += request.heartbeat_s
+    except BaseException:
+        kill_group(proc, grace_s=GRACE_S)  # our own crash or Ctrl-C must not orphan the agent
+        raise
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _heartbeat(request: AgentRequest, pid: int, log: _Log, elapsed: float) -> None:
+    output = log.agent_bytes(log.size())
+    if log.at_line_start():
+        log.line(f"heartbeat {iso(request.clock.now())}: agent pid {pid} running "
+                 f"{elapsed:.0f}s, {output} bytes of output")
+    if request.on_heartbeat is not None:
+        request.on_heartbeat(Heartbeat(elapsed_s=elapsed, output_bytes=output, pid=pid))
+
+
+def _log_lines(path: Path, start: int, end: int) -> Iterator[bytes]:
+    """The agent's lines between two offsets, each at most MAX_EVENT_LINE, heartbeats dropped."""
+    with path.open("rb") as log:
+        log.seek(start)
+        while log.tell() < end:
+            line = log.readline(min(MAX_EVENT_LINE, end - log.tell()))
+            if not line:
+                return
+            if not line.endswith(b"\n") and len(line) == MAX_EVENT_LINE:
+                while (rest := log.readline(MAX_EVENT_LINE)) and not rest.endswith(b"\n"):
+                    pass  # skip the remainder of an oversized line
+                continue
+            if not line.startswith(HEARTBEAT_PREFIX):
+                yield line
+
+
+def _text_tail(path: Path, start: int, end: int) -> str:
+    tail_start = max(start, end - TEXT_TAIL)
+    with path.open("rb") as log:
+        log.seek(tail_start)
+        data = log.read(end - tail_start)
+    lines = data.splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith(HEARTBEAT_PREFIX)]
+    return b"".join(kept).decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class _Reading:
+    final_text: str
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    rate_limit: RateLimit | None = None
+    is_error: bool = False
+    problems: tuple[str, ...] = ()
+
+
+def _read_output(request: AgentRequest, start: int, end: int, failed: bool) -> _Reading:
+    now = request.clock.now()
+    if request.output_format == "text":
+        text = _text_tail(request.log_path, start, end)
+        return _Reading(text, rate_limit=detect_rate_limit(text, now, failed=failed))
+    reader = StreamJsonReader()
+    for line in _log_lines(request.log_path, start, end):
+        reader.feed(line)
+    if not reader.events:
+        # Not even an init event: the CLI failed before it started (bad flag, no login, root
+        # refusing to skip permissions); its plain-text complaint is the best final text.
+        text = _text_tail(request.log_path, start, end)
+        return _Reading(text, rate_limit=detect_rate_limit(text, now, failed=failed),
+                        problems=("the agent printed no stream-json events",))
+    summary = reader.summary(now, failed=failed)
+    return _Reading(
+        final_text=summary.final_text,
+        cost_usd=summary.cost_usd,
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        rate_limit=summary.rate_limit,
+        is_error=summary.is_error,
+    )
+
+
+def _ending(outcome: _Outcome, duration: float) -> str:
+    if outcome.timed_out:
+        return f"timed out after {duration:.1f}s; process group killed (exit {outcome.exit_code})"
+    if outcome.cancelled:
+        return f"cancelled after {duration:.1f}s; process group killed (exit {outcome.exit_code})"
+    return f"exit {outcome.exit_code} after {duration:.1f}s"
+
+
+def run_agent(request: AgentRequest) -> AgentRun:
+    """Run the agent to completion, timeout or cancel; its process group is handled either way."""
+    request.log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **request.env}
+    with request.log_path.open("a+b", buffering=0) as handle, \
+            _stdin_source(request.stdin) as stdin:
+        _Log(handle).line(f"started {iso(request.clock.now())} in {request.cwd}: "
+                          f"{_shown(request.argv)}")
+        log = _Log(handle)
+        started = time.monotonic()
+        try:
+            proc = spawn(request.argv, cwd=request.cwd, env=env, stdout=handle, stdin=stdin)
+        except OSError as error:
+            log.line(f"could not start: {error.strerror}")
+            raise WildError(
+                f"cannot start agent {request.argv[0]!r}: {error.strerror}; install it, or point "
+                "the agent's WILD_<AGENT>_BINARY variable (or --agent-cmd) at a program that exists"
+            ) from error
+        outcome = _supervise(request, proc, log, started)
+        duration = time.monotonic() - started
+        end = log.size()
+        output_bytes = log.agent_bytes(end)
+        failed = outcome.exit_code != 0 or outcome.timed_out or outcome.cancelled
+        reading = _read_output(request, log.start, end, failed)
+        log.end_line()
+        log.line(f"ended {iso(request.clock.now())}: {_ending(outcome, duration)}")
+    return AgentRun(
+        exit_code=outcome.exit_code,
+        timed_out=outcome.timed_out,
+        cancelled=outcome.cancelled,
+        duration_s=duration,
+        final_text=reading.final_text,
+        signals=parse_signals(reading.final_text),
+        cost_usd=reading.cost_usd,
+        input_tokens=reading.input_tokens,
+        output_tokens=reading.output_tokens,
+        rate_limited=reading.rate_limit is not None,
+        rate_limit_reset=reading.rate_limit.reset_at if reading.rate_limit else None,
+        log_path=request.log_path,
+        output_bytes=output_bytes,
+        is_error=reading.is_error,
+        problems=reading.problems,
+    )
