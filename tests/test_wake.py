@@ -1,0 +1,415 @@
+"""Wake-ups: real file events from other processes, ignored writes, coalescing, rescan, signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from wild.errors import WildError
+from wild.store import atomic_write
+from wild.wake import (
+    TIMEOUT,
+    FolderWatcher,
+    SelfWrites,
+    Waker,
+    WakeReason,
+    install_signal_handlers,
+    is_temp_name,
+)
+
+# An upper bound so a broken watcher fails the test instead of hanging it; never asserted on.
+PATIENCE_S = 10.0
+
+StartWatcher = Callable[..., FolderWatcher]
+
+
+@pytest.fixture
+def wild_dir(tmp_path: Path) -> Path:
+    root = tmp_path / ".wild"
+    root.mkdir()
+    for name in ("tasks.md", "alerts.jsonl", "human.md", "barriers.md"):
+        (root / name).write_bytes(b"")
+    # Event paths are canonical; compare against the same spelling.
+    return Path(os.path.realpath(root))
+
+
+@pytest.fixture
+def start_watcher(wild_dir: Path) -> Iterator[StartWatcher]:
+    started: list[FolderWatcher] = []
+
+    def start(extra_dirs: tuple[Path, ...] = ()) -> FolderWatcher:
+        watcher = FolderWatcher(wild_dir, Waker(), SelfWrites(), extra_dirs=extra_dirs)
+        watcher.start()
+        started.append(watcher)
+        return watcher
+
+    yield start
+    for watcher in started:
+        watcher.stop()
+
+
+def run_python(code: str, *args: str) -> None:
+    """Run `code` in a separate process, as a job, an agent or an editor would write."""
+    subprocess.run([sys.executable, "-c", code, *args], check=True)
+
+
+_APPEND = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+os.write(fd, sys.argv[2].encode())
+os.close(fd)
+"""
+
+
+def append_from_other_process(path: Path, text: str) -> None:
+    """One O_APPEND write by another process, the way a job appends an alert."""
+    run_python(_APPEND, str(path), text)
+
+
+def file_reason(path: Path) -> WakeReason:
+    return WakeReason("file", str(path))
+
+
+# -- Waker -------------------------------------------------------------------------------------
+
+
+def test_wake_from_another_thread_returns_the_reason_and_counts_one_wakeup() -> None:
+    waker = Waker()
+    reason = WakeReason("agent-exit", None, "exit 0")
+    threading.Thread(target=waker.wake, args=(reason,)).start()
+    assert waker.wait(PATIENCE_S) == [reason]
+    assert waker.wakeups == 1
+    assert waker.received == 1
+
+
+def test_reasons_queued_while_busy_come_back_together_deduplicated_in_arrival_order() -> None:
+    waker = Waker()
+    first = WakeReason("file", "/w/alerts.jsonl")
+    second = WakeReason("barrier", None, "barrier-7")
+    for _ in range(50):
+        waker.wake(first)
+    waker.wake(second)
+    waker.wake(first)
+    assert waker.wait(0) == [first, second]
+    assert waker.wait(0) == []
+    assert (waker.wakeups, waker.received) == (1, 52)
+
+
+def test_wait_times_out_empty_without_counting_a_wakeup() -> None:
+    waker = Waker()
+    assert waker.wait(0.05) == []
+    assert waker.wakeups == 0
+    assert waker.sleeps == 1
+
+
+# -- SelfWrites --------------------------------------------------------------------------------
+
+
+def test_self_write_is_recognised_until_someone_else_writes(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.md"
+    own = SelfWrites()
+    path.write_bytes(b"- [ ] one\n")
+    own.remember(path, b"- [ ] one\n")
+    assert own.is_own(path) is True
+    assert own.is_own(str(path)) is True  # several events for one write all match
+    path.write_bytes(b"- [x] one\n")
+    assert own.is_own(path) is False
+    path.write_bytes(b"- [ ] one\n")
+    # The entry expired at the mismatch: the same bytes written again are not ours.
+    assert own.is_own(path) is False
+
+
+def test_self_writes_missing_or_unknown_file_is_not_own(tmp_path: Path) -> None:
+    own = SelfWrites()
+    own.remember(tmp_path / "gone.md", b"x")
+    assert own.is_own(tmp_path / "gone.md") is False
+    assert own.is_own(tmp_path / "never.md") is False
+
+
+def test_temp_names() -> None:
+    temps = [".tasks.md.k3j.tmp", "human.md.swp", ".human.md.swx", "tasks.md~", "4913"]
+    assert [is_temp_name(name) for name in temps] == [True] * 5
+    assert [is_temp_name(name) for name in ("tasks.md", "exit", "human.md.bak")] == [False] * 3
+
+
+# -- FolderWatcher: what wakes -----------------------------------------------------------------
+
+
+def test_append_by_another_process_wakes_with_alerts(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    append_from_other_process(wild_dir / "alerts.jsonl", '{"id": "alert-1"}\n')
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(wild_dir / "alerts.jsonl")]
+    assert watcher.waker.wakeups == 1
+
+
+def test_rename_save_of_human_md_wakes_with_human_md(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    target = wild_dir / "human.md"
+    run_python(
+        "import os\n"
+        f"tmp = {str(wild_dir / '.human.md.x1.tmp')!r}\n"
+        "with open(tmp, 'w') as f: f.write('## 2026-02-08T10:00:00Z\\nhello\\n')\n"
+        f"os.replace(tmp, {str(target)!r})\n"
+    )
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(target)]
+
+
+def test_vim_style_save_backup_rename_then_new_file_wakes_only_for_human_md(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    target = wild_dir / "human.md"
+    backup = wild_dir / "human.md~"
+    # vim (backupcopy=auto): probe file 4913, rename the original away, write anew, drop backup.
+    probe = wild_dir / "4913"
+    probe.write_bytes(b"")
+    probe.unlink()
+    os.replace(target, backup)
+    target.write_bytes(b"new text\n")
+    backup.unlink()
+    append_from_other_process(wild_dir / "alerts.jsonl", "{}\n")  # a marker after the save
+    reasons: list[WakeReason] = []
+    while file_reason(wild_dir / "alerts.jsonl") not in reasons and TIMEOUT not in reasons:
+        reasons += watcher.wait_for_work(timeout=PATIENCE_S)
+    assert reasons == [file_reason(target), file_reason(wild_dir / "alerts.jsonl")]
+
+
+def test_own_write_does_not_wake(wild_dir: Path, start_watcher: StartWatcher) -> None:
+    watcher = start_watcher()
+    data = b"- [ ] task-001 written by wild\n"
+    watcher.self_writes.remember(wild_dir / "tasks.md", data)
+    atomic_write(wild_dir / "tasks.md", data)
+    assert watcher.wait_for_work(timeout=0.3) == [TIMEOUT]
+    assert watcher.waker.wakeups == 0
+
+
+def test_own_write_is_skipped_but_a_later_human_edit_of_the_same_file_wakes(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    tasks = wild_dir / "tasks.md"
+    data = b"- [/] task-001\n"
+    watcher.self_writes.remember(tasks, data)
+    atomic_write(tasks, data)
+    # One observer thread delivers events in order, so this later write is a fence: had
+    # wild's own write woken the loop, its reason would come first.
+    append_from_other_process(wild_dir / "alerts.jsonl", "{}\n")
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(wild_dir / "alerts.jsonl")]
+    append_from_other_process(tasks, "- [ ] task-002 by a human\n")
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(tasks)]
+    assert watcher.waker.wakeups == 2
+
+
+def test_temp_and_wild_only_files_do_not_wake(wild_dir: Path, start_watcher: StartWatcher) -> None:
+    watcher = start_watcher()
+    for name in (".tasks.md.a1.tmp", "human.md.swp", "tasks.md~", "4913", ".lock"):
+        (wild_dir / name).write_bytes(b"x")
+    for name in ("state.json", "events.log", "alerts.archive.jsonl"):
+        (wild_dir / name).write_bytes(b"{}\n")
+    (wild_dir / "logs").mkdir()
+    (wild_dir / "logs" / "iteration-1.log").write_bytes(b"agent output\n")
+    append_from_other_process(wild_dir / "barriers.md", "# fence\n")
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(wild_dir / "barriers.md")]
+    assert watcher.waker.received == 1
+
+
+def test_job_exit_marker_wakes_with_job_exit(wild_dir: Path, start_watcher: StartWatcher) -> None:
+    (wild_dir / "runs").mkdir()
+    watcher = start_watcher()
+    run_python(
+        "import os\n"
+        f"run = {str(wild_dir / 'runs' / 'run-007')!r}\n"
+        "os.mkdir(run)\n"
+        "open(os.path.join(run, 'stdout.log'), 'w').write('epoch 1\\n' * 100)\n"
+        "open(os.path.join(run, 'exit'), 'w').write('0\\n')\n"
+    )
+    marker = wild_dir / "runs" / "run-007" / "exit"
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [
+        WakeReason("job-exit", str(marker), "run-007")
+    ]
+
+
+def test_runs_folder_created_after_start_is_watched(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    run_python(
+        "import os\n"
+        f"run = {str(wild_dir / 'runs' / 'r1')!r}\n"
+        "os.makedirs(run)\n"
+        "open(os.path.join(run, 'exit'), 'w').write('1\\n')\n"
+    )
+    marker = wild_dir / "runs" / "r1" / "exit"
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [WakeReason("job-exit", str(marker), "r1")]
+    # The runs watch is live from now on, whichever path reported the first marker.
+    (wild_dir / "runs" / "r2").mkdir()
+    (wild_dir / "runs" / "r2" / "exit").write_bytes(b"0\n")
+    marker2 = wild_dir / "runs" / "r2" / "exit"
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [WakeReason("job-exit", str(marker2), "r2")]
+
+
+def test_extra_dir_file_wakes_but_its_temp_files_do_not(
+    wild_dir: Path, tmp_path: Path, start_watcher: StartWatcher
+) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    watcher = start_watcher(extra_dirs=(results,))
+    (results / ".report.md.swp").write_bytes(b"x")
+    (results / "COMPLETE.flag").write_bytes(b"")
+    flag = Path(os.path.realpath(results)) / "COMPLETE.flag"
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(flag)]
+
+
+def test_start_without_the_folder_is_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / ".wild"
+    watcher = FolderWatcher(missing, Waker(), SelfWrites())
+    with pytest.raises(WildError) as raised:
+        watcher.start()
+    assert str(raised.value) == (
+        f"{missing}: the state folder does not exist; run `wild --init` or pass --dir"
+    )
+
+
+# -- idle and coalescing -----------------------------------------------------------------------
+
+
+def test_idle_does_not_spin(start_watcher: StartWatcher) -> None:
+    watcher = start_watcher()
+    assert watcher.wait_for_work(timeout=1.5) == [TIMEOUT]
+    # One block for the whole wait: no tick, no slices, nothing received.
+    assert (watcher.waker.wakeups, watcher.waker.received, watcher.waker.sleeps) == (0, 0, 1)
+
+
+def test_rapid_appends_coalesce_and_the_last_one_is_seen(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    alerts = wild_dir / "alerts.jsonl"
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os\n"
+            f"for i in range(50):\n"
+            f"    fd = os.open({str(alerts)!r}, os.O_WRONLY | os.O_APPEND)\n"
+            "    os.write(fd, b'{\"n\": %d}\\n' % i)\n"
+            "    os.close(fd)\n",
+        ]
+    )
+    returns = 0
+    seen = b""
+    while True:
+        reasons = watcher.wait_for_work(timeout=1.0 if writer.poll() is not None else PATIENCE_S)
+        if reasons == [TIMEOUT]:
+            break
+        assert reasons == [file_reason(alerts)]
+        returns += 1
+        seen = alerts.read_bytes()
+        time.sleep(0.02)  # the loop's work on this wake; events meanwhile pile up
+    assert writer.wait() == 0
+    assert seen.splitlines()[-1] == b'{"n": 49}'
+    assert len(seen.splitlines()) == 50
+    assert 1 <= returns <= 10
+
+
+# -- safety rescan -----------------------------------------------------------------------------
+
+
+def test_rescan_catches_changes_made_while_the_observer_was_stopped(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    watcher.stop()
+    (wild_dir / "tasks.md").write_bytes(b"- [ ] task-001 added while deaf\n")
+    (wild_dir / "human.md").unlink()
+    (wild_dir / "runs" / "r9").mkdir(parents=True)
+    (wild_dir / "runs" / "r9" / "exit").write_bytes(b"0\n")
+    (wild_dir / "state.json").write_bytes(b"{}")
+    assert watcher.rescan() == [
+        WakeReason("rescan", str(wild_dir / "human.md"), "deleted"),
+        WakeReason("job-exit", str(wild_dir / "runs" / "r9" / "exit"), "r9"),
+        WakeReason("rescan", str(wild_dir / "tasks.md"), "changed"),
+    ]
+    assert watcher.rescan() == []
+
+
+def test_rescan_ignores_own_writes_and_changes_already_reported_by_events(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    watcher = start_watcher()
+    append_from_other_process(wild_dir / "alerts.jsonl", "{}\n")
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(wild_dir / "alerts.jsonl")]
+    watcher.stop()
+    watcher.self_writes.remember(wild_dir / "tasks.md", b"mine\n")
+    atomic_write(wild_dir / "tasks.md", b"mine\n")
+    assert watcher.rescan() == []
+
+
+def test_wait_for_work_runs_the_rescan_when_it_falls_due(wild_dir: Path) -> None:
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites(), safety_rescan_s=0.2)
+    watcher.start()
+    watcher.stop()  # deaf: only the rescan can notice
+    (wild_dir / "barriers.md").write_bytes(b"## [WAITING] barrier-1\n")
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [
+        WakeReason("rescan", str(wild_dir / "barriers.md"), "changed")
+    ]
+
+
+# -- signals -----------------------------------------------------------------------------------
+
+
+def test_first_sigint_sets_stop_and_wakes_second_forces() -> None:
+    waker = Waker()
+    stop = threading.Event()
+    before = signal.getsignal(signal.SIGINT)
+    restore = install_signal_handlers(waker, stop)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert waker.wait(PATIENCE_S) == [WakeReason("signal", None, "SIGINT")]
+        assert stop.is_set()
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+    finally:
+        restore()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_sigterm_stops_gracefully_and_never_forces() -> None:
+    waker = Waker()
+    stop = threading.Event()
+    restore = install_signal_handlers(waker, stop)
+    try:
+        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)
+        assert waker.wait(PATIENCE_S) == [WakeReason("signal", None, "SIGTERM")]
+        assert stop.is_set()
+    finally:
+        restore()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_signal_handlers_need_the_main_thread() -> None:
+    errors: list[str] = []
+
+    def attempt() -> None:
+        try:
+            install_signal_handlers(Waker(), threading.Event())
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    thread = threading.Thread(target=attempt)
+    thread.start()
+    thread.join()
+    assert errors == ["install_signal_handlers must be called from the main thread"]

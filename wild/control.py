@@ -1,0 +1,100 @@
+"""`.wild/control`: how `wild --pause | --resume | --stop` from another terminal reach the loop."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Literal, cast, get_args
+
+import orjson
+
+from wild.clock import Clock, SystemClock, iso_ms
+from wild.errors import UsageError, WildError
+from wild.parsers.jsonl import append_line, split_complete_lines
+from wild.paths import WildPaths
+
+ControlCommand = Literal["pause", "resume", "stop"]
+COMMANDS: tuple[ControlCommand, ...] = get_args(ControlCommand)
+
+
+@dataclass(frozen=True)
+class ControlRequest:
+    """One line of the control file."""
+
+    command: ControlCommand
+    ts: str | None
+
+
+def request(paths: WildPaths, command: str, clock: Clock | None = None) -> ControlRequest:
+    """Append one request; the loop's folder watcher wakes it at once.
+
+    One `os.write` on an O_APPEND descriptor, so two terminals writing together never mix lines.
+    """
+    if command not in COMMANDS:
+        raise UsageError(f"unknown control command {command!r}; use one of: {', '.join(COMMANDS)}")
+    if not paths.root.is_dir():
+        raise WildError(f"{paths.root}: no state folder here; run `wild --init` or pass --dir")
+    sent = ControlRequest(command, iso_ms((clock or SystemClock()).now()))
+    append_line(paths.control, orjson.dumps({"command": sent.command, "ts": sent.ts}))
+    return sent
+
+
+def end_offset(paths: WildPaths) -> int:
+    """Where a loop starting now begins reading: requests made before it started are stale."""
+    try:
+        return os.stat(paths.control).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def read_pending(paths: WildPaths, offset: int) -> tuple[tuple[ControlRequest, ...], int]:
+    """Requests in complete lines after byte `offset`, and the offset to read from next time.
+
+    A line still being written is left for the next call; a line that is not a request
+    (only `request` writes this file) is skipped. A file shorter than `offset` was truncated
+    or replaced, so it is read from the start.
+    """
+    try:
+        with open(paths.control, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size < offset:
+                offset = 0
+            handle.seek(offset)
+            data = handle.read()
+    except FileNotFoundError:
+        return (), 0
+    lines, used = split_complete_lines(data)
+    found = (_parse(line) for line in lines)
+    return tuple(item for item in found if item is not None), offset + used
+
+
+def _parse(line: bytes) -> ControlRequest | None:
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    # Checked against COMMANDS before the cast below.
+    if not isinstance(record, dict) or record.get("command") not in COMMANDS:
+        return None
+    ts = record.get("ts")
+    command = cast(ControlCommand, record["command"])
+    return ControlRequest(command, ts if isinstance(ts, str) else None)
+
+
+@dataclass(frozen=True)
+class ControlState:
+    """What the requests so far ask of the loop: stop is final, pause and resume toggle."""
+
+    paused: bool = False
+    stop_requested: bool = False
+
+    def apply(self, requests: Iterable[ControlRequest]) -> ControlState:
+        state = self
+        for item in requests:
+            if item.command == "pause":
+                state = replace(state, paused=True)
+            elif item.command == "resume":
+                state = replace(state, paused=False)
+            else:
+                state = replace(state, stop_requested=True)
+        return state

@@ -1,0 +1,450 @@
+"""The loop's one wake event: `.wild/` changes, job exits, signals and the rest; never a poll."""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Literal
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
+
+from wild.errors import WildError
+from wild.paths import WildPaths
+from wild.store import content_hash
+
+WakeKind = Literal[
+    "file", "barrier", "job-exit", "webhook", "signal", "agent-exit", "control", "rescan", "timeout"
+]
+
+RUNS_DIR = "runs"
+EXIT_MARKER = "exit"
+# Editors' and wild's own scratch files: vim swap/backup/probe, gedit, emacs locks, atomic_write.
+_TEMP_PATTERNS = (".*.tmp", "*.swp", "*.swx", "*.swo", "*~", "4913", ".goutputstream-*", ".#*")
+# Only what can change a relevant file; open/close-nowrite/attrib would wake the observer
+# thread every time wild itself reads a file.
+_EVENT_TYPES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+
+# (size, mtime_ns, inode): cheap to take, and an editor's rename-save changes the inode.
+Signature = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class WakeReason:
+    """Why the loop woke: `path` is the file concerned (absolute), `detail` any extra word."""
+
+    kind: WakeKind
+    path: str | None = None
+    detail: str | None = None
+
+
+TIMEOUT = WakeReason("timeout")
+
+
+class Waker:
+    """The loop's single wake event: any thread calls `wake`, the loop blocks in `wait`."""
+
+    def __init__(self) -> None:
+        # An RLock (Condition's default) so a wake from a signal handler that interrupts
+        # this thread inside `wait` cannot deadlock on a lock the same thread holds.
+        self._cond = threading.Condition()
+        # Insertion-ordered and deduplicated: an editor's burst of events for one file
+        # becomes one pending reason however long the loop was busy.
+        self._pending: dict[WakeReason, None] = {}
+        self._wakeups = 0
+        self._received = 0
+        self._sleeps = 0
+
+    def wake(self, reason: WakeReason) -> None:
+        with self._cond:
+            self._received += 1
+            self._pending[reason] = None
+            self._cond.notify_all()
+
+    def wait(self, timeout: float | None = None) -> list[WakeReason]:
+        """Block until a reason is pending, then return all pending reasons at once; [] on timeout.
+
+        No debounce: the first event is returned immediately, and whatever arrives while the
+        caller works on it is returned together by the next call.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._pending:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return []
+                self._sleeps += 1
+                self._cond.wait(remaining)
+            # Swap rather than copy-and-clear, so nothing added in between can be dropped.
+            reasons, self._pending = self._pending, {}
+            self._wakeups += 1
+            return list(reasons)
+
+    @property
+    def wakeups(self) -> int:
+        """How many times `wait` returned with reasons (timeouts are not wake-ups)."""
+        return self._wakeups
+
+    @property
+    def received(self) -> int:
+        """How many times `wake` was called, duplicates included."""
+        return self._received
+
+    @property
+    def sleeps(self) -> int:
+        """How many times `wait` slept on the condition (a polling loop would inflate it)."""
+        return self._sleeps
+
+
+def _canonical(path: str | os.PathLike[str]) -> str:
+    """One spelling per file, so a path remembered by a writer matches the watcher's event path."""
+    absolute = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+
+
+class SelfWrites:
+    """Hashes of what wild itself just wrote, so the watcher does not wake the loop for them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[str, tuple[int, str]] = {}
+
+    def remember(self, path: str | os.PathLike[str], data: bytes) -> None:
+        """Record `data`, the file's whole content right after wild wrote it."""
+        with self._lock:
+            self._known[_canonical(path)] = (len(data), content_hash(data))
+
+    def is_own(self, path: str | os.PathLike[str]) -> bool:
+        """True when the file still holds exactly what wild wrote; the first mismatch forgets it."""
+        key = _canonical(path)
+        with self._lock:
+            entry = self._known.get(key)
+        if entry is None:
+            return False
+        if _content_matches(key, entry):
+            return True
+        with self._lock:
+            # Someone else wrote since: later events for this file are theirs, not ours.
+            if self._known.get(key) == entry:
+                del self._known[key]
+        return False
+
+
+def _content_matches(path: str, entry: tuple[int, str]) -> bool:
+    size, digest = entry
+    try:
+        # The size check spares hashing a large file that has obviously changed.
+        if os.stat(path).st_size != size:
+            return False
+        with open(path, "rb") as handle:
+            return content_hash(handle.read()) == digest
+    except OSError:
+        return False
+
+
+def _signature(path: str) -> Signature | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+def is_temp_name(name: str) -> bool:
+    """Editor scratch files and wild's own atomic-write temp files."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in _TEMP_PATTERNS)
+
+
+def relevant_names(paths: WildPaths) -> frozenset[str]:
+    """The `.wild/` files whose change means the loop may have new work."""
+    files = (paths.tasks, paths.alerts, paths.barriers, paths.policy, paths.human, paths.checks)
+    return frozenset(path.name for path in (*files, paths.control))
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, on_event: Callable[[FileSystemEvent], None]) -> None:
+        self._on_event = on_event
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        self._on_event(event)
+
+
+class FolderWatcher:
+    """Watches the `.wild/` folder (not its files: editors save by rename) and `runs/`.
+
+    Relevant files wake as "file", `runs/<id>/exit` as "job-exit"; any file in an existing
+    `extra_dirs` folder (non-recursive) wakes as "file". Everything else is ignored.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        waker: Waker,
+        self_writes: SelfWrites,
+        *,
+        extra_dirs: Iterable[Path] = (),
+        safety_rescan_s: float = 300.0,
+    ) -> None:
+        self.waker = waker
+        self.self_writes = self_writes
+        self.safety_rescan_s = safety_rescan_s
+        self._root = os.path.realpath(root)
+        self._runs = os.path.join(self._root, RUNS_DIR)
+        # Extra folders (say, where a file-exists barrier's file will appear): any file counts.
+        self._extra = tuple(os.path.realpath(folder) for folder in extra_dirs)
+        self._relevant = relevant_names(WildPaths(Path(self._root)))
+        self._lock = threading.RLock()
+        self._observer: BaseObserver | None = None
+        self._runs_watch: ObservedWatch | None = None
+        self._handler = _Handler(self._on_event)
+        self._signatures: dict[str, Signature | None] = {}
+        self._next_rescan = time.monotonic() + safety_rescan_s
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching; the rescan baseline is taken first so nothing slips between the two."""
+        if not os.path.isdir(self._root):
+            raise WildError(
+                f"{self._root}: the state folder does not exist; run `wild --init` or pass --dir"
+            )
+        with self._lock:
+            if self._observer is not None:
+                return
+            self._signatures = self._snapshot()
+            self._next_rescan = time.monotonic() + self.safety_rescan_s
+            observer = Observer()
+            try:
+                for folder in (self._root, *self._extra):
+                    if os.path.isdir(folder):
+                        observer.schedule(
+                            self._handler, folder, recursive=False, event_filter=_EVENT_TYPES
+                        )
+                observer.start()
+            except OSError as exc:
+                raise WildError(
+                    f"cannot watch {self._root}: {exc}; raise the inotify limits "
+                    "(sysctl fs.inotify.max_user_instances / max_user_watches) "
+                    "or close other file watchers"
+                ) from exc
+            self._observer = observer
+        self._watch_runs()
+
+    def stop(self) -> None:
+        """Stop the observer and wait for its threads to end."""
+        with self._lock:
+            observer, self._observer, self._runs_watch = self._observer, None, None
+        if observer is not None:
+            observer.stop()
+            observer.join()
+
+    def __enter__(self) -> FolderWatcher:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    # -- waiting ---------------------------------------------------------------------------
+
+    def wait_for_work(self, timeout: float | None) -> list[WakeReason]:
+        """Block until something happens; `[TIMEOUT]` when `timeout` passes quietly.
+
+        The safety rescan runs when it is due (every `safety_rescan_s`), catching changes
+        whose events were lost (inotify queue overflow, network filesystems).
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            if now >= self._next_rescan:
+                for reason in self.rescan():
+                    self.waker.wake(reason)
+                now = time.monotonic()
+            until = self._next_rescan - now
+            if deadline is not None:
+                until = min(until, deadline - now)
+            reasons = self.waker.wait(max(until, 0.0))
+            if reasons:
+                return reasons
+            if deadline is not None and time.monotonic() >= deadline:
+                return [TIMEOUT]
+
+    def rescan(self) -> list[WakeReason]:
+        """Compare stat signatures with the last known ones; a reason per file that changed."""
+        current = self._snapshot()
+        with self._lock:
+            previous, self._signatures = self._signatures, current
+            self._next_rescan = time.monotonic() + self.safety_rescan_s
+        reasons: list[WakeReason] = []
+        for path in sorted(current.keys() | previous.keys()):
+            now, before = current.get(path), previous.get(path)
+            if now == before:
+                continue
+            if self._is_exit_marker(path):
+                if now is not None:
+                    reasons.append(WakeReason("job-exit", path, _run_id(path)))
+            elif not self.self_writes.is_own(path):
+                detail = "changed" if now is not None else "deleted"
+                reasons.append(WakeReason("rescan", path, detail))
+        return reasons
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _snapshot(self) -> dict[str, Signature | None]:
+        files = [os.path.join(self._root, name) for name in sorted(self._relevant)]
+        with contextlib.suppress(OSError):
+            for run in os.scandir(self._runs):
+                files.append(os.path.join(run.path, EXIT_MARKER))
+        return {path: sig for path in files if (sig := _signature(path)) is not None}
+
+    def _watch_runs(self) -> None:
+        """Watch `runs/` recursively once it exists; report exit markers made before the watch."""
+        with self._lock:
+            observer = self._observer
+            if observer is None or self._runs_watch is not None or not os.path.isdir(self._runs):
+                return
+            self._runs_watch = observer.schedule(
+                self._handler, self._runs, recursive=True, event_filter=_EVENT_TYPES
+            )
+        with contextlib.suppress(OSError):
+            for run in os.scandir(self._runs):
+                marker = os.path.join(run.path, EXIT_MARKER)
+                if self._note(marker) and os.path.isfile(marker):
+                    self.waker.wake(WakeReason("job-exit", marker, run.name))
+
+    def _unwatch_runs(self) -> None:
+        with self._lock:
+            watch, self._runs_watch = self._runs_watch, None
+            if watch is not None and self._observer is not None:
+                with contextlib.suppress(KeyError):
+                    self._observer.unschedule(watch)
+
+    def _note(self, path: str) -> bool:
+        """Record the file's current signature; True when it differs from the last one known."""
+        sig = _signature(path)
+        with self._lock:
+            changed = self._signatures.get(path) != sig
+            if sig is None:
+                self._signatures.pop(path, None)
+            else:
+                self._signatures[path] = sig
+        return changed
+
+    def _on_event(self, event: FileSystemEvent) -> None:
+        # Runs on the observer thread: an exception here would silently end all watching,
+        # so anything unexpected becomes a wake that makes the loop re-read everything.
+        try:
+            paths = [os.fsdecode(event.src_path)]
+            if event.dest_path:
+                paths.append(os.fsdecode(event.dest_path))
+            for path in paths:
+                self._route(path, is_directory=event.is_directory)
+        except Exception as exc:
+            self.waker.wake(WakeReason("rescan", None, f"watcher error: {exc!r}"))
+
+    def _route(self, path: str, *, is_directory: bool) -> None:
+        parent, name = os.path.split(path)
+        if path == self._runs:
+            # `runs/` created, moved in or removed: (re)attach or drop its recursive watch.
+            self._unwatch_runs()
+            self._watch_runs()
+            return
+        if is_directory or is_temp_name(name):
+            return
+        reason: WakeReason | None = None
+        if parent == self._root and name in self._relevant:
+            reason = WakeReason("file", path)
+        elif self._is_exit_marker(path):
+            reason = WakeReason("job-exit", path, _run_id(path))
+        elif parent in self._extra:
+            reason = WakeReason("file", path)
+        if reason is None:
+            return
+        self._note(path)
+        if reason.kind == "job-exit" and not os.path.isfile(path):
+            return  # a marker removed (run folder cleaned up) is no news
+        if not self.self_writes.is_own(path):
+            self.waker.wake(reason)
+
+    def _is_exit_marker(self, path: str) -> bool:
+        run_dir, name = os.path.split(path)
+        return name == EXIT_MARKER and os.path.dirname(run_dir) == self._runs
+
+
+def _run_id(marker: str) -> str:
+    return os.path.basename(os.path.dirname(marker))
+
+
+def install_signal_handlers(waker: Waker, stop_event: threading.Event) -> Callable[[], None]:
+    """SIGINT/SIGTERM stop gracefully (set `stop_event`, wake); a second SIGINT forces.
+
+    Returns a function that puts the previous handlers back. The handler itself only writes
+    a byte to a pipe: taking a lock there (Event.set, Condition.notify) can deadlock when
+    the signal lands while the main thread holds that very lock. A relay thread, blocked on
+    the pipe at no cost, does the setting and waking.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("install_signal_handlers must be called from the main thread")
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    received = [0]
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        received[0] += 1
+        if signum == signal.SIGINT and received[0] > 1:
+            raise KeyboardInterrupt
+        with contextlib.suppress(BlockingIOError):
+            os.write(write_fd, bytes([signum]))
+
+    def relay() -> None:
+        while data := os.read(read_fd, 64):
+            for signum in data:
+                if signum == 0:
+                    return
+                stop_event.set()
+                waker.wake(WakeReason("signal", None, signal.Signals(signum).name))
+
+    thread = threading.Thread(target=relay, name="wild-signal-relay", daemon=True)
+    thread.start()
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    restored = [False]
+
+    def restore() -> None:
+        if restored[0]:
+            return
+        restored[0] = True
+        for sig, old in previous.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+        os.write(write_fd, b"\0")
+        thread.join()
+        os.close(read_fd)
+        os.close(write_fd)
+
+    return restore
