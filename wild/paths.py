@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_DIR = ".wild"
+# The initial files, installed as package data beside the code (a link to the top-level
+# templates/ in a source checkout).
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / ".wild"
 
 
 @dataclass(frozen=True)

@@ -68,14 +68,29 @@ def kill_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
 
 
 def group_alive(pgid: int) -> bool:
-    """Whether any process of group `pgid` still exists."""
+    """Whether any process of group `pgid` still runs (zombies waiting to be reaped do not)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    # killpg also reaches zombies, which a slow init may leave for seconds; /proc tells them apart.
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat_line = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command: state, ppid, pgrp, ...
+        fields = stat_line[stat_line.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def shell_argv(command: str) -> list[str]:

@@ -112,8 +112,8 @@ def update_text(
     """Apply `edit` to the file's text and write it back without losing anyone's change.
 
     The edit must be keyed by record id (not line number), so re-running it on a newer text
-    is correct. Returns the text now on disk. `on_written` gets the bytes we wrote, so the
-    watcher can ignore our own write by hash.
+    is correct. Returns the text now on disk. `on_written` gets the bytes about to be written
+    (just before the replace), so the watcher can ignore our own write by hash.
     """
     with wild_lock(lock_path):
         for _ in range(CAS_ATTEMPTS):
@@ -125,9 +125,10 @@ def update_text(
             # Last-instant re-check: a human or agent may have saved while we computed.
             if read_bytes(path) != before:
                 continue
-            atomic_write(path, new_bytes)
+            # Announce before replacing: the watcher may see the rename before we return.
             if on_written is not None:
                 on_written(new_bytes)
+            atomic_write(path, new_bytes)
             return new_text
     raise ConflictError(
         f"{path}: the file kept changing while wild tried to update it; "

@@ -1,0 +1,158 @@
+"""The store: atomic replace survives kill -9, compare-and-swap keeps everyone's edits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from wild.errors import ConflictError
+from wild.store import atomic_write, read_text, update_text
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from wild.store import atomic_write
+    target = Path(sys.argv[1])
+    i = 0
+    print("ready", flush=True)
+    while True:
+        i += 1
+        # Large payloads make a torn write likely if the protocol were not atomic.
+        atomic_write(target, (f"generation {i}\\n" * 20000).encode())
+    """
+)
+
+
+def _complete(data: bytes) -> bool:
+    lines = data.split(b"\n")
+    return lines[-1] == b"" and len(lines) == 20001 and len(set(lines[:-1])) == 1
+
+
+def test_kill_9_during_atomic_writes_never_leaves_a_partial_file(tmp_path: Path) -> None:
+    target = tmp_path / "state.json"
+    atomic_write(target, b"generation 0\n" * 20000)
+    corrupt = 0
+    trials = 200
+    for trial in range(trials):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"
+        # Vary the moment of death so kills land in every phase of the protocol.
+        time.sleep((trial % 10) * 0.003)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        if not _complete(target.read_bytes()):
+            corrupt += 1
+    assert corrupt == 0
+
+
+def test_atomic_write_keeps_mode_and_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real.md"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.md"
+    link.symlink_to(real)
+    atomic_write(link, b"new\n")
+    assert link.is_symlink()
+    assert real.read_bytes() == b"new\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_read_text_is_lossless_for_crlf_and_bad_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.md"
+    raw = b"- [ ] a\r\n\xff\xfe broken \xe2\x82\n"
+    path.write_bytes(raw)
+    lock = tmp_path / ".lock"
+    update_text(path, lambda t: t + "- [ ] b\r\n", lock)
+    assert path.read_bytes() == raw + b"- [ ] b\r\n"
+    assert read_text(tmp_path / "missing.md") == ""
+
+
+def _keyed_edit(text: str) -> str:
+    """Tick task-1 wherever it is now: keyed by id, not by line number."""
+    return text.replace("- [ ] task-1", "- [x] task-1")
+
+
+@pytest.mark.parametrize("style", ["in-place", "rename"])
+def test_cas_reapplies_edit_when_someone_saves_between_read_and_write(
+    tmp_path: Path, style: str
+) -> None:
+    path = tmp_path / "tasks.md"
+    path.write_text("- [ ] task-1 first\n")
+    lock = tmp_path / ".lock"
+    saved = {"done": False}
+
+    def human_save() -> None:
+        new = "# added by human\n- [ ] task-1 first\n- [ ] task-2 second\n"
+        script = (
+            "import os,sys;p=sys.argv[1];d=sys.argv[2];s=sys.argv[3]\n"
+            "if s=='rename':\n"
+            "    open(p+'.swp','w').write(d); os.replace(p+'.swp', p)\n"
+            "else:\n"
+            "    open(p,'w').write(d)\n"
+        )
+        subprocess.run([sys.executable, "-c", script, str(path), new, style], check=True)
+
+    def edit(text: str) -> str:
+        # The other process saves after our first read, before our write.
+        if not saved["done"]:
+            saved["done"] = True
+            human_save()
+        return _keyed_edit(text)
+
+    result = update_text(path, edit, lock)
+    expected = "# added by human\n- [x] task-1 first\n- [ ] task-2 second\n"
+    assert result == expected
+    assert path.read_text() == expected
+
+
+def test_cas_gives_up_with_a_clear_error_when_the_file_never_settles(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.md"
+    path.write_text("a\n")
+    counter = {"n": 0}
+
+    def edit(text: str) -> str:
+        counter["n"] += 1
+        path.write_text(f"changed {counter['n']}\n")
+        return text + "x\n"
+
+    with pytest.raises(ConflictError) as info:
+        update_text(path, edit, tmp_path / ".lock")
+    assert str(info.value) == (
+        f"{path}: the file kept changing while wild tried to update it; "
+        "close other programs writing it and run the command again"
+    )
+
+
+def test_concurrent_wild_writers_exclude_each_other(tmp_path: Path) -> None:
+    path = tmp_path / "counter.md"
+    path.write_text("")
+    script = textwrap.dedent(
+        """
+        import sys
+        from pathlib import Path
+        from wild.store import update_text
+        p = Path(sys.argv[1]); tag = sys.argv[2]
+        for i in range(40):
+            update_text(p, lambda t: t + f"{tag}-{i}\\n", p.parent / ".lock")
+        """
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), f"w{n}"]) for n in range(3)]
+    for proc in procs:
+        assert proc.wait() == 0
+    lines = path.read_text().splitlines()
+    assert sorted(lines) == sorted(f"w{n}-{i}" for n in range(3) for i in range(40))
+    assert os.path.exists(tmp_path / ".lock")

@@ -1,0 +1,36 @@
+"""The test command enforces style: mypy --strict and ruff over the whole tree."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_mypy_strict_is_clean() -> None:
+    result = _run("mypy", "--strict", "--no-error-summary", "wild", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_is_clean() -> None:
+    result = _run("ruff", "check", "--no-cache", "wild", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_readme_opens_with_the_two_setup_commands_and_ci_runs_the_second() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```bash\n(.*?)\n```", readme, re.S)
+    assert block is not None
+    commands = block.group(1).splitlines()
+    assert len(commands) == 2
+    assert commands[0].endswith("wild demo")
+    assert commands[1] in (ROOT / ".ci" / "run").read_text().splitlines()

@@ -1,0 +1,92 @@
+"""`wild --check-barriers`, `--approve [BARRIER]` and `--generate-check BARRIER`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from wild.barriers.approvals import approve, command_of, pending_approvals
+from wild.barriers.checker import check_all_now
+from wild.barriers.scripts import generate_check_script
+from wild.clock import Clock
+from wild.errors import WildError
+from wild.parsers import barriers as barriers_md
+from wild.parsers import policy as policy_md
+from wild.paths import WildPaths
+from wild.policy.model import effective_policy, policy_from_document
+from wild.store import read_text
+from wild.workspace import require_initialised
+
+
+def _barrier_list(paths: WildPaths) -> barriers_md.BarrierList:
+    require_initialised(paths)
+    return barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers))
+
+
+def _find(paths: WildPaths, barrier_id: str) -> barriers_md.Barrier:
+    doc = _barrier_list(paths)
+    barrier = barriers_md.find(doc, barrier_id)
+    if barrier is None:
+        known = ", ".join(b.id for b in doc.barriers) or "none"
+        raise WildError(
+            f"{paths.barriers}: no barrier named {barrier_id} (known: {known}); "
+            "check the id with `wild --status`"
+        )
+    return barrier
+
+
+def approval_required(paths: WildPaths, now: datetime) -> bool:
+    doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
+    policy, _ = effective_policy(policy_from_document(doc), now)
+    return policy.command_approval == "required"
+
+
+def check_barriers(paths: WildPaths, clock: Clock) -> list[dict[str, Any]]:
+    """One pass over every waiting barrier, results written back; returns what each found."""
+    require_initialised(paths)
+    results = check_all_now(
+        paths, require_approval=approval_required(paths, clock.now()), clock=clock
+    )
+    return [
+        {
+            "id": barrier_id,
+            "satisfied": result.satisfied,
+            "ran": result.ran,
+            "result": result.status_text,
+            "error": result.error,
+        }
+        for barrier_id, result in results
+    ]
+
+
+def format_checks(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No waiting barriers to check."
+    lines = []
+    for row in rows:
+        mark = "satisfied" if row["satisfied"] else ("not run" if not row["ran"] else "waiting")
+        lines.append(f"{row['id']}: {mark} — {row['result']}")
+    return "\n".join(lines)
+
+
+def approve_barrier(paths: WildPaths, barrier_id: str) -> tuple[str, str]:
+    """Approve one barrier's command for this project; returns (command, sha256)."""
+    barrier = _find(paths, barrier_id)
+    command = command_of(barrier)
+    if command is None:
+        raise WildError(
+            f"{paths.barriers}: barrier {barrier_id} runs no command "
+            f"(type {barrier.type or 'missing'}); nothing to approve"
+        )
+    return command, approve(paths.project, command)
+
+
+def unapproved(paths: WildPaths) -> list[tuple[str, str]]:
+    """(barrier id, command) for every waiting barrier whose command awaits approval."""
+    doc = _barrier_list(paths)
+    return [(b.id, command_of(b) or "") for b in pending_approvals(doc, paths.project)]
+
+
+def generate_check(paths: WildPaths, barrier_id: str) -> Path:
+    return generate_check_script(_find(paths, barrier_id), paths.project)

@@ -1,0 +1,147 @@
+"""CLI commands that change `.wild/` files: human input, tasks, alerts, barriers and policy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+import orjson
+
+from wild.clock import iso, iso_ms
+from wild.errors import UsageError, WildError
+from wild.parsers import barriers as barriers_md
+from wild.parsers import human as human_md
+from wild.parsers import tasks as tasks_md
+from wild.parsers.alerts import Severity, append_alert, make_alert
+from wild.paths import WildPaths
+from wild.policy.presets import update_policy_text
+from wild.store import read_text, update_text
+from wild.workspace import require_initialised
+
+SEVERITIES = ("critical", "warning", "info")
+
+
+def add_human_input(paths: WildPaths, text: str, *, urgent: bool, now: datetime) -> str:
+    """Queue the human's text in human.md; returns the entry's timestamp key."""
+    require_initialised(paths)
+    if not text.strip():
+        raise UsageError(
+            '--human-input needs some text, e.g. wild --human-input "Use batch size 32"'
+        )
+    taken = {h.key for h in human_md.parse(read_text(paths.human)).inputs}
+    # Seconds are what humans write; fall back to milliseconds so two quick inputs stay distinct.
+    key = iso(now) if iso(now) not in taken else iso_ms(now)
+    update_text(
+        paths.human,
+        lambda current: human_md.append_input(current, text, timestamp=key, urgent=urgent),
+        paths.lock,
+    )
+    return key
+
+
+def add_task(
+    paths: WildPaths,
+    description: str,
+    *,
+    priority: int,
+    depends_on: Sequence[str],
+    blocked_by: Sequence[str],
+) -> str:
+    """Append a task to tasks.md; returns its new id."""
+    require_initialised(paths)
+    if not description.strip():
+        raise UsageError(
+            '--add-task needs a description, e.g. wild --add-task "Plot the loss curves"'
+        )
+    if priority < 1:
+        raise UsageError(f"--priority must be 1 or more (1 is the highest), not {priority}")
+    new_id = ""
+
+    def edit(current: str) -> str:
+        nonlocal new_id
+        text, new_id = tasks_md.add_task(
+            current,
+            description,
+            priority=priority,
+            depends_on=tuple(depends_on),
+            blocked_by=tuple(blocked_by),
+        )
+        return text
+
+    update_text(paths.tasks, edit, paths.lock)
+    return new_id
+
+
+def parse_context(raw: str | None) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(
+            f"--context is not valid JSON ({exc}); pass an object such as '{{\"batch_size\": 64}}'"
+        ) from None
+    if not isinstance(value, dict):
+        raise UsageError("--context must be a JSON object such as '{\"batch_size\": 64}'")
+    return value
+
+
+def raise_alert(
+    paths: WildPaths,
+    *,
+    severity: str,
+    source: str,
+    alert_type: str,
+    description: str,
+    context: dict[str, Any],
+    choices: Sequence[str],
+    now: datetime,
+) -> str:
+    """Append a pending alert (jobs and scripts call this); returns the alert id."""
+    require_initialised(paths)
+    if severity not in SEVERITIES:
+        raise UsageError(f"--severity must be one of critical, warning, info, not {severity!r}")
+    record = make_alert(
+        severity=cast(Severity, severity),  # checked against SEVERITIES just above
+        source=source,
+        type=alert_type,
+        description=description,
+        context=context,
+        choices=tuple(choices),
+        now=now,
+    )
+    append_alert(paths.alerts, record)
+    return str(record["id"])
+
+
+def satisfy_barrier(paths: WildPaths, barrier_id: str, *, now: datetime) -> bool:
+    """Mark a barrier satisfied; returns False when it already was."""
+    require_initialised(paths)
+    doc = barriers_md.parse(read_text(paths.barriers))
+    barrier = barriers_md.find(doc, barrier_id)
+    if barrier is None:
+        known = ", ".join(b.id for b in doc.barriers) or "none"
+        raise WildError(
+            f"{paths.barriers}: no barrier named {barrier_id} (known: {known}); "
+            "check the id with `wild --status`"
+        )
+    if barrier.status == "satisfied":
+        return False
+    update_text(
+        paths.barriers,
+        lambda current: barriers_md.set_status(current, barrier_id, "satisfied", at=iso(now)),
+        paths.lock,
+    )
+    return True
+
+
+def update_policy(
+    paths: WildPaths, mode: str, *, duration: timedelta | None, now: datetime
+) -> None:
+    require_initialised(paths)
+    update_text(
+        paths.policy,
+        lambda current: update_policy_text(current, mode, now=now, duration=duration),
+        paths.lock,
+    )

@@ -1,0 +1,33 @@
+"""`wild --init`: create `.wild/` from the templates, never overwriting a file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from wild.parsers.state import LoopState, save_state
+from wild.paths import TEMPLATES_DIR, WildPaths
+
+
+def template_files() -> list[Path]:
+    return sorted(p for p in TEMPLATES_DIR.iterdir() if p.is_file())
+
+
+def init_wild(paths: WildPaths) -> tuple[list[str], list[str]]:
+    """Create missing files; returns (created, kept) file names."""
+    paths.root.mkdir(parents=True, exist_ok=True)
+    created: list[str] = []
+    kept: list[str] = []
+    for template in template_files():
+        target = paths.root / template.name
+        if target.exists():
+            kept.append(template.name)
+            continue
+        shutil.copyfile(template, target)
+        created.append(template.name)
+    if paths.state.exists():
+        kept.append(paths.state.name)
+    else:
+        save_state(paths.state, LoopState())
+        created.append(paths.state.name)
+    return sorted(created), sorted(kept)

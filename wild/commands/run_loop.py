@@ -1,0 +1,54 @@
+"""`wild "GOAL" …`: apply the starting policy, then run the loop until it ends."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from wild.clock import Clock
+from wild.commands import edits
+from wild.commands.init import init_wild
+from wild.errors import UsageError, WildError
+from wild.loop import Loop, LoopOptions, LoopResult
+from wild.paths import WildPaths
+from wild.store import read_text, update_text
+
+EXIT_CODES = {"complete": 0, "once": 0, "max-iterations": 0, "max-time": 0, "stopped": 130}
+
+
+def start_policy(
+    paths: WildPaths,
+    clock: Clock,
+    *,
+    policy: str | None,
+    duration: timedelta | None,
+    policy_file: Path | None,
+) -> None:
+    """`--policy-file` replaces human-policy.md; `--policy MODE [--duration]` switches mode."""
+    if policy_file is not None:
+        if not policy_file.is_file():
+            raise WildError(
+                f"{policy_file}: no such policy file; check the path given to --policy-file"
+            )
+        text = read_text(policy_file)
+        update_text(paths.policy, lambda _current: text, paths.lock)
+    if policy is not None:
+        edits.update_policy(paths, policy, duration=duration, now=clock.now())
+    elif duration is not None and policy_file is None:
+        raise UsageError("--duration needs --policy MODE (or --update-policy MODE)")
+
+
+def run_loop(
+    paths: WildPaths,
+    options: LoopOptions,
+    clock: Clock,
+    *,
+    policy: str | None = None,
+    duration: timedelta | None = None,
+    policy_file: Path | None = None,
+) -> LoopResult:
+    if not options.goal.strip():
+        raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
+    init_wild(paths)
+    start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
+    return Loop(paths, options, clock=clock).run()

@@ -1,0 +1,139 @@
+"""Prompts for each kind of work, from templates a user can override under `.wild/prompts/`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from string import Template
+
+from wild.parsers.alerts import Alert
+from wild.parsers.barriers import Barrier
+from wild.parsers.human import HumanInput
+from wild.parsers.tasks import Task
+from wild.policy.model import HumanPolicy
+from wild.selection import task_key
+
+BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
+KINDS = ("human-input", "alert", "task", "monitoring")
+
+SIGNALS = """## Signals (write them in your final message, outside code blocks)
+- <promise>TASK_COMPLETE</promise> — the current task is done
+- <promise>ALERT_RESOLVED</promise> — the current alert is resolved
+- <promise>HUMAN_INPUT_PROCESSED</promise> — you acted on the human's input
+- <promise>MONITORING_COMPLETE</promise> — you checked on the waiting jobs
+- <promise>NEED_HUMAN_INPUT</promise><reason>why</reason><urgency>low|medium|high</urgency>
+  — stop and ask the human
+- <promise>NOTIFY_HUMAN</promise><reason>what</reason> — tell the human, keep going
+- <promise>COMPLETE</promise> — only when no work at all is left"""
+
+
+def template_for(kind: str, prompts_dir: Path) -> Template:
+    """The user's `.wild/prompts/<kind>.md` when present, else the built-in one."""
+    override = prompts_dir / f"{kind}.md"
+    path = override if override.is_file() else BUILTIN / f"{kind}.md"
+    return Template(path.read_text(encoding="utf-8"))
+
+
+def context_summary(
+    alerts: tuple[Alert, ...], tasks: tuple[Task, ...], barriers: tuple[Barrier, ...]
+) -> str:
+    """Seed 001's "Current System State": pending alerts, remaining tasks, waiting barriers."""
+    pending = [a for a in alerts if a.status in ("pending", "in-progress", "escalated")]
+    remaining = [t for t in tasks if t.status in ("todo", "in-progress")]
+    waiting = [b for b in barriers if b.status == "waiting"]
+    lines = ["## Current System State", "", f"### Alerts: {len(pending)} active"]
+    lines += [f"- [{a.severity.upper()}] {a.source}: {a.description}" for a in pending[:3]]
+    if len(pending) > 3:
+        lines.append(f"- ... and {len(pending) - 3} more")
+    lines += ["", f"### Tasks: {len(remaining)} remaining"]
+    for task in remaining[:5]:
+        mark = "in progress" if task.status == "in-progress" else "todo"
+        blocked = f" (blocked by {', '.join(task.blocked_by)})" if task.blocked_by else ""
+        lines.append(f"- [{mark}] [P{task.priority}] {task_key(task)}: {task.text}{blocked}")
+    if len(remaining) > 5:
+        lines.append(f"- ... and {len(remaining) - 5} more")
+    lines += ["", f"### Barriers: {len(waiting)} waiting"]
+    lines += [f"- {b.id}: {b.result or 'waiting'}" for b in waiting]
+    return "\n".join(lines)
+
+
+def policy_block(policy: HumanPolicy) -> str:
+    text = f"## Human Policy\n- Mode: {policy.mode} (autonomy {policy.autonomy_level})"
+    if policy.instructions.strip():
+        text += "\n\n### The human's instructions\n" + policy.instructions.strip()
+    return text
+
+
+def render(kind: str, prompts_dir: Path, values: Mapping[str, object]) -> str:
+    """Fill a template; unknown `$names` in a user's template are left as they are."""
+    filled = template_for(kind, prompts_dir).safe_substitute(
+        {key: str(value) for key, value in values.items()}
+    )
+    return filled.strip() + "\n"
+
+
+def common_values(
+    *, iteration: int, goal: str, context: str, policy: HumanPolicy, work_id: str
+) -> dict[str, object]:
+    return {
+        "iteration": iteration,
+        "goal": goal,
+        "context": context,
+        "policy": policy_block(policy),
+        "signals": SIGNALS,
+        "work_id": work_id,
+    }
+
+
+def human_input_values(item: HumanInput) -> dict[str, object]:
+    related = f"- **Related alert:** {item.related_alert}" if item.related_alert else ""
+    return {"content": item.content, "priority": item.priority, "related": related}
+
+
+def alert_values(
+    alert: Alert, policy: HumanPolicy, attempt: int, guidance: str
+) -> dict[str, object]:
+    choices = ""
+    if alert.choices:
+        choices = "- **Choices:** " + "; ".join(alert.choices) + "\n"
+    context = {k: v for k, v in alert.context.items() if k != "attempt"}
+    return {
+        "severity": alert.severity.upper(),
+        "source": alert.source,
+        "alert_type": alert.type,
+        "description": alert.description,
+        "alert_context": json.dumps(context, ensure_ascii=False) if context else "none",
+        "choices": choices,
+        "autonomy": policy.autonomy_level,
+        "max_retries": policy.max_retry_attempts,
+        "attempt": attempt,
+        "guidance": f"\n### Guidance from the human:\n{guidance}\n" if guidance else "",
+    }
+
+
+def task_values(task: Task, feedback: str) -> dict[str, object]:
+    subtasks = ""
+    if task.subtasks:
+        marks = {"todo": "[ ]", "in-progress": "[/]", "complete": "[x]", "cancelled": "[-]"}
+        subtasks = (
+            "- **Subtasks:**\n"
+            + "\n".join(f"  - {marks[s.status]} {s.text}" for s in task.subtasks)
+            + "\n"
+        )
+    return {
+        "title": task.text,
+        "priority": task.priority,
+        "subtasks": subtasks,
+        "feedback": f"\n### Notes from earlier iterations:\n{feedback}\n" if feedback else "",
+    }
+
+
+def monitoring_values(barriers: tuple[Barrier, ...]) -> dict[str, object]:
+    lines = [
+        f"- {b.id} ({b.type}): {b.result or 'no result yet'}"
+        + (f" — check: `{b.check}`" if b.check else "")
+        + (f" — file: {b.file}" if b.file else "")
+        for b in barriers
+    ]
+    return {"barriers": "\n".join(lines) or "- none"}

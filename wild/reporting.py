@@ -1,0 +1,106 @@
+"""Tell the human: escalations and progress reports go to human.md, events.log, stdout and
+the policy's notify command, batched by the Context Switch Penalty unless blocking."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from wild.clock import iso
+from wild.parsers import human as human_md
+from wild.parsers.events_log import EventLog
+from wild.paths import WildPaths
+from wild.policy.model import HumanPolicy
+from wild.policy.notify import NotificationBatcher, join_messages, send_notification
+from wild.store import update_text
+
+NOTIFY_TIMEOUT_S = 30.0
+
+
+class Reporter:
+    """One place that speaks to the human, so every channel says the same thing."""
+
+    def __init__(
+        self,
+        paths: WildPaths,
+        events: EventLog,
+        out: Callable[[str], None],
+        on_written: Callable[[bytes], None],
+    ) -> None:
+        self._paths = paths
+        self._events = events
+        self._out = out
+        self._on_written = on_written
+        self._batcher: NotificationBatcher | None = None
+
+    def _batch(self, policy: HumanPolicy) -> NotificationBatcher:
+        if self._batcher is None or self._batcher.penalty.total_seconds() != (
+            policy.context_switch_penalty_minutes * 60
+        ):
+            old = self._batcher
+            self._batcher = NotificationBatcher(policy.context_switch_penalty_minutes)
+            if old is not None:  # keep what was queued and when we last pinged
+                self._batcher.queued.extend(old.queued)
+                self._batcher.last_sent = old.last_sent
+        return self._batcher
+
+    def ask(
+        self,
+        policy: HumanPolicy,
+        *,
+        now: datetime,
+        related: str,
+        title: str,
+        body: str,
+        cause: str | None,
+    ) -> None:
+        """A blocking escalation: a QUESTION in human.md, sent at once (never delayed)."""
+        update_text(
+            self._paths.human,
+            lambda text: human_md.append_question(
+                text, timestamp=iso(now), related=related, title=title, body=body
+            ),
+            self._paths.lock,
+            on_written=self._on_written,
+        )
+        self._events.append("escalation", cause=cause, related=related, blocking=True, reason=title)
+        message = f"wild needs you ({related}): {title}"
+        if body.strip():
+            message += f"\n{body.strip()}"
+        message += f'\nAnswer with: wild --human-input "..." (or edit {self._paths.human})'
+        self._send(policy, message, now, blocking=True)
+
+    def notify(
+        self, policy: HumanPolicy, *, now: datetime, related: str, message: str, cause: str | None
+    ) -> None:
+        """A non-blocking note; batched so the human is not pinged more than once per penalty."""
+        self._events.append("notification", cause=cause, related=related, message=message)
+        self._send(policy, f"wild ({related}): {message}", now, blocking=False)
+
+    def progress(
+        self, policy: HumanPolicy, *, now: datetime, summary: str, cause: str | None
+    ) -> None:
+        self._events.append("progress-report", cause=cause, summary=summary)
+        self._send(policy, f"Progress report {iso(now)}\n{summary}", now, blocking=False)
+
+    def flush(self, policy: HumanPolicy, now: datetime) -> None:
+        """Send batched notes whose window has passed."""
+        due = self._batch(policy).flush_due(now)
+        if due:
+            self._deliver(policy, due)
+
+    def next_flush(self) -> datetime | None:
+        return self._batcher.next_due() if self._batcher is not None else None
+
+    def _send(self, policy: HumanPolicy, message: str, now: datetime, *, blocking: bool) -> None:
+        ready = self._batch(policy).offer(message, now, blocking)
+        if ready:
+            self._deliver(policy, ready)
+
+    def _deliver(self, policy: HumanPolicy, messages: list[str]) -> None:
+        text = join_messages(messages)
+        self._out(f"📣 {text}")
+        error = send_notification(policy.notify_command, text, timeout_s=NOTIFY_TIMEOUT_S)
+        if error is not None:
+            self._events.append("notify-failed", error=error)
+            self._out(f"⚠️  notify command failed: {error}")

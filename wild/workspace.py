@@ -1,0 +1,100 @@
+"""Load every `.wild/` file into one parsed view; the read side shared by the CLI and the loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from wild.errors import WildError
+from wild.parsers import barriers as barriers_md
+from wild.parsers import human as human_md
+from wild.parsers import policy as policy_md
+from wild.parsers import tasks as tasks_md
+from wild.parsers.alerts import Alert, AlertIndex, read_new
+from wild.parsers.lines import Problem
+from wild.parsers.state import LoopState, load_state
+from wild.paths import WildPaths
+from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
+from wild.selection import WorkSnapshot
+from wild.store import read_text
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """One consistent read of `.wild/`: parsed documents plus every problem found in them."""
+
+    paths: WildPaths
+    tasks: tasks_md.TaskList
+    alerts: tuple[Alert, ...]  # latest state per id, resolved ones included
+    barriers: barriers_md.BarrierList
+    human: human_md.HumanQueue
+    policy_doc: policy_md.PolicyDocument
+    policy: HumanPolicy
+    policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
+    state: LoopState
+    problems: tuple[Problem, ...]
+
+    def snapshot(self) -> WorkSnapshot:
+        return WorkSnapshot(
+            tasks=self.tasks.tasks,
+            alerts=tuple(a for a in self.alerts if a.status != "resolved"),
+            barriers=self.barriers.barriers,
+            human=self.human.inputs,
+        )
+
+
+def require_initialised(paths: WildPaths) -> None:
+    if not paths.root.is_dir():
+        raise WildError(
+            f"{paths.root} does not exist; run `wild --init` first (or pass --dir PATH)"
+        )
+
+
+def read_all_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...]]:
+    """Full read of alerts.jsonl: the CLI has no cursor to resume from."""
+    result = read_new(paths.alerts, None)
+    index = AlertIndex()
+    index.apply(result.entries)
+    # The alerts module names the bare file; say where it is, as the other parsers do.
+    return index.all(), tuple(replace(p, file=str(paths.alerts)) for p in result.problems)
+
+
+def load_workspace(
+    paths: WildPaths, now: datetime, *, alerts: tuple[Alert, ...] | None = None
+) -> Workspace:
+    """Parse every file; unknown lines become problems, never errors.
+
+    The loop passes the alerts it keeps current by incremental reads; the CLI reads them all.
+    """
+    require_initialised(paths)
+    tasks = tasks_md.parse(read_text(paths.tasks), file=str(paths.tasks))
+    barriers = barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers))
+    human = human_md.parse(read_text(paths.human), file=str(paths.human))
+    policy_doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
+    policy = policy_from_document(policy_doc)
+    policy, note = effective_policy(policy, now)
+    if alerts is None:
+        alerts, alert_problems = read_all_alerts(paths)
+    else:
+        alert_problems = ()
+    loaded = load_state(paths.state)
+    problems = (
+        *tasks.problems,
+        *alert_problems,
+        *barriers.problems,
+        *human.problems,
+        *policy_doc.problems,
+        *loaded.problems,
+    )
+    return Workspace(
+        paths=paths,
+        tasks=tasks,
+        alerts=alerts,
+        barriers=barriers,
+        human=human,
+        policy_doc=policy_doc,
+        policy=policy,
+        policy_note=note,
+        state=loaded.state,
+        problems=tuple(problems),
+    )
