@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from wild.agents.registry import CUSTOM, agent_spec
 from wild.clock import Clock
 from wild.commands import edits
 from wild.commands.init import init_wild
@@ -38,6 +39,19 @@ def start_policy(
         raise UsageError("--duration needs --policy MODE (or --update-policy MODE)")
 
 
+def _check_agent(options: LoopOptions) -> None:
+    """Fail before touching any file when the agent cannot be run at all."""
+    if options.agent == CUSTOM:
+        if not options.agent_cmd or not options.agent_cmd.strip():
+            raise UsageError(
+                "--agent custom needs --agent-cmd 'CMD ...' (the prompt comes on stdin)"
+            )
+        return
+    agent_spec(options.agent)
+    if options.agent_cmd:
+        raise UsageError(f"--agent-cmd runs its own command; drop --agent {options.agent}")
+
+
 def run_loop(
     paths: WildPaths,
     options: LoopOptions,
@@ -49,6 +63,7 @@ def run_loop(
 ) -> LoopResult:
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
+    _check_agent(options)
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
     return Loop(paths, options, clock=clock).run()

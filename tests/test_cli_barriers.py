@@ -1,0 +1,142 @@
+"""CLI flags for barriers and the running loop: --check-barriers, --approve, --generate-check,
+--pause/--resume/--stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner, Result
+
+from wild.cli import cli
+
+BARRIERS = """\
+# Barriers
+
+## [WAITING] data-ready
+- Type: command-check
+- Check: test -f ready.flag
+- Interval: 60s
+
+## [WAITING] approval
+- Type: manual
+"""
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def wild_dir(tmp_path: Path) -> Path:
+    root = tmp_path / ".wild"
+    assert invoke("--init", "--dir", str(root)).exit_code == 0
+    (root / "barriers.md").write_text(BARRIERS)
+    return root
+
+
+def test_approve_lists_then_approves_a_command(wild_dir: Path) -> None:
+    listing = invoke("--approve", "--dir", str(wild_dir))
+    assert listing.output == (
+        "Commands awaiting approval (run wild --approve BARRIER for each you trust):\n"
+        "  data-ready: test -f ready.flag\n"
+    )
+    approved = invoke("--approve", "data-ready", "--dir", str(wild_dir))
+    assert approved.exit_code == 0
+    assert approved.output.startswith("Approved data-ready: test -f ready.flag (sha256 ")
+    assert invoke("--approve", "--dir", str(wild_dir)).output == (
+        "No barrier commands await approval.\n"
+    )
+    manual = invoke("--approve", "approval", "--dir", str(wild_dir))
+    assert manual.exit_code == 1
+    assert manual.output == (
+        f"Error: {wild_dir / 'barriers.md'}: barrier approval runs no command (type manual); "
+        "nothing to approve\n"
+    )
+
+
+def test_check_barriers_refuses_unapproved_then_runs_approved(wild_dir: Path) -> None:
+    project = wild_dir.parent
+    (project / "ready.flag").write_text("")
+    first = orjson.loads(invoke("--check-barriers", "--json", "--dir", str(wild_dir)).output)
+    assert [(r["id"], r["ran"], r["satisfied"]) for r in first] == [
+        ("data-ready", False, False),
+        ("approval", False, False),
+    ]
+    assert "## [WAITING] data-ready" in (wild_dir / "barriers.md").read_text()
+    invoke("--approve", "data-ready", "--dir", str(wild_dir))
+    second = invoke("--check-barriers", "--dir", str(wild_dir))
+    assert second.exit_code == 0
+    assert second.output.startswith("data-ready: satisfied — ")
+    assert "## [SATISFIED] data-ready" in (wild_dir / "barriers.md").read_text()
+    # The manual barrier is untouched by a check pass.
+    assert "## [WAITING] approval" in (wild_dir / "barriers.md").read_text()
+
+
+def test_check_barriers_trusted_policy_runs_without_approval(wild_dir: Path) -> None:
+    assert invoke("--update-policy", "autonomous", "--dir", str(wild_dir)).exit_code == 0
+    rows = orjson.loads(invoke("--check-barriers", "--json", "--dir", str(wild_dir)).output)
+    assert [(r["id"], r["ran"], r["satisfied"]) for r in rows] == [
+        ("data-ready", True, False),
+        ("approval", False, False),
+    ]
+
+
+def test_generate_check_writes_an_executable_script(wild_dir: Path) -> None:
+    result = invoke("--generate-check", "data-ready", "--dir", str(wild_dir))
+    script = wild_dir.parent / "scripts" / "check_barriers" / "data-ready.sh"
+    assert result.output == f"Wrote {script}\n"
+    assert script.stat().st_mode & 0o100
+    assert "test -f ready.flag" in script.read_text()
+    unknown = invoke("--generate-check", "ghost", "--dir", str(wild_dir))
+    assert unknown.exit_code == 1
+    assert unknown.output == (
+        f"Error: {wild_dir / 'barriers.md'}: no barrier named ghost "
+        "(known: data-ready, approval); check the id with `wild --status`\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["pause", "resume", "stop"])
+def test_control_flags_append_a_request(wild_dir: Path, command: str) -> None:
+    result = invoke(f"--{command}", "--dir", str(wild_dir))
+    assert result.output == f"Asked the loop in {wild_dir} to {command}\n"
+    line = orjson.loads((wild_dir / "control").read_bytes().splitlines()[-1])
+    assert line["command"] == command
+
+
+def test_loop_once_with_a_custom_agent(tmp_path: Path) -> None:
+    root = tmp_path / ".wild"
+    invoke("--init", "--dir", str(root))
+    invoke("--add-task", "Say hello", "--dir", str(root))
+    agent = tmp_path / "agent.sh"
+    agent.write_text(
+        '#!/bin/sh\necho "hello from $WILD_WORK_ID"\necho "<promise>TASK_COMPLETE</promise>"\n'
+    )
+    agent.chmod(0o755)
+    result = invoke("Greet", "--agent-cmd", str(agent), "--once", "--dir", str(root))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iterations)"
+    assert "- [x] [P2] task-001: Say hello" in (root / "tasks.md").read_text()
+    log = (root / "logs" / "iteration-1.log").read_text()
+    assert "hello from task-001" in log
+
+
+def test_loop_flag_errors(tmp_path: Path) -> None:
+    root = tmp_path / ".wild"
+    invoke("--init", "--dir", str(root))
+    unknown = invoke("Goal", "--agent", "nope", "--dir", str(root))
+    assert unknown.exit_code == 2
+    assert unknown.output.startswith("Error: unknown agent 'nope'; choose one of: claude, ")
+    bad_time = invoke("Goal", "--max-time", "soon", "--dir", str(root))
+    assert bad_time.exit_code == 1
+    assert bad_time.output.startswith("Error: ")
+    assert "soon" in bad_time.output
+    empty = invoke("  ", "--agent-cmd", "true", "--dir", str(root))
+    assert empty.exit_code == 2
+    assert empty.output == (
+        'Error: the goal is empty; say what the agent should achieve: wild "GOAL"\n'
+    )
+    with_action = invoke("Goal", "--status", "--dir", str(root))
+    assert with_action.exit_code == 2
+    assert with_action.output == "Error: a goal cannot be combined with --status\n"
