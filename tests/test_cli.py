@@ -14,6 +14,9 @@ from click.testing import CliRunner, Result
 
 from wild import cli as cli_module
 from wild.cli import cli
+from wild.commands.watch import watch_status
+from wild.paths import WildPaths
+from wild.workspace import Workspace
 
 NOW = datetime(2026, 2, 8, 12, 30, tzinfo=UTC)
 
@@ -376,3 +379,35 @@ def test_python_dash_m_wild_in_a_real_subprocess(tmp_path: Path) -> None:
         check=False,
     )
     assert orjson.loads(status.stdout)["tasks"]["total"] == 0
+
+
+def test_status_watch_redraws_when_a_file_changes(wild_dir: Path) -> None:
+    seen: list[int] = []
+
+    def show(ws: Workspace) -> None:
+        seen.append(len(ws.alerts))
+        if len(seen) == 1:
+            # Another process raises an alert: the watch must redraw with it.
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "wild",
+                    "--alert",
+                    "--severity",
+                    "info",
+                    "--source",
+                    "s",
+                    "--type",
+                    "t",
+                    "--description",
+                    "d",
+                    "--dir",
+                    str(wild_dir),
+                ],
+                check=True,
+                capture_output=True,
+            )
+
+    assert watch_status(WildPaths(wild_dir), FixedClock(), show, max_updates=2) == 2
+    assert seen == [0, 1]

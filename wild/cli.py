@@ -23,13 +23,14 @@ from wild.commands.init import init_wild
 from wild.commands.policy_show import format_policy, policy_json
 from wild.commands.run_loop import EXIT_CODES, run_loop
 from wild.commands.status import format_status, format_work, list_work_data, status_data
+from wild.commands.watch import watch_status
 from wild.errors import UsageError, WildError
 from wild.loop import LoopOptions
 from wild.migrate import migrate_ralph
 from wild.output import to_json
 from wild.paths import WildPaths
 from wild.policy.model import parse_duration
-from wild.workspace import load_workspace
+from wild.workspace import Workspace, load_workspace
 
 # Flags that each select one action; at most one may be given.
 ACTIONS = (
@@ -87,6 +88,7 @@ def _flag(name: str) -> str:
 )
 @click.option("--init", is_flag=True, help="Create .wild/ from the templates (never overwrites).")
 @click.option("--status", is_flag=True, help="Show the state at a glance.")
+@click.option("--watch", is_flag=True, help="With --status: redraw whenever a file changes.")
 @click.option("--list-work", is_flag=True, help="Show the ordered work queue with blocked reasons.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 @click.option("--human-input", metavar="TEXT", help="Queue input for the agent in human.md.")
@@ -205,6 +207,8 @@ def _dispatch(action: str, paths: WildPaths, as_json: bool, opts: dict[str, Any]
             f"Initialised {paths.root}: created {', '.join(created) or 'nothing'}"
             + (f"; kept existing {', '.join(kept)}" if kept else "")
         )
+    elif action == "status" and opts["watch"]:
+        watch_status(paths, clock, _redraw)
     elif action == "status":
         data = status_data(load_workspace(paths, now))
         click.echo(to_json(data) if as_json else format_status(data))
@@ -257,6 +261,11 @@ def _dispatch(action: str, paths: WildPaths, as_json: bool, opts: dict[str, Any]
         )
         for note in report.notes:
             click.echo(f"  note: {note}")
+
+
+def _redraw(ws: Workspace) -> None:
+    click.clear()
+    click.echo(format_status(status_data(ws)))
 
 
 def _approve(paths: WildPaths, barrier_id: str) -> None:
