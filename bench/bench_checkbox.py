@@ -43,16 +43,17 @@ def main() -> None:
         path, lock = Path(folder) / "tasks.md", Path(folder) / ".lock"
         path.write_bytes(encode(text))
         samples: list[float] = []
+        status: TaskStatus = "todo"
         for n in range(WARMUP + runs):
             # Alternate, so every update really changes the file and writes it.
-            status: TaskStatus = "complete" if n % 2 == 0 else "todo"
+            status = "complete" if n % 2 == 0 else "todo"
             start = time.perf_counter()
             update_text(path, partial(tasks_md.set_status, task_id=target, status=status), lock)
             elapsed = (time.perf_counter() - start) * 1000
             if n >= WARMUP:
                 samples.append(elapsed)
         final = tasks_md.find(tasks_md.parse(read_text(path)), target)
-        assert final is not None and final.status == ("todo" if runs % 2 == 0 else "complete")
+        assert final is not None and final.status == status
         changed = sum(a != b for a, b in zip(read_text(path), text, strict=True))
         print(f"tasks.md: {text.count(chr(10)):,} lines, {len(text.encode()):,} bytes, in {folder}")
         print(f"characters that differ from the original after {runs} updates: {changed}")

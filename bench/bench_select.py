@@ -39,8 +39,7 @@ def tasks_text(count: int = TASKS, barriers: int = BARRIERS) -> str:
     out = ["# Wild Loop Tasks\n", "\n"]
     for n in range(1, count + 1):
         out.append(
-            f"- [{_status_box(n, count)}] [P{n % 3 + 1}] task-{n:05d}: "
-            f"Step {n} of the experiment\n"
+            f"- [{_status_box(n, count)}] [P{n % 3 + 1}] task-{n:05d}: Step {n} of the experiment\n"
         )
         if n % (CHAIN * FAN_IN) == 0:
             tails = [n - k * CHAIN - 1 for k in range(FAN_IN) if n - k * CHAIN - 1 > 0]
@@ -105,12 +104,17 @@ def main() -> None:
     )
 
     def tasks_and_select() -> None:
-        select_work(WorkSnapshot(tasks=tasks_md.parse(tasks_src).tasks,
-                                 barriers=barrier_list.barriers))
+        select_work(
+            WorkSnapshot(tasks=tasks_md.parse(tasks_src).tasks, barriers=barrier_list.barriers)
+        )
 
     def everything() -> None:
-        select_work(WorkSnapshot(tasks=tasks_md.parse(tasks_src).tasks,
-                                 barriers=barriers_md.parse(barriers_src).barriers))
+        select_work(
+            WorkSnapshot(
+                tasks=tasks_md.parse(tasks_src).tasks,
+                barriers=barriers_md.parse(barriers_src).barriers,
+            )
+        )
 
     figures: list[tuple[str, Callable[[], object]]] = [
         ("parse tasks.md", lambda: tasks_md.parse(tasks_src)),

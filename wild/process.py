@@ -1,7 +1,8 @@
 """Run commands in their own process group, so a timeout or a stop kills grandchildren too.
 
 Output goes to a file, never to a pipe we might stop reading: a child that prints more than a
-pipe holds (64 KiB) would otherwise block forever while we wait for it.
+pipe holds (64 KiB) would otherwise block forever while we wait for it. Stdin, likewise, comes
+from a file: a pipe we fill ourselves would block us on a child that never reads it.
 """
 
 from __future__ import annotations
@@ -11,24 +12,32 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 GRACE_S = 3.0
+# What a clean exit's leftovers (a daemon the command started) get before SIGKILL.
+STRAGGLER_GRACE_S = 0.5
 OUTPUT_CAP = 64 * 1024
+CANCEL_POLL_S = 0.05  # how soon a set cancel event is noticed
+
+_Ending = Literal["exited", "timed-out", "cancelled"]
 
 
 @dataclass(frozen=True)
 class ProcessResult:
-    """How a captured command ended; `exit_code` is None when we killed it at its timeout."""
+    """How a captured command ended; `exit_code` is None when we killed it (timeout, cancel)."""
 
     exit_code: int | None
     timed_out: bool
     duration_s: float
-    output: str  # stdout and stderr interleaved, the last OUTPUT_CAP bytes
+    output: str  # stdout, with stderr interleaved unless it had its own file; last OUTPUT_CAP bytes
+    stderr: str = ""  # with `stderr_path`: the last OUTPUT_CAP bytes of that file
+    cancelled: bool = False  # the caller's cancel event was set: killed, or never started
 
 
 def spawn(
@@ -38,31 +47,48 @@ def spawn(
     env: Mapping[str, str] | None = None,
     stdout: IO[bytes] | int | None = None,
     stdin: IO[bytes] | int | None = subprocess.DEVNULL,
+    stderr: IO[bytes] | int | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` as the leader of a new process group (and session)."""
+    """Start `argv` as the leader of a new process group (and session).
+
+    Without `stderr`, stderr goes wherever `stdout` goes (interleaved), or is inherited.
+    """
+    if stderr is None and stdout is not None:
+        stderr = subprocess.STDOUT
     return subprocess.Popen(
         list(argv),
         cwd=cwd,
         env=dict(env) if env is not None else None,
         stdin=stdin,
         stdout=stdout,
-        stderr=subprocess.STDOUT if stdout is not None else None,
+        stderr=stderr,
         start_new_session=True,
     )
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _wait_group_gone(proc: subprocess.Popen[bytes], pgid: int, limit_s: float) -> bool:
+    """Wait up to `limit_s` for the leader to exit and every other member to die."""
+    deadline = time.monotonic() + limit_s
+    while proc.poll() is None or group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def kill_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     """SIGTERM the whole group, wait `grace_s`, then SIGKILL whatever is left, and reap."""
     pgid = proc.pid  # leader of its own session: pgid == pid, valid while any member lives
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None and not group_alive(pgid):
-            break
-        time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+    _signal_group(pgid, signal.SIGTERM)
+    if not _wait_group_gone(proc, pgid, grace_s):
+        _signal_group(pgid, signal.SIGKILL)
+        # SIGKILL cannot be refused, but dying takes a moment: wait, so "gone" means gone.
+        _wait_group_gone(proc, pgid, grace_s)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
 
@@ -98,31 +124,80 @@ def shell_argv(command: str) -> list[str]:
     return ["/bin/sh", "-c", command]
 
 
+def _wait_for_end(
+    proc: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None
+) -> _Ending:
+    """Wait for the leader to exit, the timeout to pass or `cancel` to be set."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        remaining = deadline - time.monotonic()
+        # An Event cannot be waited on together with a process: look at it every so often.
+        step = remaining if cancel is None else min(remaining, CANCEL_POLL_S)
+        try:
+            proc.wait(timeout=max(step, 0.0))
+        except subprocess.TimeoutExpired:
+            pass
+        else:
+            return "exited"
+        if cancel is not None and cancel.is_set():
+            return "cancelled"
+        if time.monotonic() >= deadline:
+            return "timed-out"
+
+
+def _tail(handle: IO[bytes]) -> str:
+    """The last OUTPUT_CAP bytes written to `handle` (by the child, through its own fd)."""
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, size - OUTPUT_CAP))
+    return handle.read().decode("utf-8", "replace")
+
+
 def run_captured(
     argv: Sequence[str],
     *,
     timeout_s: float,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    stdin: Path | None = None,
+    stderr_path: Path | None = None,
+    cancel: threading.Event | None = None,
 ) -> ProcessResult:
-    """Run to completion or timeout; the group is always gone when this returns."""
+    """Run to completion, timeout or cancel; the group is always gone when this returns.
+
+    `stdin` is a file fed to the child (default: /dev/null). With `stderr_path`, stderr is
+    written to that file (created or emptied) and its tail returned as `stderr`, so
+    `output` holds stdout alone. A `cancel` already set runs nothing.
+    """
+    if cancel is not None and cancel.is_set():
+        return ProcessResult(None, timed_out=False, duration_s=0.0, output="", cancelled=True)
     started = time.monotonic()
-    with tempfile.TemporaryFile() as sink:
-        proc = spawn(argv, cwd=cwd, env=env, stdout=sink)
-        timed_out = False
+    with contextlib.ExitStack() as files:
+        sink = files.enter_context(tempfile.TemporaryFile())
+        source = files.enter_context(stdin.open("rb")) if stdin is not None else None
+        errors = files.enter_context(stderr_path.open("w+b")) if stderr_path is not None else None
+        proc = spawn(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=sink,
+            stdin=subprocess.DEVNULL if source is None else source,
+            stderr=errors,
+        )
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            ending = _wait_for_end(proc, timeout_s, cancel)
+        except BaseException:
+            kill_group(proc)  # our own Ctrl-C or crash must not orphan the command
+            raise
         # Kill stragglers even after a clean exit: a check must not leave a daemon behind.
-        kill_group(proc, grace_s=0.5 if not timed_out else GRACE_S)
+        kill_group(proc, grace_s=STRAGGLER_GRACE_S if ending == "exited" else GRACE_S)
         duration = time.monotonic() - started
-        size = sink.seek(0, os.SEEK_END)
-        sink.seek(max(0, size - OUTPUT_CAP))
-        output = sink.read().decode("utf-8", "replace")
+        output = _tail(sink)
+        stderr = _tail(errors) if errors is not None else ""
     return ProcessResult(
-        exit_code=None if timed_out else proc.returncode,
-        timed_out=timed_out,
+        exit_code=proc.returncode if ending == "exited" else None,
+        timed_out=ending == "timed-out",
         duration_s=duration,
         output=output,
+        stderr=stderr,
+        cancelled=ending == "cancelled",
     )

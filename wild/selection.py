@@ -211,6 +211,22 @@ def _task_items(snapshot: WorkSnapshot) -> tuple[list[WorkItem], list[WorkItem],
     for order, task in enumerate(snapshot.tasks):
         if task.status not in ("todo", "in-progress"):
             continue
+        if task.id is not None and by_id[task.id] is not task:
+            # Work is found by id, so a second task with the same id could never be run
+            # safely: it waits until a human renames it.
+            duplicate = f"duplicate id {task.id} (line {task.span.start + 1}); give it a new id"
+            blocked.append(
+                WorkItem(
+                    "blocked",
+                    f"line-{task.span.start + 1}",
+                    task.text,
+                    duplicate,
+                    priority=task.priority,
+                    status=task.status,
+                )
+            )
+            problems.append(f"{task.id}: {duplicate}")
+            continue
         reason, waiting_on = _blocked_reason(task, by_id, barriers, cycles)
         item = WorkItem(
             kind="task",

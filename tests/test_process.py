@@ -1,0 +1,181 @@
+"""run_captured and kill_group: whole groups die, big output, stdin files, own stderr, cancel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from wild.process import (
+    OUTPUT_CAP,
+    ProcessResult,
+    group_alive,
+    kill_group,
+    run_captured,
+    shell_argv,
+    spawn,
+)
+
+# Writes the group leader's pid, starts a grandchild and writes its pid, then waits for it.
+WITH_GRANDCHILD = "echo $$ > leader.pid; sleep 300 & echo $! > child.pid; "
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting for init to reap it does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _pid_from(path: Path) -> int:
+    """The pid a shell wrote to `path`, once it has written the whole line."""
+    for _ in range(2000):
+        if path.exists() and path.read_text().endswith("\n"):
+            return int(path.read_text())
+        time.sleep(0.005)
+    raise AssertionError(f"{path.name} was never written")
+
+
+def test_a_clean_exit_returns_the_output_and_exit_code(tmp_path: Path) -> None:
+    result = run_captured(shell_argv("echo hello; exit 3"), timeout_s=30, cwd=tmp_path)
+    assert (result.exit_code, result.timed_out, result.cancelled) == (3, False, False)
+    assert (result.output, result.stderr) == ("hello\n", "")
+
+
+def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -> None:
+    result = run_captured(shell_argv(WITH_GRANDCHILD + "wait"), timeout_s=1, cwd=tmp_path)
+    assert (result.exit_code, result.timed_out, result.cancelled) == (None, True, False)
+    assert _alive(_pid_from(tmp_path / "child.pid")) is False
+    assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
+
+
+def test_a_clean_exit_leaves_no_background_grandchild_behind(tmp_path: Path) -> None:
+    result = run_captured(shell_argv(WITH_GRANDCHILD + "echo started"), timeout_s=30, cwd=tmp_path)
+    assert (result.exit_code, result.timed_out, result.output) == (0, False, "started\n")
+    assert _alive(_pid_from(tmp_path / "child.pid")) is False
+    assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
+
+
+def test_kill_group_sigkills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -> None:
+    # An ignored signal stays ignored across exec, so `sleep` inherits the trap.
+    argv = shell_argv("trap '' TERM; sleep 300 & echo $! > child.pid; wait")
+    with (tmp_path / "out").open("wb") as out:
+        proc = spawn(argv, cwd=tmp_path, stdout=out)
+        child = _pid_from(tmp_path / "child.pid")
+        kill_group(proc, grace_s=0.1)
+    assert proc.returncode is not None
+    assert _alive(child) is False
+    assert group_alive(proc.pid) is False
+
+
+def test_megabytes_of_output_do_not_deadlock_and_the_tail_is_kept(tmp_path: Path) -> None:
+    lines = 5 * 1024 * 1024 // 8  # 8-byte lines: 5 MiB, far beyond a pipe's 64 KiB
+    script = f"import sys\nfor i in range({lines}):\n    sys.stdout.write('%07d\\n' % i)\n"
+    result = run_captured([sys.executable, "-c", script], timeout_s=120, cwd=tmp_path)
+    expected = b"".join(b"%07d\n" % i for i in range(lines))[-OUTPUT_CAP:]
+    assert (result.exit_code, result.timed_out) == (0, False)
+    assert result.output == expected.decode()
+    assert result.output.endswith("0655359\n")
+
+
+def test_stdin_is_fed_from_a_regular_file(tmp_path: Path) -> None:
+    source = tmp_path / "message.txt"
+    source.write_bytes(b"first line\n$(not run) 'quoted'\nno newline")
+    script = (
+        "import os, stat, sys\n"
+        "print(stat.S_ISREG(os.fstat(0).st_mode))\n"
+        "sys.stdout.write(sys.stdin.read())\n"
+    )
+    result = run_captured([sys.executable, "-c", script], timeout_s=30, stdin=source)
+    assert result.output == "True\nfirst line\n$(not run) 'quoted'\nno newline"
+    assert source.read_bytes() == b"first line\n$(not run) 'quoted'\nno newline"
+
+
+def test_without_stdin_the_child_reads_an_empty_dev_null() -> None:
+    result = run_captured(shell_argv("cat; echo end"), timeout_s=30)
+    assert (result.exit_code, result.output) == (0, "end\n")
+
+
+def test_a_missing_stdin_file_raises_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        run_captured(shell_argv("touch ran"), timeout_s=30, cwd=tmp_path, stdin=tmp_path / "no")
+    assert not (tmp_path / "ran").exists()
+
+
+def test_stderr_goes_to_its_own_file_and_tail(tmp_path: Path) -> None:
+    err = tmp_path / "stderr.txt"
+    err.write_text("stale content from an earlier run\n")
+    command = "echo out; echo err >&2; echo more; echo again >&2"
+    result = run_captured(shell_argv(command), timeout_s=30, stderr_path=err)
+    assert (result.output, result.stderr) == ("out\nmore\n", "err\nagain\n")
+    assert err.read_text() == "err\nagain\n"
+
+
+def test_stderr_is_interleaved_without_its_own_file() -> None:
+    result = run_captured(shell_argv("echo out; echo err >&2; echo more"), timeout_s=30)
+    assert (result.output, result.stderr) == ("out\nerr\nmore\n", "")
+
+
+def test_stderr_keeps_only_its_tail(tmp_path: Path) -> None:
+    script = "import sys\nsys.stderr.write('x' * 100000 + 'END')\n"
+    result = run_captured(
+        [sys.executable, "-c", script], timeout_s=30, stderr_path=tmp_path / "err"
+    )
+    assert result.stderr == "x" * (OUTPUT_CAP - 3) + "END"
+    assert result.output == ""
+
+
+def test_cancel_kills_the_group_and_says_so(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    results: list[ProcessResult] = []
+    # A timeout the test never reaches: only the cancel can end this run as "cancelled".
+    runner = threading.Thread(
+        target=lambda: results.append(
+            run_captured(
+                shell_argv(WITH_GRANDCHILD + "wait"), timeout_s=120, cwd=tmp_path, cancel=cancel
+            )
+        )
+    )
+    runner.start()
+    child = _pid_from(tmp_path / "child.pid")
+    assert _alive(child) is True
+    cancel.set()
+    runner.join()
+    [result] = results
+    assert (result.exit_code, result.timed_out, result.cancelled) == (None, False, True)
+    assert _alive(child) is False
+    assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
+
+
+def test_cancel_is_noticed_within_one_poll_of_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cancel = threading.Event()
+    waits: list[float | None] = []
+    real_wait = subprocess.Popen.wait
+
+    def counting_wait(proc: subprocess.Popen[bytes], timeout: float | None = None) -> int:
+        waits.append(timeout)
+        if len(waits) == 2:
+            cancel.set()  # set between two polls, as another thread would
+        return real_wait(proc, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", counting_wait)
+    result = run_captured(shell_argv("sleep 300"), timeout_s=120, cancel=cancel)
+    assert result.cancelled is True
+    # Two polls while running; then kill_group's final reap. No poll after the cancel.
+    assert len(waits) == 3
+
+
+def test_an_already_set_cancel_runs_nothing(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    result = run_captured(shell_argv("touch ran"), timeout_s=30, cwd=tmp_path, cancel=cancel)
+    assert result == ProcessResult(None, False, 0.0, "", "", cancelled=True)
+    assert not (tmp_path / "ran").exists()

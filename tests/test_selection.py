@@ -1,0 +1,207 @@
+"""Work selection (SPEC §2): the seed's order, deterministic, blocked reasons, never a crash."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wild.parsers import alerts as alerts_log
+from wild.parsers import barriers as barriers_md
+from wild.parsers import human as human_md
+from wild.parsers import tasks as tasks_md
+from wild.selection import WorkSnapshot, build_queue, select_work
+
+
+def snapshot(
+    tasks: str = "", barriers: str = "", human: str = "", alerts: str = ""
+) -> WorkSnapshot:
+    index = alerts_log.AlertIndex()
+    index.apply(
+        a
+        for n, line in enumerate(alerts.encode().splitlines(), 1)
+        if isinstance(a := alerts_log.parse_line(line, n), alerts_log.Alert)
+    )
+    return WorkSnapshot(
+        tasks=tasks_md.parse(tasks).tasks,
+        alerts=index.active(),
+        barriers=barriers_md.parse(barriers).barriers,
+        human=human_md.parse(human).inputs,
+    )
+
+
+def alert(alert_id: str, severity: str, status: str = "pending", ts: str = "10:00:00") -> str:
+    return (
+        f'{{"id":"{alert_id}","timestamp":"2026-02-08T{ts}Z","severity":"{severity}",'
+        f'"source":"job","type":"t","description":"d-{alert_id}","status":"{status}"}}\n'
+    )
+
+
+def queue_ids(snap: WorkSnapshot) -> list[tuple[str, str]]:
+    return [(item.kind, item.id) for item in build_queue(snap)[0]]
+
+
+HUMAN = """\
+## [PENDING] 2026-02-08T12:00:00Z
+### Input:
+older normal
+
+## [PENDING] 2026-02-08T13:00:00Z - URGENT
+### Input:
+newer urgent
+
+## [PROCESSED] 2026-02-08T09:00:00Z
+### Input:
+done already
+"""
+
+TASKS = """\
+- [ ] [P3] task-001: low priority first in file
+- [ ] [P1] task-002: high priority
+- [/] [P2] task-003: started
+- [x] [P1] task-004: finished
+- [ ] [P1] task-005: waits for low
+  - dependsOn: task-001
+- [-] [P1] task-006: cancelled
+- [ ] [P1] task-007: depends on cancelled
+  - dependsOn: task-006
+- [ ] [P1] task-008: gated
+  - blockedBy: gate
+- [ ] [P1] task-009: typo
+  - dependsOn: task-999
+"""
+
+BARRIERS = """\
+## [WAITING] gate
+- Type: command-check
+- Check: true
+- Result: "3 jobs left"
+"""
+
+
+def test_the_whole_order_human_alerts_tasks_blocked() -> None:
+    snap = snapshot(
+        TASKS,
+        BARRIERS,
+        HUMAN,
+        alert("a-info", "info", ts="09:00:00")
+        + alert("a-warn", "warning")
+        + alert("a-crit-new", "critical", ts="11:00:00")
+        + alert("a-crit-old", "critical", ts="10:30:00")
+        + alert("a-active", "info", "in-progress")
+        + alert("a-done", "critical", "resolved"),
+    )
+    assert queue_ids(snap) == [
+        ("human-input", "2026-02-08T13:00:00Z"),
+        ("human-input", "2026-02-08T12:00:00Z"),
+        ("alert", "a-active"),
+        ("alert", "a-crit-old"),
+        ("alert", "a-crit-new"),
+        ("alert", "a-warn"),
+        ("alert", "a-info"),
+        ("task", "task-003"),
+        ("task", "task-002"),
+        ("task", "task-001"),
+        ("blocked", "task-005"),
+        ("blocked", "task-007"),
+        ("blocked", "task-008"),
+        ("blocked", "task-009"),
+    ]
+    reasons = {item.id: item.reason for item in build_queue(snap)[0] if item.kind == "blocked"}
+    assert reasons == {
+        "task-005": "waiting for task task-001",
+        "task-007": "depends on task-006, which was cancelled",
+        "task-008": "waiting for barrier gate: 3 jobs left",
+        "task-009": "depends on unknown task task-999",
+    }
+    assert build_queue(snap)[1] == ("task-009: depends on unknown task task-999",)
+    assert select_work(snap).kind == "human-input"
+
+
+def test_blocked_selection_knows_whether_a_barrier_can_be_checked() -> None:
+    tasks = "- [ ] task-1: gated\n  - blockedBy: gate\n"
+    checkable = select_work(snapshot(tasks, BARRIERS))
+    assert checkable.kind == "blocked"
+    assert checkable.can_check is True
+    assert [b.id for b in checkable.waiting_barriers] == ["gate"]
+    manual = select_work(snapshot(tasks, "## [WAITING] gate\n- Type: manual\n"))
+    assert (manual.kind, manual.can_check) == ("blocked", False)
+    satisfied = select_work(snapshot(tasks, "## [SATISFIED] gate\n- Type: manual\n"))
+    assert (satisfied.kind, satisfied.item and satisfied.item.id) == ("task", "task-1")
+
+
+def test_complete_when_nothing_is_left() -> None:
+    done = snapshot("- [x] task-1: a\n- [-] task-2: b\n", alerts=alert("x", "info", "resolved"))
+    selection = select_work(done)
+    assert (selection.kind, selection.item, selection.queue) == ("complete", None, ())
+
+
+def test_cycles_block_and_are_reported() -> None:
+    tasks = (
+        "- [ ] task-1: a\n  - dependsOn: task-2\n"
+        "- [ ] task-2: b\n  - dependsOn: task-1\n"
+        "- [ ] task-3: c\n  - dependsOn: task-1\n"
+    )
+    queue, problems = build_queue(snapshot(tasks))
+    reasons = {item.id: item.reason for item in queue}
+    assert reasons["task-1"] == "dependency cycle: task-1 → task-2 → task-1"
+    assert reasons["task-2"] == "dependency cycle: task-1 → task-2 → task-1"
+    assert reasons["task-3"] == "waiting for task task-1"
+    assert problems == (
+        "task-1: dependency cycle: task-1 → task-2 → task-1",
+        "task-2: dependency cycle: task-1 → task-2 → task-1",
+    )
+
+
+def test_escalated_and_awaiting_alerts_wait_for_the_human() -> None:
+    snap = snapshot(alerts=alert("a1", "critical", "escalated") + alert("a2", "warning"))
+    assert queue_ids(snap) == [("alert", "a2"), ("blocked", "a1")]
+    awaiting = WorkSnapshot(alerts=snap.alerts, awaiting_human=frozenset({"a2"}))
+    assert queue_ids(awaiting) == [("blocked", "a1"), ("blocked", "a2")]
+
+
+def test_a_long_dependency_chain_does_not_recurse() -> None:
+    lines = ["- [ ] task-0: start\n"]
+    lines += [f"- [ ] task-{n}: step\n  - dependsOn: task-{n - 1}\n" for n in range(1, 3000)]
+    queue, problems = build_queue(snapshot("".join(lines)))
+    assert queue[0].id == "task-0"
+    assert len(queue) == 3000
+    assert problems == ()
+
+
+ids = st.sampled_from([f"t{n}" for n in range(6)])
+
+
+@given(
+    st.lists(
+        st.tuples(ids, st.sampled_from(" x/-"), st.lists(ids, max_size=3), st.integers(1, 3)),
+        max_size=8,
+    )
+)
+def test_any_task_graph_selects_deterministically(
+    spec: list[tuple[str, str, list[str], int]],
+) -> None:
+    text = "".join(
+        f"- [{mark}] [P{prio}] {tid}: x\n" + (f"  - dependsOn: {', '.join(deps)}\n" if deps else "")
+        for tid, mark, deps, prio in spec
+    )
+    snap = snapshot(text)
+    first, second = select_work(snap), select_work(snap)
+    assert first == second
+    queue = first.queue
+    runnable = [item for item in queue if item.kind == "task"]
+    # Every runnable task has all its dependencies complete.
+    done = {t.id for t in snap.tasks if t.status == "complete"}
+    by_id: dict[str | None, tasks_md.Task] = {}
+    for task in snap.tasks:
+        by_id.setdefault(task.id, task)
+    for item in runnable:
+        assert by_id[item.id].status in ("todo", "in-progress")
+        assert set(by_id[item.id].depends_on) <= done
+
+
+def test_a_duplicate_id_is_never_run() -> None:
+    queue, problems = build_queue(snapshot("- [x] t1: first\n- [ ] t1: second\n"))
+    assert [(i.kind, i.id, i.reason) for i in queue] == [
+        ("blocked", "line-2", "duplicate id t1 (line 2); give it a new id")
+    ]
+    assert problems == ("t1: duplicate id t1 (line 2); give it a new id",)
