@@ -176,6 +176,12 @@ def _flag(name: str) -> str:
     show_default=True,
     help="Kill an agent run after this long.",
 )
+@click.option(
+    "--webhook-port",
+    type=click.IntRange(0, 65535),
+    metavar="PORT",
+    help="Serve the loopback webhook on this port (0: any free port).",
+)
 @click.option("--once", is_flag=True, help="Run one iteration, then exit.")
 def cli(goal: str | None, wild_dir: str | None, as_json: bool, **options: Any) -> None:
     """Run a coding agent autonomously over the files in .wild/, or manage them."""
@@ -301,6 +307,8 @@ def _loop(goal: str, paths: WildPaths, opts: dict[str, Any]) -> None:
         policy=opts["policy"],
         duration=parse_duration(opts["duration"]) if opts["duration"] else None,
         policy_file=opts["policy_file"],
+        webhook_port=opts["webhook_port"],
+        out=click.echo,
     )
     click.echo(f"wild stopped: {result.message} ({result.iterations} iterations)")
     code = EXIT_CODES[result.reason]

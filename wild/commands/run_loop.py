@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 
 from wild.agents.registry import CUSTOM, agent_spec
+from wild.barriers.webhook import WebhookServer
 from wild.clock import Clock
 from wild.commands import edits
 from wild.commands.init import init_wild
@@ -52,6 +56,23 @@ def _check_agent(options: LoopOptions) -> None:
         raise UsageError(f"--agent-cmd runs its own command; drop --agent {options.agent}")
 
 
+def webhook_credentials(
+    paths: WildPaths, environ: Mapping[str, str]
+) -> tuple[str | None, bytes | None]:
+    """`WILD_WEBHOOK_TOKEN` / `WILD_WEBHOOK_SECRET`, else a token kept in `.wild/webhook-token`."""
+    token = environ.get("WILD_WEBHOOK_TOKEN") or None
+    secret = environ.get("WILD_WEBHOOK_SECRET")
+    if token or secret:
+        return token, secret.encode() if secret else None
+    token_file = paths.root / "webhook-token"
+    if not token_file.exists():
+        # Private from the first byte: the token is a password for the loopback endpoint.
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(32) + "\n")
+    return token_file.read_text().strip(), None
+
+
 def run_loop(
     paths: WildPaths,
     options: LoopOptions,
@@ -60,10 +81,26 @@ def run_loop(
     policy: str | None = None,
     duration: timedelta | None = None,
     policy_file: Path | None = None,
+    webhook_port: int | None = None,
+    out: Callable[[str], None] = print,
 ) -> LoopResult:
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
     _check_agent(options)
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
-    return Loop(paths, options, clock=clock).run()
+    loop = Loop(paths, options, clock=clock, out=out)
+    if webhook_port is None:
+        return loop.run()
+    token, secret = webhook_credentials(paths, os.environ)
+    # Its writes land in barriers.md and alerts.jsonl, which wake the loop through the watcher.
+    server = WebhookServer(
+        paths, token=token, secret=secret, port=webhook_port, wake=lambda _id: None
+    )
+    port = server.start()
+    auth = "the token in .wild/webhook-token" if secret is None else "X-Hub-Signature-256"
+    out(f"🔗 Webhook on http://127.0.0.1:{port}/ (POST /barriers/ID/satisfy, POST /alerts; {auth})")
+    try:
+        return loop.run()
+    finally:
+        server.stop()
