@@ -10,6 +10,7 @@ from wild.barriers.approvals import approve, command_of, pending_approvals
 from wild.barriers.checker import check_all_now
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
+from wild.commands.edits import find_barrier
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import policy as policy_md
@@ -22,18 +23,6 @@ from wild.workspace import require_initialised
 def _barrier_list(paths: WildPaths) -> barriers_md.BarrierList:
     require_initialised(paths)
     return barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers))
-
-
-def _find(paths: WildPaths, barrier_id: str) -> barriers_md.Barrier:
-    doc = _barrier_list(paths)
-    barrier = barriers_md.find(doc, barrier_id)
-    if barrier is None:
-        known = ", ".join(b.id for b in doc.barriers) or "none"
-        raise WildError(
-            f"{paths.barriers}: no barrier named {barrier_id} (known: {known}); "
-            "check the id with `wild --status`"
-        )
-    return barrier
 
 
 def approval_required(paths: WildPaths, now: datetime) -> bool:
@@ -72,7 +61,7 @@ def format_checks(rows: list[dict[str, Any]]) -> str:
 
 def approve_barrier(paths: WildPaths, barrier_id: str) -> tuple[str, str]:
     """Approve one barrier's command for this project; returns (command, sha256)."""
-    barrier = _find(paths, barrier_id)
+    barrier = find_barrier(paths, barrier_id)
     command = command_of(barrier)
     if command is None:
         raise WildError(
@@ -89,4 +78,4 @@ def unapproved(paths: WildPaths) -> list[tuple[str, str]]:
 
 
 def generate_check(paths: WildPaths, barrier_id: str) -> Path:
-    return generate_check_script(_find(paths, barrier_id), paths.project)
+    return generate_check_script(find_barrier(paths, barrier_id), paths.project)

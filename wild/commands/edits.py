@@ -115,10 +115,10 @@ def raise_alert(
     return str(record["id"])
 
 
-def satisfy_barrier(paths: WildPaths, barrier_id: str, *, now: datetime) -> bool:
-    """Mark a barrier satisfied; returns False when it already was."""
+def find_barrier(paths: WildPaths, barrier_id: str) -> barriers_md.Barrier:
+    """The named barrier, or an error listing the ones that exist."""
     require_initialised(paths)
-    doc = barriers_md.parse(read_text(paths.barriers))
+    doc = barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers))
     barrier = barriers_md.find(doc, barrier_id)
     if barrier is None:
         known = ", ".join(b.id for b in doc.barriers) or "none"
@@ -126,6 +126,12 @@ def satisfy_barrier(paths: WildPaths, barrier_id: str, *, now: datetime) -> bool
             f"{paths.barriers}: no barrier named {barrier_id} (known: {known}); "
             "check the id with `wild --status`"
         )
+    return barrier
+
+
+def satisfy_barrier(paths: WildPaths, barrier_id: str, *, now: datetime) -> bool:
+    """Mark a barrier satisfied; returns False when it already was."""
+    barrier = find_barrier(paths, barrier_id)
     if barrier.status == "satisfied":
         return False
     update_text(
