@@ -290,6 +290,13 @@ def test_problems_name_file_and_line_with_exact_texts() -> None:
     assert find(doc, "task-404") is None
 
 
+def test_a_repeated_parse_names_the_file_it_was_asked_for() -> None:
+    text = "- [?] x\n"
+    assert _messages(parse(text, file="a.md"))[0].startswith("a.md:1: ")
+    assert _messages(parse(text, file="b.md"))[0].startswith("b.md:1: ")
+    assert parse(text, file="a.md") == parse((text + " ")[:-1], file="a.md")
+
+
 # --- edits --------------------------------------------------------------------------------
 
 SEED = (GOLDEN / "tasks_seed001.md").read_text()
@@ -313,6 +320,28 @@ def test_set_status_keeps_crlf_and_an_upper_case_x_that_is_already_right() -> No
     assert set_status(text, "task-002", "complete") == (
         "- [X] task-001: a\r\n- [x] task-002: b\r\n  - dependsOn: task-001\r\n"
     )
+
+
+def test_set_status_finds_the_task_parse_finds_without_a_full_parse() -> None:
+    text = (
+        "<!-- - [ ] task-001: in a comment\n"
+        "-->\n"
+        "  ```\n"
+        "- [ ] task-001: in a fence\n"
+        "  ````\n"
+        "- [ ] [Px] task-001: bad priority, not a task\n"
+        "  - [ ] task-001: a subtask is not the task\n"
+        "  - dependsOn: task-001\n"
+        "- [ ] xtask-001: another id\n"
+        "- [ ] task-001: the task\n"
+        "- [ ] task-001: its duplicate\n"
+    )
+    assert set_status(text, "task-001", "complete") == text.replace(
+        "- [ ] task-001: the task", "- [x] task-001: the task"
+    )
+    hidden = "~~~~\n~~~\n- [ ] task-002: hidden by the four-tilde fence\n"
+    assert set_status(hidden, "task-002", "complete") == hidden
+    assert set_status("- [ ] Refactor: x\n", "Refactor", "complete") == "- [ ] Refactor: x\n"
 
 
 def test_set_status_on_an_unknown_id_returns_the_text_unchanged() -> None:
@@ -482,6 +511,8 @@ FRAGMENTS = st.one_of(
             "-->",
             "```",
             "~~~",
+            "  ````",
+            "~~~~",
             "- dependsOn: task-001",
             "prose: about task-040",
         ]
@@ -553,6 +584,25 @@ def test_set_status_changes_only_the_task_line(
     assert _changed_indexes(text, after) <= {task.span.start}
     edited = find(parse(after), task_id)
     assert edited == dataclasses.replace(task, status=status)
+
+
+def _set_status_by_parsing(text: str, task_id: str, status: TaskStatus) -> str:
+    """What set_status must do, the slow way: parse, find, rewrite the first `[` of its line."""
+    doc = parse(text)
+    task = find(doc, task_id)
+    if task is None or task.status == status:
+        return text
+    lines = list(doc.lines)
+    line = lines[task.span.start]
+    at = line.index("[") + 1
+    box = {"todo": " ", "in-progress": "/", "complete": "x", "cancelled": "-"}[status]
+    lines[task.span.start] = line[:at] + box + line[at + 1 :]
+    return "".join(lines)
+
+
+@given(task_files(), IDS, st.sampled_from(STATUSES))
+def test_set_status_agrees_with_a_full_parse(text: str, task_id: str, status: TaskStatus) -> None:
+    assert set_status(text, task_id, status) == _set_status_by_parsing(text, task_id, status)
 
 
 @given(task_files(), st.sampled_from(STATUSES), st.data())

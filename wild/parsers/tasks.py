@@ -33,6 +33,8 @@ re-apply them when the file changed under us.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -61,6 +63,7 @@ _BOX_OF_STATUS: dict[str, str] = {
 # An id starts with a letter and holds a digit or one of -_. : the first non-letter must be
 # one of those, which is what tells `task-7:` (an id) from `Refactor:` (prose).
 _ID = r"[A-Za-z]+[0-9_.-][A-Za-z0-9_.-]*"
+_ID_ONLY = re.compile(_ID)
 _KEY = r"(?i:depends[-_]?on|blocked[-_]?by)"
 
 # One match per line (ending included) classifies it by the name of its last group:
@@ -248,9 +251,9 @@ class _Parser:
 
     def _priority(self, index: int, prio: str) -> int | None:
         """The number in a `[P<n>]` tag, or None (reported) when it is not a number."""
-        digits = prio[1:]
-        if digits.isdigit() and digits.isascii():
-            return int(digits)
+        number = _priority_number(prio)
+        if number is not None:
+            return number
         self._report(
             index,
             f'bad priority "[{prio}]": write [P<number>] such as [P1], or leave it out for P2',
@@ -263,6 +266,12 @@ class _Parser:
             f'duplicate task id "{task_id}" (first used on line {self.first_line_of[task_id] + 1}):'
             " give this task another id",
         )
+
+
+def _priority_number(prio: str) -> int | None:
+    """The n of a `Pn` tag, or None when it is not an ASCII number (`Px`, `P`, `P١`)."""
+    digits = prio[1:]
+    return int(digits) if digits.isdigit() and digits.isascii() else None
 
 
 _new = object.__new__
@@ -309,7 +318,11 @@ def _split_values(values: str) -> list[str]:
     return _VALUE.findall(values)
 
 
+# The loop re-reads tasks.md on every wake and most wakes find it unchanged; the records are
+# immutable, so the last few results are kept (a hit costs one hash and compare of the text).
+@functools.lru_cache(maxsize=4)
 def _scan(text: str, file: str) -> tuple[TaskList, str | None]:
+    """The document, and the line that would close a comment or fence left open at the end."""
     lines = split_lines(text)
     parser = _Parser(file)
     tasks, unclosed = parser.run(lines)
@@ -386,14 +399,101 @@ def _set_box(doc: TaskList, index: int, current: TaskStatus, status: TaskStatus)
     return _with_bodies(doc.lines, {index: text[:at] + box + text[at + 1 :]})
 
 
+def _line_around(text: str, offset: int) -> tuple[int, str]:
+    """The start offset and the text (ending included) of the line holding `offset`."""
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return start, text[start : len(text) if end < 0 else end + 1]
+
+
+def _block_end(text: str, start: int, line: str, kind: str | None, opener: str) -> int:
+    """Where the comment or fence opened by the line at `start` ends (after its last line)."""
+    if kind == "comment":
+        close = text.find("-->", start)
+    else:
+        fence = re.compile(rf"^[^\S\n]*{re.escape(opener[0])}{{{len(opener)},}}[^\S\n]*$", re.M)
+        found = fence.search(text, start + len(line))
+        close = -1 if found is None else found.start()
+    if close < 0:
+        return len(text)
+    end = text.find("\n", close)
+    return len(text) if end < 0 else end + 1
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """Offset ranges of the comments and fences `parse` skips, found without a full parse.
+
+    Only lines holding a marker can open a block; each is classified by the same `_LINE`
+    match `parse` uses, in file order, skipping those inside a block already open.
+    """
+    candidates: set[int] = set()
+    for marker in ("<!--", "```", "~~~"):
+        at = text.find(marker)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            if not text[start:at].strip(" \t"):
+                candidates.add(start)
+            at = text.find(marker, at + 1)
+    blocks: list[tuple[int, int]] = []
+    covered = 0
+    for start in sorted(candidates):
+        if start < covered:
+            continue
+        line = _line_around(text, start)[1]
+        match = _LINE.match(line)
+        if match is not None and match.lastgroup in ("fence", "comment"):
+            opener = match.group("fence") or ""
+            covered = _block_end(text, start, line, match.lastgroup, opener)
+            blocks.append((start, covered))
+    return blocks
+
+
+def _is_task_line(line: str, match: re.Match[str], task_id: str) -> bool:
+    """Whether `parse` takes this line for a task with this id (the rules of `_Parser.run`)."""
+    prio = match.group("prio")
+    return (
+        line[0] not in " \t\r\n"
+        and match.group("id") == task_id
+        and match.group("box") in _STATUS_OF_BOX
+        and (prio is None or _priority_number(prio) is not None)
+    )
+
+
+def _task_line(text: str, task_id: str) -> tuple[int, re.Match[str]] | None:
+    """The offset and `_LINE` match of the line `find(parse(text), task_id)` starts at.
+
+    A checkbox update must cost far less than a parse of a 10,000-task file (SPEC §10), so
+    this looks only at lines holding `task_id:` and at comment and fence markers.
+    """
+    if _ID_ONLY.fullmatch(task_id) is None:
+        return None
+    needle = task_id + ":"
+    blocks: list[tuple[int, int]] | None = None
+    at = text.find(needle)
+    while at >= 0:
+        start, line = _line_around(text, at)
+        match = _LINE.match(line)
+        if match is not None and _is_task_line(line, match, task_id):
+            if blocks is None:
+                blocks = _blocks(text)
+            inside = bisect.bisect_right(blocks, (start, len(text)))
+            if inside == 0 or blocks[inside - 1][1] <= start:
+                return start, match
+        at = text.find(needle, start + len(line))
+    return None
+
+
 def set_status(text: str, task_id: str, status: TaskStatus) -> str:
     """Rewrite only the checkbox character of the task; unknown id leaves the text unchanged."""
-    doc = parse(text)
-    task = find(doc, task_id)
-    if task is None:
-        _box_for(status)
+    box = _box_for(status)
+    found = _task_line(text, task_id)
+    if found is None:
         return text
-    return _set_box(doc, task.span.start, task.status, status)
+    start, match = found
+    if _STATUS_OF_BOX[match.group("box")] == status:
+        return text  # `[X]` stays `[X]`: nothing to change
+    at = start + match.start("box")
+    return text[:at] + box + text[at + 1 :]
 
 
 def set_subtask_status(text: str, task_id: str, index: int, status: TaskStatus) -> str:
