@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -15,6 +16,7 @@ from wild.process import (
     ProcessResult,
     group_alive,
     kill_group,
+    pid_running,
     run_captured,
     shell_argv,
     spawn,
@@ -22,15 +24,6 @@ from wild.process import (
 
 # Writes the group leader's pid, starts a grandchild and writes its pid, then waits for it.
 WITH_GRANDCHILD = "echo $$ > leader.pid; sleep 300 & echo $! > child.pid; "
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie waiting for init to reap it does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state not in ("Z", "X")
 
 
 def _pid_from(path: Path) -> int:
@@ -51,14 +44,14 @@ def test_a_clean_exit_returns_the_output_and_exit_code(tmp_path: Path) -> None:
 def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -> None:
     result = run_captured(shell_argv(WITH_GRANDCHILD + "wait"), timeout_s=1, cwd=tmp_path)
     assert (result.exit_code, result.timed_out, result.cancelled) == (None, True, False)
-    assert _alive(_pid_from(tmp_path / "child.pid")) is False
+    assert pid_running(_pid_from(tmp_path / "child.pid")) is False
     assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
 
 
 def test_a_clean_exit_leaves_no_background_grandchild_behind(tmp_path: Path) -> None:
     result = run_captured(shell_argv(WITH_GRANDCHILD + "echo started"), timeout_s=30, cwd=tmp_path)
     assert (result.exit_code, result.timed_out, result.output) == (0, False, "started\n")
-    assert _alive(_pid_from(tmp_path / "child.pid")) is False
+    assert pid_running(_pid_from(tmp_path / "child.pid")) is False
     assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
 
 
@@ -70,13 +63,15 @@ def test_kill_group_sigkills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -
         child = _pid_from(tmp_path / "child.pid")
         kill_group(proc, grace_s=0.1)
     assert proc.returncode is not None
-    assert _alive(child) is False
+    assert pid_running(child) is False
     assert group_alive(proc.pid) is False
 
 
 def test_megabytes_of_output_do_not_deadlock_and_the_tail_is_kept(tmp_path: Path) -> None:
     lines = 5 * 1024 * 1024 // 8  # 8-byte lines: 5 MiB, far beyond a pipe's 64 KiB
-    script = f"import sys\nsys.stdout.buffer.write(b''.join(b'%07d\\n' % i for i in range({lines})))"
+    script = (
+        f"import sys\nsys.stdout.buffer.write(b''.join(b'%07d\\n' % i for i in range({lines})))"
+    )
     result = run_captured([sys.executable, "-c", script], timeout_s=120, cwd=tmp_path)
     tail_lines = range(lines - OUTPUT_CAP // 8, lines)
     assert (result.exit_code, result.timed_out) == (0, False)
@@ -144,12 +139,12 @@ def test_cancel_kills_the_group_and_says_so(tmp_path: Path) -> None:
     )
     runner.start()
     child = _pid_from(tmp_path / "child.pid")
-    assert _alive(child) is True
+    assert pid_running(child) is True
     cancel.set()
     runner.join()
     [result] = results
     assert (result.exit_code, result.timed_out, result.cancelled) == (None, False, True)
-    assert _alive(child) is False
+    assert pid_running(child) is False
     assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
 
 
@@ -179,3 +174,13 @@ def test_an_already_set_cancel_runs_nothing(tmp_path: Path) -> None:
     result = run_captured(shell_argv("touch ran"), timeout_s=30, cwd=tmp_path, cancel=cancel)
     assert result == ProcessResult(None, False, 0.0, "", "", cancelled=True)
     assert not (tmp_path / "ran").exists()
+
+
+def test_pid_running_counts_a_zombie_as_exited() -> None:
+    assert pid_running(os.getpid()) is True
+    proc = subprocess.Popen(["true"])
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped: a zombie
+    assert Path(f"/proc/{proc.pid}").exists()
+    assert pid_running(proc.pid) is False
+    proc.wait()
+    assert pid_running(proc.pid) is False

@@ -93,6 +93,27 @@ def kill_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
         proc.wait(timeout=grace_s)
 
 
+def _stat_fields(proc_dir: Path) -> list[str] | None:
+    """The fields of `/proc/<pid>/stat` after the command (state, ppid, pgrp, ...); None if gone."""
+    try:
+        stat_line = (proc_dir / "stat").read_text()
+    except OSError:
+        return None
+    # The command is parenthesised and may itself hold spaces and parentheses.
+    return stat_line[stat_line.rfind(")") + 2 :].split()
+
+
+def _running(fields: list[str]) -> bool:
+    # A zombie (Z) or dead (X) process has exited; it only waits to be reaped.
+    return len(fields) > 2 and fields[0] not in ("Z", "X")
+
+
+def pid_running(pid: int) -> bool:
+    """Whether process `pid` exists and has not exited (a zombie has); reads Linux's /proc."""
+    fields = _stat_fields(Path(f"/proc/{pid}"))
+    return fields is not None and _running(fields)
+
+
 def group_alive(pgid: int) -> bool:
     """Whether any process of group `pgid` still runs (zombies waiting to be reaped do not)."""
     try:
@@ -106,16 +127,10 @@ def group_alive(pgid: int) -> bool:
     if not proc.is_dir():
         return True
     for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat_line = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised command: state, ppid, pgrp, ...
-        fields = stat_line[stat_line.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
+        if entry.name.isdigit():
+            fields = _stat_fields(entry)
+            if fields is not None and _running(fields) and fields[2] == str(pgid):
+                return True
     return False
 
 

@@ -36,7 +36,6 @@ WakeKind = Literal[
     "file", "barrier", "job-exit", "webhook", "signal", "agent-exit", "control", "rescan", "timeout"
 ]
 
-RUNS_DIR = "runs"
 EXIT_MARKER = "exit"
 # Editors' and wild's own scratch files: vim swap/backup/probe, gedit, emacs locks, atomic_write.
 _TEMP_PATTERNS = (".*.tmp", "*.swp", "*.swx", "*.swo", "*~", "4913", ".goutputstream-*", ".#*")
@@ -216,10 +215,11 @@ class FolderWatcher:
         self.self_writes = self_writes
         self.safety_rescan_s = safety_rescan_s
         self._root = os.path.realpath(root)
-        self._runs = os.path.join(self._root, RUNS_DIR)
+        paths = WildPaths(Path(self._root))
+        self._runs = str(paths.runs)
         # Extra folders (say, where a file-exists barrier's file will appear): any file counts.
         self._extra = tuple(os.path.realpath(folder) for folder in extra_dirs)
-        self._relevant = relevant_names(WildPaths(Path(self._root)))
+        self._relevant = relevant_names(paths)
         self._lock = threading.RLock()
         self._observer: BaseObserver | None = None
         self._runs_watch: ObservedWatch | None = None

@@ -17,6 +17,7 @@ from wild.barriers.checks import CheckResult
 from wild.clock import SystemClock
 from wild.parsers.barriers import parse
 from wild.paths import WildPaths
+from wild.process import pid_running
 
 NOT_APPROVED = "not run: its command is not approved; run `wild --approve b1` after reading it"
 
@@ -390,3 +391,25 @@ def test_thread_wakes_itself_when_the_next_check_is_due(paths: WildPaths) -> Non
 
 def test_stop_without_start_is_harmless(paths: WildPaths, clock: FakeClock) -> None:
     make_checker(paths, clock).stop()
+
+
+def test_stop_kills_a_long_check_instead_of_waiting_for_it(
+    paths: WildPaths, clock: FakeClock
+) -> None:
+    block = (
+        "## [WAITING] slow\n- Type: command-check\n"
+        "- Check: sleep 300 & echo $! > child.pid; wait\n- Timeout: 120s\n"
+    )
+    paths.barriers.write_text(block)
+    pid_file = paths.project / "child.pid"
+    wakes = Wakes()
+    checker = make_checker(paths, clock, wakes)
+    checker.start()
+    try:
+        assert wait_until(lambda: pid_file.exists() and pid_file.read_text().endswith("\n"))
+    finally:
+        checker.stop()
+    # Had stop() waited, the check would have timed out and written its result.
+    assert paths.barriers.read_text() == block
+    assert pid_running(int(pid_file.read_text())) is False
+    assert (checker.passes, wakes.ids) == (1, [])

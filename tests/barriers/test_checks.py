@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from tests.barriers.conftest import barrier
 from wild.barriers.approvals import Approvals, command_hash
-from wild.barriers.checks import CheckResult, check_once, scrubbed_env
+from wild.barriers.checks import CANCELLED, CheckResult, check_once, scrubbed_env
+from wild.process import pid_running
 
 NOBODY = Approvals(frozenset())
 
@@ -194,28 +196,46 @@ def test_unknown_type_is_an_error(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------- timeout
 
 
-def _alive(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie waiting for init to reap it does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
 def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -> None:
     block = command("sleep 300 & echo $! > child.pid; wait", "- Timeout: 1s")
     result = run(block, tmp_path)
     problem = "timed out after 1s; its process group was killed"
     assert result == CheckResult(False, problem, problem, True)
     pid = int((tmp_path / "child.pid").read_text())
-    assert _alive(pid) is False
+    assert pid_running(pid) is False
 
 
 def test_a_background_leftover_of_a_quick_check_is_killed_too(tmp_path: Path) -> None:
     result = run(command("sleep 300 & echo $! > child.pid; echo started"), tmp_path)
     assert result == CheckResult(True, "started", None, True)
-    assert _alive(int((tmp_path / "child.pid").read_text())) is False
+    assert pid_running(int((tmp_path / "child.pid").read_text())) is False
+
+
+class _SetOnceWritten(threading.Event):
+    """A cancel event that turns set once the check has written `path`, as a stop() would."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def is_set(self) -> bool:
+        return self.path.exists() and self.path.read_text().endswith("\n")
+
+
+def test_cancel_kills_a_running_check_which_then_counts_as_not_run(tmp_path: Path) -> None:
+    child = tmp_path / "child.pid"
+    block = command("sleep 300 & echo $! > child.pid; wait", "- Timeout: 120s")
+    result = check_once(
+        barrier(block),
+        project_dir=tmp_path,
+        approvals=NOBODY,
+        require_approval=False,
+        cancel=_SetOnceWritten(child),
+    )
+    # Not "timed out": only the cancel could have ended it before its 120 s.
+    assert result == CheckResult(False, CANCELLED, None, False)
+    assert CANCELLED == "not finished: wild is stopping"
+    assert pid_running(int(child.read_text())) is False
 
 
 # ------------------------------------------------------------------------------ approval

@@ -327,33 +327,6 @@ def test_append_to_a_missing_folder_says_what_to_do(tmp_path: Path) -> None:
     )
 
 
-def test_append_follows_a_file_replaced_between_open_and_lock(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "alerts.jsonl"
-    path.write_bytes(line("old"))
-    replacement = tmp_path / "new.jsonl"
-    replacement.write_bytes(line("kept"))
-    old_fd = os.open(path, os.O_RDONLY)
-    real_flock = fcntl.flock
-    calls: list[int] = []
-
-    def flock_after_a_compaction(fd: int, operation: int) -> None:
-        if not calls:
-            os.replace(replacement, path)  # compaction wins the race for the name
-        calls.append(operation)
-        real_flock(fd, operation)
-
-    monkeypatch.setattr(fcntl, "flock", flock_after_a_compaction)
-    append_alert(path, {"id": "new"})
-    try:
-        assert os.pread(old_fd, 1000, 0) == line("old")
-    finally:
-        os.close(old_fd)
-    assert path.read_bytes() == line("kept") + b'{"id":"new"}\n'
-    assert len(calls) == 2
-
-
 def _append_many(path: str, worker: int, count: int, pad: int, start: Any) -> None:
     start.wait()
     for i in range(count):

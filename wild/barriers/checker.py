@@ -139,6 +139,7 @@ class BarrierChecker:
                 approvals=approvals,
                 require_approval=require,
                 env=self._env,
+                cancel=self._stopping,  # stop() kills a check in flight rather than wait for it
             )
             return _Outcome(barrier, result, _refused_command(barrier, approvals, require))
 
@@ -239,7 +240,7 @@ class BarrierChecker:
         self._poked.set()
 
     def stop(self, timeout: float | None = None) -> None:
-        """Stop the thread after the check in flight, if any, has finished."""
+        """Stop the thread, killing any check in flight (its result is not recorded)."""
         self._stopping.set()
         self._poked.set()
         if self._thread is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,9 @@ DEFAULT_TIMEOUT_S = 60.0
 # Variables a check may see; everything else (API keys, *_TOKEN, AWS_*) stays with wild.
 SAFE_ENV_KEYS = ("PATH", "HOME", "USER", "LANG", "TMPDIR", "SHELL")
 SAFE_ENV_PREFIXES = ("LC_", "WILD_", "SLURM_")
-# The command goes in as "$2", never spliced into this text: stderr to the file "$1", so
-# `Expect:` and counts see stdout alone, then exec the command with /bin/sh as usual.
-_STDOUT_ONLY = 'exec 2>"$1"; exec /bin/sh -c "$2"'
+# What a check's stderr adds to a failure's `Result:` is one shortened line: its end suffices.
+_STDERR_TAIL = 4096
+CANCELLED = "not finished: wild is stopping"
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
@@ -65,8 +66,13 @@ def check_once(
     approvals: Approvals,
     require_approval: bool,
     env: Mapping[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> CheckResult:
-    """Check `barrier` once; never raises for a failing or misbehaving command."""
+    """Check `barrier` once; never raises for a failing or misbehaving command.
+
+    Setting `cancel` kills a running command at once; the result then has `ran=False`, so
+    nothing is recorded for a check that did not finish.
+    """
     if barrier.type == "file-exists":
         return _file_exists(barrier, project_dir)
     if barrier.type in ("webhook", "manual"):
@@ -89,39 +95,45 @@ def check_once(
     )
     extra = {"WILD_BARRIER_ID": barrier.id, "WILD_PROJECT_DIR": str(project_dir), **(env or {})}
     try:
-        result, stderr = _run(command, project_dir, timeout, scrubbed_env(extra))
+        result = _run(command, project_dir, timeout, scrubbed_env(extra), cancel)
     except OSError as exc:  # no /bin/sh, project folder gone, out of processes
         problem = f"could not start the check in {project_dir}: {exc.strerror or exc}"
         return CheckResult(False, problem, problem, ran=False)
+    if result.cancelled:
+        return CheckResult(False, CANCELLED, None, ran=False)
     if result.timed_out:
         problem = f"timed out after {timeout:g}s; its process group was killed"
         return CheckResult(False, problem, problem, ran=True)
     if barrier.type == "count-based" and barrier.target is not None:
-        return _judge_count(barrier.target, result, stderr)
-    return _judge_command(barrier, result, stderr)
+        return _judge_count(barrier.target, result)
+    return _judge_command(barrier, result)
 
 
 def _run(
-    command: str, cwd: Path, timeout_s: float, env: Mapping[str, str]
-) -> tuple[ProcessResult, str]:
-    """Run `command` with /bin/sh; stdout in the result, stderr (capped) returned apart."""
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    env: Mapping[str, str],
+    cancel: threading.Event | None,
+) -> ProcessResult:
+    """Run `command` with /bin/sh; stderr apart, so `Expect:` and counts see stdout alone."""
     with tempfile.TemporaryDirectory(prefix="wild-check-") as folder:
-        err_path = Path(folder) / "stderr"
-        argv = [*shell_argv(_STDOUT_ONLY), "wild-check", str(err_path), command]
-        result = run_captured(argv, timeout_s=timeout_s, cwd=cwd, env=env)
-        try:
-            stderr = err_path.read_bytes()[-4096:].decode("utf-8", "replace")
-        except FileNotFoundError:
-            stderr = ""
-    return result, stderr
+        return run_captured(
+            shell_argv(command),
+            timeout_s=timeout_s,
+            cwd=cwd,
+            env=env,
+            stderr_path=Path(folder) / "stderr",
+            cancel=cancel,
+        )
 
 
-def _failure_detail(result: ProcessResult, stdout: str, stderr: str) -> str:
-    said = stderr.strip() or stdout
+def _failure_detail(result: ProcessResult, stdout: str) -> str:
+    said = result.stderr[-_STDERR_TAIL:].strip() or stdout
     return f"exit {result.exit_code}" + (f": {one_line(said)}" if said else "")
 
 
-def _judge_command(barrier: Barrier, result: ProcessResult, stderr: str) -> CheckResult:
+def _judge_command(barrier: Barrier, result: ProcessResult) -> CheckResult:
     stdout = result.output.strip()
     if barrier.expect is not None:
         want = barrier.expect.strip()
@@ -130,18 +142,16 @@ def _judge_command(barrier: Barrier, result: ProcessResult, stderr: str) -> Chec
         got = one_line(stdout) if stdout else "(empty)"
         status = f"output {got}, expecting {one_line(want)}"
         if result.exit_code != 0:
-            status += f" ({_failure_detail(result, '', stderr)})"
+            status += f" ({_failure_detail(result, '')})"
         return CheckResult(False, status, None, ran=True)
     if result.exit_code == 0:
         return CheckResult(True, one_line(stdout) or "exit 0", None, ran=True)
-    return CheckResult(False, _failure_detail(result, stdout, stderr), None, ran=True)
+    return CheckResult(False, _failure_detail(result, stdout), None, ran=True)
 
 
-def _judge_count(target: int, result: ProcessResult, stderr: str) -> CheckResult:
+def _judge_count(target: int, result: ProcessResult) -> CheckResult:
     if result.exit_code != 0:
-        problem = (
-            f"count command failed with {_failure_detail(result, result.output.strip(), stderr)}"
-        )
+        problem = f"count command failed with {_failure_detail(result, result.output.strip())}"
         return CheckResult(False, problem, problem, ran=True)
     printed = result.output.strip()
     if not _INTEGER.fullmatch(printed):

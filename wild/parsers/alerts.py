@@ -34,7 +34,7 @@ import orjson
 from wild import store
 from wild.clock import iso
 from wild.errors import WildError
-from wild.parsers.jsonl import split_complete_lines
+from wild.parsers.jsonl import append_bytes, split_complete_lines
 from wild.parsers.lines import Problem
 
 Severity = Literal["critical", "warning", "info"]
@@ -49,7 +49,6 @@ INCOMPLETE = "incomplete last line, waiting for the writer to finish it"
 # truncate-and-refill or a reused inode number changes them even when size and inode agree.
 FINGERPRINT_BYTES = 64
 _SNIPPET_CHARS = 200
-_APPEND_ATTEMPTS = 20
 # A line still being written by a writer that takes no lock usually completes within a
 # millisecond; compaction waits at most this long before carrying it over as it is.
 _SETTLE_S = 0.001
@@ -238,59 +237,11 @@ def encode_alert(record: Mapping[str, Any]) -> bytes:
     return data
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        # Only a signal or a full disk makes the kernel write less; finishing the line is
-        # better than leaving a torn one behind.
-        view = view[os.write(fd, view) :]
-
-
-def _is_current(fd: int, path: Path) -> bool:
-    """Whether `fd` is still the file at `path` (compaction replaces it by rename)."""
-    mine = os.fstat(fd)
-    try:
-        now = os.stat(path)
-    except FileNotFoundError:
-        return False
-    return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
-
-
-def _seal(fd: int) -> bytes:
-    """b"\\n" when the file ends in a torn line, so our line does not get glued to it."""
-    size = os.fstat(fd).st_size
-    return b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
-
-
-def _append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
-    """Append whole lines with one write, in a way compaction can wait for.
-
-    The shared flock on the file itself lets `compact` (exclusive flock on the old inode
-    before its last read) wait for appends already under way; an append that opened the
-    file just before the rename sees the inode changed and retries on the new file, so no
-    line lands in a file that is about to disappear. O_RDWR (not O_WRONLY) only to read the
-    last byte for `_seal`; O_APPEND still places every write at the end.
-    """
-    for _ in range(_APPEND_ATTEMPTS):
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            if not _is_current(fd, path):
-                continue
-            _write_all(fd, _seal(fd) + data)
-            if durable:
-                os.fsync(fd)
-            return
-        finally:
-            os.close(fd)
-    raise WildError(f"{path}: the file kept being replaced while appending; try again")
-
-
 def append_alert(path: Path | str, record: Mapping[str, Any]) -> None:
     """Append one alert line; safe against concurrent appenders and a running compaction."""
     data = encode_alert(record)
     try:
-        _append_bytes(Path(path), data)
+        append_bytes(Path(path), data)
     except OSError as err:
         raise WildError(
             f"{path}: cannot append the alert ({err.strerror}); "
@@ -669,7 +620,7 @@ def _append_archive(archive_path: Path, lines: tuple[bytes, ...]) -> tuple[int, 
             todo.append(line)
     if todo:
         # fsync before alerts.jsonl loses these lines, or a power cut could lose them both.
-        _append_bytes(archive_path, b"".join(line + b"\n" for line in todo), durable=True)
+        append_bytes(archive_path, b"".join(line + b"\n" for line in todo), durable=True)
     return len(todo), len(lines) - len(todo)
 
 
@@ -691,8 +642,8 @@ def compact(alerts_path: Path | str, archive_path: Path | str, lock_path: Path) 
     (fsynced) before alerts.jsonl is replaced, and lines already at the archive's end are
     not appended again, so re-running after a crash between the two steps neither loses nor
     duplicates. Appenders that take no lock: everything appended up to the rename is
-    carried over (`append_alert` callers are waited for by flock); a writer that does not
-    flock (a shell `>>`) and writes to the old file after the post-rename drain is lost —
+    carried over (appends through `jsonl.append_bytes` are waited for by flock); a writer that
+    does not flock (a shell `>>`) and writes to the old file after the post-rename drain is lost —
     the window is the few microseconds between its open() and write() straddling that drain.
     """
     alerts_path, archive_path = Path(alerts_path), Path(archive_path)
@@ -720,6 +671,6 @@ def _compact_open(fd: int, alerts_path: Path, archive_path: Path) -> CompactionR
     store.atomic_write(alerts_path, kept + tail)
     late = _read_settled(fd, plan.end + len(tail))
     if late:
-        _append_bytes(alerts_path, late)
+        append_bytes(alerts_path, late)
     carried = tail.count(b"\n") + late.count(b"\n")
     return CompactionReport(plan.archived_ids, appended, skipped, len(plan.keep) + carried, carried)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from wild.process import run_captured, shell_argv
 from wild.store import encode
@@ -19,10 +20,6 @@ from wild.store import encode
 ENV_MESSAGE_CAP = 32 * 1024
 DEFAULT_TIMEOUT_S = 30.0
 _ERROR_TAIL = 300
-
-# Runs the human's command string (`$0`) with stdin read from a file (`$1`). Both arrive as
-# separate arguments, so neither the message nor its file name is ever spliced into a script.
-_WITH_STDIN = 'exec /bin/sh -c "$0" < "$1"'
 
 
 class NotificationBatcher:
@@ -79,12 +76,14 @@ def send_notification(command: str | None, message: str, *, timeout_s: float) ->
         return None
     env = dict(os.environ)
     env["WILD_MESSAGE"] = message[:ENV_MESSAGE_CAP]
+    # The message reaches the command only as data (a file on stdin, a variable), never as code.
     with tempfile.NamedTemporaryFile(prefix="wild-notify-", suffix=".txt") as handle:
         handle.write(encode(message))
         handle.flush()
-        argv = [*shell_argv(_WITH_STDIN), command, handle.name]
         try:
-            result = run_captured(argv, timeout_s=timeout_s, env=env)
+            result = run_captured(
+                shell_argv(command), timeout_s=timeout_s, env=env, stdin=Path(handle.name)
+            )
         except OSError as error:
             return (
                 f"notify command could not start: {error}; check Notify Command in human-policy.md"
