@@ -1,8 +1,9 @@
-"""run_captured and kill_group: whole groups die, big output, stdin files, own stderr, cancel."""
+"""run_captured, wait_or_cancel and kill_group: whole groups die, big output, stdin, cancel."""
 
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -20,6 +21,8 @@ from wild.process import (
     run_captured,
     shell_argv,
     spawn,
+    stdin_source,
+    wait_or_cancel,
 )
 
 # Writes the group leader's pid, starts a grandchild and writes its pid, then waits for it.
@@ -184,3 +187,60 @@ def test_pid_running_counts_a_zombie_as_exited() -> None:
     assert pid_running(proc.pid) is False
     proc.wait()
     assert pid_running(proc.pid) is False
+
+
+def test_wait_or_cancel_without_timeout_or_cancel_waits_for_the_exit() -> None:
+    proc = spawn(shell_argv("exit 4"))
+    assert wait_or_cancel(proc, timeout_s=None) == "exited"
+    assert proc.returncode == 4
+
+
+def test_wait_or_cancel_leaves_a_timed_out_group_to_the_caller(tmp_path: Path) -> None:
+    proc = spawn(shell_argv("sleep 300"), cwd=tmp_path)
+    assert wait_or_cancel(proc, timeout_s=0) == "timed-out"
+    assert group_alive(proc.pid) is True
+    kill_group(proc, grace_s=0.1)
+    assert group_alive(proc.pid) is False
+
+
+def test_heartbeats_come_until_the_child_exits(tmp_path: Path) -> None:
+    proc = spawn(shell_argv("while [ ! -e go ]; do sleep 0.01; done"), cwd=tmp_path)
+    beats: list[int] = []
+
+    def on_beat() -> None:
+        beats.append(len(beats) + 1)
+        if len(beats) == 3:
+            (tmp_path / "go").touch()
+            proc.wait()  # exited before the next look: no fourth beat
+
+    ending = wait_or_cancel(proc, timeout_s=None, heartbeat_s=0.01, on_heartbeat=on_beat)
+    assert (ending, beats, proc.returncode) == ("exited", [1, 2, 3], 0)
+
+
+def test_a_crashing_heartbeat_kills_the_group(tmp_path: Path) -> None:
+    proc = spawn(shell_argv(WITH_GRANDCHILD + "wait"), cwd=tmp_path)
+
+    def explode() -> None:
+        _pid_from(tmp_path / "child.pid")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match=r"^boom$"):
+        wait_or_cancel(proc, timeout_s=None, heartbeat_s=0.01, on_heartbeat=explode)
+    assert pid_running(_pid_from(tmp_path / "child.pid")) is False
+    assert group_alive(proc.pid) is False
+
+
+def test_a_heartbeat_interval_must_be_positive() -> None:
+    proc = spawn(shell_argv("exit 0"))
+    with pytest.raises(ValueError, match=r"^heartbeat_s must be positive, not 0$"):
+        wait_or_cancel(proc, timeout_s=None, heartbeat_s=0, on_heartbeat=lambda: None)
+    proc.wait()
+
+
+def test_stdin_source_writes_bytes_to_a_regular_file() -> None:
+    with stdin_source(b"the prompt\n") as source:
+        assert not isinstance(source, int)
+        assert stat.S_ISREG(os.fstat(source.fileno()).st_mode)
+        assert source.read() == b"the prompt\n"
+    with stdin_source(None) as nothing:
+        assert nothing == subprocess.DEVNULL

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -25,7 +25,7 @@ STRAGGLER_GRACE_S = 0.5
 OUTPUT_CAP = 64 * 1024
 CANCEL_POLL_S = 0.05  # how soon a set cancel event is noticed
 
-_Ending = Literal["exited", "timed-out", "cancelled"]
+Ending = Literal["exited", "timed-out", "cancelled"]
 
 
 @dataclass(frozen=True)
@@ -139,25 +139,77 @@ def shell_argv(command: str) -> list[str]:
     return ["/bin/sh", "-c", command]
 
 
-def _wait_for_end(
-    proc: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None
-) -> _Ending:
-    """Wait for the leader to exit, the timeout to pass or `cancel` to be set."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        remaining = deadline - time.monotonic()
-        # An Event cannot be waited on together with a process: look at it every so often.
-        step = remaining if cancel is None else min(remaining, CANCEL_POLL_S)
-        try:
-            proc.wait(timeout=max(step, 0.0))
-        except subprocess.TimeoutExpired:
-            pass
-        else:
-            return "exited"
-        if cancel is not None and cancel.is_set():
-            return "cancelled"
-        if time.monotonic() >= deadline:
-            return "timed-out"
+def wait_or_cancel(
+    proc: subprocess.Popen[bytes],
+    *,
+    timeout_s: float | None,
+    cancel: threading.Event | None = None,
+    heartbeat_s: float = 60.0,
+    on_heartbeat: Callable[[], None] | None = None,
+) -> Ending:
+    """Wait for the leader to exit, `timeout_s` to pass (None: never) or `cancel` to be set.
+
+    `on_heartbeat` is called every `heartbeat_s` while it runs; a slow call skips beats rather
+    than bursting them. Ending any way but an exception leaves the group to the caller; an
+    exception (our own Ctrl-C, a crashing callback) kills it first, so nothing is orphaned.
+    """
+    if on_heartbeat is not None and heartbeat_s <= 0:
+        raise ValueError(f"heartbeat_s must be positive, not {heartbeat_s}")
+    started = time.monotonic()
+    deadline = started + timeout_s if timeout_s is not None else None
+    next_beat = started + heartbeat_s if on_heartbeat is not None else None
+    try:
+        while True:
+            if _wait_step(proc, _step(deadline, next_beat, cancel)):
+                return "exited"
+            if cancel is not None and cancel.is_set():
+                return "cancelled"
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                return "timed-out"
+            if on_heartbeat is not None and next_beat is not None and now >= next_beat:
+                on_heartbeat()
+                while next_beat <= time.monotonic():
+                    next_beat += heartbeat_s
+    except BaseException:
+        kill_group(proc)
+        raise
+
+
+def _step(
+    deadline: float | None, next_beat: float | None, cancel: threading.Event | None
+) -> float | None:
+    """How long to wait for the process before looking again; None: until it exits."""
+    marks = [mark for mark in (deadline, next_beat) if mark is not None]
+    step = min(marks) - time.monotonic() if marks else None
+    # An Event cannot be waited on together with a process: look at it every so often.
+    if cancel is not None:
+        step = CANCEL_POLL_S if step is None else min(step, CANCEL_POLL_S)
+    return None if step is None else max(step, 0.0)
+
+
+def _wait_step(proc: subprocess.Popen[bytes], step: float | None) -> bool:
+    """Whether the leader exited within `step` seconds."""
+    try:
+        proc.wait(timeout=step)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def stdin_source(data: bytes | Path | None) -> Iterator[IO[bytes] | int]:
+    """A child's stdin: /dev/null, a file, or `data` written to a temp file first (not a pipe)."""
+    if data is None:
+        yield subprocess.DEVNULL
+    elif isinstance(data, Path):
+        with data.open("rb") as source:
+            yield source
+    else:
+        with tempfile.TemporaryFile() as source:
+            source.write(data)
+            source.seek(0)
+            yield source
 
 
 def _tail(handle: IO[bytes]) -> str:
@@ -188,21 +240,17 @@ def run_captured(
     started = time.monotonic()
     with contextlib.ExitStack() as files:
         sink = files.enter_context(tempfile.TemporaryFile())
-        source = files.enter_context(stdin.open("rb")) if stdin is not None else None
+        source = files.enter_context(stdin_source(stdin))
         errors = files.enter_context(stderr_path.open("w+b")) if stderr_path is not None else None
         proc = spawn(
             argv,
             cwd=cwd,
             env=env,
             stdout=sink,
-            stdin=subprocess.DEVNULL if source is None else source,
+            stdin=source,
             stderr=errors,
         )
-        try:
-            ending = _wait_for_end(proc, timeout_s, cancel)
-        except BaseException:
-            kill_group(proc)  # our own Ctrl-C or crash must not orphan the command
-            raise
+        ending = wait_or_cancel(proc, timeout_s=timeout_s, cancel=cancel)
         # Kill stragglers even after a clean exit: a check must not leave a daemon behind.
         kill_group(proc, grace_s=STRAGGLER_GRACE_S if ending == "exited" else GRACE_S)
         duration = time.monotonic() - started

@@ -19,6 +19,7 @@ from wild.agents.fake_agent import payload
 from wild.agents.registry import build_command, output_format
 from wild.agents.runner import TEXT_TAIL, AgentRequest, AgentRun, Heartbeat, agent_env, run_agent
 from wild.errors import WildError
+from wild.process import pid_running
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = (sys.executable, "-m", "wild.agents.fake_agent")
@@ -56,15 +57,6 @@ def _wait_until(condition: Callable[[], bool]) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the fake agent never got there"
         time.sleep(0.01)
-
-
-def _dead(pid: int) -> bool:
-    """Gone, or a zombie waiting for init to reap it (it runs no more)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state in ("Z", "X")
 
 
 def _agent_output(run: AgentRun) -> bytes:
@@ -158,7 +150,7 @@ def test_timeout_kills_the_agent_and_its_grandchild(tmp_path: Path) -> None:
     grandchild = int(pid_file.read_text())
     assert (run.timed_out, run.cancelled, run.exit_code) == (True, False, -signal.SIGTERM)
     assert run.failed
-    _wait_until(lambda: _dead(grandchild))
+    _wait_until(lambda: not pid_running(grandchild))
     assert run.final_text == "working\n"
     last = run.log_path.read_text().splitlines()[-1]
     assert re.fullmatch(
@@ -186,7 +178,7 @@ def test_cancel_kills_the_group_at_once(tmp_path: Path) -> None:
     run = run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], cancel=cancel,
                              heartbeat_s=0.05, on_heartbeat=cancel_when_spawned))
     assert (run.cancelled, run.timed_out, run.exit_code) == (True, False, -signal.SIGTERM)
-    _wait_until(lambda: _dead(int(pid_file.read_text())))
+    _wait_until(lambda: not pid_running(int(pid_file.read_text())))
 
 
 def test_cancel_from_another_thread(tmp_path: Path) -> None:
@@ -215,7 +207,7 @@ def test_a_crashing_callback_still_kills_the_group(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"^boom$"):
         run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], heartbeat_s=0.05,
                            on_heartbeat=explode))
-    _wait_until(lambda: _dead(int(pid_file.read_text())))
+    _wait_until(lambda: not pid_running(int(pid_file.read_text())))
 
 
 def test_five_megabytes_of_output_do_not_deadlock_and_all_reach_the_log(tmp_path: Path) -> None:

@@ -8,12 +8,9 @@ TEXT_TAIL bytes for text agents, or every stream-json line (each bounded) for Cl
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import shlex
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -27,11 +24,10 @@ from wild.agents.signals import Signals, parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
 from wild.clock import Clock, SystemClock, iso
 from wild.errors import WildError
-from wild.process import GRACE_S, kill_group, spawn
+from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
 MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
-CANCEL_POLL_S = 0.05  # how soon a set cancel event is noticed
 LOG_PREFIX = b"[wild] "
 HEARTBEAT_PREFIX = LOG_PREFIX + b"heartbeat "
 SHOWN_ARG_CHARS = 120  # the prompt argument is shortened in the log header
@@ -150,37 +146,6 @@ class _Log:
         return end - self.start - self._own
 
 
-@contextlib.contextmanager
-def _stdin_source(data: bytes | None) -> Iterator[IO[bytes] | int]:
-    """Feed stdin from a file, so a child that never reads it cannot block us."""
-    if data is None:
-        yield subprocess.DEVNULL
-        return
-    with tempfile.TemporaryFile() as source:
-        source.write(data)
-        source.seek(0)
-        yield source
-
-
-def _pidfd(pid: int) -> int | None:
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):  # not Linux ≥ 5.3: fall back to polling
-        return None
-
-
-def _wait(proc: subprocess.Popen[bytes], pidfd: int | None, timeout: float) -> bool:
-    """Wait up to `timeout` for the process to exit; True once it has."""
-    if pidfd is not None:
-        select.select([pidfd], [], [], max(timeout, 0.0))
-        return proc.poll() is not None
-    try:
-        proc.wait(timeout=max(timeout, 0.0))
-    except subprocess.TimeoutExpired:
-        return False
-    return True
-
-
 @dataclass(frozen=True)
 class _Outcome:
     exit_code: int
@@ -190,33 +155,15 @@ class _Outcome:
 
 def _supervise(request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log,
                started: float) -> _Outcome:
-    pidfd = _pidfd(proc.pid)
-    deadline = started + request.timeout_s if request.timeout_s is not None else None
-    next_beat = started + request.heartbeat_s
-    try:
-        while True:
-            now = time.monotonic()
-            limit = min(next_beat, deadline) if deadline is not None else next_beat
-            wait_s = min(limit - now, CANCEL_POLL_S) if request.cancel else limit - now
-            if _wait(proc, pidfd, wait_s):
-                return _Outcome(proc.returncode)
-            now = time.monotonic()
-            if request.cancel is not None and request.cancel.is_set():
-                kill_group(proc)
-                return _Outcome(proc.returncode, cancelled=True)
-            if deadline is not None and now >= deadline:
-                kill_group(proc)
-                return _Outcome(proc.returncode, timed_out=True)
-            if now >= next_beat:
-                _heartbeat(request, proc.pid, log, now - started)
-                while next_beat <= time.monotonic():  # a slow callback skips beats, no burst
-                    next_beat += request.heartbeat_s
-    except BaseException:
-        kill_group(proc, grace_s=GRACE_S)  # our own crash or Ctrl-C must not orphan the agent
-        raise
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
+    ending = wait_or_cancel(
+        proc, timeout_s=request.timeout_s, cancel=request.cancel, heartbeat_s=request.heartbeat_s,
+        on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
+    )
+    if ending != "exited":
+        # Only a killed run loses its group: a job the agent left in the background lives on.
+        kill_group(proc)
+    return _Outcome(proc.returncode, timed_out=ending == "timed-out",
+                    cancelled=ending == "cancelled")
 
 
 def _heartbeat(request: AgentRequest, pid: int, log: _Log, elapsed: float) -> None:
@@ -303,7 +250,7 @@ def run_agent(request: AgentRequest) -> AgentRun:
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **request.env}
     with request.log_path.open("a+b", buffering=0) as handle, \
-            _stdin_source(request.stdin) as stdin:
+            stdin_source(request.stdin) as stdin:
         _Log(handle).line(f"started {iso(request.clock.now())} in {request.cwd}: "
                           f"{_shown(request.argv)}")
         log = _Log(handle)
