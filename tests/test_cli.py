@@ -411,3 +411,21 @@ def test_status_watch_redraws_when_a_file_changes(wild_dir: Path) -> None:
 
     assert watch_status(WildPaths(wild_dir), FixedClock(), show, max_updates=2) == 2
     assert seen == [0, 1]
+
+
+def test_demo_into_a_closed_pipe_exits_quietly() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wild", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == "\n"
+    assert proc.stdout.readline().startswith("== A sample project in ")
+    proc.stdout.close()  # the reader goes away, as `| head -2` would
+    assert proc.wait(timeout=120) == 1
+    stderr = proc.stderr.read()
+    proc.stderr.close()
+    assert "crashed" not in stderr
+    assert "Traceback" not in stderr

@@ -6,9 +6,10 @@ Exit codes: 0 ok, 1 user error (`Error: …` with what to do), 2 usage, 3 unexpe
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from tempfile import gettempdir
 from typing import Any
@@ -67,6 +68,11 @@ class WildCommand(click.Command):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
+        except BrokenPipeError:
+            # The reader went away (`wild demo | head`): stop quietly, as other CLIs do.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(1)
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
             log = _crash_log(exc)
             click.echo(
@@ -229,7 +235,7 @@ def _dispatch(action: str, paths: WildPaths, as_json: bool, opts: dict[str, Any]
         kind = "urgent human input" if opts["urgent"] else "human input"
         click.echo(f"Queued {kind} {key} in {paths.human}")
     elif action == "update_policy":
-        duration = parse_duration(opts["duration"]) if opts["duration"] else None
+        duration = _duration("--duration", opts["duration"])
         edits.update_policy(paths, opts["update_policy"], duration=duration, now=now)
         suffix = f" for {opts['duration']}" if opts["duration"] else ""
         click.echo(f"Policy is now {opts['update_policy']}{suffix} ({paths.policy})")
@@ -288,6 +294,21 @@ def _approve(paths: WildPaths, barrier_id: str) -> None:
         click.echo(f"  {name}: {command}")
 
 
+def _duration(flag: str, value: str | None) -> timedelta | None:
+    """A duration flag's value; a bad one is a usage error (exit 2) naming the flag."""
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except WildError as exc:
+        raise UsageError(f"{flag} {value}: {exc}") from None
+
+
+def _seconds(flag: str, value: str | None) -> float | None:
+    duration = _duration(flag, value)
+    return duration.total_seconds() if duration is not None else None
+
+
 def _loop(goal: str, paths: WildPaths, opts: dict[str, Any]) -> None:
     agent = "custom" if opts["agent_cmd"] and opts["agent"] == "claude" else opts["agent"]
     options = LoopOptions(
@@ -296,16 +317,16 @@ def _loop(goal: str, paths: WildPaths, opts: dict[str, Any]) -> None:
         model=opts["model"],
         agent_cmd=opts["agent_cmd"],
         max_iterations=opts["max_iterations"],
-        max_time_s=parse_duration(opts["max_time"]).total_seconds() if opts["max_time"] else None,
+        max_time_s=_seconds("--max-time", opts["max_time"]),
         once=opts["once"],
-        agent_timeout_s=parse_duration(opts["agent_timeout"]).total_seconds(),
+        agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
     )
     result = run_loop(
         paths,
         options,
         clock,
         policy=opts["policy"],
-        duration=parse_duration(opts["duration"]) if opts["duration"] else None,
+        duration=_duration("--duration", opts["duration"]),
         policy_file=opts["policy_file"],
         webhook_port=opts["webhook_port"],
         out=click.echo,

@@ -136,6 +136,7 @@ def _cycle_members(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
     """Each task on a dependency cycle, mapped to the cycle path for the report."""
     on_cycle: dict[str, tuple[str, ...]] = {}
     state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    known_deps = {key: [d for d in task.depends_on if d in tasks] for key, task in tasks.items()}
     for start in tasks:
         if state.get(start):
             continue
@@ -147,7 +148,7 @@ def _cycle_members(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
             if index == 0:
                 state[node] = 1
                 path.append(node)
-            deps = [d for d in tasks[node].depends_on if d in tasks]
+            deps = known_deps[node]
             if index < len(deps):
                 stack.append((node, index + 1))
                 nxt = deps[index]

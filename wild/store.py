@@ -65,33 +65,53 @@ def _current_umask() -> int:
     return mask
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` so that a kill -9 at any instant leaves the old or the new bytes.
+def _write_temp(path: Path, data: bytes) -> tuple[Path, Path]:
+    """Write and fsync `data` beside `path`'s real target; returns (target, temp file).
 
-    Temp file in the same folder (os.replace cannot cross filesystems), fsync before the
-    rename so the new name never points at empty data, the old file mode kept (mkstemp makes
-    0600), symlinks followed so a user's link stays a link, then fsync the folder so the
-    rename itself is durable.
+    Same folder because os.replace cannot cross filesystems; symlinks are followed so a
+    user's link stays a link; the old file mode is kept (mkstemp makes 0600).
     """
     target = Path(os.path.realpath(path))
-    folder = target.parent
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_current_umask()
-    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
-        os.replace(tmp_name, target)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
+        _discard(Path(tmp_name))
         raise
-    _fsync_dir(folder)
+    return target, Path(tmp_name)
+
+
+def _discard(tmp: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+
+
+def _commit(target: Path, tmp: Path) -> None:
+    """Rename the fsynced temp file over the target, then fsync the folder for the rename."""
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        _discard(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` so that a kill -9 at any instant leaves the old or the new bytes.
+
+    The data is durable before the rename (else the new name may point at an empty file
+    after a power loss), and the rename is made durable by fsyncing the folder.
+    """
+    target, tmp = _write_temp(path, data)
+    _commit(target, tmp)
 
 
 @contextlib.contextmanager
@@ -122,13 +142,16 @@ def update_text(
             new_bytes = encode(new_text)
             if new_bytes == before:
                 return new_text
-            # Last-instant re-check: a human or agent may have saved while we computed.
+            target, tmp = _write_temp(path, new_bytes)
+            # Last-instant re-check, after the slow write and fsync, right before the rename:
+            # an editor's save can only be lost in the microseconds between the two.
             if read_bytes(path) != before:
+                _discard(tmp)
                 continue
             # Announce before replacing: the watcher may see the rename before we return.
             if on_written is not None:
                 on_written(new_bytes)
-            atomic_write(path, new_bytes)
+            _commit(target, tmp)
             return new_text
     raise ConflictError(
         f"{path}: the file kept changing while wild tried to update it; "

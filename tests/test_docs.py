@@ -1,0 +1,202 @@
+"""The user docs stay true: every CLI flag documented and none stale; format examples parse."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import pytest
+
+from wild.cli import cli
+from wild.commands.run_loop import EXIT_CODES
+from wild.control import read_pending
+from wild.errors import UsageError, WildError
+from wild.parsers import barriers, human, policy, tasks
+from wild.parsers.alerts import read_new
+from wild.parsers.events_log import read_events
+from wild.parsers.state import LoopState, load_state
+from wild.paths import WildPaths
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI_DOC = ROOT / "docs" / "cli.md"
+FORMATS_DOC = ROOT / "docs" / "formats.md"
+NOT_BUILT = "\n## Not built yet\n"
+# `--flag` as a whole token: not the tail of `---` or of a longer word.
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])")
+FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
+ATTRIBUTE = re.compile(r"(\w+)=(\S+)")
+
+
+def cli_long_options() -> set[str]:
+    """Every `--name` the click command accepts, `--help` included."""
+    params = cli.get_params(click.Context(cli))
+    return {name for p in params for name in (*p.opts, *p.secondary_opts) if name[:2] == "--"}
+
+
+def cli_doc_parts() -> tuple[str, str]:
+    """(the documented part of docs/cli.md, its "Not built yet" section)."""
+    documented, marker, not_built = CLI_DOC.read_text().partition(NOT_BUILT)
+    assert marker, f"{CLI_DOC} lost its '## Not built yet' section"
+    return documented, not_built
+
+
+def test_every_cli_option_is_documented() -> None:
+    documented = set(FLAG.findall(cli_doc_parts()[0]))
+    assert sorted(cli_long_options() - documented) == []
+
+
+def test_every_option_the_doc_names_exists() -> None:
+    documented = set(FLAG.findall(cli_doc_parts()[0]))
+    assert sorted(documented - cli_long_options()) == []
+
+
+def test_options_listed_as_not_built_really_are_missing() -> None:
+    """When one gets built, this fails until the doc describes it properly."""
+    not_built = set(FLAG.findall(cli_doc_parts()[1]))
+    assert not_built
+    assert sorted(not_built & cli_long_options()) == []
+
+
+def test_documented_exit_codes_are_the_ones_wild_uses() -> None:
+    documented = {int(code) for code in re.findall(r"^\| (\d+) \|", CLI_DOC.read_text(), re.M)}
+    assert documented == {0, 1, 2, 3, 130}
+    assert {WildError.exit_code, UsageError.exit_code, *EXIT_CODES.values()} <= documented
+
+
+def test_readme_points_to_the_reference_docs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "docs/cli.md" in readme
+    assert "docs/formats.md" in readme
+
+
+# ---------------------------------------------------------------------- docs/formats.md
+
+
+@dataclass(frozen=True)
+class Example:
+    """One fenced block of docs/formats.md tagged `title=<file>`."""
+
+    file: str
+    line: int  # of the opening fence, 1-based
+    text: str
+    problems: int  # how many problems the example is meant to show
+
+
+def examples(doc: str) -> list[Example]:
+    found: list[Example] = []
+    lines = doc.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        opening = FENCE.fullmatch(lines[index].rstrip("\n"))
+        index += 1
+        if opening is None:
+            continue
+        fence, attributes = opening.group(1), dict(ATTRIBUTE.findall(opening.group(2)))
+        start = index
+        while index < len(lines) and lines[index].rstrip() != fence:
+            index += 1
+        if "title" in attributes:
+            text = "".join(lines[start:index])
+            found.append(
+                Example(attributes["title"], start, text, int(attributes.get("problems", "0")))
+            )
+        index += 1  # past the closing fence
+    return found
+
+
+# Each reader returns (records found, problems) for an example's text.
+Reader = Callable[[str, Path], tuple[int, list[str]]]
+
+
+def _tasks(text: str, _tmp: Path) -> tuple[int, list[str]]:
+    doc = tasks.parse(text)
+    return len(doc.tasks), [str(p) for p in doc.problems]
+
+
+def _barriers(text: str, _tmp: Path) -> tuple[int, list[str]]:
+    doc = barriers.parse(text)
+    return len(doc.barriers), [str(p) for p in doc.problems]
+
+
+def _human(text: str, _tmp: Path) -> tuple[int, list[str]]:
+    doc = human.parse(text)
+    return len(doc.inputs), [str(p) for p in doc.problems]
+
+
+def _policy(text: str, _tmp: Path) -> tuple[int, list[str]]:
+    doc = policy.parse(text)
+    return len(doc.settings) + len(doc.rules), [str(p) for p in doc.problems]
+
+
+def _alerts(text: str, tmp: Path) -> tuple[int, list[str]]:
+    path = tmp / "alerts.jsonl"
+    path.write_text(text)
+    result = read_new(path, None)
+    return len(result.entries), [str(p) for p in result.problems]
+
+
+def _events(text: str, tmp: Path) -> tuple[int, list[str]]:
+    path = tmp / "events.log"
+    path.write_text(text)
+    events, problems = read_events(path)
+    return len(events), [str(p) for p in problems]
+
+
+def _state(text: str, tmp: Path) -> tuple[int, list[str]]:
+    path = tmp / "state.json"
+    path.write_text(text)
+    loaded = load_state(path)
+    return int(loaded.state != LoopState()), [str(p) for p in loaded.problems]
+
+
+def _control(text: str, tmp: Path) -> tuple[int, list[str]]:
+    paths = WildPaths(tmp)
+    paths.control.write_text(text)
+    requests, _ = read_pending(paths, 0)
+    lines = [line for line in text.splitlines() if line.strip()]
+    # The control reader skips what it cannot use without a report: count those lines here.
+    return len(requests), [f"control: {len(lines) - len(requests)} line(s) skipped"][
+        : int(len(lines) != len(requests))
+    ]
+
+
+READERS: dict[str, Reader] = {
+    "tasks.md": _tasks,
+    "alerts.jsonl": _alerts,
+    "barriers.md": _barriers,
+    "human-policy.md": _policy,
+    "human.md": _human,
+    "state.json": _state,
+    "events.log": _events,
+    "control": _control,
+}
+EXAMPLES = examples(FORMATS_DOC.read_text())
+
+
+def test_every_file_has_an_example_and_every_example_a_known_file() -> None:
+    assert sorted({e.file for e in EXAMPLES}) == sorted(READERS)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.file}@{e.line}" for e in EXAMPLES])
+def test_format_example_parses_as_documented(example: Example, tmp_path: Path) -> None:
+    records, problems = READERS[example.file](example.text, tmp_path)
+    assert records > 0, "an example that holds no record shows nothing"
+    if example.problems == 0:
+        assert problems == []
+    else:
+        assert len(problems) == example.problems, problems
+
+
+def test_examples_finds_tagged_blocks_only() -> None:
+    doc = (
+        "text\n```bash\nwild --init\n```\n"
+        "```markdown title=tasks.md problems=2\n- [ ] a\n```\n"
+        "````jsonl title=control\n```\n{}\n````\n"
+    )
+    assert examples(doc) == [
+        Example("tasks.md", 5, "- [ ] a\n", 2),
+        Example("control", 8, "```\n{}\n", 0),
+    ]
