@@ -18,6 +18,7 @@ SelectionKind = Literal["human-input", "alert", "task", "blocked", "complete"]
 SEVERITY_ORDER: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
 # Barriers the checker can test by itself; webhook and manual ones only change from outside.
 CHECKABLE_TYPES = frozenset({"command-check", "file-exists", "count-based"})
+OPEN = frozenset({"todo", "in-progress"})
 
 
 @dataclass(frozen=True)
@@ -133,11 +134,30 @@ def _alert_item(alert: Alert) -> WorkItem:
 
 
 def _cycle_members(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
-    """Each task on a dependency cycle, mapped to the cycle path for the report."""
+    """Each unfinished task on a dependency cycle, mapped to the cycle path for the report.
+
+    Only unfinished tasks count: a cycle through a finished task blocks nobody.
+    """
+    open_ids = {key for key, task in tasks.items() if task.status in OPEN}
+    deps = {key: [d for d in tasks[key].depends_on if d in open_ids] for key in open_ids}
+    # Peel off tasks that cannot reach a cycle (sinks, repeatedly): O(tasks + edges), and
+    # what remains is usually empty, so the path-finding search below rarely runs.
+    waiting_on = {key: len(set(targets)) for key, targets in deps.items()}
+    needed_by: dict[str, list[str]] = {}
+    for key, targets in deps.items():
+        for target in set(targets):
+            needed_by.setdefault(target, []).append(key)
+    sinks = [key for key, count in waiting_on.items() if count == 0]
+    while sinks:
+        for user in needed_by.get(sinks.pop(), ()):
+            waiting_on[user] -= 1
+            if waiting_on[user] == 0:
+                sinks.append(user)
+    # Dicts keep file order, so the search (and which path names a cycle) is deterministic.
+    remaining = [key for key in tasks if waiting_on.get(key)]
     on_cycle: dict[str, tuple[str, ...]] = {}
     state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
-    known_deps = {key: [d for d in task.depends_on if d in tasks] for key, task in tasks.items()}
-    for start in tasks:
+    for start in remaining:
         if state.get(start):
             continue
         # Iterative DFS: a 10,000-task chain must not hit Python's recursion limit.
@@ -148,10 +168,10 @@ def _cycle_members(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
             if index == 0:
                 state[node] = 1
                 path.append(node)
-            deps = known_deps[node]
-            if index < len(deps):
+            node_deps = deps[node]
+            if index < len(node_deps):
                 stack.append((node, index + 1))
-                nxt = deps[index]
+                nxt = node_deps[index]
                 if state.get(nxt) == 1:
                     cycle = (*path[path.index(nxt) :], nxt)
                     for member in cycle:
@@ -210,7 +230,7 @@ def _task_items(snapshot: WorkSnapshot) -> tuple[list[WorkItem], list[WorkItem],
     ready_todo: list[tuple[int, int, WorkItem]] = []
     blocked: list[WorkItem] = []
     for order, task in enumerate(snapshot.tasks):
-        if task.status not in ("todo", "in-progress"):
+        if task.status not in OPEN:
             continue
         if task.id is not None and by_id[task.id] is not task:
             # Work is found by id, so a second task with the same id could never be run
@@ -229,30 +249,28 @@ def _task_items(snapshot: WorkSnapshot) -> tuple[list[WorkItem], list[WorkItem],
             problems.append(f"{task.id}: {duplicate}")
             continue
         reason, waiting_on = _blocked_reason(task, by_id, barriers, cycles)
-        item = WorkItem(
-            kind="task",
-            id=task_key(task),
-            title=task.text,
-            priority=task.priority,
-            status=task.status,
-        )
+        key = task_key(task)
         if reason is not None:
             blocked.append(
                 WorkItem(
-                    kind="blocked",
-                    id=item.id,
-                    title=item.title,
-                    reason=reason,
-                    barriers=waiting_on,
-                    priority=task.priority,
-                    status=task.status,
+                    "blocked",
+                    key,
+                    task.text,
+                    reason,
+                    waiting_on,
+                    False,
+                    None,
+                    task.priority,
+                    task.status,
                 )
             )
             # Typos in task ids and cycles need a human; a barrier the agent has not written
             # yet is normal (it creates one when it launches the job), so only the reason says so.
             if "cycle" in reason or "unknown task" in reason:
-                problems.append(f"{item.id}: {reason}")
-        elif task.status == "in-progress":
+                problems.append(f"{key}: {reason}")
+            continue
+        item = WorkItem("task", key, task.text, priority=task.priority, status=task.status)
+        if task.status == "in-progress":
             ready_active.append(item)
         else:
             ready_todo.append((task.priority, order, item))
