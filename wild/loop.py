@@ -1,45 +1,59 @@
 """The main loop (seed 001): load state, report, select, handle one piece of work, sleep when idle.
 
-One fresh agent process per iteration. Idle and blocked waits are not iterations: the loop
-blocks on one wake event (file changes, barrier results, signals, control requests) and uses
-no CPU while it waits.
+One fresh agent process per iteration (`wild.handlers` runs it on the selected work). Idle and
+blocked waits are not iterations: the loop blocks on one wake event (file changes, barrier
+results, signals, control requests, the next timed duty) and uses no CPU while it waits.
+
+Decisions the seed leaves open:
+- When all remaining work waits on barriers wild can check, one monitoring iteration runs when
+  the loop becomes blocked, then again every `monitor_every_s` while it stays blocked.
+- An item waits for the human after NEED_HUMAN_INPUT or a blocking escalation; other work goes
+  on, except at autonomy level low (interactive), where nothing but human input starts while a
+  question is open. Any processed human input answers every open question.
+- `COMPLETE` never ends the loop by itself: the loop ends when no work is left. A premature
+  `COMPLETE` is recorded (events.log, and the next prompts' notes) and the loop goes on.
+- A usage-limited run waits for the reset (or `wild --stop`) and is not counted as a failure.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from wild import prompts
-from wild.agents.registry import build_command, output_format, prompt_on_stdin
-from wild.agents.runner import AgentRequest, AgentRun, agent_env, run_agent
+from wild import handlers
+from wild import iteration as iteration_md
+from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.barriers.checker import BarrierChecker
+from wild.bookkeeping import Bookkeeping, select_with_holds
 from wild.clock import Clock, SystemClock, iso, parse_time
 from wild.commands.init import init_wild
 from wild.control import ControlState, end_offset, read_pending
-from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert, AlertCursor, AlertLog, append_alert, status_update
+from wild.parsers.alerts import Alert, AlertCursor, AlertLog
 from wild.parsers.events_log import EventLog
 from wild.parsers.state import CurrentWork, LoopState, load_state, push_summary, save_state
 from wild.paths import WildPaths
-from wild.policy.escalation import progress_report_due, should_escalate, should_escalate_failures
+from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy
-from wild.reporting import Reporter
-from wild.selection import Selection, WorkItem, WorkSnapshot, select_work, task_key
-from wild.store import read_text, update_text
+from wild.reporting import Reporter, progress_summary
+from wild.selection import Selection
+from wild.store import update_text
 from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason, install_signal_handlers
 from wild.workspace import Workspace, load_workspace
 
 EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped"]
 Runner = Callable[[AgentRequest], AgentRun]
-HANDLED = ("human-input", "alert", "task")
+RATE_LIMIT_UNKNOWN_S = 300.0  # a usage limit that names no reset time
+RATE_LIMIT_MAX_S = 6 * 3600.0
+GC_YOUNG_THRESHOLD = 50_000
 
 
 @dataclass(frozen=True)
@@ -56,7 +70,8 @@ class LoopOptions:
     agent_timeout_s: float | None = 3600.0
     heartbeat_s: float = 60.0
     safety_rescan_s: float = 300.0
-    monitor_with_agent: bool = True  # one monitoring iteration each time the loop becomes blocked
+    monitor_with_agent: bool = True  # an agent looks at the jobs when all work waits on them
+    monitor_every_s: float | None = 1800.0  # ... and again this often while it still waits
 
 
 @dataclass(frozen=True)
@@ -66,13 +81,34 @@ class LoopResult:
     message: str
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How handling one piece of work went."""
+class _StopFlag(threading.Event):
+    """The loop's stop flag. Asking it also reads new `wild --stop/--pause` requests, so the
+    agent runner's cancel check (every 50 ms while an agent runs) notices a stop at once."""
 
-    ran_agent: bool
-    progressed: bool = False
-    run: AgentRun | None = None
+    def __init__(self, poll: Callable[[], None]) -> None:
+        super().__init__()
+        self._poll = poll
+
+    def is_set(self) -> bool:
+        if not super().is_set():
+            self._poll()  # sets the flag when a stop request is found
+        return super().is_set()
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect young objects less often while the loop runs.
+
+    The loop keeps big parsed documents alive (say 100k alerts, 10k tasks); at Python's
+    default threshold (700) full collections walk them several times per iteration, which
+    bench/bench_loop.py measured at half of the loop's time per iteration.
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 class Loop:
@@ -96,7 +132,7 @@ class Loop:
         self.environ = dict(os.environ if environ is None else environ)
         self.waker = Waker()
         self.self_writes = SelfWrites()
-        self.stop_event = threading.Event()
+        self.stop_event: threading.Event = _StopFlag(self._apply_control)
         self.events = EventLog(paths.events, self.clock)
         self.reporter = Reporter(paths, self.events, out, self._remember(paths.human))
         self.state = LoopState()
@@ -104,9 +140,29 @@ class Loop:
         self.alert_log = AlertLog(paths.alerts)
         self.control = ControlState()
         self._control_offset = 0
-        self._monitored = False  # ran a monitoring iteration since work was last possible
+        self._monitored_at: float | None = None  # monotonic time of the last monitoring run
         self._started = 0.0
         self._iterations_this_run = 0
+        self._agent_event: str | None = None  # events.log id of the last agent run's end
+        self._setup = iteration_md.AgentSetup(
+            goal=options.goal,
+            agent=options.agent,
+            model=options.model,
+            agent_cmd=options.agent_cmd,
+            timeout_s=options.agent_timeout_s,
+            heartbeat_s=options.heartbeat_s,
+        )
+        self._services = handlers.Services(
+            paths=paths,
+            clock=self.clock,
+            out=out,
+            events=self.events,
+            reporter=self.reporter,
+            edit=self._edit,
+            latest_alert=self._latest_alert,
+            run_agent=self._run_agent,
+            cause=lambda: self._agent_event,
+        )
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -123,34 +179,40 @@ class Loop:
         )
         save_state(self.paths.state, self.state)
 
-    def _extra(self, key: str) -> dict[str, Any]:
-        value = self.state.extra.get(key)
-        return dict(value) if isinstance(value, Mapping) else {}
+    @property
+    def book(self) -> Bookkeeping:
+        return Bookkeeping.from_extra(self.state.extra)
 
-    def _set_extra(self, key: str, value: Mapping[str, Any]) -> None:
-        extra = dict(self.state.extra)
-        if value:
-            extra[key] = dict(value)
-        else:
-            extra.pop(key, None)
-        self.state = replace(self.state, extra=extra)
+    def _set_book(self, book: Bookkeeping) -> None:
+        self.state = replace(self.state, extra=book.merged_into(self.state.extra))
+
+    def _latest_alert(self, alert_id: str) -> Alert | None:
+        self.alert_log.refresh()
+        return self.alert_log.index.get(alert_id)
+
+    def _result(self, reason: EndReason, message: str) -> LoopResult:
+        return LoopResult(reason, self._iterations_this_run, message)
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def run(self) -> LoopResult:
+        with _fewer_collections():
+            return self._run()
+
+    def _run(self) -> LoopResult:
         init_wild(self.paths)
         self.paths.logs.mkdir(exist_ok=True)
         loaded = load_state(self.paths.state, self.clock)
         for problem in loaded.problems:
             self.out(f"⚠️  {problem}")
-        now = self.clock.now()
         self.state = replace(
             loaded.state,
             active=True,
             prompt=self.options.goal,
             agent=self.options.agent,
             model=self.options.model,
-            started_at=loaded.state.started_at or iso(now),
+            started_at=loaded.state.started_at or iso(self.clock.now()),
+            paused=False,  # requests made before this run started do not count
         )
         self.alert_log = AlertLog(
             self.paths.alerts, since=AlertCursor.from_json(loaded.state.alerts_file_position)
@@ -185,6 +247,8 @@ class Loop:
         checker.start()
         try:
             result = self._cycle(watcher, checker, start_event)
+            if self.policy is not None:  # batched notes would be lost with the loop
+                self.reporter.flush_all(self.policy)
         finally:
             checker.stop()
             watcher.stop()
@@ -204,62 +268,69 @@ class Loop:
             self.policy = ws.policy
             self._progress_report(ws, cause)
             self.reporter.flush(ws.policy, self.clock.now())
-            if self.control.paused:
-                self.out("⏸️  paused; `wild --resume` continues")
-                self._idle(watcher, checker, ws, None)
-                continue
-            selection = select_work(self._snapshot(ws))
-            if selection.kind == "complete":
+            selection = None if self.control.paused else self._select(ws)
+            if selection is not None and selection.kind == "complete":
                 self.out("✅ All work complete.")
                 self.events.append("complete", cause=cause, iterations=self.state.iteration)
-                return LoopResult("complete", self._iterations_this_run, "all work complete")
-            if selection.kind == "blocked":
-                if self._should_monitor(selection):
-                    outcome = self._monitor(ws, selection)
-                    self._after_iteration(outcome)
-                    if self.options.once:
-                        return LoopResult("once", self._iterations_this_run, "one iteration done")
-                    continue
+                return self._result("complete", "all work complete")
+            outcome = self._work(ws, selection)
+            if outcome is None:
+                if self.options.once:
+                    return self._result("once", "nothing to run now")
                 self._idle(watcher, checker, ws, selection)
                 continue
-            self._monitored = False
-            item = selection.item
-            if item is None:  # only "complete" comes without an item, and it returned above
-                continue
-            outcome = self._handle(ws, item)
-            if outcome.ran_agent:
-                self._after_iteration(outcome)
-                if self.options.once:
-                    return LoopResult("once", self._iterations_this_run, "one iteration done")
-            if self.stop_event.is_set() or self.control.stop_requested:
-                return LoopResult("stopped", self._iterations_this_run, "stopped on request")
+            self._set_book(outcome.book)
+            self._after_iteration(outcome)
+            if self.options.once and outcome.run is not None:
+                return self._result("once", "one iteration done")
+
+    def _work(self, ws: Workspace, selection: Selection | None) -> handlers.Outcome | None:
+        """Handle the selected item, or monitor the barriers; None when there is nothing to do."""
+        if selection is None or selection.item is None:
+            return None
+        if selection.kind != "blocked":
+            self._monitored_at = None  # the next time all work waits, look at the jobs again
+            return handlers.handle(
+                self._services,
+                ws,
+                selection.item,
+                self.book,
+                feedback="\n".join(f"- {s}" for s in self.state.recent_summaries),
+                minutes_since_progress=self._minutes_since_progress(),
+            )
+        if self._monitor_in(selection) == 0.0:
+            self._monitored_at = self.clock.monotonic()
+            return handlers.monitor(self._services, ws, selection, self.book)
+        return None
 
     def _limits(self) -> LoopResult | None:
-        self._apply_control()
-        if self.stop_event.is_set() or self.control.stop_requested:
-            return LoopResult("stopped", self._iterations_this_run, "stopped on request")
+        if self.stop_event.is_set():  # reads new control requests too
+            return self._result("stopped", "stopped on request")
         limit = self.options.max_iterations
         if limit is not None and self._iterations_this_run >= limit:
-            return LoopResult(
-                "max-iterations", self._iterations_this_run, f"reached {limit} iterations"
-            )
-        max_time = self.options.max_time_s
-        if max_time is not None and self.clock.monotonic() - self._started >= max_time:
-            return LoopResult("max-time", self._iterations_this_run, "reached the time limit")
+            return self._result("max-iterations", f"reached {limit} iterations")
+        if self._time_left() == 0.0:
+            return self._result("max-time", "reached the time limit")
         return None
+
+    def _time_left(self) -> float | None:
+        if self.options.max_time_s is None:
+            return None
+        return max(0.0, self._started + self.options.max_time_s - self.clock.monotonic())
 
     def _apply_control(self) -> None:
         requests, self._control_offset = read_pending(self.paths, self._control_offset)
-        if requests:
-            before = self.control
-            self.control = self.control.apply(requests)
-            for request in requests:
-                self.events.append("control", command=request.command)
-            if before.paused != self.control.paused:
-                self.state = replace(self.state, paused=self.control.paused)
-                self._save()
-            if self.control.stop_requested:
-                self.stop_event.set()
+        if not requests:
+            return
+        before = self.control
+        self.control = self.control.apply(requests)
+        for request in requests:
+            self.events.append("control", command=request.command)
+        if before.paused != self.control.paused:
+            self.state = replace(self.state, paused=self.control.paused)
+            self._save()
+        if self.control.stop_requested:
+            self.stop_event.set()
 
     def _load(self) -> Workspace:
         """Parse the files; give id-less tasks their ids first (one minimal edit)."""
@@ -270,11 +341,21 @@ class Loop:
             ws = load_workspace(self.paths, self.clock.now(), alerts=self.alert_log.index.all())
         return ws
 
-    def _snapshot(self, ws: Workspace) -> WorkSnapshot:
-        awaiting = frozenset(self._extra("awaitingHuman"))
-        return replace(ws.snapshot(), awaiting_human=awaiting)
+    def _select(self, ws: Workspace) -> Selection:
+        return select_with_holds(ws, frozenset(self.book.awaiting))
 
     # -- waiting -------------------------------------------------------------------------
+
+    def _monitor_in(self, selection: Selection) -> float | None:
+        """Seconds until a monitoring iteration is due (0: now); None when none will be."""
+        if not (self.options.monitor_with_agent and selection.can_check):
+            return None
+        if self._monitored_at is None:
+            return 0.0
+        every = self.options.monitor_every_s
+        if every is None:
+            return None
+        return max(0.0, self._monitored_at + every - self.clock.monotonic())
 
     def _idle(
         self,
@@ -283,31 +364,28 @@ class Loop:
         ws: Workspace,
         selection: Selection | None,
     ) -> None:
-        if selection is not None and selection.item is not None:
+        if selection is None:
+            self.out("⏸️  paused; `wild --resume` continues")
+        elif selection.item is not None:
             waiting = ", ".join(b.id for b in selection.waiting_barriers) or selection.item.reason
             self.out(f"⏳ Waiting ({waiting}); sleeping until something changes")
-        timeout = self._idle_timeout(ws)
-        reasons = watcher.wait_for_work(timeout)
+        reasons = watcher.wait_for_work(self._idle_timeout(ws, selection))
         if any(r.path is not None and r.path.endswith("barriers.md") for r in reasons):
             checker.poke()
         self.events.append("wake", reasons=sorted({r.kind for r in reasons}))
 
-    def _idle_timeout(self, ws: Workspace) -> float | None:
-        """Sleep until the next timed duty (a progress report or batched note), else forever."""
+    def _idle_timeout(self, ws: Workspace, selection: Selection | None) -> float | None:
+        """Sleep until the next timed duty, else until something happens."""
         now = self.clock.now()
-        deadlines: list[datetime] = []
-        flush = self.reporter.next_flush()
-        if flush is not None:
-            deadlines.append(flush)
+        moments = [self.reporter.next_flush(), ws.policy.expires_at]
         if ws.policy.progress_report_minutes > 0:
             last = parse_time(self.state.last_progress_report) or parse_time(self.state.started_at)
             if last is not None:
-                deadlines.append(last + timedelta(minutes=ws.policy.progress_report_minutes))
-        if ws.policy.expires_at is not None and ws.policy.expires_at > now:
-            deadlines.append(ws.policy.expires_at)
-        if not deadlines:
-            return None
-        return max(0.0, (min(deadlines) - now).total_seconds())
+                moments.append(last + timedelta(minutes=ws.policy.progress_report_minutes))
+        waits = [max(0.0, (m - now).total_seconds()) for m in moments if m is not None]
+        later = (self._time_left(), None if selection is None else self._monitor_in(selection))
+        waits += [w for w in later if w is not None]
+        return min(waits) if waits else None
 
     def _progress_report(self, ws: Workspace, cause: str) -> None:
         now = self.clock.now()
@@ -316,101 +394,54 @@ class Loop:
             ws.policy, parse_time(self.state.last_progress_report), started, now
         ):
             return
-        snapshot = self._snapshot(ws)
-        done = sum(1 for t in ws.tasks.tasks if t.status == "complete")
-        open_alerts = [a for a in snapshot.alerts]
-        waiting = [b.id for b in ws.barriers.barriers if b.status == "waiting"]
-        current = self.state.current_work
-        summary = (
-            f"Tasks: {done}/{len(ws.tasks.tasks)} complete\n"
-            f"Alerts: {len(open_alerts)} open\n"
-            f"Barriers waiting: {', '.join(waiting) or 'none'}\n"
-            f"Iterations: {self.state.iteration}\n"
-            f"Current work: {f'{current.type} {current.id}' if current else 'none'}"
-        )
+        summary = progress_summary(ws, self.state)
         self.reporter.progress(ws.policy, now=now, summary=summary, cause=cause)
         self.state = replace(self.state, last_progress_report=iso(now))
         self._save()
 
-    # -- one piece of work ---------------------------------------------------------------
+    def _wait_for_rate_limit(self, run: AgentRun) -> None:
+        reset = run.rate_limit_reset
+        wait_s = RATE_LIMIT_UNKNOWN_S
+        if reset is not None:
+            wait_s = (reset - self.clock.now()).total_seconds()
+        wait_s = float(round(max(1.0, min(wait_s, RATE_LIMIT_MAX_S))))
+        self.out(f"⏳ The agent hit a usage limit; waiting {wait_s:.0f} s for it to reset")
+        self.events.append("rate-limited", wait_s=wait_s)
+        deadline = time.monotonic() + wait_s
+        # File events wake this wait too; the loop re-reads everything afterwards anyway.
+        while not self.stop_event.is_set() and (left := deadline - time.monotonic()) > 0:
+            self.waker.wait(left)
 
-    def _handle(self, ws: Workspace, item: WorkItem) -> Outcome:
-        if item.kind == "human-input":
-            return self._human_input(ws, item)
-        if item.kind == "alert":
-            return self._alert(ws, item)
-        return self._task(ws, item)
+    # -- one iteration -------------------------------------------------------------------
 
-    def _run(
-        self, ws: Workspace, kind: str, work_type: str, work_id: str, values: dict[str, object]
+    def _run_agent(
+        self, ws: Workspace, work_type: str, work_id: str, values: Mapping[str, object]
     ) -> AgentRun:
-        """Build the prompt, run one agent process, record the iteration."""
+        """Run one agent process on this work and record it in state.json and events.log."""
         iteration = self.state.iteration + 1
-        now = self.clock.now()
-        context = prompts.context_summary(
-            tuple(a for a in ws.alerts if a.status != "resolved"),
-            ws.tasks.tasks,
-            ws.barriers.barriers,
-        )
-        prompt = prompts.render(
-            kind,
-            self.paths.prompts,
-            {
-                **prompts.common_values(
-                    iteration=iteration,
-                    goal=self.options.goal,
-                    context=context,
-                    policy=ws.policy,
-                    work_id=work_id,
-                ),
-                **values,
-            },
-        )
-        prompt_file = self.paths.logs / f"iteration-{iteration}.prompt.md"
-        prompt_file.write_text(prompt, encoding="utf-8")
-        self.state = replace(
-            self.state,
-            current_work=CurrentWork(type=work_type, id=work_id, started_at=iso(now)),
-        )
-        self._save()
-        argv = build_command(
-            self.options.agent,
-            prompt,
-            self.options.model,
-            prompt_file=prompt_file,
-            skip_permissions=ws.policy.mode != "interactive",
-            agent_cmd=self.options.agent_cmd,
+        request = iteration_md.build_request(
+            self.paths,
+            self._setup,
+            ws,
+            iteration=iteration,
+            work_type=work_type,
+            work_id=work_id,
+            values=values,
             environ=self.environ,
+            cancel=self.stop_event,
+            clock=self.clock,
         )
-        started_event = self.events.append(
+        now = iso(self.clock.now())
+        self.state = replace(self.state, current_work=CurrentWork(work_type, work_id, now))
+        self._save()
+        started = self.events.append(
             "agent-start", iteration=iteration, work_type=work_type, work_id=work_id
         )
         self.out(f"🤖 Iteration {iteration}: {work_type} {work_id}")
-        run = self.runner(
-            AgentRequest(
-                argv=tuple(argv),
-                cwd=self.paths.project,
-                log_path=self.paths.logs / f"iteration-{iteration}.log",
-                env={
-                    **agent_env(
-                        wild_dir=self.paths.root.resolve(),
-                        iteration=iteration,
-                        work_type=work_type,
-                        work_id=work_id,
-                        prompt_file=prompt_file.resolve(),
-                    )
-                },
-                stdin=prompt.encode("utf-8") if prompt_on_stdin(self.options.agent) else None,
-                timeout_s=self.options.agent_timeout_s,
-                heartbeat_s=self.options.heartbeat_s,
-                cancel=self.stop_event,
-                output_format=output_format(self.options.agent),
-                clock=self.clock,
-            )
-        )
-        self.events.append(
+        run = self.runner(request)
+        self._agent_event = self.events.append(
             "agent-end",
-            cause=started_event,
+            cause=started,
             iteration=iteration,
             exit_code=run.exit_code,
             timed_out=run.timed_out,
@@ -422,20 +453,27 @@ class Loop:
         )
         return run
 
-    def _after_iteration(self, outcome: Outcome) -> None:
+    def _after_iteration(self, outcome: handlers.Outcome) -> None:
+        """Count the iteration, remember its summary, and wait out a usage limit."""
         run = outcome.run
-        if run is None:
+        if run is None:  # an escalation without an agent run is not an iteration
+            self._save()
             return
         self._iterations_this_run += 1
-        tokens = (run.input_tokens or 0) + (run.output_tokens or 0)
-        failures = (
-            0 if (outcome.progressed and not run.failed) else self.state.consecutive_failures + 1
-        )
-        summary = (
-            f"iteration {self.state.iteration + 1}: "
-            f"{self.state.current_work.type if self.state.current_work else 'work'} "
-            f"{self.state.current_work.id if self.state.current_work else ''} → "
-            f"exit {run.exit_code}, signals {', '.join(run.signals.promises) or 'none'}"
+        warning = iteration_md.failure_line(self.state.iteration + 1, run)
+        if warning is not None:
+            self.out(warning)
+        excused = run.cancelled or run.rate_limited
+        failures = self.state.consecutive_failures
+        if outcome.failed:
+            failures += 1
+        elif outcome.done or not excused:
+            failures = 0
+            self._set_book(self.book.progressed(iso(self.clock.now())))
+        work = self.state.current_work
+        what = f"{work.type} {work.id}" if work is not None else "work"
+        note = iteration_md.summary(
+            self.state.iteration + 1, what, run, done=outcome.done, failed=outcome.failed
         )
         self.state = push_summary(
             replace(
@@ -443,281 +481,34 @@ class Loop:
                 iteration=self.state.iteration + 1,
                 consecutive_failures=failures,
                 total_cost_usd=self.state.total_cost_usd + (run.cost_usd or 0.0),
-                total_tokens=self.state.total_tokens + tokens,
-                current_work=self.state.current_work if not outcome.progressed else None,
+                total_tokens=self.state.total_tokens
+                + (run.input_tokens or 0)
+                + (run.output_tokens or 0),
+                current_work=None if outcome.done else work,
             ),
-            summary,
+            note,
         )
-        if outcome.progressed:
-            self.state = replace(
-                self.state, extra={**self.state.extra, "lastProgressAt": iso(self.clock.now())}
-            )
+        if run.signals.has("COMPLETE") and not run.timed_out:
+            self._premature_complete()
         self._save()
         if run.rate_limited:
             self._wait_for_rate_limit(run)
 
-    def _wait_for_rate_limit(self, run: AgentRun) -> None:
-        reset = run.rate_limit_reset
-        wait_s = (reset - self.clock.now()).total_seconds() if reset is not None else 300.0
-        wait_s = max(1.0, min(wait_s, 6 * 3600.0))
-        self.out(f"⏳ The agent hit a usage limit; waiting {int(wait_s)} s for it to reset")
-        self.events.append("rate-limited", wait_s=wait_s)
-        deadline = time.monotonic() + wait_s
-        while not self.stop_event.is_set() and time.monotonic() < deadline:
-            self.waker.wait(deadline - time.monotonic())
-
-    def _common_signals(
-        self, ws: Workspace, run: AgentRun, related: str, cause: str | None
-    ) -> bool:
-        """NOTIFY_HUMAN and NEED_HUMAN_INPUT from any kind of work; True when the item now waits."""
-        signals = run.signals
-        now = self.clock.now()
-        if signals.has("NOTIFY_HUMAN"):
-            self.reporter.notify(
-                ws.policy,
-                now=now,
-                related=related,
-                message=signals.reason or "(no reason given)",
-                cause=cause,
-            )
-        needs = (
-            signals.has("NEED_HUMAN_INPUT")
-            or signals.has("NEEDS_HUMAN")
-            or (signals.event_output is not None and signals.event_output.status == "needs_human")
-        )
-        if needs:
-            reason = signals.reason or "the agent asked for your input"
-            self.reporter.ask(
-                ws.policy,
-                now=now,
-                related=related,
-                title=reason,
-                body=f"Urgency: {signals.urgency or 'medium'}",
-                cause=cause,
-            )
-        return needs
-
-    def _await_human(self, work_key: str, reason: str) -> None:
-        awaiting = self._extra("awaitingHuman")
-        awaiting[work_key] = reason
-        self._set_extra("awaitingHuman", awaiting)
-        self._save()
-
-    def _failure(self, ws: Workspace, work_key: str, run: AgentRun) -> None:
-        """Count a failed attempt at non-alert work and escalate per policy."""
-        failures = self._extra("failures")
-        count = int(failures.get(work_key, 0)) + 1
-        failures[work_key] = count
-        self._set_extra("failures", failures)
-        escalation = should_escalate_failures(work_key, ws.policy, count)
-        if escalation.escalate and escalation.reason:
-            if escalation.blocking:
-                self.reporter.ask(
-                    ws.policy,
-                    now=self.clock.now(),
-                    related=work_key,
-                    title=escalation.reason,
-                    body=f"Last log: {run.log_path}",
-                    cause=None,
-                )
-                self._await_human(work_key, escalation.reason)
-            else:
-                self.reporter.notify(
-                    ws.policy,
-                    now=self.clock.now(),
-                    related=work_key,
-                    message=escalation.reason,
-                    cause=None,
-                )
-
-    def _clear_failures(self, work_key: str) -> None:
-        failures = self._extra("failures")
-        if failures.pop(work_key, None) is not None:
-            self._set_extra("failures", failures)
-
-    # -- handlers ------------------------------------------------------------------------
-
-    def _human_input(self, ws: Workspace, item: WorkItem) -> Outcome:
-        entry = next(h for h in ws.human.inputs if h.key == item.id and h.status == "pending")
-        escalated = [a for a in ws.alerts if a.status == "escalated"]
-        related = entry.related_alert or (escalated[0].id if escalated else None)
-        values = prompts.human_input_values(replace(entry, related_alert=related))
-        run = self._run(ws, "human-input", "human-input", entry.key, values)
-        if run.cancelled:
-            return Outcome(ran_agent=True, run=run)
-        self._common_signals(ws, run, entry.key, None)
-        if not run.signals.has("HUMAN_INPUT_PROCESSED"):
-            self._failure(ws, entry.key, run)
-            return Outcome(ran_agent=True, run=run)
-        now = self.clock.now()
-        self._edit(
-            self.paths.human,
-            lambda text: human_md.mark_processed(
-                text,
-                entry.key,
-                processed_at=iso(now),
-                note=f"processed in iteration {self.state.iteration + 1}",
-            ),
-        )
-        self._clear_failures(entry.key)
-        # The human has answered: whatever waited on them may go on, with this input as guidance.
-        open_questions = [q.key for q in ws.human.inputs if q.status == "question"]
-        if open_questions:
-            self._edit(self.paths.human, lambda text: _answer_all(text, open_questions))
-        self._set_extra("awaitingHuman", {})
-        if related is not None:
-            alert = next((a for a in ws.alerts if a.id == related), None)
-            if alert is not None and alert.status in ("escalated", "pending", "in-progress"):
-                append_alert(
-                    self.paths.alerts,
-                    status_update(alert, "pending", now, humanGuidance=entry.content),
-                )
-        self.out(f"✅ Human input {entry.key} processed")
-        return Outcome(ran_agent=True, progressed=True, run=run)
-
-    def _alert(self, ws: Workspace, item: WorkItem) -> Outcome:
-        alert = next(a for a in ws.alerts if a.id == item.id)
-        attempts = _attempts(alert)
-        escalation = should_escalate(
-            alert,
-            ws.policy,
-            attempts=attempts,
-            minutes_since_progress=self._minutes_since_progress(),
-        )
-        notified = self._extra("notified")
-        now = self.clock.now()
-        if (
-            escalation.escalate
-            and escalation.reason
-            and f"{alert.id}:{escalation.reason}" not in notified
-        ):
-            key = f"{alert.id}:{escalation.reason}"
-            # Asked or told once per reason: after the human answers, the agent gets to work.
-            notified[key] = iso(now)
-            self._set_extra("notified", notified)
-            if escalation.blocking:
-                append_alert(self.paths.alerts, status_update(alert, "escalated", now))
-                self.reporter.ask(
-                    ws.policy,
-                    now=now,
-                    related=alert.id,
-                    title=escalation.reason,
-                    body=f"[{alert.severity.upper()}] {alert.source}: {alert.description}",
-                    cause=None,
-                )
-                self.out(f"⏸️  Escalated {alert.id} to the human: {escalation.reason}")
-                return Outcome(ran_agent=False)
-            self.reporter.notify(
-                ws.policy,
-                now=now,
-                related=alert.id,
-                message=f"{escalation.reason}: [{alert.severity}] {alert.description}",
-                cause=None,
-            )
-        started = status_update(alert, "in-progress", now)
-        append_alert(self.paths.alerts, started)
-        attempt = int(started["context"]["attempt"])
-        guidance = alert.raw.get("humanGuidance")
-        values = prompts.alert_values(
-            alert, ws.policy, attempt, guidance if isinstance(guidance, str) else ""
-        )
-        run = self._run(ws, "alert", "alert", alert.id, values)
-        if run.cancelled:
-            return Outcome(ran_agent=True, run=run)
-        waits = self._common_signals(ws, run, alert.id, None)
-        resolution = next((r for r in run.signals.resolutions if r.alert_id == alert.id), None)
-        latest = self._latest_alert(alert.id)
-        if (
-            run.signals.has("ALERT_RESOLVED")
-            or resolution is not None
-            or (latest is not None and latest.status == "resolved")
-        ):
-            if latest is None or latest.status != "resolved":
-                extra: dict[str, Any] = {}
-                if resolution is not None:
-                    extra["resolution"] = {"choice": resolution.choice, "note": resolution.note}
-                append_alert(
-                    self.paths.alerts,
-                    status_update(latest or alert, "resolved", self.clock.now(), **extra),
-                )
-            self._clear_notified(alert.id)
-            self.out(f"✅ Alert resolved: {alert.id}")
-            return Outcome(ran_agent=True, progressed=True, run=run)
-        if waits:
-            append_alert(
-                self.paths.alerts, status_update(latest or alert, "escalated", self.clock.now())
-            )
-        return Outcome(ran_agent=True, run=run)
-
-    def _latest_alert(self, alert_id: str) -> Alert | None:
-        self.alert_log.refresh()
-        return self.alert_log.index.get(alert_id)
-
-    def _clear_notified(self, alert_id: str) -> None:
-        notified = {
-            k: v for k, v in self._extra("notified").items() if not k.startswith(f"{alert_id}:")
-        }
-        self._set_extra("notified", notified)
-
-    def _task(self, ws: Workspace, item: WorkItem) -> Outcome:
-        task = next(t for t in ws.tasks.tasks if task_key(t) == item.id)
-        if task.status == "todo" and task.id is not None:
-            self._edit(
-                self.paths.tasks, lambda text: tasks_md.set_status(text, item.id, "in-progress")
-            )
-        feedback = "\n".join(f"- {s}" for s in self.state.recent_summaries)
-        run = self._run(ws, "task", "task", item.id, prompts.task_values(task, feedback))
-        if run.cancelled:
-            return Outcome(ran_agent=True, run=run)
-        waits = self._common_signals(ws, run, item.id, None)
-        if waits:
-            self._await_human(item.id, run.signals.reason or "the agent asked for input")
-        now_task = tasks_md.find(tasks_md.parse(read_text(self.paths.tasks)), item.id)
-        ticked = now_task is not None and now_task.status == "complete"
-        if run.signals.has("TASK_COMPLETE") or ticked:
-            if not ticked:
-                self._edit(
-                    self.paths.tasks, lambda text: tasks_md.set_status(text, item.id, "complete")
-                )
-            self._clear_failures(item.id)
-            self.out(f"✅ Task complete: {item.id}")
-            return Outcome(ran_agent=True, progressed=True, run=run)
-        if run.failed and not waits:
-            self._failure(ws, item.id, run)
-        return Outcome(ran_agent=True, progressed=not run.failed, run=run)
-
-    def _should_monitor(self, selection: Selection) -> bool:
-        return self.options.monitor_with_agent and selection.can_check and not self._monitored
-
-    def _monitor(self, ws: Workspace, selection: Selection) -> Outcome:
-        self._monitored = True
-        ids = ",".join(b.id for b in selection.waiting_barriers)
-        run = self._run(
-            ws,
-            "monitoring",
-            "monitoring",
-            ids,
-            prompts.monitoring_values(selection.waiting_barriers),
-        )
-        if not run.cancelled:
-            self._common_signals(ws, run, ids, None)
-        return Outcome(ran_agent=True, progressed=run.signals.has("MONITORING_COMPLETE"), run=run)
+    def _premature_complete(self) -> None:
+        """COMPLETE with work left is recorded, and the next prompts say so; the loop goes on."""
+        selection = self._select(self._load())
+        if selection.kind == "complete":
+            return  # the next cycle ends the loop
+        left = len(selection.queue)
+        first = selection.item.id if selection.item is not None else selection.queue[0].id
+        note = f"COMPLETE was ignored: {left} work item(s) remain, next {first}"
+        self.events.append("complete-rejected", remaining=left, next=first)
+        self.out(f"⚠️  The agent said COMPLETE, but {left} work item(s) remain; going on")
+        self.state = push_summary(self.state, note)
 
     def _minutes_since_progress(self) -> float:
-        last = parse_time(self.state.extra.get("lastProgressAt")) or parse_time(
-            self.state.started_at
-        )
+        last = parse_time(self.book.last_progress_at) or parse_time(self.state.started_at)
         if last is None:
             return 0.0
         return max(0.0, (self.clock.now() - last).total_seconds() / 60.0)
 
-
-def _attempts(alert: Alert) -> int:
-    attempt = alert.context.get("attempt", 0)
-    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0
-
-
-def _answer_all(text: str, keys: list[str]) -> str:
-    for key in keys:
-        text = human_md.mark_answered(text, key)
-    return text

@@ -25,7 +25,11 @@ SIGNALS = """## Signals (write them in your final message, outside code blocks)
 - <promise>NEED_HUMAN_INPUT</promise><reason>why</reason><urgency>low|medium|high</urgency>
   — stop and ask the human
 - <promise>NOTIFY_HUMAN</promise><reason>what</reason> — tell the human, keep going
-- <promise>COMPLETE</promise> — only when no work at all is left"""
+- <promise>COMPLETE</promise> — only when no work at all is left
+- optionally, a structured report:
+  <event_output>{"status": "ok|retry|needs_human|failed", "summary": "...",
+  "new_events": [{"task": "..."}, {"alert": "...", "severity": "warning"}],
+  "artifacts": ["path/to/result"]}</event_output>"""
 
 
 def template_for(kind: str, prompts_dir: Path) -> Template:
@@ -86,9 +90,28 @@ def common_values(
     }
 
 
-def human_input_values(item: HumanInput) -> dict[str, object]:
-    related = f"- **Related alert:** {item.related_alert}" if item.related_alert else ""
-    return {"content": item.content, "priority": item.priority, "related": related}
+def human_input_values(
+    item: HumanInput, questions: tuple[HumanInput, ...] = ()
+) -> dict[str, object]:
+    """The input, plus the questions wild asked that it may answer."""
+    related = f"- **Related alert:** {item.related_alert}\n" if item.related_alert else ""
+    asked = ""
+    if questions:
+        lines = [f"- {q.key} (about {q.related_alert or 'the work'}): " + _first_line(q.content)
+                 for q in questions]
+        asked = "\n### Questions wild asked the human (this input may answer them):\n"
+        asked += "\n".join(lines) + "\n"
+    return {
+        "content": item.content,
+        "priority": item.priority,
+        "related": related,
+        "questions": asked,
+    }
+
+
+def _first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else ""
 
 
 def alert_values(

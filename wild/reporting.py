@@ -9,10 +9,12 @@ from datetime import datetime
 from wild.clock import iso
 from wild.parsers import human as human_md
 from wild.parsers.events_log import EventLog
+from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
 from wild.policy.notify import NotificationBatcher, join_messages, send_notification
 from wild.store import update_text
+from wild.workspace import Workspace
 
 NOTIFY_TIMEOUT_S = 30.0
 
@@ -89,6 +91,13 @@ class Reporter:
         if due:
             self._deliver(policy, due)
 
+    def flush_all(self, policy: HumanPolicy) -> None:
+        """Send every batched note now, window or not: the loop is ending and would lose them."""
+        if self._batcher is not None and self._batcher.queued:
+            queued = list(self._batcher.queued)
+            self._batcher.queued.clear()
+            self._deliver(policy, queued)
+
     def next_flush(self) -> datetime | None:
         return self._batcher.next_due() if self._batcher is not None else None
 
@@ -104,3 +113,18 @@ class Reporter:
         if error is not None:
             self._events.append("notify-failed", error=error)
             self._out(f"⚠️  notify command failed: {error}")
+
+
+def progress_summary(ws: Workspace, state: LoopState) -> str:
+    """The body of a progress report: where the work stands."""
+    done = sum(1 for t in ws.tasks.tasks if t.status == "complete")
+    open_alerts = sum(1 for a in ws.alerts if a.status != "resolved")
+    waiting = [b.id for b in ws.barriers.barriers if b.status == "waiting"]
+    current = state.current_work
+    return (
+        f"Tasks: {done}/{len(ws.tasks.tasks)} complete\n"
+        f"Alerts: {open_alerts} open\n"
+        f"Barriers waiting: {', '.join(waiting) or 'none'}\n"
+        f"Iterations: {state.iteration}\n"
+        f"Current work: {f'{current.type} {current.id}' if current else 'none'}"
+    )

@@ -65,10 +65,8 @@ def main() -> int:
         say("<promise>HUMAN_INPUT_PROCESSED</promise>")
     elif work_type == "alert":
         say("Lowered the learning rate in config.yaml after the loss spike.")
-        say(
-            '<resolve_alert>{"id": "%s", "choice": "lower the learning rate"}</resolve_alert>'
-            % work_id
-        )
+        resolution = orjson.dumps({"id": work_id, "choice": "lower the learning rate"}).decode()
+        say(f"<resolve_alert>{resolution}</resolve_alert>")
     elif work_type == "monitoring":
         say("The training job is still running; nothing to fix.")
         say("<promise>MONITORING_COMPLETE</promise>")

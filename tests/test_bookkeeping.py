@@ -1,0 +1,121 @@
+"""What the loop remembers in state.json's extra keys; selection with work held for the human."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from wild.bookkeeping import HUMAN_WAIT, Bookkeeping, select_with_holds
+from wild.commands import edits
+from wild.commands.init import init_wild
+from wild.parsers.alerts import append_alert, make_alert, status_update
+from wild.paths import WildPaths
+from wild.workspace import Workspace, load_workspace
+
+T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
+
+
+def test_reading_is_lenient_and_writing_keeps_other_keys() -> None:
+    extra = {
+        "awaitingHuman": {"task-001": "Which dataset?"},
+        "failures": {"task-002": 2, "task-003": "two", "task-004": True},
+        "notified": "not a mapping",
+        "lastProgressAt": 12,
+        "someFutureKey": [1, 2],
+    }
+    book = Bookkeeping.from_extra(extra)
+    assert book == Bookkeeping({"task-001": "Which dataset?"}, {"task-002": 2}, {}, None)
+    assert book.answered().merged_into(extra) == {
+        "failures": {"task-002": 2},
+        "lastProgressAt": 12,
+        "someFutureKey": [1, 2],
+    }
+
+
+def test_failures_count_up_and_clear() -> None:
+    book, count = Bookkeeping().failed("task-001")
+    book, count = book.failed("task-001")
+    assert (count, book.failures) == (2, {"task-001": 2})
+    assert book.succeeded("task-001").failures == {}
+
+
+def test_the_answer_releases_holds_and_forgets_only_their_failures() -> None:
+    book = Bookkeeping(failures={"task-001": 3, "task-002": 1}).hold("task-001", "failed 3 times")
+    assert book.awaiting == {"task-001": "failed 3 times"}
+    answered = book.answered()
+    assert (answered.awaiting, answered.failures) == ({}, {"task-002": 1})
+
+
+def test_an_alert_is_told_once_per_reason_until_it_is_resolved() -> None:
+    book = Bookkeeping().told("alert-1", "Critical alert", "2026-02-08T10:00:00Z")
+    book = book.told("alert-2", "Critical alert", "2026-02-08T10:00:00Z")
+    assert book.was_told("alert-1", "Critical alert")
+    assert not book.was_told("alert-1", "Tried 3 times")
+    assert book.alert_closed("alert-1").notified == {
+        "alert-2:Critical alert": "2026-02-08T10:00:00Z"
+    }
+    assert book.progressed("2026-02-08T11:00:00Z").last_progress_at == "2026-02-08T11:00:00Z"
+
+
+def workspace(tmp_path: Path, tasks: str, *, mode: str = "semi-autonomous") -> Workspace:
+    paths = WildPaths(tmp_path / ".wild")
+    init_wild(paths)
+    paths.tasks.write_text(tasks)
+    edits.update_policy(paths, mode, duration=None, now=T0)
+    return load_workspace(paths, T0)
+
+
+def test_a_held_task_is_skipped_and_the_next_one_selected(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "- [/] [P1] task-001: A\n- [ ] [P2] task-002: B\n")
+    selection = select_with_holds(ws, frozenset({"task-001"}))
+    assert (selection.kind, selection.item and selection.item.id) == ("task", "task-002")
+
+
+def test_held_work_alone_is_waiting_not_complete(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "- [/] [P1] task-001: A\n")
+    selection = select_with_holds(ws, frozenset({"task-001"}))
+    assert selection.kind == "blocked"
+    assert selection.item is not None
+    assert (selection.item.id, selection.item.reason) == ("task-001", HUMAN_WAIT)
+    assert select_with_holds(ws, frozenset()).kind == "task"
+
+
+def test_a_held_human_input_waits_for_a_newer_one(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "")
+    edits.add_human_input(ws.paths, "first", urgent=False, now=T0)
+    edits.add_human_input(ws.paths, "second", urgent=False, now=T0.replace(minute=5))
+    ws = load_workspace(ws.paths, T0)
+    selection = select_with_holds(ws, frozenset({"2026-02-08T10:00:00Z"}))
+    assert selection.item is not None
+    assert (selection.kind, selection.item.id) == ("human-input", "2026-02-08T10:05:00Z")
+
+
+def test_at_low_autonomy_nothing_but_human_input_starts_while_a_question_is_open(
+    tmp_path: Path,
+) -> None:
+    ws = workspace(tmp_path, "- [ ] [P1] task-001: A\n", mode="interactive")
+    record = make_alert(now=T0, severity="critical", source="job", type="crash",
+                        description="died", alert_id="alert-1")
+    append_alert(ws.paths.alerts, record)
+    append_alert(ws.paths.alerts, status_update(record, "escalated", T0))
+    ws = load_workspace(ws.paths, T0)
+    selection = select_with_holds(ws, frozenset())
+    assert selection.item is not None
+    assert (selection.kind, selection.item.id, selection.item.reason) == (
+        "blocked", "alert-1", HUMAN_WAIT,
+    )
+    edits.add_human_input(ws.paths, "restart it", urgent=False, now=T0)
+    selection = select_with_holds(load_workspace(ws.paths, T0), frozenset())
+    assert selection.kind == "human-input"
+
+
+def test_at_medium_autonomy_other_work_goes_on_beside_an_escalated_alert(
+    tmp_path: Path,
+) -> None:
+    ws = workspace(tmp_path, "- [ ] [P1] task-001: A\n")
+    record = make_alert(now=T0, severity="critical", source="job", type="crash",
+                        description="died", alert_id="alert-1")
+    append_alert(ws.paths.alerts, status_update(record, "escalated", T0))
+    selection = select_with_holds(load_workspace(ws.paths, T0), frozenset())
+    assert selection.item is not None
+    assert (selection.kind, selection.item.id) == ("task", "task-001")

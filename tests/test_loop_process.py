@@ -1,0 +1,290 @@
+"""The real `python -m wild "GOAL" --agent-cmd …` process: file events from other processes
+wake it, control requests and signals reach it, and a killed loop resumes where it stopped."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from wild.commands.init import init_wild
+from wild.parsers import human as human_md
+from wild.parsers import tasks as tasks_md
+from wild.parsers.alerts import append_alert, make_alert, read_new
+from wild.paths import WildPaths
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
+
+WAIT_S = 30.0  # how long to wait for the loop before calling the test failed
+T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
+
+# A custom agent: logs "<iteration> <work type> <work id> <pid>", then, when the test left a
+# `hold-<work id>` file, waits for `go-<work id>` (with "spawn" in it: starts a grandchild
+# first), then gives the promise that finishes its kind of work.
+AGENT = r"""
+import os, subprocess, sys, time
+from pathlib import Path
+
+here = Path(__file__).parent
+sys.stdin.read()
+kind, work = os.environ["WILD_WORK_TYPE"], os.environ["WILD_WORK_ID"]
+with open(here / "agent.log", "a") as log:
+    log.write(f"{os.environ['WILD_ITERATION']} {kind} {work} {os.getpid()}\n")
+hold = here / f"hold-{work}"
+if hold.exists():
+    if hold.read_text() == "spawn":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        (here / "grandchild.pid").write_text(str(child.pid))
+    while not (here / f"go-{work}").exists():
+        time.sleep(0.01)
+promise = {"human-input": "HUMAN_INPUT_PROCESSED", "alert": "ALERT_RESOLVED",
+           "task": "TASK_COMPLETE", "monitoring": "MONITORING_COMPLETE"}[kind]
+print(f"<promise>{promise}</promise>")
+"""
+
+
+class Wild:
+    """One project folder, its agent, and the loop processes started on it."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.paths = WildPaths(tmp_path / "proj" / ".wild")
+        init_wild(self.paths)
+        self.agent = tmp_path / "agent.py"
+        self.agent.write_text(AGENT)
+        self.out_path = tmp_path / "loop.out"
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self._outs: list[IO[bytes]] = []
+
+    def start(self) -> subprocess.Popen[bytes]:
+        out = self.out_path.open("ab")
+        self._outs.append(out)
+        proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "wild", "Ship the model",
+                "--agent-cmd", f"{sys.executable} {self.agent}",
+                "--dir", str(self.paths.root),
+            ],
+            cwd=self.tmp,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def cli(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "wild", *args, "--dir", str(self.paths.root)],
+            capture_output=True, text=True, check=True, timeout=WAIT_S,
+        )
+        return result.stdout.strip()
+
+    def output(self) -> str:
+        return self.out_path.read_text(errors="replace") if self.out_path.exists() else ""
+
+    def agent_runs(self) -> list[tuple[str, str, str, int]]:
+        log = self.tmp / "agent.log"
+        rows = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+        return [(n, kind, work, int(pid)) for n, kind, work, pid in rows]
+
+    def worked_on(self) -> list[tuple[str, str]]:
+        return [(kind, work) for _, kind, work, _ in self.agent_runs()]
+
+    def wait_for(self, what: str, ready: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + WAIT_S
+        while not ready():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"gave up waiting for {what}; loop output:\n{self.output()}")
+            if self.procs and self.procs[-1].poll() is not None and not ready():
+                raise AssertionError(f"the loop exited before {what}:\n{self.output()}")
+            time.sleep(0.02)
+
+    def hold(self, work: str, mode: str = "wait") -> None:
+        (self.tmp / f"hold-{work}").write_text(mode)
+
+    def go(self, work: str) -> None:
+        (self.tmp / f"go-{work}").touch()
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for out in self._outs:
+            out.close()
+        for _, _, _, pid in self.agent_runs():  # never leave an agent behind
+            kill_group(pid)
+        grandchild = self.tmp / "grandchild.pid"
+        if grandchild.exists():
+            kill_group(int(grandchild.read_text()))
+
+
+def kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+@pytest.fixture
+def wild(tmp_path: Path) -> Iterator[Wild]:
+    project = Wild(tmp_path)
+    try:
+        yield project
+    finally:
+        project.close()
+
+
+def gated_task(wild: Wild) -> None:
+    wild.paths.tasks.write_text("# Tasks\n\n- [ ] [P1] task-001: Train\n  - blockedBy: gate\n")
+    wild.paths.barriers.write_text("# Barriers\n\n## [WAITING] gate\n- Type: manual\n")
+
+
+def test_an_alert_from_another_process_and_a_rename_save_wake_the_idle_loop(wild: Wild) -> None:
+    gated_task(wild)
+    proc = wild.start()
+    wild.wait_for("the loop to idle", lambda: "⏳ Waiting (gate)" in wild.output())
+
+    alert_id = wild.cli(
+        "--alert", "--severity", "warning", "--source", "job-7", "--type", "crash",
+        "--description", "job 7 died",
+    )
+    wild.wait_for("the alert", lambda: f"✅ Alert resolved: {alert_id}" in wild.output())
+
+    # An editor's save: write a temporary file beside human.md, then rename it over.
+    text = wild.paths.human.read_text()
+    text += "\n## [PENDING] 2026-02-08T12:00:00Z\n### Input:\nAlso plot the loss.\n\n---\n"
+    temp = wild.paths.root / ".human.md.4913.tmp"
+    temp.write_text(text)
+    os.replace(temp, wild.paths.human)
+    wild.wait_for("the human input", lambda: "✅ Human input" in wild.output())
+
+    wild.cli("--satisfy", "gate")
+    assert proc.wait(WAIT_S) == 0, wild.output()
+    assert [(n, kind, work) for n, kind, work, _ in wild.agent_runs()] == [
+        ("1", "alert", alert_id),
+        ("2", "human-input", "2026-02-08T12:00:00Z"),
+        ("3", "task", "task-001"),
+    ]
+    inputs = human_md.parse(wild.paths.human.read_text()).inputs
+    assert [h.status for h in inputs] == ["processed"]
+    assert "wild stopped: all work complete (3 iterations)" in wild.output()
+
+
+def test_pause_resume_and_stop_from_another_process_reach_the_running_loop(wild: Wild) -> None:
+    wild.paths.tasks.write_text(
+        "# Tasks\n\n- [ ] [P1] task-001: A\n- [ ] [P2] task-002: B\n- [ ] [P3] task-003: C\n"
+    )
+    wild.hold("task-001")
+    wild.hold("task-003", "spawn")
+    proc = wild.start()
+    wild.wait_for("task-001 to start", lambda: ("task", "task-001") in wild.worked_on())
+
+    wild.cli("--pause")  # the running agent may finish; nothing new starts
+    wild.go("task-001")
+    wild.wait_for("the pause", lambda: "⏸️  paused" in wild.output())
+    assert wild.worked_on() == [("task", "task-001")]
+    assert json.loads(wild.paths.state.read_text())["paused"] is True
+
+    wild.cli("--resume")
+    grandchild = wild.tmp / "grandchild.pid"
+    wild.wait_for("task-003 to start its job", grandchild.exists)
+    assert wild.worked_on() == [("task", "task-001"), ("task", "task-002"), ("task", "task-003")]
+
+    wild.cli("--stop")  # kills the running agent's whole process group
+    assert proc.wait(WAIT_S) == 130, wild.output()
+    agent_pid = wild.agent_runs()[-1][3]
+    assert not alive(agent_pid)
+    assert not alive(int(grandchild.read_text()))
+    statuses = [t.status for t in tasks_md.parse(wild.paths.tasks.read_text()).tasks]
+    assert statuses == ["complete", "complete", "in-progress"]
+    assert "wild stopped: stopped on request (3 iterations)" in wild.output()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_loop_kills_the_agent_group_and_leaves_valid_files(
+    wild: Wild, signum: signal.Signals
+) -> None:
+    wild.paths.tasks.write_text("# Tasks\n\n- [ ] [P1] task-001: Train\n")
+    append_alert(
+        wild.paths.alerts,
+        make_alert(
+            now=T0, severity="info", source="job", type="note", description="FYI",
+            alert_id="alert-1",
+        ),
+    )
+    wild.hold("alert-1", "spawn")
+    proc = wild.start()
+    grandchild = wild.tmp / "grandchild.pid"
+    wild.wait_for("the agent to start its job", grandchild.exists)
+
+    proc.send_signal(signum)
+    assert proc.wait(WAIT_S) == 130, wild.output()
+    assert not alive(wild.agent_runs()[0][3])
+    assert not alive(int(grandchild.read_text()))
+
+    state = json.loads(wild.paths.state.read_text())
+    assert state["active"] is False
+    assert state["currentWork"]["id"] == "alert-1"
+    tasks = tasks_md.parse(wild.paths.tasks.read_text())
+    alerts = read_new(wild.paths.alerts, None)
+    queue = human_md.parse(wild.paths.human.read_text())
+    assert (tasks.problems, alerts.problems, queue.problems) == ((), (), ())
+    assert [a["status"] for a in map(json.loads, wild.paths.alerts.read_text().splitlines())] == [
+        "pending", "in-progress",  # stays in progress: the next loop resumes it first
+    ]
+    assert "wild stopped: stopped on request (1 iterations)" in wild.output()
+
+
+def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> None:
+    for n in (1, 2):
+        record = make_alert(
+            now=T0 + timedelta(minutes=n), severity="warning", source="job", type="crash",
+            description=f"job {n} died", alert_id=f"alert-{n}",
+        )
+        append_alert(wild.paths.alerts, record)
+    wild.hold("alert-1")
+    proc = wild.start()
+    wild.wait_for("alert-1 to start", lambda: ("alert", "alert-1") in wild.worked_on())
+    proc.kill()  # kill -9: no chance to clean up
+    proc.wait()
+    kill_group(wild.agent_runs()[0][3])  # the orphaned agent, as a human would
+
+    # A critical alert arrives while no loop runs: pending critical ranks below in-progress.
+    critical = make_alert(
+        now=T0 + timedelta(minutes=3), severity="critical", source="job", type="crash",
+        description="job 3 died", alert_id="alert-3",
+    )
+    append_alert(wild.paths.alerts, critical)
+    (wild.tmp / "hold-alert-1").unlink()
+    resumed = wild.start()
+    assert resumed.wait(WAIT_S) == 0, wild.output()
+    assert wild.worked_on() == [
+        ("alert", "alert-1"), ("alert", "alert-1"), ("alert", "alert-3"), ("alert", "alert-2"),
+    ]
+    lines = [json.loads(line) for line in wild.paths.alerts.read_text().splitlines()]
+    attempts = [
+        line["context"]["attempt"]
+        for line in lines
+        if line["id"] == "alert-1" and line["status"] == "in-progress"
+    ]
+    assert attempts == [1, 2]

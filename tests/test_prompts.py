@@ -1,0 +1,108 @@
+"""Prompts: every built-in template fills completely, user overrides win, questions are shown."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wild import prompts
+from wild.parsers import human as human_md
+from wild.parsers import tasks as tasks_md
+from wild.parsers.alerts import parse_entry
+from wild.parsers.barriers import parse as parse_barriers
+from wild.policy.model import default_policy
+
+HUMAN = """# Human Input Queue
+
+## [QUESTION] 2026-02-08T10:00:00Z
+**Type:** question
+**Related:** alert-1
+
+### Question:
+Roll back or restart?
+
+Urgency: high
+
+---
+
+## [PENDING] 2026-02-08T11:00:00Z
+**Type:** general-instruction
+**Alert:** alert-1
+**Priority:** normal
+
+### Input:
+Roll back to step 200.
+
+---
+"""
+
+ALERT = (
+    b'{"id": "alert-1", "timestamp": "2026-02-08T10:00:00Z", "severity": "critical", '
+    b'"source": "train-job-1", "type": "loss-spike", "description": "loss jumped to 9.8", '
+    b'"status": "pending", "context": {"step": 300}, "choices": ["roll back", "ignore"]}'
+)
+
+
+def kind_values(kind: str) -> dict[str, object]:
+    """What the loop passes for each kind of work (the handlers' calls, in one place)."""
+    queue = human_md.parse(HUMAN)
+    if kind == "human-input":
+        return prompts.human_input_values(queue.inputs[1], (queue.inputs[0],))
+    if kind == "alert":
+        alert, problems = parse_entry(ALERT, 1)
+        assert alert is not None and problems == ()
+        return prompts.alert_values(alert, default_policy(), 2, "Roll back to step 200.")
+    if kind == "task":
+        task = tasks_md.parse("- [/] [P1] task-001: Train\n  - [x] Load\n  - [ ] Fit\n").tasks[0]
+        return prompts.task_values(task, "- iteration 1: task task-001 → failed")
+    barriers = parse_barriers("## [WAITING] train-done\n- Type: file-exists\n- File: done\n")
+    return prompts.monitoring_values(barriers.barriers)
+
+
+def render(kind: str, prompts_dir: Path) -> str:
+    common = prompts.common_values(
+        iteration=7, goal="Ship the model", context="## Current System State",
+        policy=default_policy(), work_id="alert-1",
+    )
+    return prompts.render(kind, prompts_dir, {**common, **kind_values(kind)})
+
+
+@pytest.mark.parametrize("kind", prompts.KINDS)
+def test_every_builtin_template_is_filled_completely(kind: str, tmp_path: Path) -> None:
+    text = render(kind, tmp_path / "no-overrides")
+    assert re.findall(r"\$\{?[A-Za-z_]+", text) == []
+    assert text.startswith("# Wild Loop - Iteration 7\n\n## Current System State\n")
+    assert "## Main Goal\nShip the model\n" in text
+    assert "<event_output>" in text  # the signals block closes every prompt
+    assert text.endswith("</event_output>\n")
+
+
+def test_human_input_prompt_lists_the_questions_it_may_answer(tmp_path: Path) -> None:
+    text = render("human-input", tmp_path)
+    assert (
+        "- **Priority:** normal\n"
+        "- **Related alert:** alert-1\n"
+        "\n### Questions wild asked the human (this input may answer them):\n"
+        "- 2026-02-08T10:00:00Z (about alert-1): Roll back or restart?\n"
+        "\n### Input:\nRoll back to step 200.\n"
+    ) in text
+
+
+def test_human_input_prompt_without_questions_or_alert(tmp_path: Path) -> None:
+    entry = human_md.parse(HUMAN.replace("**Alert:** alert-1\n", "")).inputs[1]
+    values = prompts.human_input_values(entry)
+    assert (values["related"], values["questions"]) == ("", "")
+
+
+def test_alert_prompt_carries_choices_context_attempt_and_guidance(tmp_path: Path) -> None:
+    text = render("alert", tmp_path)
+    assert "- **Context:** {\"step\": 300}\n- **Choices:** roll back; ignore\n" in text
+    assert "- **Current Attempt:** 2\n" in text
+    assert "### Guidance from the human:\nRoll back to step 200.\n" in text
+
+
+def test_a_users_template_wins_and_unknown_names_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "task.md").write_text("Do $title now ($unknown) for: $goal\n")
+    assert render("task", tmp_path) == "Do Train now ($unknown) for: Ship the model\n"

@@ -1,0 +1,119 @@
+"""Telling the human: questions in human.md, notes batched by the Context Switch Penalty, the
+notify command, and what a progress report says."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from wild.clock import SystemClock
+from wild.commands.init import init_wild
+from wild.parsers import human as human_md
+from wild.parsers.events_log import EventLog, read_events
+from wild.parsers.state import CurrentWork, LoopState
+from wild.paths import WildPaths
+from wild.policy.model import default_policy
+from wild.reporting import Reporter, progress_summary
+from wild.workspace import load_workspace
+
+T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
+
+
+class Setup:
+    def __init__(self, tmp_path: Path, penalty: int = 15) -> None:
+        self.paths = WildPaths(tmp_path / ".wild")
+        init_wild(self.paths)
+        self.notes = tmp_path / "notes.txt"
+        self.policy = replace(
+            default_policy(),
+            context_switch_penalty_minutes=penalty,
+            notify_command=f"{{ cat; echo; echo ===; }} >> {self.notes}",
+        )
+        self.out: list[str] = []
+        self.written: list[bytes] = []
+        self.reporter = Reporter(
+            self.paths, EventLog(self.paths.events, SystemClock()), self.out.append,
+            self.written.append,
+        )
+
+    def sent(self) -> list[str]:
+        text = self.notes.read_text() if self.notes.exists() else ""
+        return [part.strip() for part in text.split("===") if part.strip()]
+
+    def events(self) -> list[str]:
+        return [e["kind"] for e in read_events(self.paths.events)[0]]
+
+
+def test_ask_writes_a_question_and_sends_at_once_even_inside_the_window(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.reporter.notify(s.policy, now=T0, related="task-001", message="started", cause=None)
+    s.reporter.ask(
+        s.policy, now=T0 + timedelta(minutes=1), related="task-002", title="Which dataset?",
+        body="Urgency: high", cause=None,
+    )
+    question = human_md.parse(s.paths.human.read_text()).inputs[0]
+    assert (question.key, question.status, question.related_alert) == (
+        "2026-02-08T10:01:00Z", "question", "task-002",
+    )
+    assert question.content == "Which dataset?\n\nUrgency: high"
+    assert s.written == [s.paths.human.read_bytes()]  # the watcher is told it was wild
+    assert s.sent() == [
+        "wild (task-001): started",
+        "wild needs you (task-002): Which dataset?\nUrgency: high\n"
+        f'Answer with: wild --human-input "..." (or edit {s.paths.human})',
+    ]
+    assert s.events() == ["notification", "escalation"]
+
+
+def test_notes_inside_the_penalty_window_wait_and_go_out_together(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.reporter.notify(s.policy, now=T0, related="a", message="one", cause=None)
+    s.reporter.notify(s.policy, now=T0 + timedelta(minutes=5), related="b", message="two",
+                      cause=None)
+    s.reporter.notify(s.policy, now=T0 + timedelta(minutes=9), related="c", message="three",
+                      cause=None)
+    assert s.sent() == ["wild (a): one"]
+    assert s.reporter.next_flush() == T0 + timedelta(minutes=15)
+    s.reporter.flush(s.policy, T0 + timedelta(minutes=14))
+    assert len(s.sent()) == 1
+    s.reporter.flush(s.policy, T0 + timedelta(minutes=15))
+    assert s.sent() == [
+        "wild (a): one",
+        "2 notifications from wild:\n\nwild (b): two\n\nwild (c): three",
+    ]
+    assert s.reporter.next_flush() is None
+
+
+def test_flush_all_sends_what_is_queued_without_waiting(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.reporter.notify(s.policy, now=T0, related="a", message="one", cause=None)
+    s.reporter.notify(s.policy, now=T0, related="b", message="two", cause=None)
+    s.reporter.flush_all(s.policy)
+    s.reporter.flush_all(s.policy)  # nothing left: no second ping
+    assert s.sent() == ["wild (a): one", "wild (b): two"]
+    assert s.out == ["📣 wild (a): one", "📣 wild (b): two"]
+
+
+def test_a_failing_notify_command_is_reported_not_raised(tmp_path: Path) -> None:
+    s = Setup(tmp_path, penalty=0)
+    policy = replace(s.policy, notify_command="echo no route to host >&2; exit 7")
+    s.reporter.notify(policy, now=T0, related="a", message="one", cause=None)
+    assert s.out == [
+        "📣 wild (a): one",
+        "⚠️  notify command failed: notify command exited with 7: no route to host; "
+        "check Notify Command in human-policy.md",
+    ]
+    assert s.events() == ["notification", "notify-failed"]
+
+
+def test_progress_summary_says_where_the_work_stands(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.paths.tasks.write_text("- [x] [P1] task-001: A\n- [/] [P1] task-002: B\n- [ ] task-003: C\n")
+    s.paths.barriers.write_text("## [WAITING] train-done\n- Type: manual\n")
+    ws = load_workspace(s.paths, T0)
+    state = LoopState(iteration=4, current_work=CurrentWork("task", "task-002"))
+    assert progress_summary(ws, state) == (
+        "Tasks: 1/3 complete\nAlerts: 0 open\nBarriers waiting: train-done\nIterations: 4\n"
+        "Current work: task task-002"
+    )

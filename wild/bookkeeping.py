@@ -1,0 +1,134 @@
+"""What the loop remembers about the human and failures, kept in `state.json` across restarts.
+
+Stored in `LoopState.extra` under camelCase keys, so older and newer wild versions keep it:
+
+- `awaitingHuman`: work key (task id, human input key) -> why it waits for the human's answer.
+  Alerts wait through their own `escalated` status instead.
+- `failures`: work key -> failed attempts in a row (tasks and human inputs; alerts
+  count theirs in `context.attempt`).
+- `notified`: `"<alert id>:<reason>"` -> when the human was told, so one alert escalates once
+  per reason; after the human answers, the agent gets to work.
+- `lastProgressAt`: when an iteration last succeeded (the Stuck Duration rule counts from it).
+
+`select_with_holds` is seed 001's selection with what waits for the human held back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from wild.selection import Selection, WorkItem, select_work, task_key
+from wild.workspace import Workspace
+
+AWAITING = "awaitingHuman"
+FAILURES = "failures"
+NOTIFIED = "notified"
+LAST_PROGRESS = "lastProgressAt"
+HUMAN_WAIT = "waiting for the human's answer in human.md"
+
+
+def _str_map(value: object) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _int_map(value: object) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {
+        str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)
+    }
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """A typed view of the loop's escalation and failure records; every change returns a copy."""
+
+    awaiting: Mapping[str, str] = field(default_factory=dict)
+    failures: Mapping[str, int] = field(default_factory=dict)
+    notified: Mapping[str, str] = field(default_factory=dict)
+    last_progress_at: str | None = None
+
+    @classmethod
+    def from_extra(cls, extra: Mapping[str, Any]) -> Bookkeeping:
+        """Read leniently: a hand-edited or foreign value is dropped, never fatal."""
+        last = extra.get(LAST_PROGRESS)
+        return cls(
+            awaiting=_str_map(extra.get(AWAITING)),
+            failures=_int_map(extra.get(FAILURES)),
+            notified=_str_map(extra.get(NOTIFIED)),
+            last_progress_at=last if isinstance(last, str) else None,
+        )
+
+    def merged_into(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+        """`extra` with these records written over it; empty records leave no key behind."""
+        merged = dict(extra)
+        for key, value in (
+            (AWAITING, self.awaiting),
+            (FAILURES, self.failures),
+            (NOTIFIED, self.notified),
+        ):
+            if value:
+                merged[key] = dict(value)
+            else:
+                merged.pop(key, None)
+        if self.last_progress_at is not None:
+            merged[LAST_PROGRESS] = self.last_progress_at
+        return merged
+
+    def hold(self, work_key: str, reason: str) -> Bookkeeping:
+        """`work_key` waits for the human's answer."""
+        return replace(self, awaiting={**self.awaiting, work_key: reason})
+
+    def answered(self) -> Bookkeeping:
+        """The human answered: nothing waits any more, and what failed gets fresh attempts."""
+        failures = {k: v for k, v in self.failures.items() if k not in self.awaiting}
+        return replace(self, awaiting={}, failures=failures)
+
+    def failed(self, work_key: str) -> tuple[Bookkeeping, int]:
+        """One more failed attempt at `work_key`; returns the new count too."""
+        count = self.failures.get(work_key, 0) + 1
+        return replace(self, failures={**self.failures, work_key: count}), count
+
+    def succeeded(self, work_key: str) -> Bookkeeping:
+        return replace(self, failures={k: v for k, v in self.failures.items() if k != work_key})
+
+    def was_told(self, alert_id: str, reason: str) -> bool:
+        return f"{alert_id}:{reason}" in self.notified
+
+    def told(self, alert_id: str, reason: str, at: str) -> Bookkeeping:
+        return replace(self, notified={**self.notified, f"{alert_id}:{reason}": at})
+
+    def alert_closed(self, alert_id: str) -> Bookkeeping:
+        """A resolved alert needs no memory of what the human was told about it."""
+        notified = {k: v for k, v in self.notified.items() if not k.startswith(f"{alert_id}:")}
+        return replace(self, notified=notified)
+
+    def progressed(self, at: str) -> Bookkeeping:
+        return replace(self, last_progress_at=at)
+
+
+def select_with_holds(ws: Workspace, held: frozenset[str]) -> Selection:
+    """What to do next, not starting what waits for the human (`held` work keys, escalated
+    alerts); at autonomy level low nothing but human input starts while anything waits."""
+    snapshot = ws.snapshot()
+    if held:
+        # Selection holds back only escalated alerts, so held tasks and inputs leave its view.
+        snapshot = replace(
+            snapshot,
+            tasks=tuple(t for t in snapshot.tasks if task_key(t) not in held),
+            human=tuple(h for h in snapshot.human if h.key not in held),
+        )
+    selection = select_work(replace(snapshot, awaiting_human=held))
+    waiting = sorted(held) + [a.id for a in ws.alerts if a.status == "escalated"]
+    interactive = ws.policy.autonomy_level == "low" and selection.kind in ("alert", "task")
+    if waiting and (interactive or selection.kind == "complete"):
+        item = WorkItem(kind="blocked", id=waiting[0], title=waiting[0], reason=HUMAN_WAIT)
+        queue = selection.queue if any(q.id == item.id for q in selection.queue) else (
+            item, *selection.queue
+        )
+        return Selection(kind="blocked", item=item, queue=queue)
+    return selection

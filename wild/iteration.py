@@ -1,0 +1,124 @@
+"""One iteration's agent run: its prompt, command line and request, and the note it leaves.
+
+The prompt is written to `.wild/logs/iteration-N.prompt.md` (custom agents also get it on
+stdin); the agent's output goes to `.wild/logs/iteration-N.log`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from wild import prompts
+from wild.agents.registry import build_command, output_format, prompt_on_stdin
+from wild.agents.runner import AgentRequest, AgentRun, agent_env
+from wild.clock import Clock
+from wild.paths import WildPaths
+from wild.workspace import Workspace
+
+LAST_WORDS_CHARS = 200
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """The parts of `wild "GOAL" …` that shape every agent run."""
+
+    goal: str
+    agent: str
+    model: str | None
+    agent_cmd: str | None
+    timeout_s: float | None
+    heartbeat_s: float
+
+
+def build_request(
+    paths: WildPaths,
+    setup: AgentSetup,
+    ws: Workspace,
+    *,
+    iteration: int,
+    work_type: str,
+    work_id: str,
+    values: Mapping[str, object],
+    environ: Mapping[str, str],
+    cancel: threading.Event,
+    clock: Clock,
+) -> AgentRequest:
+    """Write the prompt for this work and say how to run the agent on it."""
+    context = prompts.context_summary(
+        tuple(a for a in ws.alerts if a.status != "resolved"),
+        ws.tasks.tasks,
+        ws.barriers.barriers,
+    )
+    common = prompts.common_values(
+        iteration=iteration, goal=setup.goal, context=context, policy=ws.policy, work_id=work_id
+    )
+    prompt = prompts.render(work_type, paths.prompts, {**common, **values})
+    paths.logs.mkdir(exist_ok=True)
+    prompt_file = paths.logs / f"iteration-{iteration}.prompt.md"
+    prompt_file.write_text(prompt, encoding="utf-8")
+    argv = build_command(
+        setup.agent,
+        prompt,
+        setup.model,
+        prompt_file=prompt_file,
+        skip_permissions=ws.policy.mode != "interactive",
+        agent_cmd=setup.agent_cmd,
+        environ=environ,
+    )
+    return AgentRequest(
+        argv=tuple(argv),
+        cwd=paths.project,
+        log_path=paths.logs / f"iteration-{iteration}.log",
+        env=agent_env(
+            wild_dir=paths.root.resolve(),
+            iteration=iteration,
+            work_type=work_type,
+            work_id=work_id,
+            prompt_file=prompt_file.resolve(),
+        ),
+        stdin=prompt.encode("utf-8") if prompt_on_stdin(setup.agent) else None,
+        timeout_s=setup.timeout_s,
+        heartbeat_s=setup.heartbeat_s,
+        cancel=cancel,
+        output_format=output_format(setup.agent),
+        clock=clock,
+    )
+
+
+def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: bool) -> str:
+    """One line for the sliding window of iteration notes the next prompts carry."""
+    if run.cancelled:
+        verdict = "stopped"
+    elif run.timed_out:
+        verdict = "timed out"
+    elif run.rate_limited:
+        verdict = "hit a usage limit"
+    elif done:
+        verdict = "done"
+    elif failed:
+        verdict = "failed"
+    else:
+        verdict = "not finished"
+    signals = ", ".join(run.signals.promises) or "none"
+    line = f"iteration {iteration}: {what} → {verdict} (exit {run.exit_code}, signals {signals})"
+    out = run.signals.event_output
+    return f"{line}: {out.summary}" if out is not None and out.summary else line
+
+
+def failure_line(iteration: int, run: AgentRun) -> str | None:
+    """What to tell the user about a run that failed (None when it did not), with the agent's
+    last words: a CLI refusing to start (say, Claude Code run as root without IS_SANDBOX=1
+    refusing to skip permissions) explains itself there."""
+    if not run.failed or run.cancelled:
+        return None
+    if run.timed_out:
+        what = f"timed out after {run.duration_s:.0f} s"
+    elif run.is_error:
+        what = "the agent reported an error"
+    else:
+        what = f"the agent exited with {run.exit_code}"
+    lines = [line.strip() for line in run.final_text.splitlines() if line.strip()]
+    said = f": {lines[-1][:LAST_WORDS_CHARS]}" if lines else ""
+    return f"⚠️  Iteration {iteration}: {what}{said} (log: {run.log_path})"
