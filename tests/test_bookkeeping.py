@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wild.bookkeeping import HUMAN_WAIT, Bookkeeping, select_with_holds
+from wild.bookkeeping import Bookkeeping, select_with_holds
 from wild.commands import edits
 from wild.commands.init import init_wild
 from wild.parsers.alerts import append_alert, make_alert, status_update
 from wild.paths import WildPaths
+from wild.selection import HUMAN_WAIT
 from wild.workspace import Workspace, load_workspace
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)

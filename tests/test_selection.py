@@ -205,3 +205,21 @@ def test_a_duplicate_id_is_never_run() -> None:
         ("blocked", "line-2", "duplicate id t1 (line 2); give it a new id")
     ]
     assert problems == ("t1: duplicate id t1 (line 2); give it a new id",)
+
+
+def test_held_tasks_and_inputs_wait_for_the_human_and_show_why() -> None:
+    tasks = "- [/] task-1: asked the human\n- [ ] task-2: after it\n  - dependsOn: task-1\n"
+    human = "## [PENDING] 2026-02-08T12:00:00Z\n### Input:\nkept failing\n"
+    snap = snapshot(tasks, human=human)
+    held = WorkSnapshot(
+        tasks=snap.tasks,
+        human=snap.human,
+        awaiting_human=frozenset({"task-1", "2026-02-08T12:00:00Z"}),
+    )
+    queue = build_queue(held)[0]
+    assert [(i.kind, i.id, i.reason) for i in queue] == [
+        ("blocked", "2026-02-08T12:00:00Z", "waiting for the human's answer in human.md"),
+        ("blocked", "task-1", "waiting for the human's answer in human.md"),
+        ("blocked", "task-2", "waiting for task task-1"),
+    ]
+    assert select_work(held).kind == "blocked"

@@ -19,14 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wild.selection import Selection, WorkItem, select_work, task_key
+from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work
 from wild.workspace import Workspace
 
 AWAITING = "awaitingHuman"
 FAILURES = "failures"
 NOTIFIED = "notified"
 LAST_PROGRESS = "lastProgressAt"
-HUMAN_WAIT = "waiting for the human's answer in human.md"
 
 
 def _str_map(value: object) -> dict[str, str]:
@@ -38,9 +37,7 @@ def _str_map(value: object) -> dict[str, str]:
 def _int_map(value: object) -> dict[str, int]:
     if not isinstance(value, Mapping):
         return {}
-    return {
-        str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)
-    }
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 @dataclass(frozen=True)
@@ -114,21 +111,15 @@ class Bookkeeping:
 def select_with_holds(ws: Workspace, held: frozenset[str]) -> Selection:
     """What to do next, not starting what waits for the human (`held` work keys, escalated
     alerts); at autonomy level low nothing but human input starts while anything waits."""
-    snapshot = ws.snapshot()
-    if held:
-        # Selection holds back only escalated alerts, so held tasks and inputs leave its view.
-        snapshot = replace(
-            snapshot,
-            tasks=tuple(t for t in snapshot.tasks if task_key(t) not in held),
-            human=tuple(h for h in snapshot.human if h.key not in held),
-        )
-    selection = select_work(replace(snapshot, awaiting_human=held))
+    selection = select_work(replace(ws.snapshot(), awaiting_human=held))
     waiting = sorted(held) + [a.id for a in ws.alerts if a.status == "escalated"]
     interactive = ws.policy.autonomy_level == "low" and selection.kind in ("alert", "task")
     if waiting and (interactive or selection.kind == "complete"):
         item = WorkItem(kind="blocked", id=waiting[0], title=waiting[0], reason=HUMAN_WAIT)
-        queue = selection.queue if any(q.id == item.id for q in selection.queue) else (
-            item, *selection.queue
+        queue = (
+            selection.queue
+            if any(q.id == item.id for q in selection.queue)
+            else (item, *selection.queue)
         )
         return Selection(kind="blocked", item=item, queue=queue)
     return selection

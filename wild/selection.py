@@ -19,6 +19,7 @@ SEVERITY_ORDER: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
 # Barriers the checker can test by itself; webhook and manual ones only change from outside.
 CHECKABLE_TYPES = frozenset({"command-check", "file-exists", "count-based"})
 OPEN = frozenset({"todo", "in-progress"})
+HUMAN_WAIT = "waiting for the human's answer in human.md"
 
 
 @dataclass(frozen=True)
@@ -70,19 +71,27 @@ def _sort_time(text: str) -> float:
     return moment.timestamp() if moment is not None else float("inf")
 
 
-def _human_items(inputs: Iterable[HumanInput]) -> list[WorkItem]:
+def _human_items(
+    inputs: Iterable[HumanInput], awaiting_human: frozenset[str]
+) -> tuple[list[WorkItem], list[WorkItem]]:
+    """Pending inputs, urgent first then oldest; and those held for the human's answer."""
     pending = [(i, h) for i, h in enumerate(inputs) if h.status == "pending"]
     pending.sort(key=lambda pair: (not pair[1].urgent, _sort_time(pair[1].timestamp), pair[0]))
-    return [
-        WorkItem(
-            kind="human-input",
-            id=h.key,
-            title=_first_line(h.content),
-            urgent=h.urgent,
-            status="pending",
+    ready: list[WorkItem] = []
+    held: list[WorkItem] = []
+    for _, entry in pending:
+        waits = entry.key in awaiting_human
+        (held if waits else ready).append(
+            WorkItem(
+                kind="blocked" if waits else "human-input",
+                id=entry.key,
+                title=_first_line(entry.content),
+                reason=HUMAN_WAIT if waits else None,
+                urgent=entry.urgent,
+                status="pending",
+            )
         )
-        for _, h in pending
-    ]
+    return ready, held
 
 
 def _first_line(text: str, limit: int = 80) -> str:
@@ -114,7 +123,7 @@ def _alert_items(alerts: Iterable[Alert], awaiting_human: frozenset[str]) -> lis
             kind="blocked",
             id=a.id,
             title=a.description,
-            reason="waiting for the human's answer in human.md (escalated)",
+            reason=f"{HUMAN_WAIT} (escalated)",
             severity=a.severity,
             status=a.status,
         )
@@ -248,8 +257,13 @@ def _task_items(snapshot: WorkSnapshot) -> tuple[list[WorkItem], list[WorkItem],
             )
             problems.append(f"{task.id}: {duplicate}")
             continue
-        reason, waiting_on = _blocked_reason(task, by_id, barriers, cycles)
         key = task_key(task)
+        reason: str | None
+        waiting_on: tuple[str, ...]
+        if key in snapshot.awaiting_human:
+            reason, waiting_on = HUMAN_WAIT, ()
+        else:
+            reason, waiting_on = _blocked_reason(task, by_id, barriers, cycles)
         if reason is not None:
             blocked.append(
                 WorkItem(
@@ -280,12 +294,12 @@ def _task_items(snapshot: WorkSnapshot) -> tuple[list[WorkItem], list[WorkItem],
 
 def build_queue(snapshot: WorkSnapshot) -> tuple[tuple[WorkItem, ...], tuple[str, ...]]:
     """The whole ordered queue (runnable work first, blocked items last) and problems found."""
-    human = _human_items(snapshot.human)
+    human, held_human = _human_items(snapshot.human, snapshot.awaiting_human)
     alerts = _alert_items(snapshot.alerts, snapshot.awaiting_human)
     runnable_alerts = [a for a in alerts if a.kind == "alert"]
     blocked_alerts = [a for a in alerts if a.kind == "blocked"]
     tasks, blocked_tasks, problems = _task_items(snapshot)
-    queue = human + runnable_alerts + tasks + blocked_alerts + blocked_tasks
+    queue = human + runnable_alerts + tasks + held_human + blocked_alerts + blocked_tasks
     return tuple(queue), tuple(problems)
 
 
