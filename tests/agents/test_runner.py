@@ -52,6 +52,14 @@ def _request(
     )
 
 
+def _pid_written(pid_file: Path) -> bool:
+    """The file exists AND holds a whole pid: a writer may have created it but not written yet."""
+    try:
+        return pid_file.read_text().strip().isdigit()
+    except FileNotFoundError:
+        return False
+
+
 def _wait_until(condition: Callable[[], bool]) -> None:
     deadline = time.monotonic() + HANDSHAKE_S
     while not condition():
@@ -143,7 +151,7 @@ def test_timeout_kills_the_agent_and_its_grandchild(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
 
     def hold_until_spawned(_beat: Heartbeat) -> None:
-        _wait_until(pid_file.exists)  # the deadline is checked after this returns
+        _wait_until(lambda: _pid_written(pid_file))  # the deadline is checked after this returns
 
     run = run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], timeout_s=0.2,
                              heartbeat_s=0.05, on_heartbeat=hold_until_spawned))
@@ -172,7 +180,7 @@ def test_cancel_kills_the_group_at_once(tmp_path: Path) -> None:
     cancel = threading.Event()
 
     def cancel_when_spawned(_beat: Heartbeat) -> None:
-        _wait_until(pid_file.exists)
+        _wait_until(lambda: _pid_written(pid_file))
         cancel.set()
 
     run = run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], cancel=cancel,
@@ -201,7 +209,7 @@ def test_a_crashing_callback_still_kills_the_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
 
     def explode(_beat: Heartbeat) -> None:
-        _wait_until(pid_file.exists)
+        _wait_until(lambda: _pid_written(pid_file))
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match=r"^boom$"):
