@@ -142,3 +142,18 @@ def test_loop_flag_errors(tmp_path: Path) -> None:
     with_action = invoke("Goal", "--status", "--dir", str(root))
     assert with_action.exit_code == 2
     assert with_action.output == "Error: a goal cannot be combined with --status\n"
+
+
+def test_approve_at_notify_approves_the_policy_notify_command(wild_dir: Path) -> None:
+    policy = wild_dir / "human-policy.md"
+    policy.write_text(
+        policy.read_text().replace(
+            "- **Command Approval:** required",
+            "- **Notify Command:** notify-send wild\n- **Command Approval:** required",
+        )
+    )
+    listing = invoke("--approve", "--dir", str(wild_dir)).output.splitlines()
+    assert listing[-1] == "  @notify: notify-send wild"
+    approved = invoke("--approve", "@notify", "--dir", str(wild_dir))
+    assert approved.output.startswith("Approved @notify: notify-send wild (sha256 ")
+    assert "@notify" not in invoke("--approve", "--dir", str(wild_dir)).output

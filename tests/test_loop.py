@@ -17,6 +17,7 @@ import pytest
 
 from wild import control
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
+from wild.barriers.approvals import approve
 from wild.bookkeeping import Bookkeeping
 from wild.clock import SystemClock
 from wild.commands import edits
@@ -62,6 +63,8 @@ def set_policy(paths: WildPaths, **settings: str) -> None:
             text = pattern.sub(line, text, count=1)
         else:
             text = text.replace("- **Command Approval:**", f"{line}\n- **Command Approval:**", 1)
+        if key == "notify_command":
+            approve(paths.project, value)  # as the human would with `wild --approve @notify`
     paths.policy.write_text(text)
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from wild.barriers.approvals import approve
 from wild.clock import SystemClock
 from wild.commands.init import init_wild
 from wild.parsers import human as human_md
@@ -30,6 +31,8 @@ class Setup:
             context_switch_penalty_minutes=penalty,
             notify_command=f"{{ cat; echo; echo ===; }} >> {self.notes}",
         )
+        assert self.policy.notify_command is not None
+        approve(self.paths.project, self.policy.notify_command)
         self.out: list[str] = []
         self.written: list[bytes] = []
         self.reporter = Reporter(
@@ -98,6 +101,7 @@ def test_flush_all_sends_what_is_queued_without_waiting(tmp_path: Path) -> None:
 def test_a_failing_notify_command_is_reported_not_raised(tmp_path: Path) -> None:
     s = Setup(tmp_path, penalty=0)
     policy = replace(s.policy, notify_command="echo no route to host >&2; exit 7")
+    approve(s.paths.project, "echo no route to host >&2; exit 7")
     s.reporter.notify(policy, now=T0, related="a", message="one", cause=None)
     assert s.out == [
         "📣 wild (a): one",
@@ -117,3 +121,21 @@ def test_progress_summary_says_where_the_work_stands(tmp_path: Path) -> None:
         "Tasks: 1/3 complete\nAlerts: 0 open\nBarriers waiting: train-done\nIterations: 4\n"
         "Current work: task task-002"
     )
+
+
+def test_an_unapproved_notify_command_is_not_run_and_says_how_to_approve(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    policy = replace(s.policy, notify_command=f"echo ran >> {tmp_path / 'ran.txt'}")
+    s.reporter.notify(policy, now=T0, related="task-1", message="first", cause=None)
+    s.reporter.notify(policy, now=T0 + timedelta(hours=1), related="task-1", message="again",
+                      cause=None)
+    assert not (tmp_path / "ran.txt").exists()
+    warnings = [line for line in s.out if line.startswith("⚠️")]
+    assert warnings == [
+        "⚠️  notify command not run: it is not approved yet; run wild --approve @notify "
+        f"to allow `echo ran >> {tmp_path / 'ran.txt'}`"
+    ]
+    trusted = replace(policy, command_approval="trusted")
+    s.reporter.notify(trusted, now=T0 + timedelta(hours=2), related="task-1", message="now",
+                      cause=None)
+    assert (tmp_path / "ran.txt").read_text() == "ran\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from wild.barriers.approvals import is_approved
 from wild.clock import iso
 from wild.parsers import human as human_md
 from wild.parsers.events_log import EventLog
@@ -17,6 +18,8 @@ from wild.store import update_text
 from wild.workspace import Workspace
 
 NOTIFY_TIMEOUT_S = 30.0
+# `wild --approve @notify` approves the policy's Notify Command (no barrier id has an "@").
+NOTIFY_APPROVAL_ID = "@notify"
 
 
 class Reporter:
@@ -34,6 +37,7 @@ class Reporter:
         self._out = out
         self._on_written = on_written
         self._batcher: NotificationBatcher | None = None
+        self._unapproved_said: set[str] = set()
 
     def _batch(self, policy: HumanPolicy) -> NotificationBatcher:
         if self._batcher is None or self._batcher.penalty.total_seconds() != (
@@ -109,7 +113,20 @@ class Reporter:
     def _deliver(self, policy: HumanPolicy, messages: list[str]) -> None:
         text = join_messages(messages)
         self._out(f"📣 {text}")
-        error = send_notification(policy.notify_command, text, timeout_s=NOTIFY_TIMEOUT_S)
+        command = policy.notify_command
+        if command and policy.command_approval == "required" and not is_approved(
+            self._paths.project, command
+        ):
+            # The policy file is editable by the agent, so its command is code like a barrier's.
+            if command not in self._unapproved_said:
+                self._unapproved_said.add(command)
+                self._events.append("notify-unapproved", command=command)
+                self._out(
+                    f"⚠️  notify command not run: it is not approved yet; run "
+                    f"wild --approve {NOTIFY_APPROVAL_ID} to allow `{command}`"
+                )
+            return
+        error = send_notification(command, text, timeout_s=NOTIFY_TIMEOUT_S)
         if error is not None:
             self._events.append("notify-failed", error=error)
             self._out(f"⚠️  notify command failed: {error}")

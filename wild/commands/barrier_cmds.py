@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wild.barriers.approvals import approve, command_of, pending_approvals
+from wild.barriers.approvals import approve, command_of, is_approved, pending_approvals
 from wild.barriers.checker import check_all_now
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
@@ -16,6 +16,7 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import policy as policy_md
 from wild.paths import WildPaths
 from wild.policy.model import effective_policy, policy_from_document
+from wild.reporting import NOTIFY_APPROVAL_ID
 from wild.store import read_text
 from wild.workspace import require_initialised
 
@@ -60,7 +61,13 @@ def format_checks(rows: list[dict[str, Any]]) -> str:
 
 
 def approve_barrier(paths: WildPaths, barrier_id: str) -> tuple[str, str]:
-    """Approve one barrier's command for this project; returns (command, sha256)."""
+    """Approve one barrier's command (or, for `@notify`, the policy's Notify Command) for this
+    project; returns (command, sha256)."""
+    if barrier_id == NOTIFY_APPROVAL_ID:
+        command = _notify_command(paths)
+        if command is None:
+            raise WildError(f"{paths.policy}: the policy has no Notify Command; nothing to approve")
+        return command, approve(paths.project, command)
     barrier = find_barrier(paths, barrier_id)
     command = command_of(barrier)
     if command is None:
@@ -71,10 +78,19 @@ def approve_barrier(paths: WildPaths, barrier_id: str) -> tuple[str, str]:
     return command, approve(paths.project, command)
 
 
+def _notify_command(paths: WildPaths) -> str | None:
+    doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
+    return policy_from_document(doc).notify_command
+
+
 def unapproved(paths: WildPaths) -> list[tuple[str, str]]:
-    """(barrier id, command) for every waiting barrier whose command awaits approval."""
+    """(id, command) for every waiting barrier, and the Notify Command, awaiting approval."""
     doc = _barrier_list(paths)
-    return [(b.id, command_of(b) or "") for b in pending_approvals(doc, paths.project)]
+    waiting = [(b.id, command_of(b) or "") for b in pending_approvals(doc, paths.project)]
+    notify = _notify_command(paths)
+    if notify and not is_approved(paths.project, notify):
+        waiting.append((NOTIFY_APPROVAL_ID, notify))
+    return waiting
 
 
 def generate_check(paths: WildPaths, barrier_id: str) -> Path:
