@@ -86,6 +86,12 @@ class Reporter:
     def progress(
         self, policy: HumanPolicy, *, now: datetime, summary: str, cause: str | None
     ) -> None:
+        update_text(
+            self._paths.human,
+            lambda text: human_md.append_report(text, timestamp=iso(now), report=summary),
+            self._paths.lock,
+            on_written=self._on_written,
+        )
         self._events.append("progress-report", cause=cause, summary=summary)
         self._send(policy, f"Progress report {iso(now)}\n{summary}", now, blocking=False)
 

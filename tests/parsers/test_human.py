@@ -86,8 +86,8 @@ def test_tolerant_file_reads_what_humans_type_and_reports_the_rest() -> None:
     assert [str(p) for p in doc.problems] == [
         '.wild/human.md:19: text after "---" belongs to no section; move it above the "---" '
         'line or under a new "## [PENDING] <time>" header',
-        '.wild/human.md:34: unknown status "DONE"; use PENDING, PROCESSED, QUESTION or '
-        "ANSWERED (this section is ignored)",
+        '.wild/human.md:34: unknown status "DONE"; use PENDING, PROCESSED, QUESTION, '
+        "ANSWERED or REPORT (this section is ignored)",
         '.wild/human.md:38: "yesterday-ish" is not a time; write an ISO time such as '
         "2026-02-08T12:30:00Z",
         '.wild/human.md:38: unknown priority "high"; use urgent, normal or low (read as normal)',
@@ -316,3 +316,18 @@ def test_append_input_keeps_ordinary_content_exactly(
     kept = [i for i, line in enumerate(content_lines) if line.strip()]
     expected = "\n".join(content_lines[kept[0] : kept[-1] + 1]) if kept else ""
     assert doc.inputs[-1].content == expected
+
+
+def test_append_report_adds_a_report_section_that_is_never_input() -> None:
+    text = human.append_report("# Human Input Queue\n", timestamp="2026-02-08T10:30:00Z",
+                         report="Tasks: 1/3 complete\nAlerts: 0 open")
+    assert text == (
+        "# Human Input Queue\n\n## [REPORT] 2026-02-08T10:30:00Z\n**Type:** progress\n\n"
+        "### Report:\nTasks: 1/3 complete\nAlerts: 0 open\n\n---\n"
+    )
+    doc = human.parse(text)
+    assert doc.problems == ()
+    assert [(h.status, h.content) for h in doc.inputs] == [
+        ("report", "Tasks: 1/3 complete\nAlerts: 0 open")
+    ]
+    assert human.pending(doc) == ()

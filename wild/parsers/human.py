@@ -11,7 +11,8 @@ from typing import Literal, get_args
 from wild.clock import iso, parse_time
 from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
 
-HumanStatus = Literal["pending", "processed", "question", "answered"]
+# REPORT sections are wild's progress reports: kept for the human to read, never input.
+HumanStatus = Literal["pending", "processed", "question", "answered", "report"]
 STATUSES: tuple[HumanStatus, ...] = get_args(HumanStatus)
 _STATUS: dict[str, HumanStatus] = {status: status for status in STATUSES}
 PRIORITIES = ("urgent", "normal", "low")
@@ -113,7 +114,10 @@ class _Reader:
         self.fields: dict[str, str] = {}
         self.free: list[str] = []
         self.content: list[str] | None = None
-        want = "question" if section.status.lower() in ("question", "answered") else "input"
+        status = section.status.lower()
+        want = {"question": "question", "answered": "question", "report": "report"}.get(
+            status, "input"
+        )
         phase = "fields"
         for index in range(section.header + 1, section.limit):
             text = body(lines[index])
@@ -201,7 +205,7 @@ def parse(text: str, file: str = FILE) -> HumanQueue:
         status = _STATUS.get(section.status.lower())
         if status is None:
             reader.report(start, f'unknown status "{section.status}"; use PENDING, PROCESSED, '
-                          "QUESTION or ANSWERED (this section is ignored)")
+                          "QUESTION, ANSWERED or REPORT (this section is ignored)")
         else:
             inputs.append(reader.record(status))
         problems.extend(reader.problems)
@@ -285,6 +289,12 @@ def append_input(text: str, content: str, *, timestamp: str, urgent: bool = Fals
     priority = "urgent" if urgent else "normal"
     fields = [("Type", type), ("Alert", related_alert), ("Priority", priority)]
     return _append_section(text, header, fields, "### Input:", content)
+
+
+def append_report(text: str, *, timestamp: str, report: str) -> str:
+    """A progress report from wild: a REPORT section the human reads (never taken as input)."""
+    return _append_section(text, f"## [REPORT] {_one_line(timestamp)}", [("Type", "progress")],
+                           "### Report:", report)
 
 
 def append_question(text: str, *, timestamp: str, related: str | None, title: str,
