@@ -771,3 +771,23 @@ def test_idle_loop_does_not_wake_while_nothing_happens(tmp_path: Path) -> None:
         thread.join(30)
     assert results == [LoopResult("stopped", 0, "stopped on request")]
     assert loop.waker.wakeups == 1  # the stop request itself
+
+
+def test_a_due_progress_report_goes_to_human_md_events_and_the_notify_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    set_policy(paths, progress_reports="Every 1 minutes", notify_command=notify_command(tmp_path))
+    # A loop started long ago and never reported: the first cycle owes a report.
+    state = json.loads(paths.state.read_text())
+    state["startedAt"] = "2020-01-01T00:00:00Z"
+    paths.state.write_text(json.dumps(state))
+    script(monkeypatch, tmp_path, say("<promise>TASK_COMPLETE</promise>"))
+    result, _ = run(paths, once=True)
+    assert result.reason == "once"
+    reports = [h for h in human_md.parse(paths.human.read_text()).inputs if h.status == "report"]
+    assert len(reports) == 1
+    assert reports[0].content.startswith("Tasks: 0/1 complete\nAlerts: 0 open\n")
+    assert len(event_kinds(paths, "progress-report")) == 1
+    assert notes(tmp_path)[0].startswith("Progress report ")
+    assert load_state(paths.state).state.last_progress_report is not None
