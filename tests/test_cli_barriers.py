@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from wild.cli import cli
+from wild.policy.presets import preset
 
 BARRIERS = """\
 # Barriers
@@ -157,3 +158,55 @@ def test_approve_at_notify_approves_the_policy_notify_command(wild_dir: Path) ->
     approved = invoke("--approve", "@notify", "--dir", str(wild_dir))
     assert approved.output.startswith("Approved @notify: notify-send wild (sha256 ")
     assert "@notify" not in invoke("--approve", "--dir", str(wild_dir)).output
+
+
+def test_loop_starts_under_the_policy_given(tmp_path: Path) -> None:
+    root = tmp_path / ".wild"
+    invoke("--init", "--dir", str(root))
+    agent = tmp_path / "agent.sh"
+    agent.write_text("#!/bin/sh\ncat >/dev/null\n")
+    agent.chmod(0o755)
+    result = invoke(
+        "Goal",
+        "--agent-cmd",
+        str(agent),
+        "--policy",
+        "wild_night",
+        "--duration",
+        "2h",
+        "--dir",
+        str(root),
+    )
+    assert result.exit_code == 0, result.output
+    shown = orjson.loads(invoke("--show-policy", "--json", "--dir", str(root)).output)
+    assert (shown["mode"], shown["preset"]) == (preset("wild_night").mode, "wild_night")
+    assert shown["expiresAt"] is not None
+    custom = tmp_path / "my-policy.md"
+    custom.write_text(
+        "# Human Policy\n\n## Current Policy: Hands-Off Mode\n\n### Settings\n\n"
+        "- **Mode:** hands-off\n\n### Instructions\n\nDo everything yourself.\n"
+    )
+    again = invoke(
+        "Goal", "--agent-cmd", str(agent), "--policy-file", str(custom), "--dir", str(root)
+    )
+    assert again.exit_code == 0, again.output
+    assert (root / "human-policy.md").read_text() == custom.read_text()
+    shown = orjson.loads(invoke("--show-policy", "--json", "--dir", str(root)).output)
+    assert (shown["mode"], shown["instructions"].strip()) == (
+        "hands-off",
+        "Do everything yourself.",
+    )
+    missing = invoke(
+        "Goal",
+        "--agent-cmd",
+        str(agent),
+        "--policy-file",
+        str(tmp_path / "nope.md"),
+        "--dir",
+        str(root),
+    )
+    assert missing.exit_code == 1
+    assert missing.output == (
+        f"Error: {tmp_path / 'nope.md'}: no such policy file; "
+        "check the path given to --policy-file\n"
+    )
