@@ -11,7 +11,7 @@ from pathlib import Path
 
 from wild.clock import SystemClock
 from wild.commands.init import init_wild
-from wild.commands.run_loop import run_loop, webhook_credentials
+from wild.commands.run_loop import root_warning, run_loop, webhook_credentials
 from wild.loop import LoopOptions, LoopResult
 from wild.paths import WildPaths
 
@@ -70,3 +70,11 @@ def test_webhook_credentials_prefer_the_environment(tmp_path: Path) -> None:
     token, secret = webhook_credentials(paths, {})
     assert secret is None and token is not None and len(token) >= 32
     assert webhook_credentials(paths, {}) == (token, None)  # kept, not regenerated
+
+
+def test_root_warning_only_for_claude_as_root_outside_a_sandbox() -> None:
+    warning = root_warning("claude", 0, {})
+    assert warning is not None and "IS_SANDBOX=1" in warning
+    assert root_warning("claude", 0, {"IS_SANDBOX": "1"}) is None
+    assert root_warning("claude", 1000, {}) is None
+    assert root_warning("custom", 0, {}) is None

@@ -73,6 +73,16 @@ def webhook_credentials(
     return token_file.read_text().strip(), None
 
 
+def root_warning(agent: str, euid: int, environ: Mapping[str, str]) -> str | None:
+    """Claude Code refuses to skip permissions as root outside a declared sandbox: say so first."""
+    if agent != "claude" or euid != 0 or environ.get("IS_SANDBOX"):
+        return None
+    return (
+        "⚠️  Claude Code refuses --dangerously-skip-permissions when run as root; every run "
+        "will fail. Run wild as a normal user, or set IS_SANDBOX=1 if this machine is a sandbox."
+    )
+
+
 def run_loop(
     paths: WildPaths,
     options: LoopOptions,
@@ -87,6 +97,9 @@ def run_loop(
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
     _check_agent(options)
+    warning = root_warning(options.agent, os.geteuid(), os.environ)
+    if warning:
+        out(warning)
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
     loop = Loop(paths, options, clock=clock, out=out)
