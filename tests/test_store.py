@@ -156,3 +156,50 @@ def test_concurrent_wild_writers_exclude_each_other(tmp_path: Path) -> None:
     lines = path.read_text().splitlines()
     assert sorted(lines) == sorted(f"w{n}-{i}" for n in range(3) for i in range(40))
     assert os.path.exists(tmp_path / ".lock")
+
+
+def test_a_save_landing_between_the_recheck_and_the_swap_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.md"
+    path.write_text("- [ ] task-1 first\n")
+    lock = tmp_path / ".lock"
+    saves = {"n": 0}
+
+    def save_at_the_last_instant(_data: bytes) -> None:
+        # Called right before the swap: a human's rename-save lands in wild's last window.
+        if saves["n"] == 0:
+            saves["n"] += 1
+            tmp = tmp_path / "human.swp"
+            tmp.write_text("- [ ] task-1 first\n- [ ] task-2 added by the human\n")
+            os.replace(tmp, path)
+
+    result = update_text(path, _keyed_edit, lock, on_written=save_at_the_last_instant)
+    expected = "- [x] task-1 first\n- [ ] task-2 added by the human\n"
+    assert result == expected
+    assert path.read_text() == expected
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_file_being_rewritten_in_place_is_read_only_once_settled(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.md"
+    full = "".join(f"- [ ] task-{n} line {n}\n" for n in range(1, 200))
+    path.write_text(full)
+    script = textwrap.dedent(
+        """
+        import sys, time
+        path, text = sys.argv[1], sys.argv[2]
+        with open(path, "w") as handle:   # truncate, then write in chunks like a slow editor
+            print("started", flush=True)
+            for start in range(0, len(text), 500):
+                handle.write(text[start:start + 500]); handle.flush(); time.sleep(0.004)
+        """
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", script, str(path), full], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline() == "started\n"
+    result = update_text(path, _keyed_edit, tmp_path / ".lock")
+    assert writer.wait() == 0
+    writer.stdout.close()
+    assert result == _keyed_edit(full)
+    assert path.read_text() == result

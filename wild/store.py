@@ -8,10 +8,12 @@ file changed between our read and our write we simply re-apply it to the new tex
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,6 +26,26 @@ ENCODING = "utf-8"
 ERRORS = "surrogateescape"
 LOCK_TIMEOUT_S = 30.0
 CAS_ATTEMPTS = 20
+# A file changed less than this long ago may still be being written in place by someone.
+SETTLE_S = 0.02
+MAX_SETTLE_S = 2.0
+# (inode, size, mtime) of each file right after wild's own last write to it.
+_last_written: dict[str, tuple[int, int, int]] = {}
+
+# renameat2(2) with RENAME_EXCHANGE swaps two names atomically (Linux ≥ 3.15, glibc ≥ 2.28).
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_libc = ctypes.CDLL(None, use_errno=True)
+_renameat2 = getattr(_libc, "renameat2", None)
+if _renameat2 is not None:
+    _renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    _renameat2.restype = ctypes.c_int
 
 
 def decode(data: bytes) -> str:
@@ -112,6 +134,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     """
     target, tmp = _write_temp(path, data)
     _commit(target, tmp)
+    _note_written(target)
 
 
 @contextlib.contextmanager
@@ -120,6 +143,60 @@ def wild_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_path), timeout=timeout):
         yield
+
+
+def _exchange(tmp: Path, target: Path) -> bytes | None:
+    """Atomically swap `tmp` and `target` (Linux renameat2 RENAME_EXCHANGE).
+
+    Returns the bytes that were at `target` just before the swap (now gone from it), or None
+    when the swap is not possible here, in which case a plain replace was done instead.
+    """
+    if _renameat2 is not None:
+        result = _renameat2(
+            _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE
+        )
+        if result == 0:
+            # An in-place writer may still be finishing into the inode we swapped out.
+            displaced = _read_settled(tmp)
+            _discard(tmp)
+            _fsync_dir(target.parent)
+            return displaced
+    _commit(target, tmp)
+    return None
+
+
+def _read_settled(path: Path) -> bytes:
+    """The file's bytes once nobody has written it for SETTLE_S.
+
+    A program that rewrites a file in place (truncate, then write) leaves it empty or half
+    written for a moment; reading then would make wild edit, or worse write back, a torn
+    copy. Files wild itself wrote last are read at once.
+    """
+    deadline = time.monotonic() + MAX_SETTLE_S
+    while True:
+        try:
+            before = os.stat(path)
+        except FileNotFoundError:
+            return b""
+        signature = (before.st_ino, before.st_size, before.st_mtime_ns)
+        age_s = (time.time_ns() - before.st_mtime_ns) / 1e9
+        ours = _last_written.get(os.path.realpath(path)) == signature
+        if ours or age_s >= SETTLE_S or time.monotonic() >= deadline:
+            data = read_bytes(path)
+            after = os.stat(path) if os.path.exists(path) else None
+            same = after is not None and (after.st_ino, after.st_size, after.st_mtime_ns) == (
+                signature
+            )
+            if same or time.monotonic() >= deadline:
+                return data
+            continue
+        time.sleep(min(SETTLE_S - age_s, max(deadline - time.monotonic(), 0.0)))
+
+
+def _note_written(target: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        info = os.stat(target)
+        _last_written[os.path.realpath(target)] = (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def update_text(
@@ -133,26 +210,37 @@ def update_text(
 
     The edit must be keyed by record id (not line number), so re-running it on a newer text
     is correct. Returns the text now on disk. `on_written` gets the bytes about to be written
-    (just before the replace), so the watcher can ignore our own write by hash.
+    (just before the swap), so the watcher can ignore our own write by hash.
+
+    Humans and agents take no lock, so: read only a settled file; re-check it after the slow
+    write-and-fsync of the temp file; then swap atomically, and if someone saved in the
+    instant between the re-check and the swap, re-apply the edit on top of what they saved.
     """
     with wild_lock(lock_path):
+        expected = _read_settled(path)  # what should be on disk now
+        source = expected  # the text our edit applies to
         for _ in range(CAS_ATTEMPTS):
-            before = read_bytes(path)
-            new_text = edit(decode(before))
+            new_text = edit(decode(source))
             new_bytes = encode(new_text)
-            if new_bytes == before:
-                return new_text
-            target, tmp = _write_temp(path, new_bytes)
-            # Last-instant re-check, after the slow write and fsync, right before the rename:
-            # an editor's save can only be lost in the microseconds between the two.
-            if read_bytes(path) != before:
-                _discard(tmp)
+            if new_bytes == expected:
+                if _read_settled(path) == expected:
+                    return new_text
+                expected = source = _read_settled(path)
                 continue
-            # Announce before replacing: the watcher may see the rename before we return.
+            target, tmp = _write_temp(path, new_bytes)
+            if read_bytes(path) != expected:
+                _discard(tmp)
+                expected = source = _read_settled(path)
+                continue
+            # Announce before swapping: the watcher may see the change before we return.
             if on_written is not None:
                 on_written(new_bytes)
-            _commit(target, tmp)
-            return new_text
+            displaced = _exchange(tmp, target)
+            _note_written(target)
+            if displaced is None or displaced == expected:
+                return new_text
+            # A save slipped in between the re-check and the swap: keep it, redo our edit on it.
+            expected, source = new_bytes, displaced
     raise ConflictError(
         f"{path}: the file kept changing while wild tried to update it; "
         "close other programs writing it and run the command again"
