@@ -156,8 +156,9 @@ def _exchange(tmp: Path, target: Path) -> bytes | None:
             _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE
         )
         if result == 0:
-            # An in-place writer may still be finishing into the inode we swapped out.
-            displaced = _read_settled(tmp)
+            # An in-place writer may still be finishing into the inode we swapped out,
+            # unless that inode is still exactly what we wrote last time.
+            displaced = _read_settled(tmp, ours=_last_written.get(os.path.realpath(target)))
             _discard(tmp)
             _fsync_dir(target.parent)
             return displaced
@@ -165,7 +166,7 @@ def _exchange(tmp: Path, target: Path) -> bytes | None:
     return None
 
 
-def _read_settled(path: Path) -> bytes:
+def _read_settled(path: Path, ours: tuple[int, int, int] | None = None) -> bytes:
     """The file's bytes once nobody has written it for SETTLE_S.
 
     A program that rewrites a file in place (truncate, then write) leaves it empty or half
@@ -180,8 +181,8 @@ def _read_settled(path: Path) -> bytes:
             return b""
         signature = (before.st_ino, before.st_size, before.st_mtime_ns)
         age_s = (time.time_ns() - before.st_mtime_ns) / 1e9
-        ours = _last_written.get(os.path.realpath(path)) == signature
-        if ours or age_s >= SETTLE_S or time.monotonic() >= deadline:
+        own = signature in (ours, _last_written.get(os.path.realpath(path)))
+        if own or age_s >= SETTLE_S or time.monotonic() >= deadline:
             data = read_bytes(path)
             after = os.stat(path) if os.path.exists(path) else None
             same = after is not None and (after.st_ino, after.st_size, after.st_mtime_ns) == (
