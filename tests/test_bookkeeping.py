@@ -8,7 +8,7 @@ from pathlib import Path
 from wild.bookkeeping import Bookkeeping, select_with_holds
 from wild.commands import edits
 from wild.commands.init import init_wild
-from wild.parsers.alerts import append_alert, make_alert, status_update
+from wild.parsers.alerts import AlertStatus, append_alert, make_alert, status_update
 from wild.paths import WildPaths
 from wild.selection import HUMAN_WAIT
 from wild.workspace import Workspace, load_workspace
@@ -120,3 +120,35 @@ def test_at_medium_autonomy_other_work_goes_on_beside_an_escalated_alert(
     selection = select_with_holds(load_workspace(ws.paths, T0), frozenset())
     assert selection.item is not None
     assert (selection.kind, selection.item.id) == ("task", "task-001")
+
+
+def test_the_queue_of_a_held_selection_names_what_waits_once(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "- [/] task-001: A\n- [ ] task-002: B\n", mode="interactive")
+    held = select_with_holds(ws, frozenset({"task-001"}))  # task-001 is in the queue already
+    assert [(i.kind, i.id, i.reason) for i in held.queue] == [
+        ("task", "task-002", None),
+        ("blocked", "task-001", HUMAN_WAIT),
+    ]
+    done = workspace(tmp_path, "- [x] task-001: A\n")
+    held = select_with_holds(done, frozenset({"2026-02-08T09:00:00Z"}))  # an input gone since
+    assert held.kind == "blocked"
+    assert [(i.kind, i.id, i.reason) for i in held.queue] == [
+        ("blocked", "2026-02-08T09:00:00Z", HUMAN_WAIT)
+    ]
+
+
+def test_a_workspace_knows_its_open_alerts(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "")
+    statuses: list[tuple[str, AlertStatus]] = [
+        ("a1", "escalated"), ("a2", "resolved"), ("a3", "pending")
+    ]
+    for alert_id, status in statuses:
+        record = make_alert(now=T0, severity="info", source="job", type="t",
+                            description="d", alert_id=alert_id)
+        append_alert(ws.paths.alerts, status_update(record, status, T0))
+    ws = load_workspace(ws.paths, T0)
+    assert [a.id for a in ws.alerts] == ["a1", "a2", "a3"]
+    assert [a.id for a in ws.open_alerts] == ["a1", "a3"]
+    assert ws.snapshot().alerts == ws.open_alerts
+    given = load_workspace(ws.paths, T0, alerts=ws.alerts[:1])
+    assert [a.id for a in given.open_alerts] == ["a1"]

@@ -9,7 +9,7 @@ from wild.parsers import alerts as alerts_log
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.selection import WorkSnapshot, build_queue, select_work
+from wild.selection import LazyQueue, WorkItem, WorkSnapshot, build_queue, select_work
 
 
 def snapshot(
@@ -223,3 +223,75 @@ def test_held_tasks_and_inputs_wait_for_the_human_and_show_why() -> None:
         ("blocked", "task-2", "waiting for task task-1"),
     ]
     assert select_work(held).kind == "blocked"
+
+
+def test_a_lazy_queue_is_made_once_when_first_read_and_equals_its_tuple() -> None:
+    items = (WorkItem("task", "t1", "a"), WorkItem("task", "t2", "b"))
+    made: list[int] = []
+
+    def make() -> tuple[WorkItem, ...]:
+        made.append(1)
+        return items
+
+    queue = LazyQueue(make)
+    assert made == []
+    assert (len(queue), queue[1], queue[:1], list(queue)) == (2, items[1], items[:1], list(items))
+    assert queue == items
+    assert items == queue
+    assert queue == LazyQueue(lambda: items)
+    assert queue != items[:1]
+    assert queue != list(items)
+    assert hash(queue) == hash(items)
+    assert repr(queue) == repr(items)
+    assert made == [1]
+
+
+barrier_ids = st.sampled_from(["b1", "b2", "b3", "gone"])
+task_ids = st.sampled_from(["t1", "t2", "t3", "line-1", "line-2", None])
+
+
+@given(
+    st.lists(
+        st.tuples(
+            task_ids,
+            st.sampled_from(" x/-"),
+            st.lists(st.sampled_from(["t1", "t2", "t3", "t9", "line-1"]), max_size=3),
+            st.lists(barrier_ids, max_size=2),
+            st.integers(0, 3),
+        ),
+        max_size=10,
+    ),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["b1", "b2", "b3"]),
+            st.sampled_from(["WAITING", "SATISFIED", "FAILED"]),
+            st.sampled_from(["manual", "command-check"]),
+        ),
+        max_size=3,
+    ),
+    st.frozensets(st.sampled_from(["t1", "t3", "line-1", "line-2"]), max_size=2),
+)
+def test_selection_is_the_head_of_the_whole_queue(
+    spec: list[tuple[str | None, str, list[str], list[str], int]],
+    barrier_spec: list[tuple[str, str, str]],
+    held: frozenset[str],
+) -> None:
+    text = "".join(
+        f"- [{mark}] [P{prio}] {f'{tid}: ' if tid else ''}x\n"
+        + (f"  - dependsOn: {', '.join(deps)}\n" if deps else "")
+        + (f"  - blockedBy: {', '.join(gates)}\n" if gates else "")
+        for tid, mark, deps, gates, prio in spec
+    )
+    barriers = "".join(f"## [{state}] {bid}\n- Type: {kind}\n" for bid, state, kind in barrier_spec)
+    snap = snapshot(text, barriers)
+    snap = WorkSnapshot(tasks=snap.tasks, barriers=snap.barriers, awaiting_human=held)
+    queue, problems = build_queue(snap)
+    selection = select_work(snap)
+    assert selection.queue == queue
+    assert selection.problems == problems
+    assert selection.item == (queue[0] if queue else None)
+    assert selection.kind == (queue[0].kind if queue else "complete")
+    wanted = {b for item in queue for b in item.barriers} if selection.kind == "blocked" else set()
+    waiting = tuple(b for b in snap.barriers if b.id in wanted and b.status == "waiting")
+    assert selection.waiting_barriers == waiting
+    assert selection.can_check == any(b.type == "command-check" for b in waiting)

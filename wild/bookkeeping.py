@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work
+from wild.selection import HUMAN_WAIT, LazyQueue, Selection, WorkItem, select_work
 from wild.workspace import Workspace
 
 AWAITING = "awaitingHuman"
@@ -112,14 +112,14 @@ def select_with_holds(ws: Workspace, held: frozenset[str]) -> Selection:
     """What to do next, not starting what waits for the human (`held` work keys, escalated
     alerts); at autonomy level low nothing but human input starts while anything waits."""
     selection = select_work(replace(ws.snapshot(), awaiting_human=held))
-    waiting = sorted(held) + [a.id for a in ws.alerts if a.status == "escalated"]
+    waiting = sorted(held) + [a.id for a in ws.open_alerts if a.status == "escalated"]
     interactive = ws.policy.autonomy_level == "low" and selection.kind in ("alert", "task")
     if waiting and (interactive or selection.kind == "complete"):
         item = WorkItem(kind="blocked", id=waiting[0], title=waiting[0], reason=HUMAN_WAIT)
-        queue = (
-            selection.queue
-            if any(q.id == item.id for q in selection.queue)
-            else (item, *selection.queue)
-        )
-        return Selection(kind="blocked", item=item, queue=queue)
+        queue = selection.queue
+
+        def held_queue() -> tuple[WorkItem, ...]:
+            return tuple(queue) if any(q.id == item.id for q in queue) else (item, *queue)
+
+        return Selection(kind="blocked", item=item, queue=LazyQueue(held_queue))
     return selection

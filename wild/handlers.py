@@ -286,7 +286,7 @@ def _processed(
         return text
 
     s.edit(s.paths.human, edit)
-    waiting = {a.id for a in ws.alerts if a.status == "escalated"}
+    waiting = {a.id for a in ws.open_alerts if a.status == "escalated"}
     if entry.related_alert is not None:
         waiting.add(entry.related_alert)
     for alert_id in sorted(waiting):
@@ -302,7 +302,7 @@ def _processed(
 def _alert(
     s: Services, ws: Workspace, item: WorkItem, book: Bookkeeping, minutes_since_progress: float
 ) -> Outcome:
-    alert = next(a for a in ws.alerts if a.id == item.id)
+    alert = next(a for a in ws.open_alerts if a.id == item.id)  # selected: not resolved
     attempts = alert.context.get("attempt", 0)
     escalation = should_escalate(
         alert,
@@ -353,7 +353,7 @@ def _alert(
 def _task(
     s: Services, ws: Workspace, item: WorkItem, book: Bookkeeping, feedback: str
 ) -> Outcome:
-    task = next(t for t in ws.tasks.tasks if task_key(t) == item.id)
+    task = _task_of(ws.tasks, item.id)
     if task.status == "todo":
         s.edit(s.paths.tasks, lambda text: tasks_md.set_status(text, item.id, "in-progress"))
     run = s.run_agent(ws, "task", item.id, prompts.task_values(task, feedback))
@@ -361,7 +361,8 @@ def _task(
         return Outcome(book, run)
     signals = _believed(run)
     asked = _common(s, ws, run, item.id)
-    after = tasks_md.find(tasks_md.parse(read_text(s.paths.tasks)), item.id)
+    # Named as the workspace names it, so the parse cached by the checkbox edit above is used.
+    after = tasks_md.find(tasks_md.parse(read_text(s.paths.tasks), str(s.paths.tasks)), item.id)
     ticked = after is not None and after.status == "complete"
     if ticked or _finished(signals, "TASK_COMPLETE"):
         if not ticked:
@@ -376,6 +377,12 @@ def _task(
     if _attempt_failed(run, changed=_moved(task, after)):
         return _failed_attempt(s, ws, item.id, run, book)
     return Outcome(book.succeeded(item.id), run)
+
+
+def _task_of(doc: tasks_md.TaskList, key: str) -> Task:
+    """The first task `key` names (see `task_key`): found by id, fast, when all tasks have one."""
+    found = None if tasks_md.missing_ids(doc) else tasks_md.find(doc, key)
+    return found if found is not None else next(t for t in doc.tasks if task_key(t) == key)
 
 
 def _moved(before: Task, after: Task) -> bool:

@@ -46,11 +46,7 @@ def build_request(
     clock: Clock,
 ) -> AgentRequest:
     """Write the prompt for this work and say how to run the agent on it."""
-    context = prompts.context_summary(
-        tuple(a for a in ws.alerts if a.status != "resolved"),
-        ws.tasks.tasks,
-        ws.barriers.barriers,
-    )
+    context = prompts.context_summary(ws.open_alerts, ws.tasks.tasks, ws.barriers.barriers)
     common = prompts.common_values(
         iteration=iteration, goal=setup.goal, context=context, policy=ws.policy, work_id=work_id
     )

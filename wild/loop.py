@@ -37,7 +37,7 @@ from wild.clock import Clock, SystemClock, iso, parse_time
 from wild.commands.init import init_wild
 from wild.control import ControlState, end_offset, read_pending
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert, AlertCursor, AlertLog
+from wild.parsers.alerts import Alert, AlertCursor, AlertIndex, AlertLog
 from wild.parsers.events_log import EventLog
 from wild.parsers.state import CurrentWork, LoopState, load_state, push_summary, save_state
 from wild.paths import WildPaths
@@ -47,7 +47,7 @@ from wild.reporting import Reporter, progress_summary
 from wild.selection import Selection
 from wild.store import update_text
 from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason, install_signal_handlers
-from wild.workspace import Workspace, load_workspace
+from wild.workspace import Workspace, load_workspace, open_alerts_of
 
 EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped"]
 Runner = Callable[[AgentRequest], AgentRun]
@@ -111,6 +111,28 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
+class _AlertsView:
+    """The alert index as tuples (all, open), made again only when the index changed.
+
+    With 100,000 resolved alerts, making them costs milliseconds on every iteration; the
+    index changes only by reading new lines (which moves the cursor) or by a reset (which
+    makes a new index).
+    """
+
+    def __init__(self) -> None:
+        self._seen: tuple[AlertIndex, AlertCursor | None] | None = None
+        self.everything: tuple[Alert, ...] = ()
+        self.open: tuple[Alert, ...] = ()
+
+    def of(self, log: AlertLog) -> _AlertsView:
+        seen = self._seen
+        if seen is None or seen[0] is not log.index or seen[1] != log.cursor:
+            self._seen = (log.index, log.cursor)
+            self.everything = log.index.all()
+            self.open = open_alerts_of(self.everything)
+        return self
+
+
 class Loop:
     """One running loop over one `.wild/` folder."""
 
@@ -138,6 +160,7 @@ class Loop:
         self.state = LoopState()
         self.policy: HumanPolicy | None = None
         self.alert_log = AlertLog(paths.alerts)
+        self._alerts = _AlertsView()
         self.control = ControlState()
         self._control_offset = 0
         self._monitored_at: float | None = None  # monotonic time of the last monitoring run
@@ -334,12 +357,18 @@ class Loop:
 
     def _load(self) -> Workspace:
         """Parse the files; give id-less tasks their ids first (one minimal edit)."""
-        self.alert_log.refresh()
-        ws = load_workspace(self.paths, self.clock.now(), alerts=self.alert_log.index.all())
-        if any(task.id is None for task in ws.tasks.tasks):
+        ws = self._load_once()
+        if tasks_md.missing_ids(ws.tasks):
             self._edit(self.paths.tasks, tasks_md.assign_missing_ids)
-            ws = load_workspace(self.paths, self.clock.now(), alerts=self.alert_log.index.all())
+            ws = self._load_once()
         return ws
+
+    def _load_once(self) -> Workspace:
+        self.alert_log.refresh()
+        alerts = self._alerts.of(self.alert_log)
+        return load_workspace(
+            self.paths, self.clock.now(), alerts=alerts.everything, open_alerts=alerts.open
+        )
 
     def _select(self, ws: Workspace) -> Selection:
         return select_with_holds(ws, frozenset(self.book.awaiting))

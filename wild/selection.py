@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple, overload
 
 from wild.clock import parse_time
 from wild.parsers.alerts import Alert
@@ -55,7 +55,7 @@ class Selection:
 
     kind: SelectionKind
     item: WorkItem | None
-    queue: tuple[WorkItem, ...]
+    queue: Sequence[WorkItem]  # a tuple, or a LazyQueue from `select_work`
     waiting_barriers: tuple[Barrier, ...] = ()
     can_check: bool = False  # some waiting barrier can be checked by wild itself
     problems: tuple[str, ...] = ()
@@ -142,15 +142,38 @@ def _alert_item(alert: Alert) -> WorkItem:
     )
 
 
-def _cycle_members(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
+def _cycle_members(
+    tasks: Mapping[str, Task], linked: Sequence[tuple[str, Task]]
+) -> dict[str, tuple[str, ...]]:
     """Each unfinished task on a dependency cycle, mapped to the cycle path for the report.
 
+    `linked`: (id, task) of every unfinished task of `tasks` with dependencies, file order.
     Only unfinished tasks count: a cycle through a finished task blocks nobody.
     """
-    open_ids = {key for key, task in tasks.items() if task.status in OPEN}
-    deps = {key: [d for d in tasks[key].depends_on if d in open_ids] for key in open_ids}
-    # Peel off tasks that cannot reach a cycle (sinks, repeatedly): O(tasks + edges), and
-    # what remains is usually empty, so the path-finding search below rarely runs.
+    # Peel off tasks that cannot reach a cycle: those waiting on nothing unfinished, and
+    # those waiting only on peeled ones. Dependencies usually come earlier in the file, so
+    # one pass in file order peels most (all, without a cycle).
+    has_deps = {key for key, _ in linked}
+    waits: dict[str, list[str]] = {}
+    peeled: set[str] = set()
+    for key, task in linked:
+        targets = [
+            d for d in task.depends_on if (t := tasks.get(d)) is not None and t.status in OPEN
+        ]
+        waits[key] = targets
+        for target in targets:
+            if target in has_deps and target not in peeled:
+                break
+        else:
+            peeled.add(key)
+    # The rest, with their links to each other, peeled the thorough way: repeatedly.
+    deps = {
+        key: [d for d in targets if d in has_deps and d not in peeled]
+        for key, targets in waits.items()
+        if key not in peeled
+    }
+    if not deps:
+        return {}
     waiting_on = {key: len(set(targets)) for key, targets in deps.items()}
     needed_by: dict[str, list[str]] = {}
     for key, targets in deps.items():
@@ -163,7 +186,7 @@ def _cycle_members(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
             if waiting_on[user] == 0:
                 sinks.append(user)
     # Dicts keep file order, so the search (and which path names a cycle) is deterministic.
-    remaining = [key for key in tasks if waiting_on.get(key)]
+    remaining = [key for key, count in waiting_on.items() if count]
     on_cycle: dict[str, tuple[str, ...]] = {}
     state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
     for start in remaining:
@@ -227,98 +250,224 @@ def _blocked_reason(
     return ("; ".join(reasons) if reasons else None), tuple(waiting_on)
 
 
-def _task_items(snapshot: WorkSnapshot) -> tuple[list[WorkItem], list[WorkItem], list[str]]:
+class _TaskPlan(NamedTuple):
+    """Which open tasks can run and which wait, before any `WorkItem` is made for them.
+
+    Tasks are named by their place in `tasks` (file order).
+    """
+
+    tasks: tuple[Task, ...]
+    active: list[int]  # can run, already in progress: file order
+    todo: list[tuple[int, int]]  # can start: (priority, place)
+    blocked: list[tuple[int, str, str, tuple[str, ...]]]  # (place, key, reason, barriers)
+    problems: list[str]
+
+    def first_ready(self) -> Task | None:
+        if self.active:
+            return self.tasks[self.active[0]]
+        return self.tasks[min(self.todo)[1]] if self.todo else None
+
+    def ready(self) -> list[Task]:
+        """The runnable tasks in queue order: those in progress, then by priority."""
+        return [self.tasks[at] for at in self.active + [at for _, at in sorted(self.todo)]]
+
+    def first_blocked(self) -> WorkItem | None:
+        return _blocked_item(self.tasks, *self.blocked[0]) if self.blocked else None
+
+    def blocked_items(self) -> list[WorkItem]:
+        return [_blocked_item(self.tasks, *blocked) for blocked in self.blocked]
+
+
+def _plan_tasks(snapshot: WorkSnapshot) -> _TaskPlan:
+    """One pass over every task, then one over those with dependencies or barriers (which
+    need every id known); a reason is written only for a task that waits.
+
+    Fast on purpose: the loop selects on every iteration, often among 10,000 tasks.
+    """
+    tasks = snapshot.tasks
+    awaiting = snapshot.awaiting_human
     by_id: dict[str, Task] = {}
-    problems: list[str] = []
-    for task in snapshot.tasks:
-        if task.id is not None and task.id not in by_id:
-            by_id[task.id] = task
+    first_with = by_id.setdefault
+    active: list[int] = []
+    todo: list[tuple[int, int]] = []
+    later: list[int] = []
+    blocked: list[tuple[int, str, str, tuple[str, ...]]] = []
+    problems: list[tuple[int, str]] = []
+    for at, task in enumerate(tasks):
+        task_id = task.id
+        status = task.status
+        if task_id is not None and first_with(task_id, task) is not task:
+            if status in OPEN:
+                # Work is found by id, so a second task with the same id could never be run
+                # safely: it waits until a human renames it.
+                line = task.span.start + 1
+                duplicate = f"duplicate id {task_id} (line {line}); give it a new id"
+                blocked.append((at, f"line-{line}", duplicate, ()))
+                problems.append((at, f"{task_id}: {duplicate}"))
+        elif status not in OPEN:
+            continue
+        elif task_id is None or task.depends_on or task.blocked_by or task_id in awaiting:
+            later.append(at)
+        elif status == "todo":
+            todo.append((task.priority, at))  # most tasks: nothing to wait for
+        else:
+            active.append(at)
+    checked = [tasks[at] for at in later]
+    linked = [(t.id, t) for t in checked if t.id is not None and t.depends_on]
+    cycles = _cycle_members(by_id, linked)
     barriers = {b.id: b for b in snapshot.barriers}
-    cycles = _cycle_members(by_id)
-    ready_active: list[WorkItem] = []
-    ready_todo: list[tuple[int, int, WorkItem]] = []
-    blocked: list[WorkItem] = []
-    for order, task in enumerate(snapshot.tasks):
-        if task.status not in OPEN:
-            continue
-        if task.id is not None and by_id[task.id] is not task:
-            # Work is found by id, so a second task with the same id could never be run
-            # safely: it waits until a human renames it.
-            duplicate = f"duplicate id {task.id} (line {task.span.start + 1}); give it a new id"
-            blocked.append(
-                WorkItem(
-                    "blocked",
-                    f"line-{task.span.start + 1}",
-                    task.text,
-                    duplicate,
-                    priority=task.priority,
-                    status=task.status,
-                )
-            )
-            problems.append(f"{task.id}: {duplicate}")
-            continue
+    for at, task in zip(later, checked, strict=True):
         key = task_key(task)
         reason: str | None
         waiting_on: tuple[str, ...]
-        if key in snapshot.awaiting_human:
+        if key in awaiting:
             reason, waiting_on = HUMAN_WAIT, ()
         else:
             reason, waiting_on = _blocked_reason(task, by_id, barriers, cycles)
-        if reason is not None:
-            blocked.append(
-                WorkItem(
-                    "blocked",
-                    key,
-                    task.text,
-                    reason,
-                    waiting_on,
-                    False,
-                    None,
-                    task.priority,
-                    task.status,
-                )
-            )
-            # Typos in task ids and cycles need a human; a barrier the agent has not written
-            # yet is normal (it creates one when it launches the job), so only the reason says so.
-            if "cycle" in reason or "unknown task" in reason:
-                problems.append(f"{key}: {reason}")
+        if reason is None:
+            if task.status == "in-progress":
+                active.append(at)
+            else:
+                todo.append((task.priority, at))
             continue
-        item = WorkItem("task", key, task.text, priority=task.priority, status=task.status)
-        if task.status == "in-progress":
-            ready_active.append(item)
-        else:
-            ready_todo.append((task.priority, order, item))
-    ready_todo.sort(key=lambda triple: (triple[0], triple[1]))
-    return ready_active + [item for _, _, item in ready_todo], blocked, problems
+        blocked.append((at, key, reason, waiting_on))
+        # Typos in task ids and cycles need a human; a barrier the agent has not written
+        # yet is normal (it creates one when it launches the job), so only the reason says so.
+        if "cycle" in reason or "unknown task" in reason:
+            problems.append((at, f"{key}: {reason}"))
+    active.sort()
+    blocked.sort()
+    problems.sort()
+    return _TaskPlan(tasks, active, todo, blocked, [problem for _, problem in problems])
+
+
+def _ready_item(task: Task) -> WorkItem:
+    return WorkItem("task", task_key(task), task.text, priority=task.priority, status=task.status)
+
+
+def _blocked_item(
+    tasks: tuple[Task, ...], at: int, key: str, reason: str, waiting_on: tuple[str, ...]
+) -> WorkItem:
+    task = tasks[at]
+    return WorkItem(
+        "blocked", key, task.text, reason, waiting_on, priority=task.priority, status=task.status
+    )
+
+
+class _Parts(NamedTuple):
+    """The queue in its parts; tasks stay a plan until the whole queue is wanted."""
+
+    human: list[WorkItem]
+    held_human: list[WorkItem]
+    alerts: list[WorkItem]
+    blocked_alerts: list[WorkItem]
+    tasks: _TaskPlan
+
+    def queue(self) -> tuple[WorkItem, ...]:
+        return (
+            *self.human,
+            *self.alerts,
+            *[_ready_item(task) for task in self.tasks.ready()],
+            *self.held_human,
+            *self.blocked_alerts,
+            *self.tasks.blocked_items(),
+        )
+
+    def head(self) -> WorkItem | None:
+        """The queue's first item, made without making the others."""
+        if self.human or self.alerts:
+            return (self.human or self.alerts)[0]
+        ready = self.tasks.first_ready()
+        if ready is not None:
+            return _ready_item(ready)
+        if self.held_human or self.blocked_alerts:
+            return (self.held_human or self.blocked_alerts)[0]
+        return self.tasks.first_blocked()
+
+
+def _parts(snapshot: WorkSnapshot) -> _Parts:
+    human, held_human = _human_items(snapshot.human, snapshot.awaiting_human)
+    alerts = _alert_items(snapshot.alerts, snapshot.awaiting_human)
+    return _Parts(
+        human,
+        held_human,
+        [a for a in alerts if a.kind == "alert"],
+        [a for a in alerts if a.kind == "blocked"],
+        _plan_tasks(snapshot),
+    )
+
+
+class LazyQueue(Sequence[WorkItem]):
+    """A queue made on first use: the loop needs only its head, `wild --list-work` all of it.
+
+    Equal to the tuple of its items (and to another queue with the same items).
+    """
+
+    def __init__(self, make: Callable[[], tuple[WorkItem, ...]]) -> None:
+        self._make: Callable[[], tuple[WorkItem, ...]] | None = make
+        self._items: tuple[WorkItem, ...] = ()
+
+    def items(self) -> tuple[WorkItem, ...]:
+        if self._make is not None:
+            self._items, self._make = self._make(), None
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> WorkItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[WorkItem, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> WorkItem | tuple[WorkItem, ...]:
+        return self.items()[index]
+
+    def __len__(self) -> int:
+        return len(self.items())
+
+    def __iter__(self) -> Iterator[WorkItem]:
+        return iter(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyQueue):
+            return self.items() == other.items()
+        if isinstance(other, tuple):
+            return self.items() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.items())
+
+    def __repr__(self) -> str:
+        return repr(self.items())
 
 
 def build_queue(snapshot: WorkSnapshot) -> tuple[tuple[WorkItem, ...], tuple[str, ...]]:
     """The whole ordered queue (runnable work first, blocked items last) and problems found."""
-    human, held_human = _human_items(snapshot.human, snapshot.awaiting_human)
-    alerts = _alert_items(snapshot.alerts, snapshot.awaiting_human)
-    runnable_alerts = [a for a in alerts if a.kind == "alert"]
-    blocked_alerts = [a for a in alerts if a.kind == "blocked"]
-    tasks, blocked_tasks, problems = _task_items(snapshot)
-    queue = human + runnable_alerts + tasks + held_human + blocked_alerts + blocked_tasks
-    return tuple(queue), tuple(problems)
+    parts = _parts(snapshot)
+    return parts.queue(), tuple(parts.tasks.problems)
 
 
 def select_work(snapshot: WorkSnapshot) -> Selection:
-    """Seed 001's order: human > in-progress alert > pending alerts > tasks > blocked > complete."""
-    queue, problems = build_queue(snapshot)
-    if queue and queue[0].kind != "blocked":
-        first = queue[0]
+    """Seed 001's order: human > in-progress alert > pending alerts > tasks > blocked > complete.
+
+    The selection's queue is made only when someone reads it.
+    """
+    parts = _parts(snapshot)
+    first = parts.head()
+    problems = tuple(parts.tasks.problems)
+    if first is None:
+        return Selection(kind="complete", item=None, queue=(), problems=problems)
+    queue = LazyQueue(parts.queue)
+    if first.kind != "blocked":
         return Selection(kind=first.kind, item=first, queue=queue, problems=problems)
-    if queue:
-        wanted = {b for item in queue for b in item.barriers}
-        waiting = tuple(b for b in snapshot.barriers if b.id in wanted and b.status == "waiting")
-        can_check = any(b.type in CHECKABLE_TYPES for b in waiting)
-        return Selection(
-            kind="blocked",
-            item=queue[0],
-            queue=queue,
-            waiting_barriers=waiting,
-            can_check=can_check,
-            problems=problems,
-        )
-    return Selection(kind="complete", item=None, queue=(), problems=problems)
+    # Everything waits; only blocked tasks wait on barriers.
+    wanted = {b for *_, waiting_on in parts.tasks.blocked for b in waiting_on}
+    waiting = tuple(b for b in snapshot.barriers if b.id in wanted and b.status == "waiting")
+    return Selection(
+        kind="blocked",
+        item=first,
+        queue=queue,
+        waiting_barriers=waiting,
+        can_check=any(b.type in CHECKABLE_TYPES for b in waiting),
+        problems=problems,
+    )

@@ -26,6 +26,7 @@ class Workspace:
     paths: WildPaths
     tasks: tasks_md.TaskList
     alerts: tuple[Alert, ...]  # latest state per id, resolved ones included
+    open_alerts: tuple[Alert, ...]  # those of `alerts` not resolved (often a small part)
     barriers: barriers_md.BarrierList
     human: human_md.HumanQueue
     policy_doc: policy_md.PolicyDocument
@@ -37,7 +38,7 @@ class Workspace:
     def snapshot(self) -> WorkSnapshot:
         return WorkSnapshot(
             tasks=self.tasks.tasks,
-            alerts=tuple(a for a in self.alerts if a.status != "resolved"),
+            alerts=self.open_alerts,
             barriers=self.barriers.barriers,
             human=self.human.inputs,
         )
@@ -59,12 +60,22 @@ def read_all_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem,
     return index.all(), tuple(replace(p, file=str(paths.alerts)) for p in result.problems)
 
 
+def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
+    """The alerts still to be dealt with: every one not resolved."""
+    return tuple(a for a in alerts if a.status != "resolved")
+
+
 def load_workspace(
-    paths: WildPaths, now: datetime, *, alerts: tuple[Alert, ...] | None = None
+    paths: WildPaths,
+    now: datetime,
+    *,
+    alerts: tuple[Alert, ...] | None = None,
+    open_alerts: tuple[Alert, ...] | None = None,
 ) -> Workspace:
     """Parse every file; unknown lines become problems, never errors.
 
-    The loop passes the alerts it keeps current by incremental reads; the CLI reads them all.
+    The loop passes the alerts it keeps current by incremental reads (and the open ones, which
+    it keeps until alerts.jsonl changes); the CLI reads them all.
     """
     require_initialised(paths)
     tasks = tasks_md.parse(read_text(paths.tasks), file=str(paths.tasks))
@@ -90,6 +101,7 @@ def load_workspace(
         paths=paths,
         tasks=tasks,
         alerts=alerts,
+        open_alerts=open_alerts_of(alerts) if open_alerts is None else open_alerts,
         barriers=barriers,
         human=human,
         policy_doc=policy_doc,

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wild.parsers import tasks as tasks_module
 from wild.parsers.lines import Problem, Span, split_lines
 from wild.parsers.tasks import (
     Subtask,
@@ -19,6 +20,7 @@ from wild.parsers.tasks import (
     add_task,
     assign_missing_ids,
     find,
+    missing_ids,
     next_task_id,
     parse,
     render,
@@ -465,6 +467,59 @@ def test_edits_go_through_update_text_and_keep_crlf(tmp_path: Path) -> None:
     assert read_text(path) == path.read_bytes().decode()
 
 
+def _fresh_parse(text: str, file: str) -> TaskList:
+    """A real parse, not one the cache kept or derived."""
+    tasks_module._scan.cache_clear()
+    return parse(text, file)
+
+
+def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: object) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(tasks_module._Parser, "run", refuse)
+
+
+def test_the_parse_after_a_checkbox_edit_is_derived_not_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "# T\n- [ ] task-001: a\n  - dependsOn: task-002\n- [/] [P1] task-002: b\n- [?] bad\n"
+    before = _fresh_parse(text, "t.md")
+    after = set_status(text, "task-002", "complete")
+    again = set_status(after, "task-001", "in-progress")
+    _no_parsing(monkeypatch)
+    derived = parse(again, "t.md")
+    assert derived.lines == tuple(split_lines(again))
+    assert derived.tasks == (
+        dataclasses.replace(before.tasks[0], status="in-progress"),
+        dataclasses.replace(before.tasks[1], status="complete"),
+    )
+    assert _messages(derived) == [
+        't.md:5: bad checkbox "[?]": use [ ] todo, [/] in-progress, [x] complete or [-] cancelled'
+    ]
+    assert find(derived, "task-002") is derived.tasks[1]
+    assert not missing_ids(derived)
+
+
+def test_an_edit_of_a_text_never_parsed_caches_nothing_new(monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks_module._scan.cache_clear()
+    after = set_status("- [ ] task-001: a\n", "task-001", "complete")
+    _no_parsing(monkeypatch)
+    with pytest.raises(AssertionError, match=r"^parsed again$"):
+        parse(after)
+
+
+def test_missing_ids_and_find_agree_for_cached_and_uncached_documents() -> None:
+    text = "- [ ] no id\n- [ ] t1: a\n- [x] t1: again\n- [ ] [Px] t2: not a task\n"
+    cached = _fresh_parse(text, "tasks.md")
+    built = TaskList(cached.lines, cached.tasks, cached.problems)  # never seen by the cache
+    for doc in (cached, built):
+        assert missing_ids(doc)
+        assert find(doc, "t1") is cached.tasks[1]
+        assert find(doc, "t2") is None
+    assert not missing_ids(parse(assign_missing_ids(text)))
+
+
 # --- properties ---------------------------------------------------------------------------
 
 ENDINGS = st.sampled_from(["\n", "\r\n"])
@@ -663,3 +718,23 @@ def test_add_task_only_appends(text: str, description: str, deps: list[str], pri
         prio,
         tuple(deps),
     )
+
+
+@given(task_files(), st.sampled_from(STATUSES), st.data())
+def test_a_derived_parse_equals_a_real_parse(
+    text: str, status: TaskStatus, data: st.DataObject
+) -> None:
+    text = "- [/] [P1] task-077: anchor\n" + text
+    doc = _fresh_parse(text, "t.md")
+    task_id = data.draw(st.sampled_from([t.id for t in doc.tasks if t.id is not None]))
+    after = set_status(text, task_id, status)
+    derived = parse(after, "t.md")
+    assert derived == _fresh_parse(after, "t.md")
+    assert missing_ids(derived) == any(task.id is None for task in derived.tasks)
+
+
+@given(task_files(), IDS)
+def test_find_is_the_first_task_with_the_id(text: str, task_id: str) -> None:
+    doc = _fresh_parse(text, "t.md")
+    first = next((task for task in doc.tasks if task.id == task_id), None)
+    assert find(doc, task_id) is first

@@ -34,11 +34,11 @@ re-apply them when the file changed under us.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Literal, NamedTuple
 
 from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
 
@@ -126,6 +126,15 @@ class TaskList:
     lines: tuple[str, ...]
     tasks: tuple[Task, ...]
     problems: tuple[Problem, ...]
+
+
+class _Scanned(NamedTuple):
+    """A parse as the cache keeps it."""
+
+    doc: TaskList
+    unclosed: str | None  # the line that would close a comment or fence left open at the end
+    missing_ids: bool  # some task has no id
+    first_line_of: Mapping[str, int]  # each id's first task, by the index of its line
 
 
 class _Parser:
@@ -318,20 +327,77 @@ def _split_values(values: str) -> list[str]:
     return _VALUE.findall(values)
 
 
-# The loop re-reads tasks.md on every wake and most wakes find it unchanged; the records are
-# immutable, so the last few results are kept (a hit costs one hash and compare of the text).
-@functools.lru_cache(maxsize=4)
-def _scan(text: str, file: str) -> tuple[TaskList, str | None]:
-    """The document, and the line that would close a comment or fence left open at the end."""
-    lines = split_lines(text)
-    parser = _Parser(file)
-    tasks, unclosed = parser.run(lines)
-    return TaskList(tuple(lines), tasks, tuple(parser.problems)), unclosed
+class _ScanCache:
+    """The last few parses, newest first, found by comparing texts (no hashing).
+
+    The loop re-reads tasks.md on every wake and most wakes find it unchanged; the records are
+    immutable, so a hit costs one compare of the text (a fresh string read from disk would
+    cost a hash of the whole text as a dict key). The loop's own checkbox edits add the
+    edited document here (see `set_status`), so re-reading after them needs no parse either.
+    A lock, as the loop's threads may parse too.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: list[tuple[str, str, _Scanned]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str, file: str) -> _Scanned:
+        """The parse of `text`, from the cache when it holds one."""
+        with self._lock:
+            for at, (known, known_file, scanned) in enumerate(self._entries):
+                if known_file == file and known == text:
+                    self._entries.insert(0, self._entries.pop(at))
+                    return scanned
+        lines = split_lines(text)
+        parser = _Parser(file)
+        tasks, unclosed = parser.run(lines)
+        doc = TaskList(tuple(lines), tasks, tuple(parser.problems))
+        missing = any(task.id is None for task in tasks)
+        scanned = _Scanned(doc, unclosed, missing, parser.first_line_of)
+        self._add(text, file, scanned)
+        return scanned
+
+    def _add(self, text: str, file: str, scanned: _Scanned) -> None:
+        with self._lock:
+            entries = [e for e in self._entries if not (e[1] == file and e[0] == text)]
+            self._entries = [(text, file, scanned), *entries][: self._size]
+
+    def derive(self, old: str, new: str, change: Callable[[TaskList], TaskList | None]) -> None:
+        """Cache `change(doc)` as the parse of `new` for each cached parse `doc` of `old`;
+        `change` returns None when it cannot tell (then `new` gets a real parse when asked)."""
+        with self._lock:
+            known = [(file, scanned) for text, file, scanned in self._entries if text == old]
+        for file, scanned in known:
+            derived = change(scanned.doc)
+            if derived is not None:
+                self._add(new, file, scanned._replace(doc=derived))
+
+    def scanned(self, doc: TaskList) -> _Scanned | None:
+        """What the cache knows of `doc` (this very object), if it holds it."""
+        with self._lock:
+            return next((s for _, _, s in self._entries if s.doc is doc), None)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_scan = _ScanCache(4)
 
 
 def parse(text: str, file: str = "tasks.md") -> TaskList:
     """Read tasks.md; never raises, whatever the text. Problems name `file` and the line."""
-    return _scan(text, file)[0]
+    return _scan(text, file).doc
+
+
+def missing_ids(doc: TaskList) -> bool:
+    """Whether some task has no id yet (`assign_missing_ids` would give it one).
+
+    Free for a document parsed or derived lately: the loop asks on every iteration.
+    """
+    known = _scan.scanned(doc)
+    return any(task.id is None for task in doc.tasks) if known is None else known.missing_ids
 
 
 def render(doc: TaskList) -> str:
@@ -340,11 +406,26 @@ def render(doc: TaskList) -> str:
 
 
 def find(doc: TaskList, task_id: str) -> Task | None:
-    """The first task with this id, or None."""
+    """The first task with this id, or None.
+
+    Looked up by line for a document parsed or derived lately (the loop asks often, among
+    10,000 tasks), else found by a pass over the tasks.
+    """
+    known = _scan.scanned(doc)
+    if known is not None:
+        index = known.first_line_of.get(task_id)
+        at = None if index is None else _place_of_line(doc.tasks, index)
+        return None if at is None else doc.tasks[at]
     for task in doc.tasks:
         if task.id == task_id:
             return task
     return None
+
+
+def _place_of_line(tasks: tuple[Task, ...], index: int) -> int | None:
+    """Where in `tasks` (which are in line order) the task on line `index` is, or None."""
+    at = bisect.bisect_left(tasks, index, key=lambda task: task.span.start)
+    return at if at < len(tasks) and tasks[at].span.start == index else None
 
 
 def _highest_task_number(doc: TaskList) -> int:
@@ -420,20 +501,21 @@ def _block_end(text: str, start: int, line: str, kind: str | None, opener: str) 
     return len(text) if end < 0 else end + 1
 
 
-def _blocks(text: str) -> list[tuple[int, int]]:
-    """Offset ranges of the comments and fences `parse` skips, found without a full parse.
+def _blocks(text: str, until: int) -> list[tuple[int, int]]:
+    """Offset ranges of the comments and fences `parse` skips that open before offset `until`,
+    found without a full parse.
 
     Only lines holding a marker can open a block; each is classified by the same `_LINE`
     match `parse` uses, in file order, skipping those inside a block already open.
     """
     candidates: set[int] = set()
     for marker in ("<!--", "```", "~~~"):
-        at = text.find(marker)
+        at = text.find(marker, 0, until)
         while at >= 0:
             start = text.rfind("\n", 0, at) + 1
             if not text[start:at].strip(" \t"):
                 candidates.add(start)
-            at = text.find(marker, at + 1)
+            at = text.find(marker, at + 1, until)
     blocks: list[tuple[int, int]] = []
     covered = 0
     for start in sorted(candidates):
@@ -459,8 +541,8 @@ def _is_task_line(line: str, match: re.Match[str], task_id: str) -> bool:
     )
 
 
-def _task_line(text: str, task_id: str) -> tuple[int, re.Match[str]] | None:
-    """The offset and `_LINE` match of the line `find(parse(text), task_id)` starts at.
+def _task_line(text: str, task_id: str) -> tuple[int, str, re.Match[str]] | None:
+    """The offset, text and `_LINE` match of the line `find(parse(text), task_id)` starts at.
 
     A checkbox update must cost far less than a parse of a 10,000-task file (SPEC §10), so
     this looks only at lines holding `task_id:` and at comment and fence markers.
@@ -468,32 +550,63 @@ def _task_line(text: str, task_id: str) -> tuple[int, re.Match[str]] | None:
     if _ID_ONLY.fullmatch(task_id) is None:
         return None
     needle = task_id + ":"
-    blocks: list[tuple[int, int]] | None = None
     at = text.find(needle)
     while at >= 0:
         start, line = _line_around(text, at)
         match = _LINE.match(line)
         if match is not None and _is_task_line(line, match, task_id):
-            if blocks is None:
-                blocks = _blocks(text)
+            # Only a block opened above the line can hide it.
+            blocks = _blocks(text, start)
             inside = bisect.bisect_right(blocks, (start, len(text)))
             if inside == 0 or blocks[inside - 1][1] <= start:
-                return start, match
+                return start, line, match
         at = text.find(needle, start + len(line))
     return None
 
 
+def _with_line_status(
+    doc: TaskList, index: int, line: str, new_line: str, status: TaskStatus
+) -> TaskList | None:
+    """`doc` after the checkbox of the task line at `index` changed from `line` to `new_line`.
+
+    One valid box for another changes nothing else a parse sees (the line stays the same kind
+    of line, ids and problems stay), so this equals a parse of the edited text; None when
+    `doc` does not hold that task line there.
+    """
+    tasks = doc.tasks
+    at = _place_of_line(tasks, index)
+    if at is None or doc.lines[index] != line:
+        return None
+    task = replace(tasks[at], status=status)
+    return TaskList(
+        (*doc.lines[:index], new_line, *doc.lines[index + 1 :]),
+        (*tasks[:at], task, *tasks[at + 1 :]),
+        doc.problems,
+    )
+
+
 def set_status(text: str, task_id: str, status: TaskStatus) -> str:
-    """Rewrite only the checkbox character of the task; unknown id leaves the text unchanged."""
+    """Rewrite only the checkbox character of the task; unknown id leaves the text unchanged.
+
+    When `text` was parsed lately, the parse of the result is cached too, derived without a
+    parse: the loop re-reads tasks.md after each of its checkbox edits.
+    """
     box = _box_for(status)
     found = _task_line(text, task_id)
     if found is None:
         return text
-    start, match = found
+    start, line, match = found
     if _STATUS_OF_BOX[match.group("box")] == status:
         return text  # `[X]` stays `[X]`: nothing to change
-    at = start + match.start("box")
-    return text[:at] + box + text[at + 1 :]
+    at = match.start("box")
+    new_line = line[:at] + box + line[at + 1 :]
+    new_text = text[:start] + new_line + text[start + len(line) :]
+    _scan.derive(
+        text,
+        new_text,
+        lambda doc: _with_line_status(doc, text.count("\n", 0, start), line, new_line, status),
+    )
+    return new_text
 
 
 def set_subtask_status(text: str, task_id: str, index: int, status: TaskStatus) -> str:
@@ -546,9 +659,10 @@ def add_task(
     """Append `- [ ] [P<n>] task-NNN: description` (and its relation lines); return (text, id)."""
     if priority < 0:
         raise ValueError(f"task priority must be 0 or more, not {priority}")
-    doc, unclosed = _scan(text, "tasks.md")
-    new_id = next_task_id(doc)
-    bodies = [] if unclosed is None else [unclosed]  # a comment or fence left open would hide it
+    scanned = _scan(text, "tasks.md")
+    new_id = next_task_id(scanned.doc)
+    # A comment or fence left open would hide the new task: close it first.
+    bodies = [] if scanned.unclosed is None else [scanned.unclosed]
     bodies.append(f"- [ ] [P{priority}] {new_id}: {_one_line(description)}".rstrip())
     for key, values in (("dependsOn", depends_on), ("blockedBy", blocked_by)):
         ids = [value for raw in values for value in _split_values(raw)]
