@@ -295,3 +295,13 @@ def test_selection_is_the_head_of_the_whole_queue(
     waiting = tuple(b for b in snap.barriers if b.id in wanted and b.status == "waiting")
     assert selection.waiting_barriers == waiting
     assert selection.can_check == any(b.type == "command-check" for b in waiting)
+
+
+def test_an_id_that_merely_contains_cycle_is_not_reported() -> None:
+    tasks = "- [ ] recycle-1: first\n- [ ] task-2: then\n  - dependsOn: recycle-1\n"
+    queue, problems = build_queue(snapshot(tasks))
+    assert [(i.kind, i.id, i.reason) for i in queue] == [
+        ("task", "recycle-1", None),
+        ("blocked", "task-2", "waiting for task recycle-1"),
+    ]
+    assert problems == ()

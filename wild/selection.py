@@ -333,7 +333,9 @@ def _plan_tasks(snapshot: WorkSnapshot) -> _TaskPlan:
         blocked.append((at, key, reason, waiting_on))
         # Typos in task ids and cycles need a human; a barrier the agent has not written
         # yet is normal (it creates one when it launches the job), so only the reason says so.
-        if "cycle" in reason or "unknown task" in reason:
+        if key not in awaiting and (
+            key in cycles or any(dep not in by_id for dep in task.depends_on)
+        ):
             problems.append((at, f"{key}: {reason}"))
     active.sort()
     blocked.sort()
