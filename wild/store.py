@@ -182,7 +182,9 @@ def _read_settled(path: Path, ours: tuple[int, int, int] | None = None) -> bytes
         signature = (before.st_ino, before.st_size, before.st_mtime_ns)
         age_s = (time.time_ns() - before.st_mtime_ns) / 1e9
         own = signature in (ours, _last_written.get(os.path.realpath(path)))
-        if own or age_s >= SETTLE_S or time.monotonic() >= deadline:
+        # A timestamp far in the future (a touched file, clock skew) says nothing about writers.
+        future = age_s < -1.0
+        if own or future or age_s >= SETTLE_S or time.monotonic() >= deadline:
             data = read_bytes(path)
             after = os.stat(path) if os.path.exists(path) else None
             same = after is not None and (after.st_ino, after.st_size, after.st_mtime_ns) == (
@@ -191,7 +193,7 @@ def _read_settled(path: Path, ours: tuple[int, int, int] | None = None) -> bytes
             if same or time.monotonic() >= deadline:
                 return data
             continue
-        time.sleep(min(SETTLE_S - age_s, max(deadline - time.monotonic(), 0.0)))
+        time.sleep(min(SETTLE_S - age_s, SETTLE_S, max(deadline - time.monotonic(), 0.0)))
 
 
 def _note_written(target: Path) -> None:
