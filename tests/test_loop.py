@@ -770,7 +770,9 @@ def test_idle_loop_does_not_wake_while_nothing_happens(tmp_path: Path) -> None:
         control.request(paths, "stop", SystemClock())
         thread.join(30)
     assert results == [LoopResult("stopped", 0, "stopped on request")]
-    assert loop.waker.wakeups == 1  # the stop request itself
+    # The stop request itself: its append surfaces as a modify and a close event, which the
+    # loop may take in one wake-up or, on a busy machine, in two.
+    assert 1 <= loop.waker.wakeups <= 2
 
 
 def test_a_due_progress_report_goes_to_human_md_events_and_the_notify_command(
