@@ -10,7 +10,3 @@ import orjson
 def to_json(data: Any) -> str:
     """Pretty, stable JSON (sorted keys) so scripts and tests can rely on its exact form."""
     return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"

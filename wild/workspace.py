@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from wild.errors import WildError
@@ -53,11 +53,8 @@ def require_initialised(paths: WildPaths) -> None:
 
 def read_all_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...]]:
     """Full read of alerts.jsonl: the CLI has no cursor to resume from."""
-    result = read_new(paths.alerts, None)
-    index = AlertIndex()
-    index.apply(result.entries)
-    # The alerts module names the bare file; say where it is, as the other parsers do.
-    return index.all(), tuple(replace(p, file=str(paths.alerts)) for p in result.problems)
+    result = read_new(paths.alerts, None, file=str(paths.alerts))
+    return AlertIndex(result.entries).all(), result.problems
 
 
 def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.parsers.strategies import plausible_files
 from wild.errors import FileFormatError, WildError
 from wild.parsers import barriers
 from wild.parsers.barriers import Barrier, BarrierStatus
@@ -408,11 +409,8 @@ LINE = st.one_of(
 )
 
 
-@st.composite
-def plausible(draw: st.DrawFn) -> str:
-    eol = draw(st.sampled_from(["\n", "\r\n"]))
-    text = eol.join(draw(st.lists(LINE, max_size=25)))
-    return text + draw(st.sampled_from(["", eol]))
+def plausible() -> st.SearchStrategy[str]:
+    return plausible_files(LINE)
 
 
 STRUCTURED = st.text(alphabet="#[]-*: \n\r`~<!>abWAITINGSFD", max_size=80)

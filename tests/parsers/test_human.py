@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.parsers.strategies import plausible_files
 from wild.parsers import human
 from wild.parsers.human import HumanInput
 from wild.parsers.lines import Span, split_lines
@@ -235,11 +236,8 @@ LINE = st.one_of(
 )
 
 
-@st.composite
-def plausible(draw: st.DrawFn) -> str:
-    eol = draw(st.sampled_from(["\n", "\r\n"]))
-    text = eol.join(draw(st.lists(LINE, max_size=25)))
-    return text + draw(st.sampled_from(["", eol]))
+def plausible() -> st.SearchStrategy[str]:
+    return plausible_files(LINE)
 
 
 STRUCTURED = st.text(alphabet="#[]-*: \n\rPENDIGURabc", max_size=80)

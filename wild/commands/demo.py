@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,7 +53,6 @@ class SimulatedHuman:
     def __init__(self, paths: WildPaths, out: Callable[[str], None]) -> None:
         self._paths = paths
         self._out = out
-        self._done = threading.Event()
         self.answered = False
 
     def check(self) -> None:

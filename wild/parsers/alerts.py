@@ -420,8 +420,12 @@ def _parse_lines(
         yield line_no, data, alert, problems
 
 
-def read_new(path: Path | str, cursor: AlertCursor | None) -> ReadResult:
+def read_new(
+    path: Path | str, cursor: AlertCursor | None, *, file: str | None = None
+) -> ReadResult:
     """Alerts appended since `cursor` (all of them when None), in O(new bytes).
+
+    Problems name `file` (default: the file's bare name), as the other parsers' do.
 
     Only complete lines are consumed; a torn last line is reported and read again next
     time. A truncated, replaced, compacted or rewritten file gives reset=True and is read
@@ -440,12 +444,13 @@ def read_new(path: Path | str, cursor: AlertCursor | None) -> ReadResult:
         lines, consumed = split_complete_lines(_pread_all(fd, start, st.st_size))
         entries: list[Alert] = []
         problems: list[Problem] = []
-        for _, _, alert, found in _parse_lines(lines, base + 1, path.name):
+        shown = file if file is not None else path.name
+        for _, _, alert, found in _parse_lines(lines, base + 1, shown):
             if alert is not None:
                 entries.append(alert)
             problems.extend(found)
         if start + consumed < st.st_size:
-            problems.append(Problem(path.name, base + len(lines) + 1, INCOMPLETE))
+            problems.append(Problem(shown, base + len(lines) + 1, INCOMPLETE))
         new_cursor = AlertCursor.of(fd, st, start + consumed, base + len(lines))
     finally:
         os.close(fd)
