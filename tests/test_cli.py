@@ -18,6 +18,8 @@ from wild.commands.watch import watch_status
 from wild.paths import WildPaths
 from wild.workspace import Workspace
 
+# The smallest complete `wild --alert` command line.
+INFO_ALERT = ("--alert", "--severity", "info", "--source", "s", "--type", "t", "--description", "d")
 NOW = datetime(2026, 2, 8, 12, 30, tzinfo=UTC)
 
 
@@ -251,15 +253,7 @@ def test_alert_missing_fields_and_bad_context(wild_dir: Path) -> None:
     assert missing.exit_code == 2
     assert missing.output == "Error: --alert also needs --source, --type, --description\n"
     bad = invoke(
-        "--alert",
-        "--severity",
-        "info",
-        "--source",
-        "s",
-        "--type",
-        "t",
-        "--description",
-        "d",
+        *INFO_ALERT,
         "--context",
         "[1]",
         "--dir",
@@ -393,15 +387,7 @@ def test_status_watch_redraws_when_a_file_changes(wild_dir: Path) -> None:
                     sys.executable,
                     "-m",
                     "wild",
-                    "--alert",
-                    "--severity",
-                    "info",
-                    "--source",
-                    "s",
-                    "--type",
-                    "t",
-                    "--description",
-                    "d",
+                    *INFO_ALERT,
                     "--dir",
                     str(wild_dir),
                 ],
