@@ -15,6 +15,7 @@ from wild.policy.model import HumanPolicy
 from wild.selection import task_key
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
+KINDS = ("human-input", "alert", "task", "monitoring")  # one built-in template each
 
 SIGNALS = """## Signals (write them in your final message, outside code blocks)
 - <promise>TASK_COMPLETE</promise> — the current task is done

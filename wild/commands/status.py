@@ -30,6 +30,7 @@ def status_data(ws: Workspace) -> dict[str, Any]:
     """Everything `--status` shows, as plain data (the JSON form)."""
     selection = select_work(ws.snapshot())
     tasks = Counter(t.status for t in ws.tasks.tasks)
+    # Items made from tasks carry a priority; held inputs and escalated alerts do not.
     blocked_tasks = sum(
         1 for item in selection.queue if item.kind == "blocked" and item.priority is not None
     )
