@@ -121,9 +121,20 @@ def wake_latency(trials: int) -> tuple[list[float], list[float], list[float]]:
         agent.write_text(AGENT)
         with (project / "loop.out").open("wb") as out:
             loop = subprocess.Popen(
-                [sys.executable, "-m", "wild", "bench", "--agent-cmd", f"sh {agent}",
-                 "--dir", str(paths.root)],
-                cwd=project, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                [
+                    sys.executable,
+                    "-m",
+                    "wild",
+                    "bench",
+                    "--agent-cmd",
+                    f"sh {agent}",
+                    "--dir",
+                    str(paths.root),
+                ],
+                cwd=project,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
             try:
                 time.sleep(1.0)  # start-up
@@ -131,8 +142,14 @@ def wake_latency(trials: int) -> tuple[list[float], list[float], list[float]]:
                 t0s: dict[str, int] = {}
                 for n in range(trials + 5):
                     alert_id = f"alert-{n}"
-                    record = make_alert(now=T0, severity="info", source="bench", type="t",
-                                        description="wake", alert_id=alert_id)
+                    record = make_alert(
+                        now=T0,
+                        severity="info",
+                        source="bench",
+                        type="t",
+                        description="wake",
+                        alert_id=alert_id,
+                    )
                     t0 = time.time_ns()
                     _append(paths.alerts, record)
                     started = _agent_started(project, alert_id)
@@ -164,8 +181,14 @@ def _big_project(root: Path) -> WildPaths:
     paths.barriers.write_text("".join(blocks))
     with paths.alerts.open("wb") as handle:
         for n in range(ALERTS // 2):
-            record = make_alert(now=T0, severity="warning", source="job", type="t",
-                                description=f"run {n} slowed down", alert_id=f"alert-{n:06d}")
+            record = make_alert(
+                now=T0,
+                severity="warning",
+                source="job",
+                type="t",
+                description=f"run {n} slowed down",
+                alert_id=f"alert-{n:06d}",
+            )
             handle.write(orjson.dumps(record) + b"\n")
             handle.write(orjson.dumps(status_update(record, "resolved", T0)) + b"\n")
     return paths
@@ -180,11 +203,19 @@ class _InstantAgent:
     def __call__(self, request: AgentRequest) -> AgentRun:
         start = time.perf_counter()
         run = AgentRun(
-            exit_code=0, timed_out=False, cancelled=False, duration_s=0.0,
+            exit_code=0,
+            timed_out=False,
+            cancelled=False,
+            duration_s=0.0,
             final_text="<promise>TASK_COMPLETE</promise>",
             signals=parse_signals("<promise>TASK_COMPLETE</promise>"),
-            cost_usd=None, input_tokens=None, output_tokens=None, rate_limited=False,
-            rate_limit_reset=None, log_path=request.log_path, output_bytes=0,
+            cost_usd=None,
+            input_tokens=None,
+            output_tokens=None,
+            rate_limited=False,
+            rate_limit_reset=None,
+            log_path=request.log_path,
+            output_bytes=0,
         )
         self.calls.append((start, time.perf_counter()))
         return run
@@ -195,8 +226,13 @@ def overhead(iterations: int) -> tuple[list[float], float]:
     with tempfile.TemporaryDirectory() as tmp:
         paths = _big_project(Path(tmp))
         agent = _InstantAgent()
-        options = LoopOptions(goal="bench", agent="custom", agent_cmd="true",
-                              max_iterations=iterations + 1, safety_rescan_s=3600.0)
+        options = LoopOptions(
+            goal="bench",
+            agent="custom",
+            agent_cmd="true",
+            max_iterations=iterations + 1,
+            safety_rescan_s=3600.0,
+        )
         started = time.perf_counter()
         Loop(paths, options, runner=agent, out=lambda _line: None).run()
     gaps = [(agent.calls[i + 1][0] - agent.calls[i][1]) * 1000 for i in range(iterations)]
@@ -213,8 +249,10 @@ def main() -> None:
     print(_row("append → loop awake (±1 ms)", woke))
     print(_row("append → work selected (±1 ms)", selected))
     print(_row("append → agent process running", started))
-    print(f"\nloop overhead per iteration, {TASKS:,} tasks / {ALERTS:,} alerts / "
-          f"{BARRIERS:,} barriers ({iterations} iterations)")
+    print(
+        f"\nloop overhead per iteration, {TASKS:,} tasks / {ALERTS:,} alerts / "
+        f"{BARRIERS:,} barriers ({iterations} iterations)"
+    )
     gaps, startup = overhead(iterations)
     print(header)
     print(_row("between agent runs", gaps))

@@ -95,15 +95,23 @@ def test_at_low_autonomy_nothing_but_human_input_starts_while_a_question_is_open
     tmp_path: Path,
 ) -> None:
     ws = workspace(tmp_path, "- [ ] [P1] task-001: A\n", mode="interactive")
-    record = make_alert(now=T0, severity="critical", source="job", type="crash",
-                        description="died", alert_id="alert-1")
+    record = make_alert(
+        now=T0,
+        severity="critical",
+        source="job",
+        type="crash",
+        description="died",
+        alert_id="alert-1",
+    )
     append_alert(ws.paths.alerts, record)
     append_alert(ws.paths.alerts, status_update(record, "escalated", T0))
     ws = load_workspace(ws.paths, T0)
     selection = select_with_holds(ws, frozenset())
     assert selection.item is not None
     assert (selection.kind, selection.item.id, selection.item.reason) == (
-        "blocked", "alert-1", HUMAN_WAIT,
+        "blocked",
+        "alert-1",
+        HUMAN_WAIT,
     )
     edits.add_human_input(ws.paths, "restart it", urgent=False, now=T0)
     selection = select_with_holds(load_workspace(ws.paths, T0), frozenset())
@@ -114,8 +122,14 @@ def test_at_medium_autonomy_other_work_goes_on_beside_an_escalated_alert(
     tmp_path: Path,
 ) -> None:
     ws = workspace(tmp_path, "- [ ] [P1] task-001: A\n")
-    record = make_alert(now=T0, severity="critical", source="job", type="crash",
-                        description="died", alert_id="alert-1")
+    record = make_alert(
+        now=T0,
+        severity="critical",
+        source="job",
+        type="crash",
+        description="died",
+        alert_id="alert-1",
+    )
     append_alert(ws.paths.alerts, status_update(record, "escalated", T0))
     selection = select_with_holds(load_workspace(ws.paths, T0), frozenset())
     assert selection.item is not None
@@ -140,11 +154,14 @@ def test_the_queue_of_a_held_selection_names_what_waits_once(tmp_path: Path) -> 
 def test_a_workspace_knows_its_open_alerts(tmp_path: Path) -> None:
     ws = workspace(tmp_path, "")
     statuses: list[tuple[str, AlertStatus]] = [
-        ("a1", "escalated"), ("a2", "resolved"), ("a3", "pending")
+        ("a1", "escalated"),
+        ("a2", "resolved"),
+        ("a3", "pending"),
     ]
     for alert_id, status in statuses:
-        record = make_alert(now=T0, severity="info", source="job", type="t",
-                            description="d", alert_id=alert_id)
+        record = make_alert(
+            now=T0, severity="info", source="job", type="t", description="d", alert_id=alert_id
+        )
         append_alert(ws.paths.alerts, status_update(record, status, T0))
     ws = load_workspace(ws.paths, T0)
     assert [a.id for a in ws.alerts] == ["a1", "a2", "a3"]

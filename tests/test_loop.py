@@ -401,7 +401,12 @@ def test_need_human_input_on_an_alert_escalates_it_and_the_answer_guides_the_ret
     ]
     lines = alert_lines(paths)
     assert [line["status"] for line in lines] == [
-        "pending", "in-progress", "escalated", "pending", "in-progress", "resolved",
+        "pending",
+        "in-progress",
+        "escalated",
+        "pending",
+        "in-progress",
+        "resolved",
     ]
     assert lines[3]["humanGuidance"] == "Roll back to step 200."
     assert lines[4]["context"] == {"attempt": 2}
@@ -432,7 +437,9 @@ def test_notify_human_does_not_wait_and_is_batched_by_the_context_switch_penalty
         "2 notifications from wild:\n\nwild (task-002): second\n\nwild (task-003): third",
     ]
     assert [e["message"] for e in event_kinds(paths, "notification")] == [
-        "first", "second", "third",
+        "first",
+        "second",
+        "third",
     ]
 
 
@@ -528,7 +535,10 @@ def test_event_output_new_events_become_tasks_and_alerts(
     )
     raised = alert_lines(paths)[-1]
     assert (raised["severity"], raised["source"], raised["description"], raised["status"]) == (
-        "critical", "df", "disk almost full", "pending",
+        "critical",
+        "df",
+        "disk almost full",
+        "pending",
     )
     assert event_kinds(paths, "artifacts")[0]["artifacts"] == ["results/metrics.json"]
     assert event_kinds(paths, "new-event-ignored")[0]["event"] == 42
@@ -559,7 +569,11 @@ def test_critical_alert_at_low_autonomy_is_escalated_blocking_and_resumes_after_
         ("task", "task-001"),
     ]
     assert [line["status"] for line in alert_lines(paths)] == [
-        "pending", "escalated", "pending", "in-progress", "resolved",
+        "pending",
+        "escalated",
+        "pending",
+        "in-progress",
+        "resolved",
     ]
     assert alert_lines(paths)[1]["escalatedAt"] == alert_lines(paths)[1]["timestamp"]
     question = human(paths).inputs[0]
@@ -569,8 +583,10 @@ def test_critical_alert_at_low_autonomy_is_escalated_blocking_and_resumes_after_
         "wild needs you (alert-1): Critical alert - policy requires human notification\n"
         "[CRITICAL] train-job-1: alert-1: loss jumped to 9.8"
     )
-    assert "⏸️  Escalated alert-1 to the human: Critical alert - policy requires human " \
+    assert (
+        "⏸️  Escalated alert-1 to the human: Critical alert - policy requires human "
         "notification" in out
+    )
     assert "Restart from the last checkpoint" in prompt(paths, 2)
 
 
@@ -722,8 +738,12 @@ def test_max_iterations_counts_agent_runs_not_idle_waits(
         if line.startswith("⏳ Waiting"):
             edits.satisfy_barrier(paths, "gate", now=T0)
 
-    script(monkeypatch, tmp_path, [{"record": "first.json"}, *say(TASK)],
-           [{"record": "second.json"}, *say(TASK)])
+    script(
+        monkeypatch,
+        tmp_path,
+        [{"record": "first.json"}, *say(TASK)],
+        [{"record": "second.json"}, *say(TASK)],
+    )
     result, out = run(paths, out=open_gate, max_iterations=2)
     assert result == LoopResult("max-iterations", 2, "reached 2 iterations")
     assert "⏳ Waiting (gate); sleeping until something changes" in out

@@ -71,9 +71,14 @@ class Wild:
         self._outs.append(out)
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "wild", "Ship the model",
-                "--agent-cmd", f"{sys.executable} {self.agent}",
-                "--dir", str(self.paths.root),
+                sys.executable,
+                "-m",
+                "wild",
+                "Ship the model",
+                "--agent-cmd",
+                f"{sys.executable} {self.agent}",
+                "--dir",
+                str(self.paths.root),
             ],
             cwd=self.tmp,
             stdout=out,
@@ -86,7 +91,10 @@ class Wild:
     def cli(self, *args: str) -> str:
         result = subprocess.run(
             [sys.executable, "-m", "wild", *args, "--dir", str(self.paths.root)],
-            capture_output=True, text=True, check=True, timeout=WAIT_S,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=WAIT_S,
         )
         return result.stdout.strip()
 
@@ -165,8 +173,15 @@ def test_an_alert_from_another_process_and_a_rename_save_wake_the_idle_loop(wild
     wild.wait_for("the loop to idle", lambda: "⏳ Waiting (gate)" in wild.output())
 
     alert_id = wild.cli(
-        "--alert", "--severity", "warning", "--source", "job-7", "--type", "crash",
-        "--description", "job 7 died",
+        "--alert",
+        "--severity",
+        "warning",
+        "--source",
+        "job-7",
+        "--type",
+        "crash",
+        "--description",
+        "job 7 died",
     )
     wild.wait_for("the alert", lambda: f"✅ Alert resolved: {alert_id}" in wild.output())
 
@@ -228,7 +243,11 @@ def test_a_signal_stops_the_loop_kills_the_agent_group_and_leaves_valid_files(
     append_alert(
         wild.paths.alerts,
         make_alert(
-            now=T0, severity="info", source="job", type="note", description="FYI",
+            now=T0,
+            severity="info",
+            source="job",
+            type="note",
+            description="FYI",
             alert_id="alert-1",
         ),
     )
@@ -250,7 +269,8 @@ def test_a_signal_stops_the_loop_kills_the_agent_group_and_leaves_valid_files(
     queue = human_md.parse(wild.paths.human.read_text())
     assert (tasks.problems, alerts.problems, queue.problems) == ((), (), ())
     assert [a["status"] for a in map(json.loads, wild.paths.alerts.read_text().splitlines())] == [
-        "pending", "in-progress",  # stays in progress: the next loop resumes it first
+        "pending",
+        "in-progress",  # stays in progress: the next loop resumes it first
     ]
     assert "wild stopped: stopped on request (1 iterations)" in wild.output()
 
@@ -258,8 +278,12 @@ def test_a_signal_stops_the_loop_kills_the_agent_group_and_leaves_valid_files(
 def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> None:
     for n in (1, 2):
         record = make_alert(
-            now=T0 + timedelta(minutes=n), severity="warning", source="job", type="crash",
-            description=f"job {n} died", alert_id=f"alert-{n}",
+            now=T0 + timedelta(minutes=n),
+            severity="warning",
+            source="job",
+            type="crash",
+            description=f"job {n} died",
+            alert_id=f"alert-{n}",
         )
         append_alert(wild.paths.alerts, record)
     wild.hold("alert-1")
@@ -271,15 +295,22 @@ def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> N
 
     # A critical alert arrives while no loop runs: pending critical ranks below in-progress.
     critical = make_alert(
-        now=T0 + timedelta(minutes=3), severity="critical", source="job", type="crash",
-        description="job 3 died", alert_id="alert-3",
+        now=T0 + timedelta(minutes=3),
+        severity="critical",
+        source="job",
+        type="crash",
+        description="job 3 died",
+        alert_id="alert-3",
     )
     append_alert(wild.paths.alerts, critical)
     (wild.tmp / "hold-alert-1").unlink()
     resumed = wild.start()
     assert resumed.wait(WAIT_S) == 0, wild.output()
     assert wild.worked_on() == [
-        ("alert", "alert-1"), ("alert", "alert-1"), ("alert", "alert-3"), ("alert", "alert-2"),
+        ("alert", "alert-1"),
+        ("alert", "alert-1"),
+        ("alert", "alert-3"),
+        ("alert", "alert-2"),
     ]
     lines = [json.loads(line) for line in wild.paths.alerts.read_text().splitlines()]
     attempts = [

@@ -63,8 +63,11 @@ def kind_values(kind: str) -> dict[str, object]:
 
 def render(kind: str, prompts_dir: Path) -> str:
     common = prompts.common_values(
-        iteration=7, goal="Ship the model", context="## Current System State",
-        policy=default_policy(), work_id="alert-1",
+        iteration=7,
+        goal="Ship the model",
+        context="## Current System State",
+        policy=default_policy(),
+        work_id="alert-1",
     )
     return prompts.render(kind, prompts_dir, {**common, **kind_values(kind)})
 
@@ -98,7 +101,7 @@ def test_human_input_prompt_without_questions_or_alert(tmp_path: Path) -> None:
 
 def test_alert_prompt_carries_choices_context_attempt_and_guidance(tmp_path: Path) -> None:
     text = render("alert", tmp_path)
-    assert "- **Context:** {\"step\": 300}\n- **Choices:** roll back; ignore\n" in text
+    assert '- **Context:** {"step": 300}\n- **Choices:** roll back; ignore\n' in text
     assert "- **Current Attempt:** 2\n" in text
     assert "### Guidance from the human:\nRoll back to step 200.\n" in text
 

@@ -36,7 +36,9 @@ class Setup:
         self.out: list[str] = []
         self.written: list[bytes] = []
         self.reporter = Reporter(
-            self.paths, EventLog(self.paths.events, SystemClock()), self.out.append,
+            self.paths,
+            EventLog(self.paths.events, SystemClock()),
+            self.out.append,
             self.written.append,
         )
 
@@ -52,12 +54,18 @@ def test_ask_writes_a_question_and_sends_at_once_even_inside_the_window(tmp_path
     s = Setup(tmp_path)
     s.reporter.notify(s.policy, now=T0, related="task-001", message="started", cause=None)
     s.reporter.ask(
-        s.policy, now=T0 + timedelta(minutes=1), related="task-002", title="Which dataset?",
-        body="Urgency: high", cause=None,
+        s.policy,
+        now=T0 + timedelta(minutes=1),
+        related="task-002",
+        title="Which dataset?",
+        body="Urgency: high",
+        cause=None,
     )
     question = human_md.parse(s.paths.human.read_text()).inputs[0]
     assert (question.key, question.status, question.related_alert) == (
-        "2026-02-08T10:01:00Z", "question", "task-002",
+        "2026-02-08T10:01:00Z",
+        "question",
+        "task-002",
     )
     assert question.content == "Which dataset?\n\nUrgency: high"
     assert s.written == [s.paths.human.read_bytes()]  # the watcher is told it was wild
@@ -72,10 +80,12 @@ def test_ask_writes_a_question_and_sends_at_once_even_inside_the_window(tmp_path
 def test_notes_inside_the_penalty_window_wait_and_go_out_together(tmp_path: Path) -> None:
     s = Setup(tmp_path)
     s.reporter.notify(s.policy, now=T0, related="a", message="one", cause=None)
-    s.reporter.notify(s.policy, now=T0 + timedelta(minutes=5), related="b", message="two",
-                      cause=None)
-    s.reporter.notify(s.policy, now=T0 + timedelta(minutes=9), related="c", message="three",
-                      cause=None)
+    s.reporter.notify(
+        s.policy, now=T0 + timedelta(minutes=5), related="b", message="two", cause=None
+    )
+    s.reporter.notify(
+        s.policy, now=T0 + timedelta(minutes=9), related="c", message="three", cause=None
+    )
     assert s.sent() == ["wild (a): one"]
     assert s.reporter.next_flush() == T0 + timedelta(minutes=15)
     s.reporter.flush(s.policy, T0 + timedelta(minutes=14))
@@ -127,8 +137,9 @@ def test_an_unapproved_notify_command_is_not_run_and_says_how_to_approve(tmp_pat
     s = Setup(tmp_path)
     policy = replace(s.policy, notify_command=f"echo ran >> {tmp_path / 'ran.txt'}")
     s.reporter.notify(policy, now=T0, related="task-1", message="first", cause=None)
-    s.reporter.notify(policy, now=T0 + timedelta(hours=1), related="task-1", message="again",
-                      cause=None)
+    s.reporter.notify(
+        policy, now=T0 + timedelta(hours=1), related="task-1", message="again", cause=None
+    )
     assert not (tmp_path / "ran.txt").exists()
     warnings = [line for line in s.out if line.startswith("⚠️")]
     assert warnings == [
@@ -136,6 +147,7 @@ def test_an_unapproved_notify_command_is_not_run_and_says_how_to_approve(tmp_pat
         f"to allow `echo ran >> {tmp_path / 'ran.txt'}`"
     ]
     trusted = replace(policy, command_approval="trusted")
-    s.reporter.notify(trusted, now=T0 + timedelta(hours=2), related="task-1", message="now",
-                      cause=None)
+    s.reporter.notify(
+        trusted, now=T0 + timedelta(hours=2), related="task-1", message="now", cause=None
+    )
     assert (tmp_path / "ran.txt").read_text() == "ran\n"

@@ -26,6 +26,11 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_is_clean() -> None:
+    result = _run("ruff", "format", "--check", "--no-cache", "wild", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_readme_opens_with_the_two_setup_commands_and_ci_runs_the_second() -> None:
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```bash\n(.*?)\n```", readme, re.S)

@@ -134,8 +134,8 @@ def _attempt_failed(run: AgentRun, *, changed: bool) -> bool:
     signals = _believed(run)
     out = signals.event_output
     said_nothing = not signals.promises and out is None and not signals.resolutions
-    return run.failed or (out is not None and out.status == "failed") or (
-        said_nothing and not changed
+    return (
+        run.failed or (out is not None and out.status == "failed") or (said_nothing and not changed)
     )
 
 
@@ -241,8 +241,9 @@ def _failed_attempt(
             )
             book = book.hold(key, escalation.reason)
         else:
-            s.reporter.notify(ws.policy, now=now, related=key, message=escalation.reason,
-                              cause=s.cause())
+            s.reporter.notify(
+                ws.policy, now=now, related=key, message=escalation.reason, cause=s.cause()
+            )
     return Outcome(book, run, failed=True)
 
 
@@ -350,9 +351,7 @@ def _alert(
     return Outcome(book, run, failed=_attempt_failed(run, changed=False))
 
 
-def _task(
-    s: Services, ws: Workspace, item: WorkItem, book: Bookkeeping, feedback: str
-) -> Outcome:
+def _task(s: Services, ws: Workspace, item: WorkItem, book: Bookkeeping, feedback: str) -> Outcome:
     task = _task_of(ws.tasks, item.id)
     if task.status == "todo":
         s.edit(s.paths.tasks, lambda text: tasks_md.set_status(text, item.id, "in-progress"))

@@ -540,4 +540,3 @@ class Loop:
         if last is None:
             return 0.0
         return max(0.0, (self.clock.now() - last).total_seconds() / 60.0)
-

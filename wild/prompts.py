@@ -97,8 +97,10 @@ def human_input_values(
     related = f"- **Related alert:** {item.related_alert}\n" if item.related_alert else ""
     asked = ""
     if questions:
-        lines = [f"- {q.key} (about {q.related_alert or 'the work'}): " + _first_line(q.content)
-                 for q in questions]
+        lines = [
+            f"- {q.key} (about {q.related_alert or 'the work'}): " + _first_line(q.content)
+            for q in questions
+        ]
         asked = "\n### Questions wild asked the human (this input may answer them):\n"
         asked += "\n".join(lines) + "\n"
     return {

@@ -120,8 +120,10 @@ class Reporter:
         text = join_messages(messages)
         self._out(f"📣 {text}")
         command = policy.notify_command
-        if command and policy.command_approval == "required" and not is_approved(
-            self._paths.project, command
+        if (
+            command
+            and policy.command_approval == "required"
+            and not is_approved(self._paths.project, command)
         ):
             # The policy file is editable by the agent, so its command is code like a barrier's.
             if command not in self._unapproved_said:

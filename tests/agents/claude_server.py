@@ -71,20 +71,27 @@ def _message_events(turn: Turn, model: str, number: int) -> Iterator[bytes]:
     )
     blocks: list[tuple[dict[str, Any], dict[str, Any]]] = []
     if turn.text:
-        blocks.append(
-            ({"type": "text", "text": ""}, {"type": "text_delta", "text": turn.text})
-        )
+        blocks.append(({"type": "text", "text": ""}, {"type": "text_delta", "text": turn.text}))
     if turn.tool_use is not None:
-        start = {"type": "tool_use", "id": f"toolu_scripted_{number}", "name": turn.tool_use.name,
-                 "input": {}}
-        delta = {"type": "input_json_delta",
-                 "partial_json": orjson.dumps(dict(turn.tool_use.input)).decode()}
+        start = {
+            "type": "tool_use",
+            "id": f"toolu_scripted_{number}",
+            "name": turn.tool_use.name,
+            "input": {},
+        }
+        delta = {
+            "type": "input_json_delta",
+            "partial_json": orjson.dumps(dict(turn.tool_use.input)).decode(),
+        }
         blocks.append((start, delta))
     for index, (start_block, delta) in enumerate(blocks):
-        yield _sse("content_block_start",
-                   {"type": "content_block_start", "index": index, "content_block": start_block})
-        yield _sse("content_block_delta",
-                   {"type": "content_block_delta", "index": index, "delta": delta})
+        yield _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start_block},
+        )
+        yield _sse(
+            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        )
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
     stop_reason = "tool_use" if turn.tool_use is not None else "end_turn"
     yield _sse(
@@ -197,8 +204,9 @@ def serve(turns: Sequence[Turn]) -> Iterator[tuple[str, Recorded]]:
     recorded = Recorded()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(turns, recorded))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         host, port = server.server_address[:2]

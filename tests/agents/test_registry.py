@@ -22,17 +22,49 @@ PF = Path("/proj/.wild/prompts/iteration-3.md")
 
 # (agent, model, skip_permissions) -> exact argv, straight from the SPEC §6 table.
 CASES = [
-    ("claude", None, True,
-     ["claude", "-p", P, "--output-format", "stream-json", "--verbose",
-      "--dangerously-skip-permissions"]),
-    ("claude", "opus", True,
-     ["claude", "-p", P, "--output-format", "stream-json", "--verbose", "--model", "opus",
-      "--dangerously-skip-permissions"]),
-    ("claude", "opus", False,
-     ["claude", "-p", P, "--output-format", "stream-json", "--verbose", "--model", "opus"]),
+    (
+        "claude",
+        None,
+        True,
+        [
+            "claude",
+            "-p",
+            P,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+        ],
+    ),
+    (
+        "claude",
+        "opus",
+        True,
+        [
+            "claude",
+            "-p",
+            P,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "opus",
+            "--dangerously-skip-permissions",
+        ],
+    ),
+    (
+        "claude",
+        "opus",
+        False,
+        ["claude", "-p", P, "--output-format", "stream-json", "--verbose", "--model", "opus"],
+    ),
     ("opencode", None, True, ["opencode", "run", P]),
-    ("opencode", "anthropic/claude-sonnet-4", False,
-     ["opencode", "run", "-m", "anthropic/claude-sonnet-4", P]),
+    (
+        "opencode",
+        "anthropic/claude-sonnet-4",
+        False,
+        ["opencode", "run", "-m", "anthropic/claude-sonnet-4", P],
+    ),
     ("codex", None, True, ["codex", "exec", "--full-auto", P]),
     ("codex", "gpt-5", True, ["codex", "exec", "--model", "gpt-5", "--full-auto", P]),
     ("codex", "gpt-5", False, ["codex", "exec", "--model", "gpt-5", P]),
@@ -42,12 +74,33 @@ CASES = [
     ("copilot", None, True, ["copilot", "-p", P, "--allow-all-tools"]),
     ("copilot", "gpt-5", True, ["copilot", "-p", P, "--model", "gpt-5", "--allow-all-tools"]),
     ("copilot", "gpt-5", False, ["copilot", "-p", P, "--model", "gpt-5"]),
-    ("cursor-agent", None, True,
-     ["cursor-agent", "-p", "--output-format", "stream-json", "--force", P]),
-    ("cursor-agent", "sonnet-4", True,
-     ["cursor-agent", "-p", "--output-format", "stream-json", "--model", "sonnet-4", "--force", P]),
-    ("cursor-agent", "sonnet-4", False,
-     ["cursor-agent", "-p", "--output-format", "stream-json", "--model", "sonnet-4", P]),
+    (
+        "cursor-agent",
+        None,
+        True,
+        ["cursor-agent", "-p", "--output-format", "stream-json", "--force", P],
+    ),
+    (
+        "cursor-agent",
+        "sonnet-4",
+        True,
+        [
+            "cursor-agent",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--model",
+            "sonnet-4",
+            "--force",
+            P,
+        ],
+    ),
+    (
+        "cursor-agent",
+        "sonnet-4",
+        False,
+        ["cursor-agent", "-p", "--output-format", "stream-json", "--model", "sonnet-4", P],
+    ),
     ("aider", None, True, ["aider", "--yes-always", "--message", P]),
     ("aider", "sonnet", True, ["aider", "--yes-always", "--model", "sonnet", "--message", P]),
     ("aider", "sonnet", False, ["aider", "--model", "sonnet", "--message", P]),
@@ -65,7 +118,14 @@ def test_builtin_command_lines_are_exactly_the_spec_table(
 def test_every_builtin_agent_is_covered_by_the_table() -> None:
     assert {case[0] for case in CASES} == set(AGENTS)
     assert AGENT_NAMES == (
-        "claude", "opencode", "codex", "gemini", "copilot", "cursor-agent", "aider", "custom"
+        "claude",
+        "opencode",
+        "codex",
+        "gemini",
+        "copilot",
+        "cursor-agent",
+        "aider",
+        "custom",
     )
 
 
@@ -76,8 +136,11 @@ def test_an_empty_model_is_no_model() -> None:
 
 @pytest.mark.parametrize(
     ("agent", "variable"),
-    [("claude", "WILD_CLAUDE_BINARY"), ("cursor-agent", "WILD_CURSOR_AGENT_BINARY"),
-     ("aider", "WILD_AIDER_BINARY")],
+    [
+        ("claude", "WILD_CLAUDE_BINARY"),
+        ("cursor-agent", "WILD_CURSOR_AGENT_BINARY"),
+        ("aider", "WILD_AIDER_BINARY"),
+    ],
 )
 def test_binary_variable_names(agent: str, variable: str) -> None:
     assert binary_env_var(agent) == variable
@@ -85,17 +148,25 @@ def test_binary_variable_names(agent: str, variable: str) -> None:
 
 def test_binary_override_replaces_only_the_binary() -> None:
     environ = {"WILD_CURSOR_AGENT_BINARY": "/opt/cursor/bin/cursor-agent"}
-    argv = build_command("cursor-agent", P, None, prompt_file=PF, skip_permissions=False,
-                         environ=environ)
+    argv = build_command(
+        "cursor-agent", P, None, prompt_file=PF, skip_permissions=False, environ=environ
+    )
     assert argv == ["/opt/cursor/bin/cursor-agent", "-p", "--output-format", "stream-json", P]
 
 
 def test_binary_override_may_be_a_wrapper_with_arguments() -> None:
     environ = {"WILD_CLAUDE_BINARY": "python3 -m wild.agents.fake_agent", "WILD_CODEX_BINARY": "x"}
-    argv = build_command("claude", P, None, prompt_file=PF, skip_permissions=False,
-                         environ=environ)
-    assert argv == ["python3", "-m", "wild.agents.fake_agent", "-p", P, "--output-format",
-                    "stream-json", "--verbose"]
+    argv = build_command("claude", P, None, prompt_file=PF, skip_permissions=False, environ=environ)
+    assert argv == [
+        "python3",
+        "-m",
+        "wild.agents.fake_agent",
+        "-p",
+        P,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]
 
 
 def test_binary_override_is_read_from_the_process_environment_by_default(
@@ -108,17 +179,27 @@ def test_binary_override_is_read_from_the_process_environment_by_default(
 
 def test_unsplittable_binary_override_is_a_clear_error() -> None:
     with pytest.raises(WildError) as caught:
-        build_command("aider", P, None, prompt_file=PF, skip_permissions=True,
-                      environ={"WILD_AIDER_BINARY": "'/opt/aider"})
+        build_command(
+            "aider",
+            P,
+            None,
+            prompt_file=PF,
+            skip_permissions=True,
+            environ={"WILD_AIDER_BINARY": "'/opt/aider"},
+        )
     assert str(caught.value) == (
-        "WILD_AIDER_BINARY=\"'/opt/aider\" cannot be split (No closing quotation); "
+        'WILD_AIDER_BINARY="\'/opt/aider" cannot be split (No closing quotation); '
         "quote paths that contain spaces"
     )
 
 
 def test_custom_command_is_split_and_gets_the_prompt_file_path() -> None:
     argv = build_command(
-        "custom", P, "ignored-model", prompt_file=PF, skip_permissions=True,
+        "custom",
+        P,
+        "ignored-model",
+        prompt_file=PF,
+        skip_permissions=True,
         agent_cmd="my-agent --input \"$WILD_PROMPT_FILE\" --log '${WILD_PROMPT_FILE}.log' -v",
     )
     assert argv == ["my-agent", "--input", str(PF), "--log", f"{PF}.log", "-v"]
@@ -136,10 +217,11 @@ def test_custom_without_a_command_is_a_usage_error() -> None:
 
 def test_custom_with_bad_quoting_is_a_usage_error() -> None:
     with pytest.raises(UsageError) as caught:
-        build_command("custom", P, None, prompt_file=PF, skip_permissions=True,
-                      agent_cmd="run 'unclosed")
+        build_command(
+            "custom", P, None, prompt_file=PF, skip_permissions=True, agent_cmd="run 'unclosed"
+        )
     assert str(caught.value) == (
-        "--agent-cmd \"run 'unclosed\" cannot be split (No closing quotation); fix its quoting"
+        '--agent-cmd "run \'unclosed" cannot be split (No closing quotation); fix its quoting'
     )
 
 
@@ -162,14 +244,21 @@ def test_a_prompt_too_long_for_argv_is_refused_with_the_way_out() -> None:
         "shorten the context window, or use --agent custom --agent-cmd, which reads the prompt "
         "from stdin"
     )
-    at_limit = build_command("claude", "x" * MAX_ARG_BYTES, None, prompt_file=PF,
-                             skip_permissions=True, environ={})
+    at_limit = build_command(
+        "claude", "x" * MAX_ARG_BYTES, None, prompt_file=PF, skip_permissions=True, environ={}
+    )
     assert at_limit[2] == "x" * MAX_ARG_BYTES
 
 
 def test_output_formats() -> None:
     formats = {name: output_format(name) for name in AGENT_NAMES}
     assert formats == {
-        "claude": "stream-json", "opencode": "text", "codex": "text", "gemini": "text",
-        "copilot": "text", "cursor-agent": "stream-json", "aider": "text", "custom": "text",
+        "claude": "stream-json",
+        "opencode": "text",
+        "codex": "text",
+        "gemini": "text",
+        "copilot": "text",
+        "cursor-agent": "stream-json",
+        "aider": "text",
+        "custom": "text",
     }

@@ -81,10 +81,14 @@ def _grandchild_spawner(pid_file: Path) -> list[dict[str, Any]]:
 
 def test_env_stdin_and_cwd_reach_the_agent(tmp_path: Path) -> None:
     record = tmp_path / "record.json"
-    env = agent_env(wild_dir=tmp_path / ".wild", iteration=4, work_type="alert",
-                    work_id="alert-17", prompt_file=tmp_path / ".wild" / "prompts" / "p.md")
-    run = run_agent(_request(tmp_path, [[{"record": str(record)}]], env=env,
-                             stdin=b"the prompt\n"))
+    env = agent_env(
+        wild_dir=tmp_path / ".wild",
+        iteration=4,
+        work_type="alert",
+        work_id="alert-17",
+        prompt_file=tmp_path / ".wild" / "prompts" / "p.md",
+    )
+    run = run_agent(_request(tmp_path, [[{"record": str(record)}]], env=env, stdin=b"the prompt\n"))
     seen = orjson.loads(record.read_bytes())
     assert seen["cwd"] == str(tmp_path)
     assert seen["stdin"] == "the prompt\n"
@@ -106,10 +110,18 @@ def test_stdin_is_empty_when_not_fed(tmp_path: Path) -> None:
 
 
 def test_text_agent_final_text_signals_and_log(tmp_path: Path) -> None:
-    run = run_agent(_request(tmp_path, [[
-        {"print": "Fixed it."}, {"stderr": "warning: slow disk"},
-        {"print": "<promise>TASK_COMPLETE</promise>"},
-    ]]))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [
+                [
+                    {"print": "Fixed it."},
+                    {"stderr": "warning: slow disk"},
+                    {"print": "<promise>TASK_COMPLETE</promise>"},
+                ]
+            ],
+        )
+    )
     assert run.final_text == "Fixed it.\nwarning: slow disk\n<promise>TASK_COMPLETE</promise>\n"
     assert run.signals.promises == ("TASK_COMPLETE",)
     assert (run.exit_code, run.timed_out, run.cancelled, run.is_error) == (0, False, False, False)
@@ -137,8 +149,9 @@ def test_a_second_run_appends_to_the_same_log(tmp_path: Path) -> None:
     first = run_agent(request)
     second = run_agent(request)
     assert (first.final_text, second.final_text) == ("one\n", "two\n")
-    assert [line for line in second.log_path.read_text().splitlines()
-            if not line.startswith("[wild] ")] == ["one", "two"]
+    assert [
+        line for line in second.log_path.read_text().splitlines() if not line.startswith("[wild] ")
+    ] == ["one", "two"]
 
 
 def test_the_fake_agent_replays_its_last_iteration(tmp_path: Path) -> None:
@@ -153,8 +166,15 @@ def test_timeout_kills_the_agent_and_its_grandchild(tmp_path: Path) -> None:
     def hold_until_spawned(_beat: Heartbeat) -> None:
         _wait_until(lambda: _pid_written(pid_file))  # the deadline is checked after this returns
 
-    run = run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], timeout_s=0.2,
-                             heartbeat_s=0.05, on_heartbeat=hold_until_spawned))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [_grandchild_spawner(pid_file)],
+            timeout_s=0.2,
+            heartbeat_s=0.05,
+            on_heartbeat=hold_until_spawned,
+        )
+    )
     grandchild = int(pid_file.read_text())
     assert (run.timed_out, run.cancelled, run.exit_code) == (True, False, -signal.SIGTERM)
     assert run.failed
@@ -163,15 +183,22 @@ def test_timeout_kills_the_agent_and_its_grandchild(tmp_path: Path) -> None:
     last = run.log_path.read_text().splitlines()[-1]
     assert re.fullmatch(
         r"\[wild\] ended 2026-02-08T10:45:23Z: timed out after \d+\.\ds; process group killed "
-        r"\(exit -15\)", last)
+        r"\(exit -15\)",
+        last,
+    )
 
 
 def test_an_agent_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
     ready = tmp_path / "ready"
-    run = run_agent(_request(
-        tmp_path, [[{"ignore_sigterm": True}, {"write_file": str(ready), "text": ""},
-                    {"sleep": 600}]],
-        timeout_s=0.2, heartbeat_s=0.05, on_heartbeat=lambda _b: _wait_until(ready.exists)))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [[{"ignore_sigterm": True}, {"write_file": str(ready), "text": ""}, {"sleep": 600}]],
+            timeout_s=0.2,
+            heartbeat_s=0.05,
+            on_heartbeat=lambda _b: _wait_until(ready.exists),
+        )
+    )
     assert (run.timed_out, run.exit_code) == (True, -signal.SIGKILL)
 
 
@@ -183,8 +210,15 @@ def test_cancel_kills_the_group_at_once(tmp_path: Path) -> None:
         _wait_until(lambda: _pid_written(pid_file))
         cancel.set()
 
-    run = run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], cancel=cancel,
-                             heartbeat_s=0.05, on_heartbeat=cancel_when_spawned))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [_grandchild_spawner(pid_file)],
+            cancel=cancel,
+            heartbeat_s=0.05,
+            on_heartbeat=cancel_when_spawned,
+        )
+    )
     assert (run.cancelled, run.timed_out, run.exit_code) == (True, False, -signal.SIGTERM)
     _wait_until(lambda: not pid_running(int(pid_file.read_text())))
 
@@ -199,8 +233,11 @@ def test_cancel_from_another_thread(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=cancel_when_ready)
     thread.start()
-    run = run_agent(_request(tmp_path, [[{"write_file": str(ready), "text": ""},
-                                         {"sleep": 600}]], cancel=cancel))
+    run = run_agent(
+        _request(
+            tmp_path, [[{"write_file": str(ready), "text": ""}, {"sleep": 600}]], cancel=cancel
+        )
+    )
     thread.join()
     assert (run.cancelled, run.exit_code) == (True, -signal.SIGTERM)
 
@@ -213,15 +250,22 @@ def test_a_crashing_callback_still_kills_the_group(tmp_path: Path) -> None:
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match=r"^boom$"):
-        run_agent(_request(tmp_path, [_grandchild_spawner(pid_file)], heartbeat_s=0.05,
-                           on_heartbeat=explode))
+        run_agent(
+            _request(
+                tmp_path, [_grandchild_spawner(pid_file)], heartbeat_s=0.05, on_heartbeat=explode
+            )
+        )
     _wait_until(lambda: not pid_running(int(pid_file.read_text())))
 
 
 def test_five_megabytes_of_output_do_not_deadlock_and_all_reach_the_log(tmp_path: Path) -> None:
     size = 5 * 1024 * 1024
-    run = run_agent(_request(tmp_path, [[{"print_bytes": size}, {"print": ""},
-                                         {"print": "<promise>COMPLETE</promise>"}]]))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [[{"print_bytes": size}, {"print": ""}, {"print": "<promise>COMPLETE</promise>"}]],
+        )
+    )
     expected = payload(size) + b"\n<promise>COMPLETE</promise>\n"
     assert run.exit_code == 0
     assert _agent_output(run) == expected
@@ -238,18 +282,36 @@ def test_heartbeats_reach_the_log_and_the_callback(tmp_path: Path) -> None:
         beats.append(beat)
         go.touch()
 
-    run = run_agent(_request(tmp_path, [[
-        {"record": str(record)}, {"print": "before"}, {"wait_for": str(go)}, {"print": "after"},
-    ]], heartbeat_s=0.05, on_heartbeat=on_beat))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [
+                [
+                    {"record": str(record)},
+                    {"print": "before"},
+                    {"wait_for": str(go)},
+                    {"print": "after"},
+                ]
+            ],
+            heartbeat_s=0.05,
+            on_heartbeat=on_beat,
+        )
+    )
     pid = orjson.loads(record.read_bytes())["pid"]
     assert beats
     assert {beat.pid for beat in beats} == {pid}
     assert run.final_text == "before\nafter\n"
-    beat_lines = [line for line in run.log_path.read_text().splitlines()
-                  if line.startswith("[wild] heartbeat ")]
+    beat_lines = [
+        line
+        for line in run.log_path.read_text().splitlines()
+        if line.startswith("[wild] heartbeat ")
+    ]
     assert beat_lines
-    assert re.fullmatch(rf"\[wild\] heartbeat 2026-02-08T10:45:23Z: agent pid {pid} running "
-                        r"\d+s, \d+ bytes of output", beat_lines[0])
+    assert re.fullmatch(
+        rf"\[wild\] heartbeat 2026-02-08T10:45:23Z: agent pid {pid} running "
+        r"\d+s, \d+ bytes of output",
+        beat_lines[0],
+    )
     assert run.output_bytes == len("before\nafter\n")
 
 
@@ -262,23 +324,41 @@ def test_a_heartbeat_never_splits_the_agents_line(tmp_path: Path) -> None:
             beats.append(beat)
             go.touch()
 
-    run = run_agent(_request(tmp_path, [[
-        {"write": "<promise>TASK_"}, {"write_file": str(started), "text": ""},
-        {"wait_for": str(go)}, {"print": "COMPLETE</promise>"},
-    ]], heartbeat_s=0.05, on_heartbeat=on_beat))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [
+                [
+                    {"write": "<promise>TASK_"},
+                    {"write_file": str(started), "text": ""},
+                    {"wait_for": str(go)},
+                    {"print": "COMPLETE</promise>"},
+                ]
+            ],
+            heartbeat_s=0.05,
+            on_heartbeat=on_beat,
+        )
+    )
     assert beats
     assert beats[0].output_bytes == len("<promise>TASK_")
     # Beats before the agent wrote anything may be logged; none may land inside its line.
-    kept = [line for line in _agent_output(run).splitlines(keepends=True)
-            if not line.startswith(b"[wild] heartbeat ")]
+    kept = [
+        line
+        for line in _agent_output(run).splitlines(keepends=True)
+        if not line.startswith(b"[wild] heartbeat ")
+    ]
     assert kept == [b"<promise>TASK_COMPLETE</promise>\n"]
     assert run.signals.promises == ("TASK_COMPLETE",)
 
 
 @pytest.mark.parametrize(
     ("action", "exit_code"),
-    [({"exit": 3}, 3), ({"exit": 255}, 255), ({"kill_self": "SIGSEGV"}, -signal.SIGSEGV),
-     ({"no_such_action": 1}, 1)],
+    [
+        ({"exit": 3}, 3),
+        ({"exit": 255}, 255),
+        ({"kill_self": "SIGSEGV"}, -signal.SIGSEGV),
+        ({"no_such_action": 1}, 1),
+    ],
 )
 def test_crashes_and_odd_exit_codes_are_recorded(
     tmp_path: Path, action: dict[str, Any], exit_code: int
@@ -290,9 +370,7 @@ def test_crashes_and_odd_exit_codes_are_recorded(
 
 def test_a_python_crash_leaves_its_traceback_as_the_final_text(tmp_path: Path) -> None:
     run = run_agent(_request(tmp_path, [[{"no_such_action": 1}]]))
-    assert run.final_text.endswith(
-        "ValueError: unknown fake-agent action {'no_such_action': 1}\n"
-    )
+    assert run.final_text.endswith("ValueError: unknown fake-agent action {'no_such_action': 1}\n")
 
 
 def test_the_last_line_is_ended_before_the_footer(tmp_path: Path) -> None:
@@ -317,8 +395,9 @@ def test_a_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_usage_limit_reply_from_a_text_agent(tmp_path: Path) -> None:
-    run = run_agent(_request(tmp_path, [[{"print": "Claude AI usage limit reached|1760000400"},
-                                         {"exit": 1}]]))
+    run = run_agent(
+        _request(tmp_path, [[{"print": "Claude AI usage limit reached|1760000400"}, {"exit": 1}]])
+    )
     assert run.rate_limited
     assert run.rate_limit_reset == datetime(2025, 10, 9, 9, 0, tzinfo=UTC)
 
@@ -327,16 +406,42 @@ def test_claude_through_the_registry_and_binary_override(tmp_path: Path) -> None
     record = tmp_path / "record.json"
     prompt = "Finish task t-1."
     argv = build_command(
-        "claude", prompt, "opus", prompt_file=tmp_path / "p.md", skip_permissions=True,
+        "claude",
+        prompt,
+        "opus",
+        prompt_file=tmp_path / "p.md",
+        skip_permissions=True,
         environ={"WILD_CLAUDE_BINARY": f"{sys.executable} -m wild.agents.fake_agent"},
     )
-    run = run_agent(_request(tmp_path, [[
-        {"record": str(record)},
-        {"claude": {"text": "Not done yet.", "tool_result": "<promise>COMPLETE</promise>",
-                    "cost_usd": 0.25, "input_tokens": 1500, "output_tokens": 40}},
-    ]], argv=tuple(argv), output_format=output_format("claude")))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [
+                [
+                    {"record": str(record)},
+                    {
+                        "claude": {
+                            "text": "Not done yet.",
+                            "tool_result": "<promise>COMPLETE</promise>",
+                            "cost_usd": 0.25,
+                            "input_tokens": 1500,
+                            "output_tokens": 40,
+                        }
+                    },
+                ]
+            ],
+            argv=tuple(argv),
+            output_format=output_format("claude"),
+        )
+    )
     assert orjson.loads(record.read_bytes())["argv"] == [
-        "-p", prompt, "--output-format", "stream-json", "--verbose", "--model", "opus",
+        "-p",
+        prompt,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        "opus",
         "--dangerously-skip-permissions",
     ]
     assert b"<promise>COMPLETE</promise>" in run.log_path.read_bytes()
@@ -347,17 +452,36 @@ def test_claude_through_the_registry_and_binary_override(tmp_path: Path) -> None
 
 
 def test_stream_json_agent_reporting_an_error(tmp_path: Path) -> None:
-    run = run_agent(_request(tmp_path, [[
-        {"claude": {"text": "Reached max turns", "is_error": True}},
-    ]], output_format="stream-json"))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [
+                [
+                    {"claude": {"text": "Reached max turns", "is_error": True}},
+                ]
+            ],
+            output_format="stream-json",
+        )
+    )
     assert (run.exit_code, run.is_error, run.failed) == (0, True, True)
 
 
+ROOT_REFUSAL = "--dangerously-skip-permissions cannot be used with root/sudo privileges"
+
+
 def test_stream_json_agent_that_printed_only_an_error_message(tmp_path: Path) -> None:
-    run = run_agent(_request(tmp_path, [[
-        {"stderr": "--dangerously-skip-permissions cannot be used with root/sudo privileges"},
-        {"exit": 1},
-    ]], output_format="stream-json"))
+    run = run_agent(
+        _request(
+            tmp_path,
+            [
+                [
+                    {"stderr": ROOT_REFUSAL},
+                    {"exit": 1},
+                ]
+            ],
+            output_format="stream-json",
+        )
+    )
     assert run.final_text == (
         "--dangerously-skip-permissions cannot be used with root/sudo privileges\n"
     )

@@ -21,8 +21,10 @@ PROMISE_TABLE = [
     ("<promise>COMPLETE</promise>", ("COMPLETE",)),
     ("  <promise> alert_resolved </promise>  \r\n", ("ALERT_RESOLVED",)),
     ("<promise>MONITORING_COMPLETE</promise>", ("MONITORING_COMPLETE",)),
-    ("<promise>HUMAN_INPUT_PROCESSED</promise>\n<promise>TASK_COMPLETE</promise>",
-     ("HUMAN_INPUT_PROCESSED", "TASK_COMPLETE")),
+    (
+        "<promise>HUMAN_INPUT_PROCESSED</promise>\n<promise>TASK_COMPLETE</promise>",
+        ("HUMAN_INPUT_PROCESSED", "TASK_COMPLETE"),
+    ),
     ("<promise>CONTINUE</promise>", ("CONTINUE",)),
     ("<promise>NEEDS_HUMAN</promise>", ("NEEDS_HUMAN",)),
     ("<promise>COMPLETE</promise>\n<promise>COMPLETE</promise>", ("COMPLETE",)),
@@ -67,11 +69,13 @@ def test_mentions_are_reported_with_their_line() -> None:
 
 def test_unknown_promise_words_are_reported() -> None:
     signals = parse_signals("<promise>DONE</promise>")
-    assert signals == Signals(problems=(
-        "line 1: unknown promise 'DONE'; known: TASK_COMPLETE, ALERT_RESOLVED, "
-        "MONITORING_COMPLETE, NEED_HUMAN_INPUT, NOTIFY_HUMAN, HUMAN_INPUT_PROCESSED, COMPLETE, "
-        "CONTINUE, NEEDS_HUMAN",
-    ),)
+    assert signals == Signals(
+        problems=(
+            "line 1: unknown promise 'DONE'; known: TASK_COMPLETE, ALERT_RESOLVED, "
+            "MONITORING_COMPLETE, NEED_HUMAN_INPUT, NOTIFY_HUMAN, HUMAN_INPUT_PROCESSED, COMPLETE, "
+            "CONTINUE, NEEDS_HUMAN",
+        ),
+    )
 
 
 def test_tags_in_code_are_reported_as_ignored() -> None:
@@ -124,8 +128,10 @@ def test_resolve_alert_json_in_a_fence_inside_the_tag_and_numeric_id() -> None:
 
 
 def test_resolve_alert_key_value_text() -> None:
-    text = "<resolve_alert>\nalert_id: alert-9\nchoice: Stop Job\nnote: diverged at step 400\n" \
-           "</resolve_alert>"
+    text = (
+        "<resolve_alert>\nalert_id: alert-9\nchoice: Stop Job\nnote: diverged at step 400\n"
+        "</resolve_alert>"
+    )
     assert parse_signals(text).resolutions == (
         AlertResolution("alert-9", "Stop Job", "diverged at step 400"),
     )
@@ -154,8 +160,10 @@ def test_resolve_alert_problems() -> None:
 
 
 def test_sweep_body_is_kept_raw() -> None:
-    body = '{\n  "name": "LR Sweep",\n  "base_command": "python train.py",\n' \
-           '  "parameters": {"lr": [0.0001, 0.001]}\n}'
+    body = (
+        '{\n  "name": "LR Sweep",\n  "base_command": "python train.py",\n'
+        '  "parameters": {"lr": [0.0001, 0.001]}\n}'
+    )
     text = f"Plan ready.\n<sweep>\n{body}\n</sweep>\n<promise>CONTINUE</promise>"
     signals = parse_signals(text)
     assert signals.sweeps == (body,)
@@ -180,7 +188,9 @@ def test_event_output() -> None:
     )
     signals = parse_signals(text)
     assert signals.event_output == EventOutput(
-        status="needs_human", summary="diverged", new_events=({"intent": "rerun"},),
+        status="needs_human",
+        summary="diverged",
+        new_events=({"intent": "rerun"},),
         artifacts=("plots/loss.png",),
     )
     assert signals.promises == ("NEEDS_HUMAN",)
@@ -195,9 +205,11 @@ def test_event_output_defaults() -> None:
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
-        ('{"status": "great"}',
-         "line 1: <event_output> status 'great' is not one of ok, retry, needs_human, failed; "
-         "it was ignored"),
+        (
+            '{"status": "great"}',
+            "line 1: <event_output> status 'great' is not one of ok, retry, needs_human, failed; "
+            "it was ignored",
+        ),
         ("[]", "line 1: <event_output> must hold a JSON object; it was ignored"),
     ],
 )
@@ -216,15 +228,18 @@ def test_event_output_that_is_not_json() -> None:
 
 
 def test_event_output_with_a_non_list_is_kept_without_it() -> None:
-    signals = parse_signals('<event_output>{"status": "retry", "new_events": "x", '
-                            '"summary": 3}</event_output>')
+    signals = parse_signals(
+        '<event_output>{"status": "retry", "new_events": "x", "summary": 3}</event_output>'
+    )
     assert signals.event_output == EventOutput("retry", "3", (), ())
     assert signals.problems == ("line 1: <event_output> new_events must be a list; it was ignored",)
 
 
 def test_the_last_event_output_wins() -> None:
-    text = ('<event_output>{"status": "retry"}</event_output>\n'
-            '<event_output>{"status": "ok"}</event_output>')
+    text = (
+        '<event_output>{"status": "retry"}</event_output>\n'
+        '<event_output>{"status": "ok"}</event_output>'
+    )
     signals = parse_signals(text)
     assert signals.event_output is not None
     assert signals.event_output.status == "ok"
@@ -249,9 +264,29 @@ def test_garbage_never_raises_and_only_known_words_come_out(text: str) -> None:
     assert len(visible_text(text)) == len(text)
 
 
-@given(st.lists(st.sampled_from([
-    "<promise>", "</promise>", "COMPLETE", "```", "`", "> ", "\n", " ", "<sweep>", "</sweep>",
-    "<event_output>", "</event_output>", "{", "}", "<reason>", "</reason>",
-])).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "<promise>",
+                "</promise>",
+                "COMPLETE",
+                "```",
+                "`",
+                "> ",
+                "\n",
+                " ",
+                "<sweep>",
+                "</sweep>",
+                "<event_output>",
+                "</event_output>",
+                "{",
+                "}",
+                "<reason>",
+                "</reason>",
+            ]
+        )
+    ).map("".join)
+)
 def test_tag_soup_never_raises(text: str) -> None:
     parse_signals(text)

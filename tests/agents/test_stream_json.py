@@ -59,41 +59,100 @@ def test_without_a_result_event_the_last_assistant_text_is_the_final_text() -> N
 def test_text_blocks_of_one_message_are_joined_and_a_later_message_replaces_them() -> None:
     reader = StreamJsonReader()
     for text in ("first part", "second part"):
-        reader.feed(orjson.dumps({"type": "assistant", "message": {
-            "id": "m1", "content": [{"type": "text", "text": text}]}}))
+        reader.feed(
+            orjson.dumps(
+                {
+                    "type": "assistant",
+                    "message": {"id": "m1", "content": [{"type": "text", "text": text}]},
+                }
+            )
+        )
     assert reader.final_text == "first part\nsecond part"
-    reader.feed(orjson.dumps({"type": "assistant", "message": {
-        "id": "m1", "content": [{"type": "tool_use", "name": "Bash",
-                                 "input": {"command": "echo '<promise>COMPLETE</promise>'"}}]}}))
-    reader.feed(orjson.dumps({"type": "user", "message": {"content": [
-        {"type": "tool_result", "content": "<promise>COMPLETE</promise>"}]}}))
+    reader.feed(
+        orjson.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "m1",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "name": "Bash",
+                            "input": {"command": "echo '<promise>COMPLETE</promise>'"},
+                        }
+                    ],
+                },
+            }
+        )
+    )
+    reader.feed(
+        orjson.dumps(
+            {
+                "type": "user",
+                "message": {
+                    "content": [{"type": "tool_result", "content": "<promise>COMPLETE</promise>"}]
+                },
+            }
+        )
+    )
     assert reader.final_text == "first part\nsecond part"
-    reader.feed(orjson.dumps({"type": "assistant", "message": {
-        "id": "m2", "content": [{"type": "thinking", "thinking": "<promise>COMPLETE</promise>"},
-                                {"type": "text", "text": "final"}]}}))
+    reader.feed(
+        orjson.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "m2",
+                    "content": [
+                        {"type": "thinking", "thinking": "<promise>COMPLETE</promise>"},
+                        {"type": "text", "text": "final"},
+                    ],
+                },
+            }
+        )
+    )
     assert reader.final_text == "final"
 
 
 def test_fake_agent_stream_with_a_promise_in_the_result() -> None:
-    events = claude_events("All green.\n<promise>TASK_COMPLETE</promise>",
-                           tool_result="<promise>COMPLETE</promise>", cost_usd=0.5,
-                           input_tokens=7, output_tokens=3)
+    events = claude_events(
+        "All green.\n<promise>TASK_COMPLETE</promise>",
+        tool_result="<promise>COMPLETE</promise>",
+        cost_usd=0.5,
+        input_tokens=7,
+        output_tokens=3,
+    )
     summary = summarize(_jsonl(events), NOW)
     assert parse_signals(summary.final_text).promises == ("TASK_COMPLETE",)
     assert (summary.cost_usd, summary.input_tokens, summary.output_tokens) == (0.5, 7, 3)
 
 
 def test_cache_tokens_count_as_input() -> None:
-    line = orjson.dumps({"type": "result", "result": "ok", "total_cost_usd": 1, "usage": {
-        "input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000,
-        "output_tokens": 9}})
+    line = orjson.dumps(
+        {
+            "type": "result",
+            "result": "ok",
+            "total_cost_usd": 1,
+            "usage": {
+                "input_tokens": 5,
+                "cache_creation_input_tokens": 100,
+                "cache_read_input_tokens": 1000,
+                "output_tokens": 9,
+            },
+        }
+    )
     summary = summarize([line], NOW)
     assert (summary.cost_usd, summary.input_tokens, summary.output_tokens) == (1.0, 1105, 9)
 
 
 def test_noise_lines_are_counted_and_skipped() -> None:
-    lines = [b"[wild] heartbeat\n", b"not json\n", b"[1, 2]\n", b"\n", b'"text"\n',
-             *_jsonl(claude_events("done"))]
+    lines = [
+        b"[wild] heartbeat\n",
+        b"not json\n",
+        b"[1, 2]\n",
+        b"\n",
+        b'"text"\n',
+        *_jsonl(claude_events("done")),
+    ]
     summary = summarize(lines, NOW)
     assert summary.final_text == "done"
     assert (summary.events, summary.bad_lines) == (3, 4)
@@ -132,8 +191,16 @@ def test_subscription_usage_limit_gives_the_reset_time() -> None:
 
 
 def test_a_rejected_rate_limit_event_alone_is_enough() -> None:
-    line = orjson.dumps({"type": "rate_limit_event", "rate_limit_info": {
-        "status": "rejected", "resetsAt": 1771390800000, "rateLimitType": "seven_day"}})
+    line = orjson.dumps(
+        {
+            "type": "rate_limit_event",
+            "rate_limit_info": {
+                "status": "rejected",
+                "resetsAt": 1771390800000,
+                "rateLimitType": "seven_day",
+            },
+        }
+    )
     summary = summarize([line], NOW)
     assert summary.rate_limit == RateLimit(
         "seven_day limit reached", datetime(2026, 2, 18, 5, 0, tzinfo=UTC)
@@ -141,8 +208,12 @@ def test_a_rejected_rate_limit_event_alone_is_enough() -> None:
 
 
 def test_an_allowed_rate_limit_event_is_not_a_limit() -> None:
-    line = orjson.dumps({"type": "rate_limit_event", "rate_limit_info": {
-        "status": "allowed", "resetsAt": 1771390800}})
+    line = orjson.dumps(
+        {
+            "type": "rate_limit_event",
+            "rate_limit_info": {"status": "allowed", "resetsAt": 1771390800},
+        }
+    )
     assert summarize([line], NOW).rate_limit is None
 
 
@@ -153,15 +224,24 @@ def test_an_allowed_rate_limit_event_is_not_a_limit() -> None:
         ("Claude AI usage limit reached|1760000400000", datetime(2025, 10, 9, 9, 0, tzinfo=UTC)),
         ("5-hour limit reached ∙ resets 12pm (UTC)", datetime(2026, 2, 8, 12, 0, tzinfo=UTC)),
         ("5-hour limit reached ∙ resets 9am (UTC)", datetime(2026, 2, 9, 9, 0, tzinfo=UTC)),
-        ("You've hit your session limit · resets 12:50am (America/Los_Angeles)",
-         datetime(2026, 2, 9, 8, 50, tzinfo=UTC)),
-        ("Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).",
-         datetime(2026, 2, 8, 16, 0, tzinfo=UTC)),
+        (
+            "You've hit your session limit · resets 12:50am (America/Los_Angeles)",
+            datetime(2026, 2, 9, 8, 50, tzinfo=UTC),
+        ),
+        (
+            "Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).",
+            datetime(2026, 2, 8, 16, 0, tzinfo=UTC),
+        ),
         ("Weekly limit reached, resets at 17:30 (UTC)", datetime(2026, 2, 8, 17, 30, tzinfo=UTC)),
-        ("You have reached your specified API usage limits. You will regain access on "
-         "2026-04-01 at 00:00 UTC.", datetime(2026, 4, 1, 0, 0, tzinfo=UTC)),
-        ("Rate limit exceeded, try again in 90 seconds", datetime(2026, 2, 8, 10, 46, 53,
-                                                                  tzinfo=UTC)),
+        (
+            "You have reached your specified API usage limits. You will regain access on "
+            "2026-04-01 at 00:00 UTC.",
+            datetime(2026, 4, 1, 0, 0, tzinfo=UTC),
+        ),
+        (
+            "Rate limit exceeded, try again in 90 seconds",
+            datetime(2026, 2, 8, 10, 46, 53, tzinfo=UTC),
+        ),
         ("Quota exceeded. Please retry in 2 hours.", datetime(2026, 2, 8, 12, 45, 23, tzinfo=UTC)),
         ("usage limit, resets 5", None),
         ("limit reached, resets 25pm (UTC)", None),

@@ -23,9 +23,20 @@ TOLERANT = (GOLDEN / "barriers_tolerant.md").read_text(encoding="utf-8")
 def barrier(bid: str, span: Span, **values: object) -> Barrier:
     """A record with the parser's defaults, so each test names only what it cares about."""
     base: dict[str, object] = {
-        "status": "waiting", "type": "manual", "check": None, "expect": None,
-        "interval_s": 60.0, "file": None, "target": None, "timeout_s": None, "created": None,
-        "last_check": None, "result": None, "satisfied_at": None, "blocks": (), "fields": {},
+        "status": "waiting",
+        "type": "manual",
+        "check": None,
+        "expect": None,
+        "interval_s": 60.0,
+        "file": None,
+        "target": None,
+        "timeout_s": None,
+        "created": None,
+        "last_check": None,
+        "result": None,
+        "satisfied_at": None,
+        "blocks": (),
+        "fields": {},
     }
     base.update(values)
     return Barrier(id=bid, span=span, **base)  # type: ignore[arg-type]
@@ -42,10 +53,15 @@ def test_seed_example_parses_to_exactly_the_seed_records() -> None:
     doc = barriers.parse(SEED)
     assert doc.barriers == (
         barrier(
-            "barrier-training-complete", Span(2, 11), type="command-check",
-            check="squeue -u $USER --name=sweep-2026-02-08 | wc -l", expect="0",
-            created="2026-02-08T10:00:00Z", last_check="2026-02-08T10:15:00Z",
-            result="5 jobs still running", blocks=("task-003", "task-004", "task-005"),
+            "barrier-training-complete",
+            Span(2, 11),
+            type="command-check",
+            check="squeue -u $USER --name=sweep-2026-02-08 | wc -l",
+            expect="0",
+            created="2026-02-08T10:00:00Z",
+            last_check="2026-02-08T10:15:00Z",
+            result="5 jobs still running",
+            blocks=("task-003", "task-004", "task-005"),
             fields={
                 "Type": "command-check",
                 "Check": "squeue -u $USER --name=sweep-2026-02-08 | wc -l",
@@ -58,8 +74,12 @@ def test_seed_example_parses_to_exactly_the_seed_records() -> None:
             },
         ),
         barrier(
-            "barrier-data-preprocessed", Span(12, 17), status="satisfied", type="file-exists",
-            file="/data/processed/COMPLETE.flag", created="2026-02-08T09:00:00Z",
+            "barrier-data-preprocessed",
+            Span(12, 17),
+            status="satisfied",
+            type="file-exists",
+            file="/data/processed/COMPLETE.flag",
+            created="2026-02-08T09:00:00Z",
             satisfied_at="2026-02-08T09:45:00Z",
             fields={
                 "Type": "file-exists",
@@ -69,10 +89,14 @@ def test_seed_example_parses_to_exactly_the_seed_records() -> None:
             },
         ),
         barrier(
-            "barrier-model-validation", Span(18, 26), type="command-check",
+            "barrier-model-validation",
+            Span(18, 26),
+            type="command-check",
             check="python scripts/validate_sweep.py --sweep-id sweep-001 --min-accuracy 0.85",
-            interval_s=120.0, created="2026-02-08T10:30:00Z",
-            last_check="2026-02-08T10:35:00Z", result="3/8 models meet accuracy threshold",
+            interval_s=120.0,
+            created="2026-02-08T10:30:00Z",
+            last_check="2026-02-08T10:35:00Z",
+            result="3/8 models meet accuracy threshold",
             blocks=("task-006",),
             fields={
                 "Type": "command-check",
@@ -94,27 +118,53 @@ def test_tolerant_file_reads_what_humans_type_and_reports_the_rest() -> None:
     doc = barriers.parse(TOLERANT)
     assert doc.barriers == (
         barrier(
-            "sweep-done", Span(14, 22), status="satisfied", type="command-check",
-            check="test -f done.txt", expect="ok", interval_s=300.0, timeout_s=90.0,
+            "sweep-done",
+            Span(14, 22),
+            status="satisfied",
+            type="command-check",
+            check="test -f done.txt",
+            expect="ok",
+            interval_s=300.0,
+            timeout_s=90.0,
             blocks=("task-001", "task-002", "task-003"),
             fields={
-                "Type": "Command Check", "Command": "test -f done.txt", "Expect": '"ok"',
-                "Interval": "5m", "Timeout": "90", "Owner": "alice",
+                "Type": "Command Check",
+                "Command": "test -f done.txt",
+                "Expect": '"ok"',
+                "Interval": "5m",
+                "Timeout": "90",
+                "Owner": "alice",
                 "Blocks": "task-001 task-002,task-003",
             },
         ),
         barrier(
-            "count-jobs", Span(23, 31), type="count-based", check="ls runs | wc -l",
-            target=8, interval_s=5400.0, last_check="2026-02-08T10:15:00Z", result="3 of 8",
+            "count-jobs",
+            Span(23, 31),
+            type="count-based",
+            check="ls runs | wc -l",
+            target=8,
+            interval_s=5400.0,
+            last_check="2026-02-08T10:15:00Z",
+            result="3 of 8",
             fields={
-                "type": "count-based", "check": "ls runs | wc -l", "target": "8",
-                "interval": "1.5h", "last check": "2026-02-08T10:15:00Z", "result": "3 of 8",
+                "type": "count-based",
+                "check": "ls runs | wc -l",
+                "target": "8",
+                "interval": "1.5h",
+                "last check": "2026-02-08T10:15:00Z",
+                "result": "3 of 8",
             },
         ),
         barrier(
-            "odd-status", Span(32, 38), type="teleport", check="first",
+            "odd-status",
+            Span(32, 38),
+            type="teleport",
+            check="first",
             fields={
-                "Type": "teleport", "Interval": "soon", "Target": "many", "Check": "first",
+                "Type": "teleport",
+                "Interval": "soon",
+                "Target": "many",
+                "Check": "first",
                 "Command": "second",
             },
         ),
@@ -133,8 +183,7 @@ def test_tolerant_file_reads_what_humans_type_and_reports_the_rest() -> None:
         "one is used",
         'barriers.md:40: duplicate barrier id "count-jobs" (first at line 24); this block is '
         "ignored, rename it",
-        'barriers.md:43: "## Notes" is not a barrier header; write it as '
-        '"## [WAITING] barrier-id"',
+        'barriers.md:43: "## Notes" is not a barrier header; write it as "## [WAITING] barrier-id"',
     ]
     assert barriers.render(doc) == TOLERANT
 
@@ -144,17 +193,32 @@ def test_tolerant_file_reads_what_humans_type_and_reports_the_rest() -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("60s", 60.0), ("5m", 300.0), ("1h", 3600.0), ("90", 90.0), (" 2 min ", 120.0),
-     ("1.5h", 5400.0), ("1d", 86400.0), ("10 Seconds", 10.0), (".5m", 30.0),
-     ("0s", None), ("soon", None), ("5 parsecs", None), ("", None), ("-5s", None)],
+    [
+        ("60s", 60.0),
+        ("5m", 300.0),
+        ("1h", 3600.0),
+        ("90", 90.0),
+        (" 2 min ", 120.0),
+        ("1.5h", 5400.0),
+        ("1d", 86400.0),
+        ("10 Seconds", 10.0),
+        (".5m", 30.0),
+        ("0s", None),
+        ("soon", None),
+        ("5 parsecs", None),
+        ("", None),
+        ("-5s", None),
+    ],
 )
 def test_parse_duration(text: str, seconds: float | None) -> None:
     assert barriers.parse_duration(text) == seconds
 
 
 def test_missing_type_and_required_fields_are_reported() -> None:
-    text = "## [WAITING] a\n- Check: x\n## [WAITING] b\n- Type: count-based\n" \
-           "## [WAITING] c\n- Type: file-exists\n- File:\n"
+    text = (
+        "## [WAITING] a\n- Check: x\n## [WAITING] b\n- Type: count-based\n"
+        "## [WAITING] c\n- Type: file-exists\n- File:\n"
+    )
     assert messages(text) == [
         'barriers.md:1: barrier "a" has no "- Type:" line; add one (command-check, '
         "file-exists, count-based, webhook or manual)",
@@ -166,8 +230,10 @@ def test_missing_type_and_required_fields_are_reported() -> None:
 
 
 def test_header_problems_and_bad_times_are_reported_with_the_file_name() -> None:
-    text = "## [WAITING]\n## [WAITING] 9lives extra words\n- Type: manual\n" \
-           "- Created: whenever\n- Timeout: long\n"
+    text = (
+        "## [WAITING]\n## [WAITING] 9lives extra words\n- Type: manual\n"
+        "- Created: whenever\n- Timeout: long\n"
+    )
     problems = barriers.parse(text, file=".wild/barriers.md").problems
     assert [str(p) for p in problems] == [
         '.wild/barriers.md:1: barrier header has no id; write it as "## [WAITING] barrier-id"',
@@ -184,10 +250,16 @@ def test_header_problems_and_bad_times_are_reported_with_the_file_name() -> None
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("~~~~\n## [WAITING] a\n~~~\n", "barriers.md:1: code block opened here is never "
-         "closed; nothing after it is read as a barrier until a closing ~~~~"),
-        ("ok\n<!-- start\n## [WAITING] a\n", "barriers.md:2: HTML comment opened here is never "
-         "closed; nothing after it is read as a barrier until a closing -->"),
+        (
+            "~~~~\n## [WAITING] a\n~~~\n",
+            "barriers.md:1: code block opened here is never "
+            "closed; nothing after it is read as a barrier until a closing ~~~~",
+        ),
+        (
+            "ok\n<!-- start\n## [WAITING] a\n",
+            "barriers.md:2: HTML comment opened here is never "
+            "closed; nothing after it is read as a barrier until a closing -->",
+        ),
     ],
 )
 def test_unclosed_fence_or_comment_hides_what_follows_and_is_reported(
@@ -205,8 +277,12 @@ def test_comment_and_fence_edges() -> None:
     )
     doc = barriers.parse(text)
     assert doc.barriers == (
-        barrier("a", Span(0, 8), file="shown <!-- inline -->",
-                fields={"Type": "manual", "File": "shown <!-- inline -->"}),
+        barrier(
+            "a",
+            Span(0, 8),
+            file="shown <!-- inline -->",
+            fields={"Type": "manual", "File": "shown <!-- inline -->"},
+        ),
     )
     assert doc.problems == ()
 
@@ -214,8 +290,15 @@ def test_comment_and_fence_edges() -> None:
 def test_quoted_values_and_empty_values() -> None:
     text = '## [FAILED] a\n- Type: webhook\n- Expect: ""\n- Result: "boom\n- Check:\n'
     assert barriers.parse(text).barriers == (
-        barrier("a", Span(0, 5), status="failed", type="webhook", expect="", result='"boom',
-                fields={"Type": "webhook", "Expect": '""', "Result": '"boom', "Check": ""}),
+        barrier(
+            "a",
+            Span(0, 5),
+            status="failed",
+            type="webhook",
+            expect="",
+            result='"boom',
+            fields={"Type": "webhook", "Expect": '""', "Result": '"boom', "Check": ""},
+        ),
     )
 
 
@@ -250,7 +333,9 @@ def changed(before: str, after: str) -> list[tuple[int, str, str]]:
 
 def test_record_check_updates_only_its_two_lines() -> None:
     after = barriers.record_check(
-        SEED, "barrier-training-complete", checked_at="2026-02-08T10:16:00Z",
+        SEED,
+        "barrier-training-complete",
+        checked_at="2026-02-08T10:16:00Z",
         result='4 jobs\n still   "running"\t',
     )
     assert changed(SEED, after) == [
@@ -261,8 +346,11 @@ def test_record_check_updates_only_its_two_lines() -> None:
 
 def test_record_check_inserts_missing_lines_after_the_last_field_and_sets_status() -> None:
     after = barriers.record_check(
-        SEED, "barrier-data-preprocessed", checked_at="2026-02-08T10:20:00Z",
-        result="found", status="satisfied",
+        SEED,
+        "barrier-data-preprocessed",
+        checked_at="2026-02-08T10:20:00Z",
+        result="found",
+        status="satisfied",
     )
     expected = SEED.replace(
         "## [SATISFIED] barrier-data-preprocessed\n- Type: file-exists\n"
@@ -302,8 +390,9 @@ def test_result_is_one_line_and_truncated_to_200_characters() -> None:
     assert barriers.clean_result("x" * 200) == "x" * 200
     assert barriers.clean_result("y" * 201) == "y" * 199 + "…"
     assert barriers.clean_result(' a\n\r\tb  "c" ') == "a b 'c'"
-    after = barriers.record_check(SEED, "barrier-model-validation", checked_at="T",
-                                  result="z " * 300)
+    after = barriers.record_check(
+        SEED, "barrier-model-validation", checked_at="T", result="z " * 300
+    )
     found = barriers.find(barriers.parse(after), "barrier-model-validation")
     assert found is not None
     assert found.result == ("z " * 100)[:199] + "…"
@@ -321,22 +410,28 @@ def test_edits_go_to_the_first_of_duplicate_ids() -> None:
 
 
 def test_set_status() -> None:
-    satisfied = barriers.set_status(SEED, "barrier-model-validation", "satisfied",
-                                    at="2026-02-08T11:00:00Z")
+    satisfied = barriers.set_status(
+        SEED, "barrier-model-validation", "satisfied", at="2026-02-08T11:00:00Z"
+    )
     assert satisfied == SEED.replace(
         "## [WAITING] barrier-model-validation", "## [SATISFIED] barrier-model-validation"
     ).replace("- Blocks: task-006", "- Blocks: task-006\n- Satisfied: 2026-02-08T11:00:00Z")
     failed = barriers.set_status(SEED, "barrier-data-preprocessed", "failed", at="T")
     assert changed(SEED, failed) == [
-        (12, "## [SATISFIED] barrier-data-preprocessed\n",
-         "## [FAILED] barrier-data-preprocessed\n"),
+        (
+            12,
+            "## [SATISFIED] barrier-data-preprocessed\n",
+            "## [FAILED] barrier-data-preprocessed\n",
+        ),
     ]
     assert barriers.set_status(SEED, "barrier-training-complete", "waiting", at="T") == SEED
 
 
 def test_add_barrier_appends_a_block_that_reads_back() -> None:
     after = barriers.add_barrier(
-        SEED, "b-new", "count-based",
+        SEED,
+        "b-new",
+        "count-based",
         {"Check": "ls runs |\nwc -l", "Target": "8", "type": "ignored", "Blocks": "task-9"},
         created="2026-02-08T11:00:00Z",
     )
@@ -347,30 +442,59 @@ def test_add_barrier_appends_a_block_that_reads_back() -> None:
     doc = barriers.parse(after)
     assert doc.problems == ()
     assert barriers.find(doc, "b-new") == barrier(
-        "b-new", Span(27, 33), type="count-based", check="ls runs | wc -l", target=8,
-        blocks=("task-9",), created="2026-02-08T11:00:00Z",
-        fields={"Type": "count-based", "Check": "ls runs | wc -l", "Target": "8",
-                "Blocks": "task-9", "Created": "2026-02-08T11:00:00Z"},
+        "b-new",
+        Span(27, 33),
+        type="count-based",
+        check="ls runs | wc -l",
+        target=8,
+        blocks=("task-9",),
+        created="2026-02-08T11:00:00Z",
+        fields={
+            "Type": "count-based",
+            "Check": "ls runs | wc -l",
+            "Target": "8",
+            "Blocks": "task-9",
+            "Created": "2026-02-08T11:00:00Z",
+        },
     )
     assert barriers.add_barrier(after, "b-new", "manual", {}, created="T2") == after
 
 
 def test_add_barrier_to_empty_and_crlf_files() -> None:
-    assert barriers.add_barrier("", "m", "manual", {}, created="T") == \
-        "## [WAITING] m\n- Type: manual\n- Created: T\n"
-    assert barriers.add_barrier("# B\r\n\r\n", "m", "manual", {}, created="T") == \
-        "# B\r\n\r\n## [WAITING] m\r\n- Type: manual\r\n- Created: T\r\n"
+    assert (
+        barriers.add_barrier("", "m", "manual", {}, created="T")
+        == "## [WAITING] m\n- Type: manual\n- Created: T\n"
+    )
+    assert (
+        barriers.add_barrier("# B\r\n\r\n", "m", "manual", {}, created="T")
+        == "# B\r\n\r\n## [WAITING] m\r\n- Type: manual\r\n- Created: T\r\n"
+    )
 
 
 @pytest.mark.parametrize(
     ("bid", "btype", "key", "message"),
     [
-        ("bad id", "manual", "Check", 'barrier id "bad id" is not valid; start with a letter '
-         'and use only letters, digits, "_", "." and "-"'),
-        ("ok", "teleport", "Check", 'unknown barrier type "teleport"; use command-check, '
-         "file-exists, count-based, webhook or manual"),
-        ("ok", "manual", "Che:ck", 'barrier field name "Che:ck" is not valid; use letters, '
-         'digits, spaces, "_" and "-", starting with a letter'),
+        (
+            "bad id",
+            "manual",
+            "Check",
+            'barrier id "bad id" is not valid; start with a letter '
+            'and use only letters, digits, "_", "." and "-"',
+        ),
+        (
+            "ok",
+            "teleport",
+            "Check",
+            'unknown barrier type "teleport"; use command-check, '
+            "file-exists, count-based, webhook or manual",
+        ),
+        (
+            "ok",
+            "manual",
+            "Che:ck",
+            'barrier field name "Che:ck" is not valid; use letters, '
+            'digits, spaces, "_" and "-", starting with a letter',
+        ),
     ],
 )
 def test_add_barrier_refuses_what_could_not_be_read_back(
@@ -395,16 +519,44 @@ def test_add_barrier_refuses_a_file_with_an_unclosed_fence() -> None:
 VALUE = st.text(st.characters(blacklist_characters="\r\n"), max_size=20)
 STATUS_WORD = st.sampled_from(["WAITING", "waiting", " Satisfied ", "FAILED", "DONE", ""])
 ID = st.sampled_from(["b-1", "b-2", "B_3.x", "é"])
-KEY = st.sampled_from(["Type", "Check", "command", "Expect", "Interval", "File", "Target",
-                       "Timeout", "Created", "Last check", "result", "Satisfied", "Blocks",
-                       "Owner"])
+KEY = st.sampled_from(
+    [
+        "Type",
+        "Check",
+        "command",
+        "Expect",
+        "Interval",
+        "File",
+        "Target",
+        "Timeout",
+        "Created",
+        "Last check",
+        "result",
+        "Satisfied",
+        "Blocks",
+        "Owner",
+    ]
+)
 LINE = st.one_of(
     st.builds(lambda s, i: f"## [{s}] {i}", STATUS_WORD, ID),
     st.builds(lambda k, v: f"- {k}: {v}", KEY, VALUE),
     st.builds(lambda k, v: f"* **{k}:** {v}", KEY, VALUE),
     st.builds(lambda t: f"- Type: {t}", st.sampled_from(["manual", "command-check", "x"])),
-    st.sampled_from(["", "   ", "# Title", "## Notes", "<!--", "-->", "<!-- c -->", "```",
-                     "~~~", "---", "prose ✓ ünïcode"]),
+    st.sampled_from(
+        [
+            "",
+            "   ",
+            "# Title",
+            "## Notes",
+            "<!--",
+            "-->",
+            "<!-- c -->",
+            "```",
+            "~~~",
+            "---",
+            "prose ✓ ünïcode",
+        ]
+    ),
     VALUE,
 )
 
@@ -451,8 +603,9 @@ def test_record_check_changes_only_its_own_block(text: str, data: st.DataObject)
         st.sampled_from([None, "waiting", "satisfied", "failed"])
     )
     result = data.draw(st.text(max_size=300))
-    after = barriers.record_check(text, target.id, checked_at="2026-02-08T11:00:00Z",
-                                  result=result, status=status)
+    after = barriers.record_check(
+        text, target.id, checked_at="2026-02-08T11:00:00Z", result=result, status=status
+    )
     old, new = split_lines(text), split_lines(after)
     start, tail = target.span.start, len(old) - target.span.end
     assert new[:start] == old[:start]
@@ -466,5 +619,6 @@ def test_record_check_changes_only_its_own_block(text: str, data: st.DataObject)
     if status == "satisfied":
         assert got.satisfied_at == "2026-02-08T11:00:00Z"
     others = tuple(b for b in doc.barriers if b.id != target.id)
-    assert without_span(tuple(b for b in redone.barriers if b.id != target.id)) == \
-        without_span(others)
+    assert without_span(tuple(b for b in redone.barriers if b.id != target.id)) == without_span(
+        others
+    )

@@ -61,26 +61,71 @@ def claude_events(
     ]
     if tool_result is not None:
         events += [
-            {"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "content": [
-                {"type": "text", "text": "Let me look at the file."}]}, **session},
-            {"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "content": [
-                {"type": "tool_use", "id": "toolu_1", "name": "Bash",
-                 "input": {"command": "cat notes.txt"}}]}, **session},
-            {"type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": tool_result}]},
-             **session},
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Let me look at the file."}],
+                },
+                **session,
+            },
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_1",
+                            "name": "Bash",
+                            "input": {"command": "cat notes.txt"},
+                        }
+                    ],
+                },
+                **session,
+            },
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "toolu_1", "content": tool_result}
+                    ],
+                },
+                **session,
+            },
         ]
-    events.append({"type": "assistant", "message": {"id": "msg_2", "role": "assistant",
-                                                    "content": [{"type": "text", "text": text}]},
-                   **session})
-    if result:
-        events.append({
-            "type": "result", "subtype": "success", "is_error": is_error, "num_turns": 2,
-            "result": text, "total_cost_usd": cost_usd,
-            "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": 0,
-                      "cache_read_input_tokens": 0, "output_tokens": output_tokens},
+    events.append(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_2",
+                "role": "assistant",
+                "content": [{"type": "text", "text": text}],
+            },
             **session,
-        })
+        }
+    )
+    if result:
+        events.append(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": is_error,
+                "num_turns": 2,
+                "result": text,
+                "total_cost_usd": cost_usd,
+                "usage": {
+                    "input_tokens": input_tokens,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": output_tokens,
+                },
+                **session,
+            }
+        )
     return events
 
 
@@ -104,13 +149,17 @@ def _spawn(argv: Sequence[str] | None, pid_file: str | None) -> None:
 
 def _record(path: str) -> None:
     stdin = "" if sys.stdin is None or sys.stdin.closed else sys.stdin.read()
-    Path(path).write_bytes(orjson.dumps({
-        "pid": os.getpid(),
-        "argv": sys.argv[1:],
-        "cwd": os.getcwd(),
-        "stdin": stdin,
-        "env": {k: v for k, v in os.environ.items() if k.startswith("WILD_")},
-    }))
+    Path(path).write_bytes(
+        orjson.dumps(
+            {
+                "pid": os.getpid(),
+                "argv": sys.argv[1:],
+                "cwd": os.getcwd(),
+                "stdin": stdin,
+                "env": {k: v for k, v in os.environ.items() if k.startswith("WILD_")},
+            }
+        )
+    )
 
 
 def _wait_for(path: Path) -> None:

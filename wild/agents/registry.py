@@ -64,45 +64,65 @@ AGENTS: dict[str, AgentSpec] = {
     spec.name: spec
     for spec in (
         AgentSpec(
-            "claude", "claude",
-            (Lit("-p"), Prompt(), Lit("--output-format"), Lit("stream-json"), Lit("--verbose"),
-             Model("--model"), Skip("--dangerously-skip-permissions")),
+            "claude",
+            "claude",
+            (
+                Lit("-p"),
+                Prompt(),
+                Lit("--output-format"),
+                Lit("stream-json"),
+                Lit("--verbose"),
+                Model("--model"),
+                Skip("--dangerously-skip-permissions"),
+            ),
             "stream-json",
             "`claude -p` reads the prompt from stdin when no prompt argument is given",
         ),
         AgentSpec(
-            "opencode", "opencode",
+            "opencode",
+            "opencode",
             (Lit("run"), Model("-m"), Prompt()),
             "text",
             "`opencode run --file F` attaches a file to the message",
         ),
         AgentSpec(
-            "codex", "codex",
+            "codex",
+            "codex",
             (Lit("exec"), Model("--model"), Skip("--full-auto"), Prompt()),
             "text",
             "`codex exec -` reads the prompt from stdin",
         ),
         AgentSpec(
-            "gemini", "gemini",
+            "gemini",
+            "gemini",
             (Model("-m"), Skip("--yolo"), Lit("-p"), Prompt()),
             "text",
             "gemini appends piped stdin to the `-p` prompt",
         ),
         AgentSpec(
-            "copilot", "copilot",
+            "copilot",
+            "copilot",
             (Lit("-p"), Prompt(), Model("--model"), Skip("--allow-all-tools")),
             "text",
             "none known: copilot takes the prompt as an argument only",
         ),
         AgentSpec(
-            "cursor-agent", "cursor-agent",
-            (Lit("-p"), Lit("--output-format"), Lit("stream-json"), Model("--model"),
-             Skip("--force"), Prompt()),
+            "cursor-agent",
+            "cursor-agent",
+            (
+                Lit("-p"),
+                Lit("--output-format"),
+                Lit("stream-json"),
+                Model("--model"),
+                Skip("--force"),
+                Prompt(),
+            ),
             "stream-json",
             "cursor-agent reads the prompt from stdin when none is given",
         ),
         AgentSpec(
-            "aider", "aider",
+            "aider",
+            "aider",
             (Skip("--yes-always"), Model("--model"), Lit("--message"), Prompt()),
             "text",
             "`aider --message-file F` reads the prompt from a file",
@@ -162,8 +182,9 @@ def _custom_command(agent_cmd: str | None, prompt_file: Path) -> list[str]:
     try:
         words = shlex.split(agent_cmd)
     except ValueError as error:
-        raise UsageError(f"--agent-cmd {agent_cmd!r} cannot be split ({error}); fix its quoting")\
-            from error
+        raise UsageError(
+            f"--agent-cmd {agent_cmd!r} cannot be split ({error}); fix its quoting"
+        ) from error
     # No shell runs the command, so expand the one variable a user may name in it ourselves.
     return [_PROMPT_FILE_REF.sub(str(prompt_file), word) for word in words]
 

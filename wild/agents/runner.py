@@ -153,24 +153,31 @@ class _Outcome:
     cancelled: bool = False
 
 
-def _supervise(request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log,
-               started: float) -> _Outcome:
+def _supervise(
+    request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, started: float
+) -> _Outcome:
     ending = wait_or_cancel(
-        proc, timeout_s=request.timeout_s, cancel=request.cancel, heartbeat_s=request.heartbeat_s,
+        proc,
+        timeout_s=request.timeout_s,
+        cancel=request.cancel,
+        heartbeat_s=request.heartbeat_s,
         on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
     )
     if ending != "exited":
         # Only a killed run loses its group: a job the agent left in the background lives on.
         kill_group(proc)
-    return _Outcome(proc.returncode, timed_out=ending == "timed-out",
-                    cancelled=ending == "cancelled")
+    return _Outcome(
+        proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
+    )
 
 
 def _heartbeat(request: AgentRequest, pid: int, log: _Log, elapsed: float) -> None:
     output = log.agent_bytes(log.size())
     if log.at_line_start():
-        log.line(f"heartbeat {iso(request.clock.now())}: agent pid {pid} running "
-                 f"{elapsed:.0f}s, {output} bytes of output")
+        log.line(
+            f"heartbeat {iso(request.clock.now())}: agent pid {pid} running "
+            f"{elapsed:.0f}s, {output} bytes of output"
+        )
     if request.on_heartbeat is not None:
         request.on_heartbeat(Heartbeat(elapsed_s=elapsed, output_bytes=output, pid=pid))
 
@@ -224,8 +231,11 @@ def _read_output(request: AgentRequest, start: int, end: int, failed: bool) -> _
         # Not even an init event: the CLI failed before it started (bad flag, no login, root
         # refusing to skip permissions); its plain-text complaint is the best final text.
         text = _text_tail(request.log_path, start, end)
-        return _Reading(text, rate_limit=detect_rate_limit(text, now, failed=failed),
-                        problems=("the agent printed no stream-json events",))
+        return _Reading(
+            text,
+            rate_limit=detect_rate_limit(text, now, failed=failed),
+            problems=("the agent printed no stream-json events",),
+        )
     summary = reader.summary(now, failed=failed)
     return _Reading(
         final_text=summary.final_text,
@@ -249,10 +259,10 @@ def run_agent(request: AgentRequest) -> AgentRun:
     """Run the agent to completion, timeout or cancel; its process group is handled either way."""
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **request.env}
-    with request.log_path.open("a+b", buffering=0) as handle, \
-            stdin_source(request.stdin) as stdin:
-        _Log(handle).line(f"started {iso(request.clock.now())} in {request.cwd}: "
-                          f"{_shown(request.argv)}")
+    with request.log_path.open("a+b", buffering=0) as handle, stdin_source(request.stdin) as stdin:
+        _Log(handle).line(
+            f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}"
+        )
         log = _Log(handle)
         started = time.monotonic()
         try:

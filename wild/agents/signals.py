@@ -100,20 +100,20 @@ def visible_text(text: str) -> str:
     fence: str | None = None
     for line in text.splitlines(keepends=True):
         content = line.rstrip("\r\n")
-        blank = " " * len(content) + line[len(content):]
+        blank = " " * len(content) + line[len(content) :]
         if fence is not None:
             if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", content):
                 fence = None
             out.append(blank)
             continue
         opened = _FENCE_OPEN.match(content)
-        if opened and not (opened.group(1)[0] == "`" and "`" in content[opened.end():]):
+        if opened and not (opened.group(1)[0] == "`" and "`" in content[opened.end() :]):
             fence = opened.group(1)
             out.append(blank)
         elif _QUOTE.match(content):
             out.append(blank)
         else:
-            out.append(_mask_line(content) + line[len(content):])
+            out.append(_mask_line(content) + line[len(content) :])
     return "".join(out)
 
 
@@ -222,8 +222,9 @@ def _resolution(body: str, line: int, problems: list[str]) -> AlertResolution | 
     if alert_id is None:
         problems.append(f"line {line}: <resolve_alert> names no alert_id; it was ignored")
         return None
-    return AlertResolution(alert_id, _optional_str(fields.get("choice")),
-                           _optional_str(fields.get("note")))
+    return AlertResolution(
+        alert_id, _optional_str(fields.get("choice")), _optional_str(fields.get("note"))
+    )
 
 
 def _as_tuple(data: Mapping[str, Any], key: str, line: int, problems: list[str]) -> tuple[Any, ...]:
@@ -273,11 +274,13 @@ def parse_signals(final_text: str) -> Signals:
     _ignored_tags(final_text, visible, problems)
     promises = _promises(final_text, visible, problems)
     resolutions = tuple(
-        r for line, body in _bodies(_RESOLVE, final_text, visible)
+        r
+        for line, body in _bodies(_RESOLVE, final_text, visible)
         if (r := _resolution(body, line, problems)) is not None
     )
     outputs = [
-        out for line, body in _bodies(_EVENT_OUTPUT, final_text, visible)
+        out
+        for line, body in _bodies(_EVENT_OUTPUT, final_text, visible)
         if (out := _event_output(body, line, problems)) is not None
     ]
     if len(outputs) > 1:

@@ -72,7 +72,8 @@ def _text_blocks(message: Mapping[str, Any]) -> list[str]:
     return [
         block["text"]
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
+        if isinstance(block, dict)
+        and block.get("type") == "text"
         and isinstance(block.get("text"), str)
     ]
 
@@ -169,9 +170,7 @@ class StreamJsonReader:
         """The run so far; `failed` (e.g. a non-zero exit) lets vaguer limit messages count."""
         text = self.final_text
         api_limited = self._api_status == 429 or self._assistant_error == "rate_limit"
-        limit = detect_rate_limit(
-            text, now, failed=failed or self._result_error or api_limited
-        )
+        limit = detect_rate_limit(text, now, failed=failed or self._result_error or api_limited)
         if self._limit_event is not None and (limit is None or limit.reset_at is None):
             limit = self._limit_event
         if limit is None and api_limited:

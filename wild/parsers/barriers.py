@@ -204,8 +204,12 @@ def _hidden(lines: list[str]) -> tuple[list[bool], Problem | None]:
     if closer is None:
         return hidden, None
     kind = "code block" if fence else "HTML comment"
-    return hidden, Problem(FILE, opened + 1, f"{kind} opened here is never closed; nothing "
-                           f"after it is read as a barrier until a closing {closer}")
+    return hidden, Problem(
+        FILE,
+        opened + 1,
+        f"{kind} opened here is never closed; nothing "
+        f"after it is read as a barrier until a closing {closer}",
+    )
 
 
 def _field(index: int, text: str) -> _Field | None:
@@ -213,8 +217,15 @@ def _field(index: int, text: str) -> _Field | None:
     if match is None:
         return None
     key = (match["bkey"] or match["key"]).strip()
-    return _Field(index, key, _canon(key), match["value"], match.start("value"),
-                  match["lead"], match["bkey"] is not None)
+    return _Field(
+        index,
+        key,
+        _canon(key),
+        match["value"],
+        match.start("value"),
+        match["lead"],
+        match["bkey"] is not None,
+    )
 
 
 def _blocks(lines: list[str], hidden: list[bool]) -> tuple[list[_Block], list[Problem]]:
@@ -231,8 +242,14 @@ def _blocks(lines: list[str], hidden: list[bool]) -> tuple[list[_Block], list[Pr
             header = _HEADER.match(text)
             if header is None:
                 if text.startswith("##"):
-                    problems.append(Problem(FILE, index + 1, f'"{text.strip()}" is not a barrier '
-                                            'header; write it as "## [WAITING] barrier-id"'))
+                    problems.append(
+                        Problem(
+                            FILE,
+                            index + 1,
+                            f'"{text.strip()}" is not a barrier '
+                            'header; write it as "## [WAITING] barrier-id"',
+                        )
+                    )
                 continue
             current = _Block(index, header["status"], header["id"], header["rest"], index + 1)
             blocks.append(current)
@@ -261,8 +278,11 @@ class _Reader:
             if f.canon is None:
                 continue
             if f.canon in self.found:
-                self.report(f.index, f'barrier "{self.id}" sets {f.canon} twice (first at line '
-                            f"{self.found[f.canon].index + 1}); the first one is used")
+                self.report(
+                    f.index,
+                    f'barrier "{self.id}" sets {f.canon} twice (first at line '
+                    f"{self.found[f.canon].index + 1}); the first one is used",
+                )
                 continue
             self.found[f.canon] = f
 
@@ -274,8 +294,9 @@ class _Reader:
         return f.value if f is not None and f.value else None
 
     def bad(self, name: str, message: str) -> None:
-        self.report(self.found[name].index,
-                    f'barrier "{self.id}" {name} "{self.value(name)}" {message}')
+        self.report(
+            self.found[name].index, f'barrier "{self.id}" {name} "{self.value(name)}" {message}'
+        )
 
     def duration(self, name: str, example: str) -> float | None:
         text = self.value(name)
@@ -300,29 +321,40 @@ class _Reader:
     def status(self) -> BarrierStatus:
         block = self.block
         if not _ID.fullmatch(self.id):
-            self.report(block.header, f'barrier id "{self.id}" should start with a letter and '
-                        'use only letters, digits, "_", "." and "-"')
+            self.report(
+                block.header,
+                f'barrier id "{self.id}" should start with a letter and '
+                'use only letters, digits, "_", "." and "-"',
+            )
         if block.rest:
-            self.report(block.header, f'text after barrier id "{self.id}" is ignored: '
-                        f'"{block.rest}"')
+            self.report(
+                block.header, f'text after barrier id "{self.id}" is ignored: "{block.rest}"'
+            )
         status = _STATUS.get(block.status.lower())
         if status is None:
-            self.report(block.header, f'barrier "{self.id}" has unknown status '
-                        f'"{block.status}"; use WAITING, SATISFIED or FAILED (read as WAITING)')
+            self.report(
+                block.header,
+                f'barrier "{self.id}" has unknown status '
+                f'"{block.status}"; use WAITING, SATISFIED or FAILED (read as WAITING)',
+            )
         return status or "waiting"
 
     def type(self) -> str:
         raw = self.value("Type")
         btype = re.sub(r"[\s_]+", "-", (raw or "").lower())
         if raw is None:
-            self.report(self.block.header, f'barrier "{self.id}" has no "- Type:" line; '
-                        f"add one ({_TYPES_TEXT})")
+            self.report(
+                self.block.header,
+                f'barrier "{self.id}" has no "- Type:" line; add one ({_TYPES_TEXT})',
+            )
         elif btype not in BARRIER_TYPES:
             self.bad("Type", f"is not a barrier type; use {_TYPES_TEXT}")
         for name in _REQUIRED.get(btype, ()):
             if self.value(name) is None:
-                self.report(self.block.header, f'barrier "{self.id}" ({btype}) has no {name}; '
-                            f'add a "- {name}: ..." line')
+                self.report(
+                    self.block.header,
+                    f'barrier "{self.id}" ({btype}) has no {name}; add a "- {name}: ..." line',
+                )
         return btype
 
 
@@ -331,8 +363,10 @@ def _barrier(block: _Block) -> tuple[Barrier, list[Problem]]:
     read = _Reader(block)
     status, btype = read.status(), read.type()
     for index in block.stray:
-        read.report(index, f'line is not a "- Key: value" field of barrier "{block.id}"; '
-                    "it is kept and ignored")
+        read.report(
+            index,
+            f'line is not a "- Key: value" field of barrier "{block.id}"; it is kept and ignored',
+        )
     interval = read.duration("Interval", "60s, 5m or 1h (using 60s)")
     expect, result = read.value("Expect"), read.value("Result")
     record = Barrier(
@@ -364,12 +398,23 @@ def _scan(lines: list[str]) -> tuple[list[_Block], list[Problem]]:
     kept: dict[str, _Block] = {}
     for block in blocks:
         if not block.id:
-            problems.append(Problem(FILE, block.header + 1, 'barrier header has no id; write it '
-                                    'as "## [WAITING] barrier-id"'))
+            problems.append(
+                Problem(
+                    FILE,
+                    block.header + 1,
+                    'barrier header has no id; write it as "## [WAITING] barrier-id"',
+                )
+            )
         elif block.id in kept:
-            problems.append(Problem(FILE, block.header + 1, f'duplicate barrier id "{block.id}" '
-                                    f"(first at line {kept[block.id].header + 1}); this block is "
-                                    "ignored, rename it"))
+            problems.append(
+                Problem(
+                    FILE,
+                    block.header + 1,
+                    f'duplicate barrier id "{block.id}" '
+                    f"(first at line {kept[block.id].header + 1}); this block is "
+                    "ignored, rename it",
+                )
+            )
         else:
             kept[block.id] = block
     return list(kept.values()), problems
@@ -409,8 +454,9 @@ def _insert(lines: list[str], at: int, bodies: list[str]) -> str:
     return append_lines("".join(lines[:at]), bodies) + "".join(lines[at:])
 
 
-def _apply(text: str, barrier_id: str, updates: list[tuple[str, str]],
-           status: BarrierStatus | None) -> str:
+def _apply(
+    text: str, barrier_id: str, updates: list[tuple[str, str]], status: BarrierStatus | None
+) -> str:
     """Set each field in place (or add it after the block's last field) and maybe the status."""
     lines = split_lines(text)
     block = _block(lines, barrier_id)
@@ -429,19 +475,28 @@ def _apply(text: str, barrier_id: str, updates: list[tuple[str, str]],
     if status is not None and header is not None and header["status"].lower() != status:
         head = body(lines[block.header])
         start, end = header.span("status")
-        lines[block.header] = replace_body(lines[block.header],
-                                           head[:start] + status.upper() + head[end:])
+        lines[block.header] = replace_body(
+            lines[block.header], head[:start] + status.upper() + head[end:]
+        )
     if not missing:
         return "".join(lines)
     last = block.fields[-1] if block.fields else None
     lead, bold = (last.lead, last.bold) if last is not None else ("- ", False)
-    bodies = [f"{lead}**{name}:** {new}" if bold else f"{lead}{name}: {new}"
-              for name, new in missing]
+    bodies = [
+        f"{lead}**{name}:** {new}" if bold else f"{lead}{name}: {new}" for name, new in missing
+    ]
     return _insert(lines, (last.index if last is not None else block.header) + 1, bodies)
 
 
-def record_check(text: str, barrier_id: str, *, checked_at: str, result: str,
-                 status: BarrierStatus | None = None, satisfied_at: str | None = None) -> str:
+def record_check(
+    text: str,
+    barrier_id: str,
+    *,
+    checked_at: str,
+    result: str,
+    status: BarrierStatus | None = None,
+    satisfied_at: str | None = None,
+) -> str:
     """Write a check's `Last check:`/`Result:` (and `Satisfied:`), changing only those lines.
 
     `satisfied_at` defaults to `checked_at` when the check moves the barrier to satisfied.
@@ -460,32 +515,44 @@ def set_status(text: str, barrier_id: str, status: BarrierStatus, *, at: str) ->
     return _apply(text, barrier_id, updates, status)
 
 
-def add_barrier(text: str, barrier_id: str, btype: str, fields: Mapping[str, str], *,
-                created: str) -> str:
+def add_barrier(
+    text: str, barrier_id: str, btype: str, fields: Mapping[str, str], *, created: str
+) -> str:
     """Append a WAITING block; unchanged if the id exists (so a compare-and-swap retry is safe).
 
     Raises WildError for an id, type or key that the parser could not read back.
     """
     if not _ID.fullmatch(barrier_id):
-        raise WildError(f'barrier id "{barrier_id}" is not valid; start with a letter and use '
-                        'only letters, digits, "_", "." and "-"')
+        raise WildError(
+            f'barrier id "{barrier_id}" is not valid; start with a letter and use '
+            'only letters, digits, "_", "." and "-"'
+        )
     if btype not in BARRIER_TYPES:
         raise WildError(f'unknown barrier type "{btype}"; use {_TYPES_TEXT}')
     for key in fields:
         if not _KEY.fullmatch(key):
-            raise WildError(f'barrier field name "{key}" is not valid; use letters, digits, '
-                            'spaces, "_" and "-", starting with a letter')
+            raise WildError(
+                f'barrier field name "{key}" is not valid; use letters, digits, '
+                'spaces, "_" and "-", starting with a letter'
+            )
     lines = split_lines(text)
     unclosed = _hidden(lines)[1]
     if unclosed is not None:
         # The new block would be swallowed by it and never read.
-        raise FileFormatError(FILE, unclosed.line, unclosed.message.split(";")[0],
-                              "close it, then add the barrier again")
+        raise FileFormatError(
+            FILE,
+            unclosed.line,
+            unclosed.message.split(";")[0],
+            "close it, then add the barrier again",
+        )
     if _block(lines, barrier_id) is not None:
         return text
     bodies = [f"## [WAITING] {barrier_id}", f"- Type: {btype}"]
-    bodies += [f"- {key}: {_one_line(value)}" for key, value in fields.items()
-               if _canon(key) not in ("Type", "Created")]
+    bodies += [
+        f"- {key}: {_one_line(value)}"
+        for key, value in fields.items()
+        if _canon(key) not in ("Type", "Created")
+    ]
     bodies.append(f"- Created: {_one_line(created)}")
     if text.strip() and body(lines[-1]).strip():
         bodies.insert(0, "")

@@ -33,8 +33,13 @@ _FIELD = re.compile(
     r"|(?P<key>[A-Za-z][A-Za-z _-]*?)[ \t]*:)"
     r"[ \t]*(?P<value>.*?)[ \t]*"
 )
-_KEYS = {"type": "type", "alert": "alert", "relatedalert": "alert", "related": "alert",
-         "priority": "priority"}
+_KEYS = {
+    "type": "type",
+    "alert": "alert",
+    "relatedalert": "alert",
+    "related": "alert",
+    "priority": "priority",
+}
 
 
 @dataclass(frozen=True)
@@ -132,13 +137,19 @@ class _Reader:
                 self.field(text)
         for index in range(section.limit + 1, section.end):
             if body(lines[index]).strip():
-                self.report(index, 'text after "---" belongs to no section; move it above '
-                            'the "---" line or under a new "## [PENDING] <time>" header')
+                self.report(
+                    index,
+                    'text after "---" belongs to no section; move it above '
+                    'the "---" line or under a new "## [PENDING] <time>" header',
+                )
 
     def field(self, text: str) -> None:
         match = _FIELD.fullmatch(text)
-        name = _KEYS.get(re.sub(r"[\s_-]+", "", (match["bkey"] or match["key"])).lower()) \
-            if match else None
+        name = (
+            _KEYS.get(re.sub(r"[\s_-]+", "", (match["bkey"] or match["key"])).lower())
+            if match
+            else None
+        )
         if match is None or name is None:
             # Text typed without an `### Input:` heading is still the human's input.
             self.free.append(text)
@@ -153,21 +164,29 @@ class _Reader:
         key, urgent_header = _key(section.rest)
         when = parse_time(key)
         if not key:
-            self.report(section.header, 'section has no timestamp; write it as '
-                        '"## [PENDING] 2026-02-08T12:30:00Z"')
+            self.report(
+                section.header,
+                'section has no timestamp; write it as "## [PENDING] 2026-02-08T12:30:00Z"',
+            )
         elif when is None:
-            self.report(section.header, f'"{key}" is not a time; write an ISO time such as '
-                        "2026-02-08T12:30:00Z")
+            self.report(
+                section.header,
+                f'"{key}" is not a time; write an ISO time such as 2026-02-08T12:30:00Z',
+            )
         priority = self.fields.get("priority", "").lower() or "normal"
         if priority not in PRIORITIES:
-            self.report(section.header, f'unknown priority "{self.fields["priority"]}"; use '
-                        "urgent, normal or low (read as normal)")
+            self.report(
+                section.header,
+                f'unknown priority "{self.fields["priority"]}"; use '
+                "urgent, normal or low (read as normal)",
+            )
             priority = "normal"
         urgent = urgent_header or priority == "urgent"
         content = _strip_blank_edges(self.free if self.content is None else self.content)
         if status == "pending" and not content:
-            self.report(section.header, f'pending input "{key}" has no text; write it under '
-                        '"### Input:"')
+            self.report(
+                section.header, f'pending input "{key}" has no text; write it under "### Input:"'
+            )
         alert = self.fields.get("alert", "").split()
         return HumanInput(
             key=key,
@@ -198,20 +217,30 @@ def parse(text: str, file: str = FILE) -> HumanQueue:
     for start, end in _sections(lines):
         section = _section(lines, start, end)
         if section is None:
-            problems.append(Problem(FILE, start + 1, f'"{body(lines[start]).strip()}" is not a '
-                                    'section header; write it as "## [PENDING] <time>"'))
+            problems.append(
+                Problem(
+                    FILE,
+                    start + 1,
+                    f'"{body(lines[start]).strip()}" is not a '
+                    'section header; write it as "## [PENDING] <time>"',
+                )
+            )
             continue
         reader = _Reader(lines, section)
         status = _STATUS.get(section.status.lower())
         if status is None:
-            reader.report(start, f'unknown status "{section.status}"; use PENDING, PROCESSED, '
-                          "QUESTION, ANSWERED or REPORT (this section is ignored)")
+            reader.report(
+                start,
+                f'unknown status "{section.status}"; use PENDING, PROCESSED, '
+                "QUESTION, ANSWERED or REPORT (this section is ignored)",
+            )
         else:
             inputs.append(reader.record(status))
         problems.extend(reader.problems)
     problems.sort(key=lambda p: p.line)
-    return HumanQueue(tuple(lines), tuple(inputs),
-                      tuple(Problem(file, p.line, p.message) for p in problems))
+    return HumanQueue(
+        tuple(lines), tuple(inputs), tuple(Problem(file, p.line, p.message) for p in problems)
+    )
 
 
 def render(doc: HumanQueue) -> str:
@@ -269,21 +298,36 @@ def mark_answered(text: str, key: str) -> str:
     return "".join(lines)
 
 
-def _append_section(text: str, header: str, fields: list[tuple[str, str | None]],
-                    heading: str, content: str) -> str:
+def _append_section(
+    text: str, header: str, fields: list[tuple[str, str | None]], heading: str, content: str
+) -> str:
     """Append one section and its `---`; structural lines in `content` get a leading space."""
     lines = split_lines(text)
     shown = [f"**{name}:** {_one_line(value)}" for name, value in fields if value]
     # Two trailing spaces are Markdown's line break, as in the seed's own example.
-    bodies = ["" if text.strip() and body(lines[-1]).strip() else None, header,
-              *[f"{line}  " for line in shown[:-1]], *shown[-1:], "", heading,
-              *[" " + t if _structural(t) else t for t in map(body, split_lines(content))],
-              "", "---"]
+    bodies = [
+        "" if text.strip() and body(lines[-1]).strip() else None,
+        header,
+        *[f"{line}  " for line in shown[:-1]],
+        *shown[-1:],
+        "",
+        heading,
+        *[" " + t if _structural(t) else t for t in map(body, split_lines(content))],
+        "",
+        "---",
+    ]
     return append_lines(text, [b for b in bodies if b is not None])
 
 
-def append_input(text: str, content: str, *, timestamp: str, urgent: bool = False,
-                 type: str = "general-instruction", related_alert: str | None = None) -> str:
+def append_input(
+    text: str,
+    content: str,
+    *,
+    timestamp: str,
+    urgent: bool = False,
+    type: str = "general-instruction",
+    related_alert: str | None = None,
+) -> str:
     """Queue a PENDING input at the end of the file (what `wild --human-input` writes)."""
     header = f"## [PENDING] {_one_line(timestamp)}" + (" - URGENT" if urgent else "")
     priority = "urgent" if urgent else "normal"
@@ -293,17 +337,20 @@ def append_input(text: str, content: str, *, timestamp: str, urgent: bool = Fals
 
 def append_report(text: str, *, timestamp: str, report: str) -> str:
     """A progress report from wild: a REPORT section the human reads (never taken as input)."""
-    return _append_section(text, f"## [REPORT] {_one_line(timestamp)}", [("Type", "progress")],
-                           "### Report:", report)
+    return _append_section(
+        text, f"## [REPORT] {_one_line(timestamp)}", [("Type", "progress")], "### Report:", report
+    )
 
 
-def append_question(text: str, *, timestamp: str, related: str | None, title: str,
-                    body: str) -> str:
+def append_question(
+    text: str, *, timestamp: str, related: str | None, title: str, body: str
+) -> str:
     """Ask the human: a QUESTION section (never taken as input; the answer comes as one).
 
     The keyword `body` shadows `lines.body` here; this function does not need the latter.
     """
     content = f"{_one_line(title)}\n\n{body}" if body.strip() else _one_line(title)
     fields = [("Type", "question"), ("Related", related)]
-    return _append_section(text, f"## [QUESTION] {_one_line(timestamp)}", fields,
-                           "### Question:", content)
+    return _append_section(
+        text, f"## [QUESTION] {_one_line(timestamp)}", fields, "### Question:", content
+    )
