@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wild.bookkeeping import Bookkeeping, select_with_holds
 from wild.commands import edits
 from wild.commands.init import init_wild
+from wild.loop.bookkeeping import Bookkeeping, select_with_holds
 from wild.parsers.alerts import AlertStatus, append_alert, make_alert, status_update
 from wild.paths import WildPaths
 from wild.selection import HUMAN_WAIT
-from wild.workspace import Workspace, load_workspace
+from wild.workspace import Workspace, assemble_workspace, load_workspace
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 
@@ -167,5 +167,13 @@ def test_a_workspace_knows_its_open_alerts(tmp_path: Path) -> None:
     assert [a.id for a in ws.alerts] == ["a1", "a2", "a3"]
     assert [a.id for a in ws.open_alerts] == ["a1", "a3"]
     assert ws.snapshot().alerts == ws.open_alerts
-    given = load_workspace(ws.paths, T0, alerts=ws.alerts[:1])
+    given = assemble_workspace(
+        ws.paths,
+        T0,
+        tasks=ws.tasks,
+        barriers=ws.barriers,
+        human=ws.human,
+        policy_doc=ws.policy_doc,
+        alerts=ws.alerts[:1],
+    )
     assert [a.id for a in given.open_alerts] == ["a1"]

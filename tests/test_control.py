@@ -156,7 +156,7 @@ def test_a_request_from_another_terminal_wakes_the_watching_loop(paths: WildPath
             check=True,
         )
         control = os.path.realpath(paths.control)
-        assert watcher.wait_for_work(timeout=10.0) == [WakeReason("file", control)]
+        assert watcher.wait_for_work(timeout=10.0) == [WakeReason("control", control)]
         commands, _ = read_pending(paths, offset)
         assert ControlState().apply(commands) == ControlState(stop_requested=True)
     finally:

@@ -18,14 +18,14 @@ import pytest
 from wild import control
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.barriers.approvals import approve
-from wild.bookkeeping import Bookkeeping
 from wild.clock import SystemClock
 from wild.commands import edits
 from wild.commands.init import init_wild
-from wild.loop import Loop, LoopOptions, LoopResult, _AlertsView
+from wild.loop import Loop, LoopOptions, LoopResult
+from wild.loop.bookkeeping import Bookkeeping
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import AlertLog, append_alert, make_alert, status_update
+from wild.parsers.alerts import append_alert, make_alert
 from wild.parsers.events_log import read_events
 from wild.parsers.state import load_state
 from wild.paths import WildPaths
@@ -813,27 +813,6 @@ def test_a_due_progress_report_goes_to_human_md_events_and_the_notify_command(
     assert len(event_kinds(paths, "progress-report")) == 1
     assert notes(tmp_path)[0].startswith("Progress report ")
     assert load_state(paths.state).state.last_progress_report is not None
-
-
-def test_the_alert_tuples_are_made_again_only_when_alerts_jsonl_changed(tmp_path: Path) -> None:
-    paths = project(tmp_path)
-    add_alert(paths, "a1")
-    log, view = AlertLog(paths.alerts), _AlertsView()
-    log.refresh()
-    first = view.of(log).everything
-    assert [a.id for a in first] == ["a1"]
-    log.refresh()  # nothing new
-    assert view.of(log).everything is first
-    record = alert_lines(paths)[0]
-    append_alert(paths.alerts, status_update(record, "resolved", T0))
-    add_alert(paths, "a2")
-    log.refresh()
-    seen = view.of(log)
-    assert [(a.id, a.status) for a in seen.everything] == [("a1", "resolved"), ("a2", "pending")]
-    assert [a.id for a in seen.open] == ["a2"]
-    paths.alerts.write_text("")  # a rewritten file: the log starts a new index
-    log.refresh()
-    assert (view.of(log).everything, view.of(log).open) == ((), ())
 
 
 def test_a_task_without_an_id_gets_one_before_it_is_worked_on(

@@ -45,8 +45,8 @@ def wild_dir(tmp_path: Path) -> Path:
 def start_watcher(wild_dir: Path) -> Iterator[StartWatcher]:
     started: list[FolderWatcher] = []
 
-    def start(extra_dirs: tuple[Path, ...] = ()) -> FolderWatcher:
-        watcher = FolderWatcher(wild_dir, Waker(), SelfWrites(), extra_dirs=extra_dirs)
+    def start() -> FolderWatcher:
+        watcher = FolderWatcher(wild_dir, Waker(), SelfWrites())
         watcher.start()
         started.append(watcher)
         return watcher
@@ -83,7 +83,7 @@ def file_reason(path: Path) -> WakeReason:
 
 def test_wake_from_another_thread_returns_the_reason_and_counts_one_wakeup() -> None:
     waker = Waker()
-    reason = WakeReason("agent-exit", None, "exit 0")
+    reason = WakeReason("signal", None, "SIGTERM")
     threading.Thread(target=waker.wake, args=(reason,)).start()
     assert waker.wait(PATIENCE_S) == [reason]
     assert waker.wakeups == 1
@@ -225,53 +225,6 @@ def test_temp_and_wild_only_files_do_not_wake(wild_dir: Path, start_watcher: Sta
     assert watcher.waker.received == 1
 
 
-def test_job_exit_marker_wakes_with_job_exit(wild_dir: Path, start_watcher: StartWatcher) -> None:
-    (wild_dir / "runs").mkdir()
-    watcher = start_watcher()
-    run_python(
-        "import os\n"
-        f"run = {str(wild_dir / 'runs' / 'run-007')!r}\n"
-        "os.mkdir(run)\n"
-        "open(os.path.join(run, 'stdout.log'), 'w').write('epoch 1\\n' * 100)\n"
-        "open(os.path.join(run, 'exit'), 'w').write('0\\n')\n"
-    )
-    marker = wild_dir / "runs" / "run-007" / "exit"
-    assert watcher.wait_for_work(timeout=PATIENCE_S) == [
-        WakeReason("job-exit", str(marker), "run-007")
-    ]
-
-
-def test_runs_folder_created_after_start_is_watched(
-    wild_dir: Path, start_watcher: StartWatcher
-) -> None:
-    watcher = start_watcher()
-    run_python(
-        "import os\n"
-        f"run = {str(wild_dir / 'runs' / 'r1')!r}\n"
-        "os.makedirs(run)\n"
-        "open(os.path.join(run, 'exit'), 'w').write('1\\n')\n"
-    )
-    marker = wild_dir / "runs" / "r1" / "exit"
-    assert watcher.wait_for_work(timeout=PATIENCE_S) == [WakeReason("job-exit", str(marker), "r1")]
-    # The runs watch is live from now on, whichever path reported the first marker.
-    (wild_dir / "runs" / "r2").mkdir()
-    (wild_dir / "runs" / "r2" / "exit").write_bytes(b"0\n")
-    marker2 = wild_dir / "runs" / "r2" / "exit"
-    assert watcher.wait_for_work(timeout=PATIENCE_S) == [WakeReason("job-exit", str(marker2), "r2")]
-
-
-def test_extra_dir_file_wakes_but_its_temp_files_do_not(
-    wild_dir: Path, tmp_path: Path, start_watcher: StartWatcher
-) -> None:
-    results = tmp_path / "results"
-    results.mkdir()
-    watcher = start_watcher(extra_dirs=(results,))
-    (results / ".report.md.swp").write_bytes(b"x")
-    (results / "COMPLETE.flag").write_bytes(b"")
-    flag = Path(os.path.realpath(results)) / "COMPLETE.flag"
-    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(flag)]
-
-
 def test_start_without_the_folder_is_a_clear_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / ".wild"
     watcher = FolderWatcher(missing, Waker(), SelfWrites())
@@ -334,12 +287,9 @@ def test_rescan_catches_changes_made_while_the_observer_was_stopped(
     watcher.stop()
     (wild_dir / "tasks.md").write_bytes(b"- [ ] task-001 added while deaf\n")
     (wild_dir / "human.md").unlink()
-    (wild_dir / "runs" / "r9").mkdir(parents=True)
-    (wild_dir / "runs" / "r9" / "exit").write_bytes(b"0\n")
     (wild_dir / "state.json").write_bytes(b"{}")
     assert watcher.rescan() == [
         WakeReason("rescan", str(wild_dir / "human.md"), "deleted"),
-        WakeReason("job-exit", str(wild_dir / "runs" / "r9" / "exit"), "r9"),
         WakeReason("rescan", str(wild_dir / "tasks.md"), "changed"),
     ]
     assert watcher.rescan() == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal, cast, get_args
@@ -98,3 +99,29 @@ class ControlState:
             else:
                 state = replace(state, stop_requested=True)
         return state
+
+
+class ControlInbox:
+    """Requests that reached the running loop, read when the watcher reports the control file
+    changed (on the watcher's thread): a stop also sets `stop` at once, so a running agent is
+    cancelled without anyone polling the file."""
+
+    def __init__(self, paths: WildPaths, stop: threading.Event) -> None:
+        self._paths = paths
+        self._stop = stop
+        self._lock = threading.Lock()
+        self._offset = end_offset(paths)  # requests made before the loop started are stale
+        self._pending: list[ControlRequest] = []
+
+    def on_change(self) -> None:
+        with self._lock:
+            found, self._offset = read_pending(self._paths, self._offset)
+            self._pending.extend(found)
+        if any(item.command == "stop" for item in found):
+            self._stop.set()
+
+    def take(self) -> tuple[ControlRequest, ...]:
+        """The requests read since the last call, oldest first."""
+        with self._lock:
+            taken, self._pending = tuple(self._pending), []
+        return taken

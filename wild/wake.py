@@ -1,4 +1,4 @@
-"""The loop's one wake event: `.wild/` changes, job exits, signals and the rest; never a poll."""
+"""The loop's one wake event: `.wild/` changes, barrier results, control requests and signals."""
 
 from __future__ import annotations
 
@@ -8,16 +8,13 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Literal
 
 from watchdog.events import (
-    DirCreatedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
     FileModifiedEvent,
@@ -26,17 +23,14 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.api import BaseObserver
 
 from wild.errors import WildError
 from wild.paths import WildPaths
 from wild.store import content_hash
 
-WakeKind = Literal[
-    "file", "barrier", "job-exit", "webhook", "signal", "agent-exit", "control", "rescan", "timeout"
-]
+WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout"]
 
-EXIT_MARKER = "exit"
 # Editors' and wild's own scratch files: vim swap/backup/probe, gedit, emacs locks, atomic_write.
 _TEMP_PATTERNS = (".*.tmp", "*.swp", "*.swx", "*.swo", "*~", "4913", ".goutputstream-*", ".#*")
 # Only what can change a relevant file; open/close-nowrite/attrib would wake the observer
@@ -46,9 +40,6 @@ _EVENT_TYPES: list[type[FileSystemEvent]] = [
     FileModifiedEvent,
     FileMovedEvent,
     FileDeletedEvent,
-    DirCreatedEvent,
-    DirMovedEvent,
-    DirDeletedEvent,
 ]
 
 # (size, mtime_ns, inode): cheap to take, and an editor's rename-save changes the inode.
@@ -196,10 +187,11 @@ class _Handler(FileSystemEventHandler):
 
 
 class FolderWatcher:
-    """Watches the `.wild/` folder (not its files: editors save by rename) and `runs/`.
+    """Watches the `.wild/` folder (not its files: editors save by rename).
 
-    Relevant files wake as "file", `runs/<id>/exit` as "job-exit"; any file in an existing
-    `extra_dirs` folder (non-recursive) wakes as "file". Everything else is ignored.
+    Relevant files wake as "file"; the control file wakes as "control", after `on_control`
+    (if given) has been called on the watcher's thread, so a stop request can cancel a running
+    agent at once. Everything else is ignored.
     """
 
     def __init__(
@@ -208,21 +200,19 @@ class FolderWatcher:
         waker: Waker,
         self_writes: SelfWrites,
         *,
-        extra_dirs: Iterable[Path] = (),
         safety_rescan_s: float = 300.0,
+        on_control: Callable[[], None] | None = None,
     ) -> None:
         self.waker = waker
         self.self_writes = self_writes
         self.safety_rescan_s = safety_rescan_s
         self._root = os.path.realpath(root)
         paths = WildPaths(Path(self._root))
-        self._runs = str(paths.runs)
-        # Extra folders (say, where a file-exists barrier's file will appear): any file counts.
-        self._extra = tuple(os.path.realpath(folder) for folder in extra_dirs)
         self._relevant = relevant_names(paths)
+        self._control = str(paths.control)
+        self._on_control = on_control
         self._lock = threading.RLock()
         self._observer: BaseObserver | None = None
-        self._runs_watch: ObservedWatch | None = None
         self._handler = _Handler(self._on_event)
         self._signatures: dict[str, Signature | None] = {}
         self._next_rescan = time.monotonic() + safety_rescan_s
@@ -242,11 +232,9 @@ class FolderWatcher:
             self._next_rescan = time.monotonic() + self.safety_rescan_s
             observer = Observer()
             try:
-                for folder in (self._root, *self._extra):
-                    if os.path.isdir(folder):
-                        observer.schedule(
-                            self._handler, folder, recursive=False, event_filter=_EVENT_TYPES
-                        )
+                observer.schedule(
+                    self._handler, self._root, recursive=False, event_filter=_EVENT_TYPES
+                )
                 observer.start()
             except OSError as exc:
                 raise WildError(
@@ -255,12 +243,11 @@ class FolderWatcher:
                     "or close other file watchers"
                 ) from exc
             self._observer = observer
-        self._watch_runs()
 
     def stop(self) -> None:
         """Stop the observer and wait for its threads to end."""
         with self._lock:
-            observer, self._observer, self._runs_watch = self._observer, None, None
+            observer, self._observer = self._observer, None
         if observer is not None:
             observer.stop()
             observer.join()
@@ -305,12 +292,7 @@ class FolderWatcher:
         reasons: list[WakeReason] = []
         for path in sorted(current.keys() | previous.keys()):
             now, before = current.get(path), previous.get(path)
-            if now == before:
-                continue
-            if self._is_exit_marker(path):
-                if now is not None:
-                    reasons.append(WakeReason("job-exit", path, _run_id(path)))
-            elif not self.self_writes.is_own(path):
+            if now != before and not self.self_writes.is_own(path):
                 detail = "changed" if now is not None else "deleted"
                 reasons.append(WakeReason("rescan", path, detail))
         return reasons
@@ -319,43 +301,16 @@ class FolderWatcher:
 
     def _snapshot(self) -> dict[str, Signature | None]:
         files = [os.path.join(self._root, name) for name in sorted(self._relevant)]
-        with contextlib.suppress(OSError):
-            for run in os.scandir(self._runs):
-                files.append(os.path.join(run.path, EXIT_MARKER))
         return {path: sig for path in files if (sig := _signature(path)) is not None}
 
-    def _watch_runs(self) -> None:
-        """Watch `runs/` recursively once it exists; report exit markers made before the watch."""
-        with self._lock:
-            observer = self._observer
-            if observer is None or self._runs_watch is not None or not os.path.isdir(self._runs):
-                return
-            self._runs_watch = observer.schedule(
-                self._handler, self._runs, recursive=True, event_filter=_EVENT_TYPES
-            )
-        with contextlib.suppress(OSError):
-            for run in os.scandir(self._runs):
-                marker = os.path.join(run.path, EXIT_MARKER)
-                if self._note(marker) and os.path.isfile(marker):
-                    self.waker.wake(WakeReason("job-exit", marker, run.name))
-
-    def _unwatch_runs(self) -> None:
-        with self._lock:
-            watch, self._runs_watch = self._runs_watch, None
-            if watch is not None and self._observer is not None:
-                with contextlib.suppress(KeyError):
-                    self._observer.unschedule(watch)
-
-    def _note(self, path: str) -> bool:
-        """Record the file's current signature; True when it differs from the last one known."""
+    def _note(self, path: str) -> None:
+        """Record the file's current signature, so the next rescan compares against it."""
         sig = _signature(path)
         with self._lock:
-            changed = self._signatures.get(path) != sig
             if sig is None:
                 self._signatures.pop(path, None)
             else:
                 self._signatures[path] = sig
-        return changed
 
     def _on_event(self, event: FileSystemEvent) -> None:
         # Runs on the observer thread: an exception here would silently end all watching,
@@ -371,35 +326,17 @@ class FolderWatcher:
 
     def _route(self, path: str, *, is_directory: bool) -> None:
         parent, name = os.path.split(path)
-        if path == self._runs:
-            # `runs/` created, moved in or removed: (re)attach or drop its recursive watch.
-            self._unwatch_runs()
-            self._watch_runs()
+        if is_directory or is_temp_name(name) or parent != self._root:
             return
-        if is_directory or is_temp_name(name):
-            return
-        reason: WakeReason | None = None
-        if parent == self._root and name in self._relevant:
-            reason = WakeReason("file", path)
-        elif self._is_exit_marker(path):
-            reason = WakeReason("job-exit", path, _run_id(path))
-        elif parent in self._extra:
-            reason = WakeReason("file", path)
-        if reason is None:
+        if name not in self._relevant:
             return
         self._note(path)
-        if reason.kind == "job-exit" and not os.path.isfile(path):
-            return  # a marker removed (run folder cleaned up) is no news
-        if not self.self_writes.is_own(path):
-            self.waker.wake(reason)
-
-    def _is_exit_marker(self, path: str) -> bool:
-        run_dir, name = os.path.split(path)
-        return name == EXIT_MARKER and os.path.dirname(run_dir) == self._runs
-
-
-def _run_id(marker: str) -> str:
-    return os.path.basename(os.path.dirname(marker))
+        if path == self._control:
+            if self._on_control is not None:
+                self._on_control()
+            self.waker.wake(WakeReason("control", path))
+        elif not self.self_writes.is_own(path):
+            self.waker.wake(WakeReason("file", path))
 
 
 def install_signal_handlers(waker: Waker, stop_event: threading.Event) -> Callable[[], None]:

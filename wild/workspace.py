@@ -12,7 +12,6 @@ from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert, AlertIndex, read_new
 from wild.parsers.lines import Problem
-from wild.parsers.state import LoopState, load_state
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
 from wild.selection import WorkSnapshot
@@ -32,7 +31,6 @@ class Workspace:
     policy_doc: policy_md.PolicyDocument
     policy: HumanPolicy
     policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
-    state: LoopState
     problems: tuple[Problem, ...]
 
     def snapshot(self) -> WorkSnapshot:
@@ -62,37 +60,43 @@ def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
     return tuple(a for a in alerts if a.status != "resolved")
 
 
-def load_workspace(
+def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
+    """Parse every file; unknown lines become problems, never errors (the CLI's read side)."""
+    require_initialised(paths)
+    alerts, alert_problems = read_all_alerts(paths)
+    return assemble_workspace(
+        paths,
+        now,
+        tasks=tasks_md.parse(read_text(paths.tasks), file=str(paths.tasks)),
+        barriers=barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers)),
+        human=human_md.parse(read_text(paths.human), file=str(paths.human)),
+        policy_doc=policy_md.parse(read_text(paths.policy), file=str(paths.policy)),
+        alerts=alerts,
+        alert_problems=alert_problems,
+    )
+
+
+def assemble_workspace(
     paths: WildPaths,
     now: datetime,
     *,
-    alerts: tuple[Alert, ...] | None = None,
+    tasks: tasks_md.TaskList,
+    barriers: barriers_md.BarrierList,
+    human: human_md.HumanQueue,
+    policy_doc: policy_md.PolicyDocument,
+    alerts: tuple[Alert, ...],
+    alert_problems: tuple[Problem, ...] = (),
     open_alerts: tuple[Alert, ...] | None = None,
 ) -> Workspace:
-    """Parse every file; unknown lines become problems, never errors.
-
-    The loop passes the alerts it keeps current by incremental reads (and the open ones, which
-    it keeps until alerts.jsonl changes); the CLI reads them all.
-    """
-    require_initialised(paths)
-    tasks = tasks_md.parse(read_text(paths.tasks), file=str(paths.tasks))
-    barriers = barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers))
-    human = human_md.parse(read_text(paths.human), file=str(paths.human))
-    policy_doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
-    policy = policy_from_document(policy_doc)
-    policy, note = effective_policy(policy, now)
-    if alerts is None:
-        alerts, alert_problems = read_all_alerts(paths)
-    else:
-        alert_problems = ()
-    loaded = load_state(paths.state)
+    """One view of parsed documents (pure): the loop keeps its documents current by file
+    events and passes them here; `open_alerts` may be given when the caller keeps them."""
+    policy, note = effective_policy(policy_from_document(policy_doc), now)
     problems = (
         *tasks.problems,
         *alert_problems,
         *barriers.problems,
         *human.problems,
         *policy_doc.problems,
-        *loaded.problems,
     )
     return Workspace(
         paths=paths,
@@ -104,6 +108,5 @@ def load_workspace(
         policy_doc=policy_doc,
         policy=policy,
         policy_note=note,
-        state=loaded.state,
         problems=tuple(problems),
     )

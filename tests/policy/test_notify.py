@@ -6,7 +6,8 @@ import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from wild.policy.notify import NotificationBatcher, join_messages, send_notification
+from wild.loop.notify_command import send_notification
+from wild.policy.notify import NotificationBatcher, join_messages
 
 T0 = datetime(2026, 2, 8, 10, tzinfo=UTC)
 

@@ -12,11 +12,11 @@ from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
 from wild.commands.edits import find_barrier
 from wild.errors import WildError
+from wild.loop.reporting import NOTIFY_APPROVAL_ID
 from wild.parsers import barriers as barriers_md
 from wild.parsers import policy as policy_md
 from wild.paths import WildPaths
 from wild.policy.model import effective_policy, policy_from_document
-from wild.reporting import NOTIFY_APPROVAL_ID
 from wild.store import read_text
 from wild.workspace import require_initialised
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from wild.parsers.state import load_state
 from wild.selection import Selection, WorkItem, select_work
 from wild.workspace import Workspace
 
@@ -37,7 +38,8 @@ def status_data(ws: Workspace) -> dict[str, Any]:
     alerts = [a for a in ws.alerts if a.status != "resolved"]
     severities = Counter(a.severity for a in alerts)
     barrier_counts = Counter(b.status for b in ws.barriers.barriers)
-    state = ws.state
+    loaded = load_state(ws.paths.state)
+    state = loaded.state
     return {
         "dir": str(ws.paths.root),
         "loop": {
@@ -75,7 +77,7 @@ def status_data(ws: Workspace) -> dict[str, Any]:
             "failed": barrier_counts["failed"],
         },
         "next": _next_json(selection),
-        "problems": [str(p) for p in ws.problems] + list(selection.problems),
+        "problems": [str(p) for p in (*ws.problems, *loaded.problems)] + list(selection.problems),
     }
 
 

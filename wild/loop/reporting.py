@@ -8,16 +8,19 @@ from datetime import datetime
 
 from wild.barriers.approvals import is_approved
 from wild.clock import iso
+from wild.loop.notify_command import send_notification
 from wild.parsers import human as human_md
 from wild.parsers.events_log import EventLog
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
-from wild.policy.notify import NotificationBatcher, join_messages, send_notification
+from wild.policy.notify import NotificationBatcher, join_messages
 from wild.store import update_text
 from wild.workspace import Workspace
 
 NOTIFY_TIMEOUT_S = 30.0
+# (command, message, timeout) -> None on success, else a one-line error; tests pass a recorder.
+SendNotification = Callable[..., str | None]
 # `wild --approve @notify` approves the policy's Notify Command (no barrier id has an "@").
 NOTIFY_APPROVAL_ID = "@notify"
 
@@ -31,7 +34,10 @@ class Reporter:
         events: EventLog,
         out: Callable[[str], None],
         on_written: Callable[[bytes], None],
+        *,
+        send: SendNotification = send_notification,
     ) -> None:
+        self._send_command = send
         self._paths = paths
         self._events = events
         self._out = out
@@ -134,7 +140,7 @@ class Reporter:
                     f"wild --approve {NOTIFY_APPROVAL_ID} to allow `{command}`"
                 )
             return
-        error = send_notification(command, text, timeout_s=NOTIFY_TIMEOUT_S)
+        error = self._send_command(command, text, timeout_s=NOTIFY_TIMEOUT_S)
         if error is not None:
             self._events.append("notify-failed", error=error)
             self._out(f"⚠️  notify command failed: {error}")

@@ -1,6 +1,8 @@
-"""Handling one piece of work: run the agent on it, read what it said, update the files.
+"""Starting and judging one piece of work, as pure decisions: no file is touched here.
 
-Each handler returns an `Outcome`; the loop does the iteration accounting. What counts:
+`start` says how the selected human input, alert, task or monitoring look begins (file edits,
+an escalation, the agent run); `finish` reads the finished run and the files it changed and
+says what follows. What counts:
 
 - done: the item is finished (input processed, alert resolved, task ticked, barriers checked),
   by its promise, by `<event_output>` status `ok`, or because the agent changed the file itself.
@@ -18,88 +20,164 @@ Each handler returns an `Outcome`; the loop does the iteration accounting. What 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
 
 from wild import prompts
 from wild.agents.runner import AgentRun
 from wild.agents.signals import AlertResolution, PromiseWord, Signals
-from wild.bookkeeping import Bookkeeping
-from wild.clock import Clock, iso
+from wild.clock import iso
+from wild.loop.bookkeeping import Bookkeeping
+from wild.loop.model import (
+    Action,
+    AddTask,
+    AppendAlert,
+    Ask,
+    EditFile,
+    Log,
+    LoopModel,
+    Moment,
+    Notify,
+    RunAgent,
+    Running,
+    Say,
+)
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import SEVERITIES, Alert, append_alert, make_alert, status_update
-from wild.parsers.events_log import EventLog
+from wild.parsers.alerts import SEVERITIES, Alert, make_alert, status_update
+from wild.parsers.state import CurrentWork
 from wild.parsers.tasks import Task
-from wild.paths import WildPaths
 from wild.policy.escalation import should_escalate, should_escalate_failures
-from wild.reporting import Reporter
+from wild.policy.model import HumanPolicy
 from wild.selection import Selection, WorkItem, task_key
-from wild.store import read_text
-from wild.workspace import Workspace
-
-RunAgent = Callable[[Workspace, str, str, Mapping[str, object]], AgentRun]
-Edit = Callable[[Path, Callable[[str], str]], str]
-
-
-@dataclass(frozen=True)
-class Services:
-    """What handlers use of the loop: the files, the clock, the human and the agent."""
-
-    paths: WildPaths
-    clock: Clock
-    out: Callable[[str], None]
-    events: EventLog
-    reporter: Reporter
-    edit: Edit  # a compare-and-swap edit the loop's watcher knows to be its own
-    latest_alert: Callable[[str], Alert | None]  # current state, after the agent's appends
-    run_agent: RunAgent  # (workspace, work type, work id, prompt values) -> the finished run
-    cause: Callable[[], str | None]  # the last agent run's events.log id: what follows from it
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """How handling one piece of work went (see the module docstring)."""
+    """How one piece of work went: the actions it needs and the bookkeeping after it."""
 
     book: Bookkeeping
-    run: AgentRun | None = None  # None: no agent ran (an escalation came first)
+    actions: tuple[Action, ...] = ()
+    ran: bool = True  # False: no agent ran (an escalation came first)
     done: bool = False
     failed: bool = False
 
 
-def handle(
-    s: Services,
-    ws: Workspace,
-    item: WorkItem,
-    book: Bookkeeping,
-    *,
-    feedback: str,
-    minutes_since_progress: float,
-) -> Outcome:
-    """Work on the selected human input, alert or task."""
+@dataclass
+class _Acts:
+    """Actions gathered while judging one run."""
+
+    items: list[Action] = field(default_factory=list)
+    resolved: set[str] = field(default_factory=set)  # alerts resolved by these actions
+
+    def add(self, *actions: Action) -> None:
+        self.items.extend(actions)
+
+
+# -- starting work ---------------------------------------------------------------------------
+
+
+def start(
+    model: LoopModel, item: WorkItem, policy: HumanPolicy, at: Moment, minutes_since_progress: float
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    """The actions that begin work on the selected item; the last one runs the agent, unless
+    an escalation to the human comes first."""
     if item.kind == "human-input":
-        return _human_input(s, ws, item, book)
+        entry = next(h for h in model.ws.human.inputs if h.key == item.id and h.status == "pending")
+        questions = tuple(q for q in model.ws.human.inputs if q.status == "question")
+        running = Running("human-input", entry.key, entry=entry, questions=questions)
+        return _run(model, running, prompts.human_input_values(entry, questions), at)
     if item.kind == "alert":
-        return _alert(s, ws, item, book, minutes_since_progress)
-    return _task(s, ws, item, book, feedback)
+        return _start_alert(model, item, policy, at, minutes_since_progress)
+    task = _task_of(model.ws.tasks, item.id)
+    edits: tuple[Action, ...] = ()
+    if task.status == "todo":
+        edits = (EditFile("tasks", lambda text: tasks_md.set_status(text, item.id, "in-progress")),)
+    feedback = "\n".join(f"- {s}" for s in model.state.recent_summaries)
+    model, actions = _run(
+        model, Running("task", item.id, task=task), prompts.task_values(task, feedback), at
+    )
+    return model, (*edits, *actions)
 
 
-def monitor(s: Services, ws: Workspace, selection: Selection, book: Bookkeeping) -> Outcome:
+def start_monitoring(
+    model: LoopModel, selection: Selection, at: Moment
+) -> tuple[LoopModel, tuple[Action, ...]]:
     """One agent look at the jobs behind the barriers all remaining work waits on."""
     ids = ",".join(b.id for b in selection.waiting_barriers)
     values = prompts.monitoring_values(selection.waiting_barriers)
-    run = s.run_agent(ws, "monitoring", ids, values)
+    return _run(model, Running("monitoring", ids), values, at)
+
+
+def _run(
+    model: LoopModel, running: Running, values: Mapping[str, object], at: Moment
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    work = CurrentWork(running.work_type, running.work_id, iso(at.now))
+    model = replace(model, running=running, state=replace(model.state, current_work=work))
+    iteration = model.state.iteration + 1
+    return model, (RunAgent(iteration, running.work_type, running.work_id, values),)
+
+
+def _start_alert(
+    model: LoopModel, item: WorkItem, policy: HumanPolicy, at: Moment, minutes: float
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    alert = next(a for a in model.ws.open_alerts if a.id == item.id)  # selected: not resolved
+    attempts = alert.context.get("attempt", 0)
+    escalation = should_escalate(
+        alert,
+        policy,
+        attempts=attempts if _is_count(attempts) else 0,
+        minutes_since_progress=minutes,
+    )
+    book, actions = model.book, list[Action]()
+    if escalation.escalate and escalation.reason and not book.was_told(alert.id, escalation.reason):
+        # Told once per reason: after the human answers, the agent gets to work.
+        book = book.told(alert.id, escalation.reason, iso(at.now))
+        if escalation.blocking:
+            body = f"[{alert.severity.upper()}] {alert.source}: {alert.description}"
+            escalated = (
+                AppendAlert(status_update(alert, "escalated", at.now)),
+                Ask(alert.id, escalation.reason, body, cause=None),
+                Say(f"⏸️  Escalated {alert.id} to the human: {escalation.reason}"),
+            )
+            return model.with_book(book), escalated
+        message = f"{escalation.reason}: [{alert.severity}] {alert.description}"
+        actions.append(Notify(alert.id, message, cause=None))
+    started = status_update(alert, "in-progress", at.now)
+    actions.append(AppendAlert(started))
+    guidance = alert.raw.get("humanGuidance")
+    values = prompts.alert_values(
+        alert,
+        policy,
+        int(started["context"]["attempt"]),
+        guidance if isinstance(guidance, str) else "",
+    )
+    model, run = _run(model.with_book(book), Running("alert", alert.id), values, at)
+    return model, (*actions, *run)
+
+
+# -- judging a finished run ------------------------------------------------------------------
+
+
+def finish(model: LoopModel, run: AgentRun, policy: HumanPolicy, at: Moment) -> Outcome:
+    """What follows from the run on `model.running`; `model.ws` already holds its file edits."""
+    running = model.running
+    if running is None:
+        raise ValueError("finish() needs the work the agent ran on")
     if run.cancelled:
-        return Outcome(book, run)
-    _common(s, ws, run, ids)  # a question is written; there is no item to hold
+        return Outcome(model.book)
+    if running.work_type == "human-input":
+        return _human_input(model, running, run, policy, at)
+    if running.work_type == "alert":
+        return _alert(model, running, run, policy, at)
+    if running.work_type == "task":
+        return _task(model, running, run, policy, at)
+    acts = _Acts()
+    _common(model, run, running.work_id, at=at, acts=acts)  # a question; no item to hold
     if _finished(_believed(run), "MONITORING_COMPLETE"):
-        return Outcome(book, run, done=True)
-    return Outcome(book, run, failed=_attempt_failed(run, changed=False))
-
-
-# -- signals every kind of work may give ----------------------------------------------------
+        return Outcome(model.book, tuple(acts.items), done=True)
+    return Outcome(model.book, tuple(acts.items), failed=_attempt_failed(run, changed=False))
 
 
 def _believed(run: AgentRun) -> Signals:
@@ -139,37 +217,30 @@ def _attempt_failed(run: AgentRun, *, changed: bool) -> bool:
     )
 
 
-def _common(s: Services, ws: Workspace, run: AgentRun, related: str) -> bool:
+def _common(model: LoopModel, run: AgentRun, related: str, *, at: Moment, acts: _Acts) -> bool:
     """Act on NOTIFY_HUMAN, questions, `<resolve_alert>` and `<event_output>`; True when the
     agent asked the human (the caller decides how its item waits)."""
     signals = _believed(run)
-    now, cause = s.clock.now(), s.cause()
+    cause = model.agent_event
     if signals.problems:
         problems = list(signals.problems)
-        s.events.append("signal-problems", cause=cause, related=related, problems=problems)
+        acts.add(Log("signal-problems", cause, {"related": related, "problems": problems}))
     if signals.has("NOTIFY_HUMAN"):
-        message = signals.reason or "(no reason given)"
-        s.reporter.notify(ws.policy, now=now, related=related, message=message, cause=cause)
+        acts.add(Notify(related, signals.reason or "(no reason given)", cause))
     for resolution in signals.resolutions:
-        _resolve(s, resolution)
+        _resolve(model, resolution, at, acts)
     out = signals.event_output
     if out is not None:
         for event in out.new_events:
-            _new_event(s, event, related)
+            _new_event(event, related, cause, at, acts)
         if out.artifacts:
             artifacts = list(out.artifacts)
-            s.events.append("artifacts", cause=cause, related=related, artifacts=artifacts)
+            acts.add(Log("artifacts", cause, {"related": related, "artifacts": artifacts}))
     if not _needs_human(signals):
         return False
     summary = f"\n{out.summary}" if out is not None and out.summary else ""
-    s.reporter.ask(
-        ws.policy,
-        now=now,
-        related=related,
-        title=_reason(signals),
-        body=f"Urgency: {signals.urgency or 'medium'}{summary}",
-        cause=cause,
-    )
+    body = f"Urgency: {signals.urgency or 'medium'}{summary}"
+    acts.add(Ask(related, _reason(signals), body, cause))
     return True
 
 
@@ -177,205 +248,158 @@ def _reason(signals: Signals) -> str:
     return signals.reason or "the agent asked for your input"
 
 
-def _resolve(s: Services, resolution: AlertResolution) -> None:
-    alert = s.latest_alert(resolution.alert_id)
-    if alert is None or alert.status == "resolved":
-        s.events.append("resolve-ignored", cause=s.cause(), alert=resolution.alert_id)
+def _open_alert(model: LoopModel, alert_id: str) -> Alert | None:
+    return next((a for a in model.ws.open_alerts if a.id == alert_id), None)
+
+
+def _resolve(model: LoopModel, resolution: AlertResolution, at: Moment, acts: _Acts) -> None:
+    alert = _open_alert(model, resolution.alert_id)
+    if alert is None or resolution.alert_id in acts.resolved:
+        acts.add(Log("resolve-ignored", model.agent_event, {"alert": resolution.alert_id}))
         return
     choice = {"choice": resolution.choice, "note": resolution.note}
-    append_alert(s.paths.alerts, status_update(alert, "resolved", s.clock.now(), resolution=choice))
+    acts.add(AppendAlert(status_update(alert, "resolved", at.now, resolution=choice)))
+    acts.resolved.add(alert.id)
 
 
-def _new_event(s: Services, event: Any, related: str) -> None:
+def _new_event(event: Any, related: str, cause: str | None, at: Moment, acts: _Acts) -> None:
     """A task or alert the agent asked for in `new_events`; anything else is logged, not fatal."""
     if isinstance(event, str) and event.strip():
         event = {"task": event}
     if isinstance(event, Mapping) and isinstance(event.get("task"), str) and event["task"].strip():
         priority = event.get("priority")
-        new_id = _add_task(s, event["task"], priority if _is_count(priority) else 2)
-        s.events.append("task-added", cause=s.cause(), related=related, task=new_id)
+        acts.add(AddTask(event["task"], priority if _is_count(priority) else 2, related, cause))
     elif isinstance(event, Mapping) and isinstance(event.get("alert"), str):
         severity = event.get("severity")
         context = event.get("context")
         record = make_alert(
-            now=s.clock.now(),
+            now=at.now,
             severity=severity if severity in SEVERITIES else "warning",
             source=str(event.get("source") or "agent"),
             type=str(event.get("type") or "agent-event"),
             description=event["alert"],
             context=context if isinstance(context, Mapping) else None,
         )
-        append_alert(s.paths.alerts, record)
-        s.events.append("alert-raised", cause=s.cause(), related=related, alert=record["id"])
+        acts.add(
+            AppendAlert(record),
+            Log("alert-raised", cause, {"related": related, "alert": record["id"]}),
+        )
     else:
-        s.events.append("new-event-ignored", cause=s.cause(), related=related, event=event)
+        acts.add(Log("new-event-ignored", cause, {"related": related, "event": event}))
 
 
 def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _add_task(s: Services, text: str, priority: int) -> str:
-    added = [""]
-
-    def edit(current: str) -> str:
-        new_text, added[0] = tasks_md.add_task(current, text, priority=priority)
-        return new_text
-
-    s.edit(s.paths.tasks, edit)
-    return added[0]
-
-
 def _failed_attempt(
-    s: Services, ws: Workspace, key: str, run: AgentRun, book: Bookkeeping
+    model: LoopModel, key: str, run: AgentRun, policy: HumanPolicy, acts: _Acts
 ) -> Outcome:
     """Count a failed attempt at a task or human input and escalate as the policy says."""
-    book, count = book.failed(key)
-    escalation = should_escalate_failures(key, ws.policy, count)
+    book, count = model.book.failed(key)
+    escalation = should_escalate_failures(key, policy, count)
     if escalation.escalate and escalation.reason:
-        now = s.clock.now()
         if escalation.blocking:
-            body = f"Last log: {run.log_path}"
-            s.reporter.ask(
-                ws.policy, now=now, related=key, title=escalation.reason, body=body, cause=s.cause()
-            )
+            acts.add(Ask(key, escalation.reason, f"Last log: {run.log_path}", model.agent_event))
             book = book.hold(key, escalation.reason)
         else:
-            s.reporter.notify(
-                ws.policy, now=now, related=key, message=escalation.reason, cause=s.cause()
-            )
-    return Outcome(book, run, failed=True)
+            acts.add(Notify(key, escalation.reason, model.agent_event))
+    return Outcome(book, tuple(acts.items), failed=True)
 
 
 # -- the three kinds of work ----------------------------------------------------------------
 
 
-def _human_input(s: Services, ws: Workspace, item: WorkItem, book: Bookkeeping) -> Outcome:
-    entry = next(h for h in ws.human.inputs if h.key == item.id and h.status == "pending")
-    questions = tuple(q for q in ws.human.inputs if q.status == "question")
-    values = prompts.human_input_values(entry, questions)
-    run = s.run_agent(ws, "human-input", entry.key, values)
-    if run.cancelled:
-        return Outcome(book, run)
+def _human_input(
+    model: LoopModel, running: Running, run: AgentRun, policy: HumanPolicy, at: Moment
+) -> Outcome:
+    entry = running.entry
+    if entry is None:  # start() sets it for every human input
+        raise ValueError("a human-input run without its entry")
+    acts = _Acts()
     signals = _believed(run)
-    asked = _common(s, ws, run, entry.key)
+    asked = _common(model, run, entry.key, at=at, acts=acts)
     if _finished(signals, "HUMAN_INPUT_PROCESSED"):
-        _processed(s, ws, entry, questions, run)
-        return Outcome(book.answered().succeeded(entry.key), run, done=True)
+        _processed(model, running, run, at=at, acts=acts)
+        book = model.book.answered().succeeded(entry.key)
+        return Outcome(book, tuple(acts.items), done=True)
     if asked:
-        return Outcome(book.hold(entry.key, _reason(signals)), run)
+        return Outcome(model.book.hold(entry.key, _reason(signals)), tuple(acts.items))
     if _excused(run):
-        return Outcome(book, run)
-    return _failed_attempt(s, ws, entry.key, run, book)  # not processed: try again
+        return Outcome(model.book, tuple(acts.items))
+    return _failed_attempt(model, entry.key, run, policy, acts)  # not processed: try again
 
 
 def _processed(
-    s: Services,
-    ws: Workspace,
-    entry: human_md.HumanInput,
-    questions: tuple[human_md.HumanInput, ...],
-    run: AgentRun,
+    model: LoopModel, running: Running, run: AgentRun, *, at: Moment, acts: _Acts
 ) -> None:
     """Mark the input processed; the human has answered, so whatever waited on them goes on."""
-    now = s.clock.now()
+    entry, questions = running.entry, running.questions
+    if entry is None:
+        return
+    stamp = iso(at.now)
+    note = f"processed by the agent ({run.log_path.name})"
 
     def edit(text: str) -> str:
-        note = f"processed by the agent ({run.log_path.name})"
-        text = human_md.mark_processed(text, entry.key, processed_at=iso(now), note=note)
+        text = human_md.mark_processed(text, entry.key, processed_at=stamp, note=note)
         for question in questions:
             text = human_md.mark_answered(text, question.key)
         return text
 
-    s.edit(s.paths.human, edit)
-    waiting = {a.id for a in ws.open_alerts if a.status == "escalated"}
+    acts.add(EditFile("human", edit))
+    waiting = {a.id for a in model.ws.open_alerts if a.status == "escalated"}
     if entry.related_alert is not None:
         waiting.add(entry.related_alert)
-    for alert_id in sorted(waiting):
-        alert = s.latest_alert(alert_id)
-        if alert is not None and alert.status != "resolved":
+    for alert_id in sorted(waiting - acts.resolved):
+        alert = _open_alert(model, alert_id)
+        if alert is not None:
             # Back in the queue, with the human's words in the agent's next alert prompt.
-            append_alert(
-                s.paths.alerts, status_update(alert, "pending", now, humanGuidance=entry.content)
-            )
-    s.out(f"✅ Human input {entry.key} processed")
+            update = status_update(alert, "pending", at.now, humanGuidance=entry.content)
+            acts.add(AppendAlert(update))
+    acts.add(Say(f"✅ Human input {entry.key} processed"))
 
 
 def _alert(
-    s: Services, ws: Workspace, item: WorkItem, book: Bookkeeping, minutes_since_progress: float
+    model: LoopModel, running: Running, run: AgentRun, policy: HumanPolicy, at: Moment
 ) -> Outcome:
-    alert = next(a for a in ws.open_alerts if a.id == item.id)  # selected: not resolved
-    attempts = alert.context.get("attempt", 0)
-    escalation = should_escalate(
-        alert,
-        ws.policy,
-        attempts=attempts if _is_count(attempts) else 0,
-        minutes_since_progress=minutes_since_progress,
-    )
-    now = s.clock.now()
-    if escalation.escalate and escalation.reason and not book.was_told(alert.id, escalation.reason):
-        # Told once per reason: after the human answers, the agent gets to work.
-        book = book.told(alert.id, escalation.reason, iso(now))
-        if escalation.blocking:
-            append_alert(s.paths.alerts, status_update(alert, "escalated", now))
-            body = f"[{alert.severity.upper()}] {alert.source}: {alert.description}"
-            s.reporter.ask(
-                ws.policy, now=now, related=alert.id, title=escalation.reason, body=body, cause=None
-            )
-            s.out(f"⏸️  Escalated {alert.id} to the human: {escalation.reason}")
-            return Outcome(book)
-        message = f"{escalation.reason}: [{alert.severity}] {alert.description}"
-        s.reporter.notify(ws.policy, now=now, related=alert.id, message=message, cause=None)
-    started = status_update(alert, "in-progress", now)
-    append_alert(s.paths.alerts, started)
-    guidance = alert.raw.get("humanGuidance")
-    values = prompts.alert_values(
-        alert,
-        ws.policy,
-        int(started["context"]["attempt"]),
-        guidance if isinstance(guidance, str) else "",
-    )
-    run = s.run_agent(ws, "alert", alert.id, values)
-    if run.cancelled:
-        return Outcome(book, run)
+    acts = _Acts()
     signals = _believed(run)
-    asked = _common(s, ws, run, alert.id)  # resolves the alerts <resolve_alert> names
-    latest = s.latest_alert(alert.id) or alert
-    if latest.status == "resolved" or _finished(signals, "ALERT_RESOLVED"):
-        if latest.status != "resolved":
-            append_alert(s.paths.alerts, status_update(latest, "resolved", s.clock.now()))
-        s.out(f"✅ Alert resolved: {alert.id}")
-        return Outcome(book.alert_closed(alert.id), run, done=True)
+    asked = _common(model, run, running.work_id, at=at, acts=acts)
+    latest = _open_alert(model, running.work_id)  # None: resolved by the agent's own append
+    if latest is None or running.work_id in acts.resolved or _finished(signals, "ALERT_RESOLVED"):
+        if latest is not None and running.work_id not in acts.resolved:
+            acts.add(AppendAlert(status_update(latest, "resolved", at.now)))
+        acts.add(Say(f"✅ Alert resolved: {running.work_id}"))
+        return Outcome(model.book.alert_closed(running.work_id), tuple(acts.items), done=True)
     if asked:
-        append_alert(s.paths.alerts, status_update(latest, "escalated", s.clock.now()))
-        return Outcome(book, run)
-    return Outcome(book, run, failed=_attempt_failed(run, changed=False))
+        acts.add(AppendAlert(status_update(latest, "escalated", at.now)))
+        return Outcome(model.book, tuple(acts.items))
+    return Outcome(model.book, tuple(acts.items), failed=_attempt_failed(run, changed=False))
 
 
-def _task(s: Services, ws: Workspace, item: WorkItem, book: Bookkeeping, feedback: str) -> Outcome:
-    task = _task_of(ws.tasks, item.id)
-    if task.status == "todo":
-        s.edit(s.paths.tasks, lambda text: tasks_md.set_status(text, item.id, "in-progress"))
-    run = s.run_agent(ws, "task", item.id, prompts.task_values(task, feedback))
-    if run.cancelled:
-        return Outcome(book, run)
+def _task(
+    model: LoopModel, running: Running, run: AgentRun, policy: HumanPolicy, at: Moment
+) -> Outcome:
+    task_id = running.work_id
+    acts = _Acts()
     signals = _believed(run)
-    asked = _common(s, ws, run, item.id)
-    # Named as the workspace names it, so the parse cached by the checkbox edit above is used.
-    after = tasks_md.find(tasks_md.parse(read_text(s.paths.tasks), str(s.paths.tasks)), item.id)
+    asked = _common(model, run, task_id, at=at, acts=acts)
+    after = tasks_md.find(model.ws.tasks, task_id)
     ticked = after is not None and after.status == "complete"
     if ticked or _finished(signals, "TASK_COMPLETE"):
         if not ticked:
-            s.edit(s.paths.tasks, lambda text: tasks_md.set_status(text, item.id, "complete"))
-        s.out(f"✅ Task complete: {item.id}")
-        return Outcome(book.succeeded(item.id), run, done=True)
+            acts.add(EditFile("tasks", lambda text: tasks_md.set_status(text, task_id, "complete")))
+        acts.add(Say(f"✅ Task complete: {task_id}"))
+        return Outcome(model.book.succeeded(task_id), tuple(acts.items), done=True)
     if after is None or after.status == "cancelled":
-        s.out(f"✅ Task {item.id} was cancelled or removed by the agent")
-        return Outcome(book.succeeded(item.id), run, done=True)
+        acts.add(Say(f"✅ Task {task_id} was cancelled or removed by the agent"))
+        return Outcome(model.book.succeeded(task_id), tuple(acts.items), done=True)
     if asked:
-        return Outcome(book.hold(item.id, _reason(signals)), run)
-    if _attempt_failed(run, changed=_moved(task, after)):
-        return _failed_attempt(s, ws, item.id, run, book)
-    return Outcome(book.succeeded(item.id), run)
+        return Outcome(model.book.hold(task_id, _reason(signals)), tuple(acts.items))
+    before = running.task
+    if _attempt_failed(run, changed=before is not None and _moved(before, after)):
+        return _failed_attempt(model, task_id, run, policy, acts)
+    return Outcome(model.book.succeeded(task_id), tuple(acts.items))
 
 
 def _task_of(doc: tasks_md.TaskList, key: str) -> Task:

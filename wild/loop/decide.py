@@ -1,0 +1,289 @@
+"""The loop's decisions, pure: `decide(model, event, at) -> Step` (seed 001's cycle).
+
+No file, process, clock or sleep is touched here: the time comes in as `at`, the files as the
+parsed documents in `model.ws`, and what should happen goes out as actions. The driver
+(wild/loop/driver.py) performs them and feeds back what happened as the next event.
+
+Decisions the seed leaves open:
+- When all remaining work waits on barriers wild can check, one monitoring iteration runs when
+  the loop becomes blocked, then again every `monitor_every_s` while it stays blocked.
+- An item waits for the human after NEED_HUMAN_INPUT or a blocking escalation; other work goes
+  on, except at autonomy level low (interactive), where nothing but human input starts while a
+  question is open. Any processed human input answers every open question.
+- `COMPLETE` never ends the loop by itself: the loop ends when no work is left. A premature
+  `COMPLETE` is recorded (events.log, and the next prompts' notes) and the loop goes on.
+- A usage-limited run waits for the reset (or `wild --stop`) and is not counted as a failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from wild.agents.runner import AgentRun
+from wild.clock import iso, parse_time
+from wild.loop import work
+from wild.loop.bookkeeping import select_with_holds
+from wild.loop.iteration import failure_line, summary
+from wild.loop.model import (
+    Action,
+    AgentFinished,
+    Continue,
+    ControlRequested,
+    EditFile,
+    End,
+    EndReason,
+    Event,
+    FlushNotes,
+    Log,
+    LoopModel,
+    LoopResult,
+    Moment,
+    Report,
+    RunAgent,
+    Say,
+    Step,
+    Tick,
+    Wait,
+)
+from wild.loop.reporting import progress_summary
+from wild.parsers import tasks as tasks_md
+from wild.parsers.state import push_summary
+from wild.policy.escalation import progress_report_due
+from wild.policy.model import HumanPolicy, effective_policy
+from wild.selection import Selection
+
+RATE_LIMIT_UNKNOWN_S = 300.0  # a usage limit that names no reset time
+RATE_LIMIT_MAX_S = 6 * 3600.0
+
+
+def decide(model: LoopModel, event: Event, at: Moment) -> Step:
+    """The next model and the actions that get there; a step ends with RunAgent, Wait,
+    Continue or End (a control request's step ends with Continue)."""
+    if isinstance(event, ControlRequested):
+        return _control(model, event)
+    if isinstance(event, AgentFinished):
+        return _agent_finished(model, event, at)
+    return _tick(model, event, at)
+
+
+def policy_at(model: LoopModel, at: Moment) -> HumanPolicy:
+    """The policy in force now (a timed policy may have expired since the file was read)."""
+    return effective_policy(model.ws.policy, at.now)[0]
+
+
+def _end(model: LoopModel, reason: EndReason, message: str, *before: Action) -> Step:
+    # Batched notes would be lost with the loop.
+    result = LoopResult(reason, model.iterations, message)
+    return Step(model, (*before, FlushNotes(everything=True), End(result)))
+
+
+def _control(model: LoopModel, event: ControlRequested) -> Step:
+    control = model.control.apply(event.requests)
+    actions = tuple(Log("control", None, {"command": r.command}) for r in event.requests)
+    state = model.state
+    if control.paused != state.paused:
+        state = replace(state, paused=control.paused)
+    return Step(replace(model, control=control, state=state), (*actions, Continue()))
+
+
+# -- one cycle: limits, reports, selection, then work or sleep --------------------------------
+
+
+def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
+    if event.stop or model.control.stop_requested:
+        return _end(model, "stopped", "stopped on request")
+    limit = model.options.max_iterations
+    if limit is not None and model.iterations >= limit:
+        return _end(model, "max-iterations", f"reached {limit} iterations")
+    if _time_left(model, at) == 0.0:
+        return _end(model, "max-time", "reached the time limit")
+    if tasks_md.missing_ids(model.ws.tasks):
+        # Ids first (one minimal edit), so every piece of work has a name to be held by.
+        return Step(model, (EditFile("tasks", tasks_md.assign_missing_ids), Continue()))
+    policy = policy_at(model, at)
+    model, actions = _reports(model, policy, at)
+    if model.rate_limited_until is not None and at.mono < model.rate_limited_until:
+        return Step(model, (*actions, Wait(model.rate_limited_until - at.mono)))
+    selection = (
+        None
+        if model.control.paused
+        else select_with_holds(model.ws, frozenset(model.book.awaiting))
+    )
+    if model.complete_claimed:
+        model, judged = _judge_complete(model, selection)
+        actions += judged
+    if selection is not None and selection.kind == "complete":
+        done = (
+            Say("✅ All work complete."),
+            Log("complete", model.start_event, {"iterations": model.state.iteration}),
+        )
+        return _end(model, "complete", "all work complete", *actions, *done)
+    started = _start_work(model, selection, policy, at)
+    if started is not None:
+        model, work_actions = started
+        return Step(model, (*actions, *work_actions))
+    if model.options.once:
+        return _end(model, "once", "nothing to run now", *actions)
+    return Step(
+        model, (*actions, *_idle_note(selection), Wait(_idle_timeout(model, policy, selection, at)))
+    )
+
+
+def _reports(
+    model: LoopModel, policy: HumanPolicy, at: Moment
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    """A due progress report, and batched notes whose window has passed."""
+    started = parse_time(model.state.started_at) or at.now
+    last = parse_time(model.state.last_progress_report)
+    if not progress_report_due(policy, last, started, at.now):
+        return model, (FlushNotes(),)
+    report = Report(progress_summary(model.ws, model.state), model.start_event)
+    state = replace(model.state, last_progress_report=iso(at.now))
+    return replace(model, state=state), (report, FlushNotes())
+
+
+def _judge_complete(
+    model: LoopModel, selection: Selection | None
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    """COMPLETE with work left is recorded, and the next prompts say so; the loop goes on."""
+    model = replace(model, complete_claimed=False)
+    if selection is None or selection.kind == "complete" or not selection.queue:
+        return model, ()
+    left = len(selection.queue)
+    first = selection.item.id if selection.item is not None else selection.queue[0].id
+    note = f"COMPLETE was ignored: {left} work item(s) remain, next {first}"
+    model = replace(model, state=push_summary(model.state, note))
+    return model, (
+        Log("complete-rejected", model.agent_event, {"remaining": left, "next": first}),
+        Say(f"⚠️  The agent said COMPLETE, but {left} work item(s) remain; going on"),
+    )
+
+
+def _start_work(
+    model: LoopModel, selection: Selection | None, policy: HumanPolicy, at: Moment
+) -> tuple[LoopModel, tuple[Action, ...]] | None:
+    """Work on the selected item, or monitor the barriers; None when there is nothing to do."""
+    if selection is None or selection.item is None:
+        return None
+    if selection.kind != "blocked":
+        # The next time all work waits, look at the jobs again.
+        model = replace(model, monitored_at=None)
+        model, actions = work.start(
+            model, selection.item, policy, at, _minutes_since_progress(model, at)
+        )
+        if not any(isinstance(a, RunAgent) for a in actions):
+            return model, (*actions, Continue())  # an escalation without an agent run
+        return model, actions
+    if _monitor_in(model, selection, at) == 0.0:
+        model = replace(model, monitored_at=at.mono)
+        return work.start_monitoring(model, selection, at)
+    return None
+
+
+def _idle_note(selection: Selection | None) -> tuple[Action, ...]:
+    if selection is None:
+        return (Say("⏸️  paused; `wild --resume` continues"),)
+    if selection.item is None:
+        return ()
+    waiting = ", ".join(b.id for b in selection.waiting_barriers) or selection.item.reason
+    return (Say(f"⏳ Waiting ({waiting}); sleeping until something changes"),)
+
+
+def _time_left(model: LoopModel, at: Moment) -> float | None:
+    if model.options.max_time_s is None:
+        return None
+    return max(0.0, model.started_mono + model.options.max_time_s - at.mono)
+
+
+def _monitor_in(model: LoopModel, selection: Selection, at: Moment) -> float | None:
+    """Seconds until a monitoring iteration is due (0: now); None when none will be."""
+    if not (model.options.monitor_with_agent and selection.can_check):
+        return None
+    if model.monitored_at is None:
+        return 0.0
+    every = model.options.monitor_every_s
+    if every is None:
+        return None
+    return max(0.0, model.monitored_at + every - at.mono)
+
+
+def _idle_timeout(
+    model: LoopModel, policy: HumanPolicy, selection: Selection | None, at: Moment
+) -> float | None:
+    """Sleep until the next timed duty, else until something happens (the driver adds the
+    batched notes' window, which it keeps)."""
+    moments = [policy.expires_at]
+    if policy.progress_report_minutes > 0:
+        last = parse_time(model.state.last_progress_report) or parse_time(model.state.started_at)
+        if last is not None:
+            moments.append(last + timedelta(minutes=policy.progress_report_minutes))
+    waits = [max(0.0, (m - at.now).total_seconds()) for m in moments if m is not None]
+    later = (
+        _time_left(model, at),
+        None if selection is None else _monitor_in(model, selection, at),
+    )
+    waits += [w for w in later if w is not None]
+    return min(waits) if waits else None
+
+
+def _minutes_since_progress(model: LoopModel, at: Moment) -> float:
+    last = parse_time(model.book.last_progress_at) or parse_time(model.state.started_at)
+    if last is None:
+        return 0.0
+    return max(0.0, (at.now - last).total_seconds() / 60.0)
+
+
+# -- after an agent run -----------------------------------------------------------------------
+
+
+def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
+    """Judge the run, count the iteration, remember its summary, and wait out a usage limit."""
+    run, running = event.run, model.running
+    model = replace(model, agent_event=event.event_id)
+    outcome = work.finish(model, run, policy_at(model, at), at)
+    model = replace(model.with_book(outcome.book), running=None)
+    actions: list[Action] = list(outcome.actions)
+    iteration = model.state.iteration + 1
+    warning = failure_line(iteration, run)
+    if warning is not None:
+        actions.append(Say(warning))
+    book, failures = model.book, model.state.consecutive_failures
+    if outcome.failed:
+        failures += 1
+    elif outcome.done or not (run.cancelled or run.rate_limited):
+        failures = 0
+        book = book.progressed(iso(at.now))
+    work_now = model.state.current_work
+    what = f"{work_now.type} {work_now.id}" if work_now is not None else "work"
+    note = summary(iteration, what, run, done=outcome.done, failed=outcome.failed)
+    state = replace(
+        model.state,
+        iteration=iteration,
+        consecutive_failures=failures,
+        total_cost_usd=model.state.total_cost_usd + (run.cost_usd or 0.0),
+        total_tokens=model.state.total_tokens + (run.input_tokens or 0) + (run.output_tokens or 0),
+        current_work=None if outcome.done else work_now,
+    )
+    model = replace(model, state=push_summary(state, note), iterations=model.iterations + 1)
+    model = model.with_book(book)
+    if run.signals.has("COMPLETE") and not run.timed_out:
+        model = replace(model, complete_claimed=True)
+    if run.rate_limited:
+        wait_s = _rate_limit_wait(run, at)
+        actions += [
+            Say(f"⏳ The agent hit a usage limit; waiting {wait_s:.0f} s for it to reset"),
+            Log("rate-limited", event.event_id, {"wait_s": wait_s}),
+        ]
+        model = replace(model, rate_limited_until=at.mono + wait_s)
+    if model.options.once and running is not None:
+        return _end(model, "once", "one iteration done", *actions)
+    return Step(model, (*actions, Continue()))
+
+
+def _rate_limit_wait(run: AgentRun, at: Moment) -> float:
+    reset = run.rate_limit_reset
+    wait_s = RATE_LIMIT_UNKNOWN_S
+    if reset is not None:
+        wait_s = (reset - at.now).total_seconds()
+    return float(round(max(1.0, min(wait_s, RATE_LIMIT_MAX_S))))

@@ -1,0 +1,134 @@
+"""The `.wild/` files as the loop keeps them in memory: read once at start, then again only
+for the files a file event, an agent run or the loop's own write says may have changed.
+
+A file named again is re-read only if its stat signature moved, and re-parsed only if its
+text changed, so a wake-up for one file costs a stat and a parse of that file alone.
+alerts.jsonl is read incrementally from the cursor kept in state.json.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from wild.loop.model import FileName
+from wild.parsers import barriers as barriers_md
+from wild.parsers import human as human_md
+from wild.parsers import policy as policy_md
+from wild.parsers import tasks as tasks_md
+from wild.parsers.alerts import Alert, AlertCursor, AlertLog
+from wild.paths import WildPaths
+from wild.store import read_text
+from wild.workspace import Workspace, assemble_workspace, open_alerts_of
+
+Watched = FileName | Literal["alerts"]
+WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "alerts")
+Doc = tasks_md.TaskList | barriers_md.BarrierList | human_md.HumanQueue | policy_md.PolicyDocument
+_PARSERS: dict[FileName, Callable[[str, str], Doc]] = {
+    "tasks": tasks_md.parse,
+    "barriers": barriers_md.parse,
+    "human": human_md.parse,
+    "policy": policy_md.parse,
+}
+Signature = tuple[int, int, int] | None  # size, mtime_ns, inode; None: missing
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class _Read:
+    signature: Signature
+    text: str
+    doc: Doc
+
+
+def _signature(path: os.PathLike[str]) -> Signature:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+class LoopFiles:
+    """The parsed documents behind the loop's `Workspace`."""
+
+    def __init__(self, paths: WildPaths, alerts_since: AlertCursor | None = None) -> None:
+        self.paths = paths
+        self.alert_log = AlertLog(paths.alerts, since=alerts_since)
+        self._reads: dict[FileName, _Read] = {}
+        self._alerts_seen: tuple[object, AlertCursor | None] | None = None
+        self._alerts: tuple[Alert, ...] = ()
+        self._open_alerts: tuple[Alert, ...] = ()
+        self.reads = 0  # how many times a file's text was read (what a test can count)
+
+    def path_of(self, name: Watched) -> Path:
+        path: Path = self.paths.alerts if name == "alerts" else getattr(self.paths, name)
+        return path
+
+    def name_of(self, path: str) -> Watched | None:
+        """Which watched file a path from a file event is, if any."""
+        base = os.path.basename(path)
+        return next((n for n in WATCHED if os.path.basename(self.path_of(n)) == base), None)
+
+    def refresh(self, names: Iterable[Watched] = WATCHED) -> None:
+        """Read the named files again where their signature moved."""
+        for name in set(names):
+            if name == "alerts":
+                self._refresh_alerts()
+            else:
+                signature = _signature(self.path_of(name))
+                known = self._reads.get(name)
+                if known is None or known.signature != signature:
+                    self.reads += 1
+                    self._keep(name, signature, read_text(self.path_of(name)))
+
+    def wrote(self, name: FileName, text: str) -> None:
+        """The loop itself just wrote `text` to the file: no need to read it back."""
+        self._keep(name, _signature(self.path_of(name)), text)
+
+    def view(self, now: datetime) -> Workspace:
+        """The documents as one workspace (the policy's expiry judged at `now`)."""
+        if len(self._reads) < len(_PARSERS):
+            self.refresh()
+        return assemble_workspace(
+            self.paths,
+            now,
+            tasks=self._doc("tasks", tasks_md.TaskList),
+            barriers=self._doc("barriers", barriers_md.BarrierList),
+            human=self._doc("human", human_md.HumanQueue),
+            policy_doc=self._doc("policy", policy_md.PolicyDocument),
+            alerts=self._alerts,
+            alert_problems=self.alert_log.problems,
+            open_alerts=self._open_alerts,
+        )
+
+    def _keep(self, name: FileName, signature: Signature, text: str) -> None:
+        known = self._reads.get(name)
+        if known is not None and known.text == text:
+            self._reads[name] = _Read(signature, text, known.doc)
+            return
+        doc = _PARSERS[name](text, str(self.path_of(name)))
+        self._reads[name] = _Read(signature, text, doc)
+
+    def _doc(self, name: FileName, kind: type[_T]) -> _T:
+        doc = self._reads[name].doc
+        if not isinstance(doc, kind):  # _PARSERS pairs each name with its parser
+            raise TypeError(f"{name}: parsed as {type(doc).__name__}, not {kind.__name__}")
+        return doc
+
+    def _refresh_alerts(self) -> None:
+        self.alert_log.refresh()
+        seen = (self.alert_log.index, self.alert_log.cursor)
+        if (
+            self._alerts_seen is None
+            or seen[0] is not self._alerts_seen[0]
+            or seen[1] != self._alerts_seen[1]
+        ):
+            # Made again only when the log moved: 100,000 alerts make tuples worth keeping.
+            self._alerts_seen = seen
+            self._alerts = self.alert_log.index.all()
+            self._open_alerts = open_alerts_of(self._alerts)

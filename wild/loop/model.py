@@ -1,0 +1,265 @@
+"""The loop's state in memory, the events that change it and the actions it asks for.
+
+One `LoopModel` is the single owner of what the loop knows: the parsed files (kept current
+by file events and by the loop's own writes), `state.json`'s content, the bookkeeping about
+the human and failures, and the run's counters. `decide` (wild/loop/decide.py) turns a model
+and an event into a new model and a list of actions; the driver performs the actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from wild.agents.runner import AgentRun
+from wild.control import ControlRequest, ControlState
+from wild.loop.bookkeeping import Bookkeeping
+from wild.parsers.human import HumanInput
+from wild.parsers.state import LoopState
+from wild.parsers.tasks import Task
+from wild.workspace import Workspace
+
+EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped"]
+FileName = Literal["tasks", "human", "barriers", "policy"]
+
+
+@dataclass(frozen=True)
+class LoopOptions:
+    """What `wild "GOAL" …` asked for."""
+
+    goal: str
+    agent: str = "claude"
+    model: str | None = None
+    agent_cmd: str | None = None
+    max_iterations: int | None = None
+    max_time_s: float | None = None
+    once: bool = False
+    agent_timeout_s: float | None = 3600.0
+    heartbeat_s: float = 60.0
+    safety_rescan_s: float = 300.0
+    monitor_with_agent: bool = True  # an agent looks at the jobs when all work waits on them
+    monitor_every_s: float | None = 1800.0  # ... and again this often while it still waits
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    reason: EndReason
+    iterations: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Moment:
+    """The clock as one decision sees it: wall time for files, monotonic time for waits."""
+
+    now: datetime
+    mono: float
+
+
+@dataclass(frozen=True)
+class Running:
+    """The work an agent is on, with what the decision needs to judge the run afterwards."""
+
+    work_type: str  # human-input, alert, task, monitoring
+    work_id: str
+    task: Task | None = None  # the task as it was before the run
+    entry: HumanInput | None = None  # the human input being processed
+    questions: tuple[HumanInput, ...] = ()  # open questions the input answers
+
+
+@dataclass(frozen=True)
+class LoopModel:
+    """Everything the loop knows; changed only by `decide` (a new copy per step)."""
+
+    options: LoopOptions
+    ws: Workspace
+    state: LoopState
+    book: Bookkeeping = field(default_factory=Bookkeeping)
+    control: ControlState = field(default_factory=ControlState)
+    started_mono: float = 0.0
+    iterations: int = 0  # agent runs in this run of the loop (what --max-iterations counts)
+    monitored_at: float | None = None  # monotonic time of the last monitoring run
+    rate_limited_until: float | None = None  # monotonic time a usage limit resets
+    running: Running | None = None
+    complete_claimed: bool = False  # the last run said COMPLETE; judged once the files are read
+    start_event: str | None = None  # events.log id of loop-start
+    agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
+
+    def with_book(self, book: Bookkeeping) -> LoopModel:
+        """A new bookkeeping, written into the state that `state.json` keeps."""
+        if book == self.book:
+            return self
+        return replace(
+            self, book=book, state=replace(self.state, extra=book.merged_into(self.state.extra))
+        )
+
+
+# -- events: what happened ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Decide what to do next: the files are current. `stop`: a signal asked the loop to end."""
+
+    stop: bool = False
+
+
+@dataclass(frozen=True)
+class ControlRequested:
+    """`wild --pause | --resume | --stop` requests read from `.wild/control`."""
+
+    requests: tuple[ControlRequest, ...]
+
+
+@dataclass(frozen=True)
+class AgentFinished:
+    """The agent run on `model.running` ended; the files it changed are read already."""
+
+    run: AgentRun
+    event_id: str  # its agent-end line in events.log
+
+
+Event = Tick | ControlRequested | AgentFinished
+
+
+# -- actions: what the driver should do, in order -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Say:
+    """A line for the terminal."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Log:
+    """A line in events.log."""
+
+    kind: str
+    cause: str | None = None
+    fields: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EditFile:
+    """A minimal edit of one `.wild/` file, re-applied under compare-and-swap if it changed."""
+
+    file: FileName
+    edit: Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class AppendAlert:
+    """One line appended to alerts.jsonl."""
+
+    record: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class AddTask:
+    """A task the agent asked for; the driver logs `task-added` with the id it got."""
+
+    text: str
+    priority: int
+    related: str
+    cause: str | None
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A blocking question to the human: human.md, events.log, the notify command at once."""
+
+    related: str
+    title: str
+    body: str
+    cause: str | None
+
+
+@dataclass(frozen=True)
+class Notify:
+    """A non-blocking note to the human, batched by the Context Switch Penalty."""
+
+    related: str
+    message: str
+    cause: str | None
+
+
+@dataclass(frozen=True)
+class Report:
+    """A progress report: human.md, events.log and the notify command."""
+
+    summary: str
+    cause: str | None
+
+
+@dataclass(frozen=True)
+class FlushNotes:
+    """Send batched notes whose window has passed (`everything`: all of them, the loop ends)."""
+
+    everything: bool = False
+
+
+@dataclass(frozen=True)
+class RunAgent:
+    """Run one agent process on this work (the last action of a step)."""
+
+    iteration: int
+    work_type: str
+    work_id: str
+    values: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Sleep until a file or job event, or `timeout_s` (None: no timed duty is pending)."""
+
+    timeout_s: float | None
+
+
+@dataclass(frozen=True)
+class Continue:
+    """Read what the actions above changed, then decide again."""
+
+
+@dataclass(frozen=True)
+class End:
+    result: LoopResult
+
+
+Action = (
+    Say
+    | Log
+    | EditFile
+    | AppendAlert
+    | AddTask
+    | Ask
+    | Notify
+    | Report
+    | FlushNotes
+    | RunAgent
+    | Wait
+    | Continue
+    | End
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one decision produced: the new model and the actions, the last one a terminal."""
+
+    model: LoopModel
+    actions: tuple[Action, ...]
+
+
+def file_path(ws: Workspace, name: FileName) -> Path:
+    """Where an `EditFile` lands."""
+    return {
+        "tasks": ws.paths.tasks,
+        "human": ws.paths.human,
+        "barriers": ws.paths.barriers,
+        "policy": ws.paths.policy,
+    }[name]
