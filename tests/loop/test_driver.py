@@ -1,0 +1,109 @@
+"""The driver as the single owner of the loop's state: it reads state.json once, reads a file
+again only when an event names it, and writes state.json on every change."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.loop.harness import TASK, new_project, say
+from wild import control
+from wild.commands import edits
+from wild.control import ControlInbox
+from wild.loop import driver
+from wild.parsers.state import LoadedState
+from wild.paths import WildPaths
+from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason
+
+
+def test_state_json_is_read_once_per_run_and_written_on_every_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    reads: list[Path] = []
+    writes: list[int] = []
+    real_load, real_save = driver.load_state, driver.save_state
+
+    def counting_load(path: Path, *args: Any) -> LoadedState:
+        reads.append(path)
+        return real_load(path, *args)
+
+    def counting_save(path: Path, state: Any) -> None:
+        writes.append(state.iteration)
+        real_save(path, state)
+
+    monkeypatch.setattr(driver, "load_state", counting_load)
+    monkeypatch.setattr(driver, "save_state", counting_save)
+    sim.script = [say(TASK)]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 2)
+    assert reads == [sim.paths.state]
+    # Written at start, when each run starts and ends, and when the loop ends; never unchanged.
+    assert writes[0] == 0 and writes[-1] == 2
+    assert sim.state().iteration == 2 and not sim.state().active
+
+
+def test_a_quiet_wake_reads_no_file_and_a_file_event_reads_only_that_file(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n  - blockedBy: gate\n")
+    sim.paths.barriers.write_text("# Barriers\n\n## [WAITING] gate\n- Type: manual\n")
+    seen: list[int] = []
+
+    def human_note() -> WakeReason:
+        seen.append(sim.loop.files.reads)
+        edits.add_human_input(sim.paths, "Looks good", urgent=False, now=sim.clock.now())
+        return WakeReason("file", str(sim.paths.human))
+
+    def nothing_changed() -> WakeReason:
+        seen.append(sim.loop.files.reads)
+        return WakeReason("timeout")
+
+    sim.queue(nothing_changed)
+    sim.queue(human_note)
+    sim.script = [say("<promise>HUMAN_INPUT_PROCESSED</promise>")]
+    sim.run(max_iterations=1)
+    # 4 Markdown files read at start; the quiet wake read none, the human.md event one.
+    assert seen == [4, 4]
+    assert sim.worked_on() == [("human-input", sim.human().inputs[0].key)]
+
+
+def test_a_stop_request_reaches_the_loop_through_the_watcher_and_cancels_at_once(
+    tmp_path: Path,
+) -> None:
+    paths = WildPaths(tmp_path / ".wild")
+    paths.root.mkdir()
+    stop = threading.Event()
+    inbox = ControlInbox(paths, stop)
+    waker = Waker()
+    watcher = FolderWatcher(paths.root, waker, SelfWrites(), on_control=inbox.on_change)
+    watcher.start()
+    try:
+        control.request(paths, "pause")
+        control.request(paths, "stop")
+        # The event is set by the watcher's own thread: a running agent's wait wakes on it.
+        assert stop.wait(timeout=10.0)
+        reasons = watcher.wait_for_work(timeout=10.0)
+        assert {r.kind for r in reasons} == {"control"}
+        taken = inbox.take()
+        while len(taken) < 2:  # a burst may arrive as one event or two
+            assert watcher.wait_for_work(timeout=10.0)
+            taken += inbox.take()
+        assert [r.command for r in taken] == ["pause", "stop"]
+    finally:
+        watcher.stop()
+    assert inbox.take() == ()
+
+
+def test_requests_made_before_the_loop_started_are_not_replayed(tmp_path: Path) -> None:
+    paths = WildPaths(tmp_path / ".wild")
+    paths.root.mkdir()
+    control.request(paths, "stop")
+    stop = threading.Event()
+    inbox = ControlInbox(paths, stop)
+    inbox.on_change()
+    assert (inbox.take(), stop.is_set()) == ((), False)
+    control.request(paths, "pause")
+    inbox.on_change()
+    assert [r.command for r in inbox.take()] == ["pause"]
