@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from wild.agents.runner import AgentRun
 from wild.agents.signals import parse_signals
@@ -216,7 +217,7 @@ def test_a_critical_alert_at_low_autonomy_escalates_without_a_run() -> None:
 # -- what a finished run decides ---------------------------------------------------------------
 
 
-def started(tasks: str, **options: object) -> LoopModel:
+def started(tasks: str, **options: Any) -> LoopModel:
     step = decide(model(tasks, **options), Tick(), AT)
     assert isinstance(step.actions[-1], RunAgent)
     return step.model

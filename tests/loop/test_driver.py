@@ -15,6 +15,8 @@ from wild.commands import edits
 from wild.control import ControlInbox
 from wild.loop import driver
 from wild.parsers.state import LoadedState
+from wild.parsers.state import load_state as real_load
+from wild.parsers.state import save_state as real_save
 from wild.paths import WildPaths
 from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason
 
@@ -25,7 +27,6 @@ def test_state_json_is_read_once_per_run_and_written_on_every_change(
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
     reads: list[Path] = []
     writes: list[int] = []
-    real_load, real_save = driver.load_state, driver.save_state
 
     def counting_load(path: Path, *args: Any) -> LoadedState:
         reads.append(path)
