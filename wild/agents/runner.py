@@ -147,7 +147,9 @@ class _Log:
 
 
 @dataclass(frozen=True)
-class _Outcome:
+class _ProcessEnd:
+    """How the agent's process ended: by itself, at its timeout, or cancelled."""
+
     exit_code: int
     timed_out: bool = False
     cancelled: bool = False
@@ -155,7 +157,7 @@ class _Outcome:
 
 def _supervise(
     request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, started: float
-) -> _Outcome:
+) -> _ProcessEnd:
     ending = wait_or_cancel(
         proc,
         timeout_s=request.timeout_s,
@@ -166,7 +168,7 @@ def _supervise(
     if ending != "exited":
         # Only a killed run loses its group: a job the agent left in the background lives on.
         kill_group(proc)
-    return _Outcome(
+    return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
     )
 
@@ -247,7 +249,7 @@ def _read_output(request: AgentRequest, start: int, end: int, failed: bool) -> _
     )
 
 
-def _ending(outcome: _Outcome, duration: float) -> str:
+def _ending(outcome: _ProcessEnd, duration: float) -> str:
     if outcome.timed_out:
         return f"timed out after {duration:.1f}s; process group killed (exit {outcome.exit_code})"
     if outcome.cancelled:

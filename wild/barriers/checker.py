@@ -51,7 +51,9 @@ def _identity(barrier: Barrier) -> tuple[object, ...]:
 
 
 @dataclass(frozen=True)
-class _Outcome:
+class _BarrierCheck:
+    """One barrier checked in a pass, or refused for want of approval."""
+
     barrier: Barrier
     result: CheckResult
     unapproved_command: str | None  # set when the command was refused for want of approval
@@ -132,7 +134,7 @@ class BarrierChecker:
         approvals = load_approvals(project)
         require = self._require_approval()
 
-        def one(barrier: Barrier) -> _Outcome:
+        def one(barrier: Barrier) -> _BarrierCheck:
             result = check_once(
                 barrier,
                 project_dir=project,
@@ -141,7 +143,7 @@ class BarrierChecker:
                 env=self._env,
                 cancel=self._stopping,  # stop() kills a check in flight rather than wait for it
             )
-            return _Outcome(barrier, result, _refused_command(barrier, approvals, require))
+            return _BarrierCheck(barrier, result, _refused_command(barrier, approvals, require))
 
         with ThreadPoolExecutor(self._max_concurrency, thread_name_prefix="wild-check") as pool:
             outcomes = list(pool.map(one, barriers))
@@ -154,7 +156,7 @@ class BarrierChecker:
             self._wake(barrier_id)
         return [(o.barrier.id, o.result) for o in outcomes]
 
-    def _record(self, outcomes: Sequence[_Outcome], at: str) -> list[str]:
+    def _record(self, outcomes: Sequence[_BarrierCheck], at: str) -> list[str]:
         """Write `Last check:`/`Result:` (and satisfaction) in one edit; returns ids satisfied."""
         # Webhook and manual barriers only report; there is nothing to write for them.
         worth_writing = [o for o in outcomes if o.result.ran or o.result.error is not None]
@@ -194,7 +196,7 @@ class BarrierChecker:
         )
         return list(satisfied)
 
-    def _alert_unapproved(self, outcomes: Sequence[_Outcome]) -> None:
+    def _alert_unapproved(self, outcomes: Sequence[_BarrierCheck]) -> None:
         """One warning per barrier per command hash, not one per interval (nor per restart)."""
         fresh = []
         for outcome in outcomes:
