@@ -3,16 +3,18 @@ again only when an event names it, and writes state.json on every change."""
 
 from __future__ import annotations
 
+import errno
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.loop.harness import TASK, new_project, say
+from tests.loop.harness import TASK, add_alert, new_project, say
 from wild import control
 from wild.commands import edits
 from wild.control import ControlInbox
+from wild.errors import WildError
 from wild.loop import driver
 from wild.parsers.state import LoadedState
 from wild.parsers.state import load_state as real_load
@@ -108,3 +110,46 @@ def test_requests_made_before_the_loop_started_are_not_replayed(tmp_path: Path) 
     control.request(paths, "pause")
     inbox.on_change()
     assert [r.command for r in inbox.take()] == ["pause"]
+
+
+def test_a_full_disk_is_waited_out_and_the_work_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    real_append = driver.append_alert
+    full = [2]  # the first two appends find the disk full
+
+    def append(path: Path, record: Any) -> None:
+        if full[0] > 0:
+            full[0] -= 1
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_append(path, record)
+
+    monkeypatch.setattr(driver, "append_alert", append)
+    add_alert(sim.paths, "alert-1", severity="info")
+    sim.script = [say("<promise>ALERT_RESOLVED</promise>"), say(TASK)]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 2)
+    retries = [e["retry_in_s"] for e in sim.events("io-error")]
+    assert retries == [1.0, 2.0]
+    assert sim.watcher is not None and sim.watcher.timeouts[:2] == [1.0, 2.0]
+    assert any(line.startswith(f"⚠️  {sim.paths.alerts}: No space left") for line in sim.out)
+    assert [line["status"] for line in sim.alert_lines()] == ["pending", "in-progress", "resolved"]
+
+
+def test_a_permission_error_stops_the_loop_with_the_file_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+
+    def refuse(path: Path, *args: Any, **kwargs: Any) -> str:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(driver, "update_text", refuse)
+    with pytest.raises(WildError) as raised:
+        sim.run()
+    assert str(raised.value) == (
+        f"{sim.paths.tasks}: Permission denied; make the file and its folder writable by "
+        "this user, then start wild again"
+    )
+    assert not sim.state().active  # the state still says the loop is over

@@ -9,6 +9,7 @@ tests drive the whole loop in-process without a subprocess or a sleep.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -19,7 +20,7 @@ from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.barriers.checker import BarrierChecker
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
-from wild.loop import iteration
+from wild.loop import io_errors, iteration
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.decide import decide, policy_at
 from wild.loop.files import WATCHED, LoopFiles, Watched
@@ -231,13 +232,33 @@ class Loop:
 
     def _cycle(self, watcher: Watcher, checker: BarrierChecker | None) -> LoopResult:
         event: Event = Tick()
+        failures = 0  # file operations that failed in a row
         while True:
-            step = decide(self.model, event, self._moment())
-            self._commit(step.model)
-            outcome = self._perform(step.actions, watcher, checker)
+            try:
+                step = decide(self.model, event, self._moment())
+                self._commit(step.model)
+                outcome = self._perform(step.actions, watcher, checker)
+            except OSError as error:
+                failures += 1
+                event = self._after_io_error(error, failures, watcher)
+                continue
+            failures = 0
             if isinstance(outcome, LoopResult):
                 return outcome
             event = outcome
+
+    def _after_io_error(self, error: OSError, failures: int, watcher: Watcher) -> Event:
+        """Wait and start the cycle again from the files, or stop with a clear message."""
+        wait_s = io_errors.retry_wait(failures) if io_errors.is_transient(error) else None
+        if wait_s is None:
+            raise io_errors.fatal(error) from error
+        message = io_errors.describe(error)
+        self.out(f"⚠️  {message} (retrying in {wait_s:g} s, attempt {failures})")
+        with contextlib.suppress(OSError):  # the log may sit on the same full disk
+            self.events.append("io-error", error=message, retry_in_s=wait_s)
+        watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
+        self._read(WATCHED)
+        return self._control_or_tick()
 
     def _perform(
         self, actions: tuple[Action, ...], watcher: Watcher, checker: BarrierChecker | None

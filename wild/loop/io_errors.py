@@ -1,0 +1,64 @@
+"""What the loop does when a file operation fails: wait and retry what may pass, stop with a
+clear message on what will not.
+
+A full disk, an I/O hiccup or a busy network filesystem often clears on its own, and an
+overnight loop should ride it out; a permission, a read-only folder or a folder where a file
+should be will not clear by waiting, so the loop stops and says what to fix.
+"""
+
+from __future__ import annotations
+
+import errno
+
+from wild.errors import WildError
+
+# Errors that may clear by themselves: disk full or over quota (someone frees space), I/O and
+# stale-handle errors on network filesystems, a resource briefly busy or unavailable.
+TRANSIENT = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EIO,
+        errno.EAGAIN,
+        errno.EBUSY,
+        errno.EINTR,
+        errno.ETIMEDOUT,
+        errno.ESTALE,
+        errno.ENFILE,
+        errno.EMFILE,
+    }
+)
+MAX_RETRIES = 6  # 1 + 2 + 4 + 8 + 16 + 32 s: about a minute of waiting in all
+FIRST_WAIT_S = 1.0
+LONGEST_WAIT_S = 60.0
+
+
+def is_transient(error: OSError) -> bool:
+    return error.errno in TRANSIENT
+
+
+def retry_wait(failures: int) -> float | None:
+    """Seconds to wait before retry number `failures` (1-based); None: give up."""
+    if failures > MAX_RETRIES:
+        return None
+    return min(FIRST_WAIT_S * 2 ** (failures - 1), LONGEST_WAIT_S)
+
+
+def describe(error: OSError) -> str:
+    """One line: the file, what went wrong, and what to do about it."""
+    where = f"{error.filename}: " if error.filename else ""
+    what = error.strerror or str(error)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        advice = "free some disk space, then start wild again"
+    elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        advice = "make the file and its folder writable by this user, then start wild again"
+    elif error.errno in (errno.EISDIR, errno.ENOTDIR):
+        advice = "a folder stands where a file should be (or the reverse); move it aside"
+    else:
+        advice = "check the file and the disk, then start wild again"
+    return f"{where}{what}; {advice}"
+
+
+def fatal(error: OSError) -> WildError:
+    """The error the loop stops with (exit 1), naming the file."""
+    return WildError(describe(error))
