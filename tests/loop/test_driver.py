@@ -16,6 +16,7 @@ from wild.commands import edits
 from wild.control import ControlInbox
 from wild.errors import WildError
 from wild.loop import driver
+from wild.parsers.alerts import append_alert
 from wild.parsers.state import LoadedState
 from wild.parsers.state import load_state as real_load
 from wild.parsers.state import save_state as real_save
@@ -116,14 +117,13 @@ def test_a_full_disk_is_waited_out_and_the_work_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
-    real_append = driver.append_alert
     full = [2]  # the first two appends find the disk full
 
     def append(path: Path, record: Any) -> None:
         if full[0] > 0:
             full[0] -= 1
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        real_append(path, record)
+        append_alert(path, record)
 
     monkeypatch.setattr(driver, "append_alert", append)
     add_alert(sim.paths, "alert-1", severity="info")

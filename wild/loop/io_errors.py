@@ -41,7 +41,8 @@ def retry_wait(failures: int) -> float | None:
     """Seconds to wait before retry number `failures` (1-based); None: give up."""
     if failures > MAX_RETRIES:
         return None
-    return min(FIRST_WAIT_S * 2 ** (failures - 1), LONGEST_WAIT_S)
+    wait: float = FIRST_WAIT_S * 2.0 ** (failures - 1)
+    return min(wait, LONGEST_WAIT_S)
 
 
 def describe(error: OSError) -> str:
