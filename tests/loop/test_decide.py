@@ -8,13 +8,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from wild.agents.runner import AgentRun
 from wild.agents.signals import parse_signals
 from wild.control import ControlRequest
+from wild.loop import decide as decide_module
 from wild.loop.decide import decide
 from wild.loop.model import (
     AgentFinished,
     AppendAlert,
+    CompactAlerts,
     Continue,
     ControlRequested,
     EditFile,
@@ -34,7 +38,14 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert, AlertIndex, encode_alert, make_alert, parse_line
+from wild.parsers.alerts import (
+    Alert,
+    AlertIndex,
+    encode_alert,
+    make_alert,
+    parse_line,
+    status_update,
+)
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.workspace import assemble_workspace
@@ -297,3 +308,24 @@ def test_decide_is_pure_the_same_input_gives_the_same_output() -> None:
     assert first.model == second.model
     assert kinds(first.actions) == kinds(second.actions)
     assert start.state.current_work is None  # the input model is not changed
+
+
+def test_compaction_is_asked_for_once_per_count_of_resolved_alerts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(decide_module, "COMPACT_AFTER_RESOLVED", 2)
+    resolved = tuple(
+        status_update(
+            make_alert(now=T0, severity="info", source="j", type="t", description="d", alert_id=i),
+            "resolved",
+            T0,
+        )
+        for i in ("a1", "a2")
+    )
+    first = decide(model(alerts=resolved), Tick(), AT)
+    assert any(isinstance(a, CompactAlerts) for a in first.actions)
+    # Nothing moved (say, the file could not be rewritten): the same count does not ask again.
+    again = decide(first.model, Tick(), AT)
+    assert not any(isinstance(a, CompactAlerts) for a in again.actions)
+    below = decide(model(alerts=resolved[:1]), Tick(), AT)
+    assert not any(isinstance(a, CompactAlerts) for a in below.actions)

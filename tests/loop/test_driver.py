@@ -4,19 +4,21 @@ again only when an event names it, and writes state.json on every change."""
 from __future__ import annotations
 
 import errno
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.loop.harness import TASK, add_alert, new_project, say
+from tests.loop.harness import T0, TASK, add_alert, new_project, say
 from wild import control
 from wild.commands import edits
 from wild.control import ControlInbox
 from wild.errors import WildError
+from wild.loop import decide as decide_module
 from wild.loop import driver
-from wild.parsers.alerts import append_alert
+from wild.parsers.alerts import append_alert, status_update
 from wild.parsers.state import LoadedState
 from wild.parsers.state import load_state as real_load
 from wild.parsers.state import save_state as real_save
@@ -153,3 +155,23 @@ def test_a_permission_error_stops_the_loop_with_the_file_and_what_to_do(
         "this user, then start wild again"
     )
     assert not sim.state().active  # the state still says the loop is over
+
+
+def test_resolved_alerts_past_the_threshold_move_to_the_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(decide_module, "COMPACT_AFTER_RESOLVED", 3)
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    for n in range(4):
+        add_alert(sim.paths, f"old-{n}", severity="info")
+        record = sim.alert_lines()[-1]
+        append_alert(sim.paths.alerts, status_update(record, "resolved", T0))
+    add_alert(sim.paths, "open-1", severity="info")
+    sim.script = [say("<promise>ALERT_RESOLVED</promise>"), say(TASK)]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 2)
+    archive = sim.paths.alerts_archive.read_text().splitlines()
+    assert len(archive) == 8  # both lines of each of the 4 resolved alerts, once
+    assert [e["archived_alerts"] for e in sim.events("alerts-compacted")] == [4]
+    kept = [json.loads(line)["id"] for line in sim.paths.alerts.read_text().splitlines()]
+    assert kept == ["open-1"] * 3  # pending, in-progress, resolved: below the threshold again

@@ -28,6 +28,7 @@ from wild.loop.iteration import failure_line, summary
 from wild.loop.model import (
     Action,
     AgentFinished,
+    CompactAlerts,
     Continue,
     ControlRequested,
     EditFile,
@@ -53,6 +54,9 @@ from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy, effective_policy
 from wild.selection import Selection
 
+# Resolved alerts kept in alerts.jsonl before the loop moves them to the archive: enough that
+# compaction is rare (it rewrites the file), few enough that a cold read of the log stays fast.
+COMPACT_AFTER_RESOLVED = 1000
 RATE_LIMIT_UNKNOWN_S = 300.0  # a usage limit that names no reset time
 RATE_LIMIT_MAX_S = 6 * 3600.0
 
@@ -103,6 +107,8 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         return Step(model, (EditFile("tasks", tasks_md.assign_missing_ids), Continue()))
     policy = policy_at(model, at)
     model, actions = _reports(model, policy, at)
+    model, compaction = _compaction(model)
+    actions += compaction
     if model.rate_limited_until is not None and at.mono < model.rate_limited_until:
         return Step(model, (*actions, Wait(model.rate_limited_until - at.mono)))
     selection = (
@@ -141,6 +147,15 @@ def _reports(
     report = Report(progress_summary(model.ws, model.state), model.start_event)
     state = replace(model.state, last_progress_report=iso(at.now))
     return replace(model, state=state), (report, FlushNotes())
+
+
+def _compaction(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:
+    """Compact once resolved alerts pass the threshold; not again while their count stands
+    (a compaction that could move nothing must not repeat every cycle)."""
+    resolved = len(model.ws.alerts) - len(model.ws.open_alerts)
+    if resolved < COMPACT_AFTER_RESOLVED or resolved == model.compacted_with:
+        return model, ()
+    return replace(model, compacted_with=resolved), (CompactAlerts(),)
 
 
 def _judge_complete(

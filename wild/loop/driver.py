@@ -30,6 +30,7 @@ from wild.loop.model import (
     AgentFinished,
     AppendAlert,
     Ask,
+    CompactAlerts,
     Continue,
     ControlRequested,
     EditFile,
@@ -52,7 +53,7 @@ from wild.loop.model import (
 from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import AlertCursor, append_alert
+from wild.parsers.alerts import AlertCursor, append_alert, compact
 from wild.parsers.events_log import EventLog
 from wild.parsers.state import load_state, save_state
 from wild.paths import WildPaths
@@ -313,6 +314,15 @@ class Loop:
         elif isinstance(action, Report):
             self.reporter.progress(policy, now=now, summary=action.summary, cause=action.cause)
             return {"human"}
+        elif isinstance(action, CompactAlerts):
+            report = compact(self.paths.alerts, self.paths.alerts_archive, self.paths.lock)
+            self.events.append(
+                "alerts-compacted",
+                archived_alerts=report.archived_alerts,
+                archived_lines=report.archived_lines,
+                kept_lines=report.kept_lines,
+            )
+            return {"alerts"}
         elif isinstance(action, FlushNotes):
             if action.everything:
                 self.reporter.flush_all(policy)

@@ -84,6 +84,7 @@ class LoopModel:
     monitored_at: float | None = None  # monotonic time of the last monitoring run
     rate_limited_until: float | None = None  # monotonic time a usage limit resets
     running: Running | None = None
+    compacted_with: int | None = None  # resolved alerts in the log when last compacted
     complete_claimed: bool = False  # the last run said COMPLETE; judged once the files are read
     start_event: str | None = None  # events.log id of loop-start
     agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
@@ -197,6 +198,11 @@ class Report:
 
 
 @dataclass(frozen=True)
+class CompactAlerts:
+    """Move resolved alerts' lines from alerts.jsonl to alerts.archive.jsonl (SPEC §1)."""
+
+
+@dataclass(frozen=True)
 class FlushNotes:
     """Send batched notes whose window has passed (`everything`: all of them, the loop ends)."""
 
@@ -240,6 +246,7 @@ Action = (
     | Notify
     | Report
     | FlushNotes
+    | CompactAlerts
     | RunAgent
     | Wait
     | Continue
