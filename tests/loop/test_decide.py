@@ -150,7 +150,7 @@ def test_a_stop_a_signal_and_each_limit_end_the_loop_before_any_work() -> None:
     ready = "- [ ] [P1] task-001: Train\n"
     cases = [
         (model(ready), Tick(stop=True), AT, "stopped"),
-        (replace(model(ready, max_iterations=2), iterations=2), Tick(), AT, "max-iterations"),
+        (replace(model(ready, max_iterations=2), counted=2), Tick(), AT, "max-iterations"),
         (model(ready, max_time_s=60.0), Tick(), Moment(T0, AT.mono + 60.0), "max-time"),
     ]
     for start, event, at, reason in cases:
@@ -287,6 +287,7 @@ def test_a_usage_limit_waits_for_the_reset_and_is_no_failure() -> None:
     limited = run("limit", exit_code=1, rate_limited=True, rate_limit_reset=reset)
     step = decide(running, AgentFinished(limited, "ev-1"), AT)
     assert step.model.state.consecutive_failures == 0
+    assert (step.model.iterations, step.model.counted) == (1, 0)  # not against --max-iterations
     assert step.model.rate_limited_until == AT.mono + 600.0
     assert Log("rate-limited", "ev-1", {"wait_s": 600.0}) in step.actions
     waiting = decide(step.model, Tick(), Moment(T0, AT.mono + 100.0))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.loop.harness import T0, TASK, add_alert, new_project, say
+from tests.loop.harness import T0, TASK, Actions, add_alert, new_project, say
 from wild import control
 from wild.commands import edits
 from wild.control import ControlInbox
@@ -19,6 +19,7 @@ from wild.errors import WildError
 from wild.loop import decide as decide_module
 from wild.loop import driver
 from wild.parsers.alerts import append_alert, status_update
+from wild.parsers.events_log import read_events
 from wild.parsers.state import LoadedState
 from wild.parsers.state import load_state as real_load
 from wild.parsers.state import save_state as real_save
@@ -175,3 +176,34 @@ def test_resolved_alerts_past_the_threshold_move_to_the_archive(
     assert [e["archived_alerts"] for e in sim.events("alerts-compacted")] == [4]
     kept = [json.loads(line)["id"] for line in sim.paths.alerts.read_text().splitlines()]
     assert kept == ["open-1"] * 3  # pending, in-progress, resolved: below the threshold again
+
+
+def test_every_event_names_its_cause(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n  - blockedBy: gate\n")
+    sim.paths.barriers.write_text("# Barriers\n\n## [WAITING] gate\n- Type: manual\n")
+
+    def gate_opens() -> WakeReason:
+        edits.satisfy_barrier(sim.paths, "gate", now=T0)
+        return WakeReason("file", str(sim.paths.barriers))
+
+    sim.queue(gate_opens)
+    sim.script = [say("<promise>NOTIFY_HUMAN</promise><reason>half way</reason>", TASK)]
+    assert sim.run().reason == "complete"
+    events, _ = read_events(sim.paths.events)
+    assert events[0]["kind"] == "loop-start"
+    uncaused = [e["kind"] for e in events[1:] if not e.get("cause")]
+    assert uncaused == []
+    by_id = {e["id"]: e for e in events}
+    start = by_id[sim.events("agent-start")[0]["cause"]]
+    assert start["kind"] == "wake"  # the run follows from the barrier's wake-up
+
+
+def test_runs_cut_short_by_a_usage_limit_do_not_count_towards_max_iterations(
+    tmp_path: Path,
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    limited: Actions = [{"print": "Usage limit reached. Try again in 5 minutes."}, {"exit": 1}]
+    sim.script = [limited, limited, say(TASK)]
+    result = sim.run(max_iterations=2)  # three runs, one of them counted
+    assert (result.reason, result.iterations) == ("complete", 3)
+    assert [e["wait_s"] for e in sim.events("rate-limited")] == [300.0, 300.0]

@@ -98,7 +98,7 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     if event.stop or model.control.stop_requested:
         return _end(model, "stopped", "stopped on request")
     limit = model.options.max_iterations
-    if limit is not None and model.iterations >= limit:
+    if limit is not None and model.counted >= limit:
         return _end(model, "max-iterations", f"reached {limit} iterations")
     if _time_left(model, at) == 0.0:
         return _end(model, "max-time", "reached the time limit")
@@ -280,7 +280,13 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
         total_tokens=model.state.total_tokens + (run.input_tokens or 0) + (run.output_tokens or 0),
         current_work=None if outcome.done else work_now,
     )
-    model = replace(model, state=push_summary(state, note), iterations=model.iterations + 1)
+    # A run the agent's usage limit cut short is waited out, not counted against the limit.
+    model = replace(
+        model,
+        state=push_summary(state, note),
+        iterations=model.iterations + 1,
+        counted=model.counted + (0 if run.rate_limited else 1),
+    )
     model = model.with_book(book)
     if run.signals.has("COMPLETE") and not run.timed_out:
         model = replace(model, complete_claimed=True)

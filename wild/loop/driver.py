@@ -113,9 +113,13 @@ class Loop:
             out,
             self._remember(paths.human),
             send=self.hooks.send_notification,
+            cause=lambda: self._cause,
         )
         self.files = LoopFiles(paths)
         self._model: LoopModel | None = None
+        # The events.log id of what the loop is acting on now (the loop's start, the last
+        # wake-up or agent run): the cause of every event that names no other.
+        self._cause: str | None = None
         self._setup = iteration.AgentSetup(
             goal=options.goal,
             agent=options.agent,
@@ -178,6 +182,7 @@ class Loop:
         )
         self.files.refresh()
         start = self.events.append("loop-start", goal=self.options.goal, agent=self.options.agent)
+        self._cause = start
         model = LoopModel(
             options=self.options,
             ws=self.files.view(self.clock.now()),
@@ -256,7 +261,7 @@ class Loop:
         message = io_errors.describe(error)
         self.out(f"⚠️  {message} (retrying in {wait_s:g} s, attempt {failures})")
         with contextlib.suppress(OSError):  # the log may sit on the same full disk
-            self.events.append("io-error", error=message, retry_in_s=wait_s)
+            self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
         watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
         self._read(WATCHED)
         return self._control_or_tick()
@@ -285,7 +290,7 @@ class Loop:
         if isinstance(action, Say):
             self.out(action.text)
         elif isinstance(action, Log):
-            self.events.append(action.kind, cause=action.cause, **action.fields)
+            self.events.append(action.kind, cause=action.cause or self._cause, **action.fields)
         elif isinstance(action, EditFile):
             path = file_path(self.model.ws, action.file)
             text = update_text(path, action.edit, self.paths.lock, on_written=self._remember(path))
@@ -304,20 +309,27 @@ class Loop:
                 related=action.related,
                 title=action.title,
                 body=action.body,
-                cause=action.cause,
+                cause=action.cause or self._cause,
             )
             return {"human"}
         elif isinstance(action, Notify):
             self.reporter.notify(
-                policy, now=now, related=action.related, message=action.message, cause=action.cause
+                policy,
+                now=now,
+                related=action.related,
+                message=action.message,
+                cause=action.cause or self._cause,
             )
         elif isinstance(action, Report):
-            self.reporter.progress(policy, now=now, summary=action.summary, cause=action.cause)
+            self.reporter.progress(
+                policy, now=now, summary=action.summary, cause=action.cause or self._cause
+            )
             return {"human"}
         elif isinstance(action, CompactAlerts):
             report = compact(self.paths.alerts, self.paths.alerts_archive, self.paths.lock)
             self.events.append(
                 "alerts-compacted",
+                cause=self._cause,
                 archived_alerts=report.archived_alerts,
                 archived_lines=report.archived_lines,
                 kept_lines=report.kept_lines,
@@ -364,7 +376,7 @@ class Loop:
         )
         self.files.wrote("tasks", text)
         fields = {"related": action.related, "task": added[0]}
-        self.events.append("task-added", cause=action.cause, **fields)
+        self.events.append("task-added", cause=action.cause or self._cause, **fields)
 
     def _run_agent(self, action: RunAgent) -> Event:
         """Run one agent process; its end, with the files it changed read, is the next event."""
@@ -382,7 +394,7 @@ class Loop:
         )
         started = self.events.append(
             "agent-start",
-            cause=self.model.agent_event or self.model.start_event,
+            cause=self._cause,
             iteration=action.iteration,
             work_type=action.work_type,
             work_id=action.work_id,
@@ -401,6 +413,7 @@ class Loop:
             cost_usd=run.cost_usd,
             log=str(run.log_path),
         )
+        self._cause = ended
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended)
 
@@ -416,7 +429,9 @@ class Loop:
             r.path is not None and r.path.endswith("barriers.md") for r in reasons
         ):
             checker.poke()
-        self.events.append("wake", reasons=sorted({r.kind for r in reasons}))
+        self._cause = self.events.append(
+            "wake", cause=self.model.start_event, reasons=sorted({r.kind for r in reasons})
+        )
         self._read(self._changed(reasons))
         return self._control_or_tick()
 

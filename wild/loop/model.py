@@ -80,7 +80,8 @@ class LoopModel:
     book: Bookkeeping = field(default_factory=Bookkeeping)
     control: ControlState = field(default_factory=ControlState)
     started_mono: float = 0.0
-    iterations: int = 0  # agent runs in this run of the loop (what --max-iterations counts)
+    iterations: int = 0  # agent runs in this run of the loop
+    counted: int = 0  # those --max-iterations counts: all but runs cut short by a usage limit
     monitored_at: float | None = None  # monotonic time of the last monitoring run
     rate_limited_until: float | None = None  # monotonic time a usage limit resets
     running: Running | None = None

@@ -36,8 +36,10 @@ class Reporter:
         on_written: Callable[[bytes], None],
         *,
         send: SendNotification = send_notification,
+        cause: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._send_command = send
+        self._cause = cause  # what a delivery problem is logged as following from
         self._paths = paths
         self._events = events
         self._out = out
@@ -134,7 +136,7 @@ class Reporter:
             # The policy file is editable by the agent, so its command is code like a barrier's.
             if command not in self._unapproved_said:
                 self._unapproved_said.add(command)
-                self._events.append("notify-unapproved", command=command)
+                self._events.append("notify-unapproved", cause=self._cause(), command=command)
                 self._out(
                     f"⚠️  notify command not run: it is not approved yet; run "
                     f"wild --approve {NOTIFY_APPROVAL_ID} to allow `{command}`"
@@ -142,7 +144,7 @@ class Reporter:
             return
         error = self._send_command(command, text, timeout_s=NOTIFY_TIMEOUT_S)
         if error is not None:
-            self._events.append("notify-failed", error=error)
+            self._events.append("notify-failed", cause=self._cause(), error=error)
             self._out(f"⚠️  notify command failed: {error}")
 
 
