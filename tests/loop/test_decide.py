@@ -330,3 +330,11 @@ def test_compaction_is_asked_for_once_per_count_of_resolved_alerts(
     assert not any(isinstance(a, CompactAlerts) for a in again.actions)
     below = decide(model(alerts=resolved[:1]), Tick(), AT)
     assert not any(isinstance(a, CompactAlerts) for a in below.actions)
+
+
+def test_the_reason_for_waiting_is_said_once_not_at_every_wake_up() -> None:
+    barriers = "# Barriers\n\n## [WAITING] gate\n- Type: manual\n"
+    first = decide(model("- [ ] [P1] t-1: A\n  - blockedBy: gate\n", barriers=barriers), Tick(), AT)
+    assert Say("⏳ Waiting (gate); sleeping until something changes") in first.actions
+    again = decide(first.model, Tick(), AT)
+    assert kinds(again.actions) == ["FlushNotes", "Wait"]

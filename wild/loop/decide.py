@@ -128,12 +128,15 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     started = _start_work(model, selection, policy, at)
     if started is not None:
         model, work_actions = started
+        model = replace(model, idle_note=None)
         return Step(model, (*actions, *work_actions))
     if model.options.once:
         return _end(model, "once", "nothing to run now", *actions)
-    return Step(
-        model, (*actions, *_idle_note(selection), Wait(_idle_timeout(model, policy, selection, at)))
-    )
+    note = _idle_note(selection)
+    if note is not None and note != model.idle_note:
+        actions += (Say(note),)  # said once per reason, not at every wake-up
+    model = replace(model, idle_note=note)
+    return Step(model, (*actions, Wait(_idle_timeout(model, policy, selection, at))))
 
 
 def _reports(
@@ -196,13 +199,13 @@ def _start_work(
     return None
 
 
-def _idle_note(selection: Selection | None) -> tuple[Action, ...]:
+def _idle_note(selection: Selection | None) -> str | None:
     if selection is None:
-        return (Say("⏸️  paused; `wild --resume` continues"),)
+        return "⏸️  paused; `wild --resume` continues"
     if selection.item is None:
-        return ()
+        return None
     waiting = ", ".join(b.id for b in selection.waiting_barriers) or selection.item.reason
-    return (Say(f"⏳ Waiting ({waiting}); sleeping until something changes"),)
+    return f"⏳ Waiting ({waiting}); sleeping until something changes"
 
 
 def _time_left(model: LoopModel, at: Moment) -> float | None:

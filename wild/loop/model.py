@@ -85,6 +85,7 @@ class LoopModel:
     monitored_at: float | None = None  # monotonic time of the last monitoring run
     rate_limited_until: float | None = None  # monotonic time a usage limit resets
     running: Running | None = None
+    idle_note: str | None = None  # what the loop last said it waits for
     compacted_with: int | None = None  # resolved alerts in the log when last compacted
     complete_claimed: bool = False  # the last run said COMPLETE; judged once the files are read
     start_event: str | None = None  # events.log id of loop-start
