@@ -116,6 +116,7 @@ def loop_options(**options: Any) -> LoopOptions:
         "agent_cmd": FAKE,
         "safety_rescan_s": 3600.0,
         "max_iterations": 12,
+        "plan": False,  # planning has its own tests (tests/loop/test_planning.py)
     }
     settings.update(options)
     return LoopOptions(**settings)

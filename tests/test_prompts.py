@@ -57,6 +57,8 @@ def kind_values(kind: str) -> dict[str, object]:
     if kind == "task":
         task = tasks_md.parse("- [/] [P1] task-001: Train\n  - [x] Load\n  - [ ] Fit\n").tasks[0]
         return prompts.task_values(task, "- iteration 1: task task-001 → failed")
+    if kind == "planning":
+        return prompts.planning_values(())
     barriers = parse_barriers("## [WAITING] train-done\n- Type: file-exists\n- File: done\n")
     return prompts.monitoring_values(barriers.barriers)
 

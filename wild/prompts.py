@@ -15,7 +15,8 @@ from wild.policy.model import HumanPolicy
 from wild.selection import task_key
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
-KINDS = ("human-input", "alert", "task", "monitoring")  # one built-in template each
+# One built-in template each.
+KINDS = ("human-input", "alert", "task", "monitoring", "planning")
 
 SIGNALS = """## Signals (write them in your final message, outside code blocks)
 - <promise>TASK_COMPLETE</promise> — the current task is done
@@ -162,3 +163,14 @@ def monitoring_values(barriers: tuple[Barrier, ...]) -> dict[str, object]:
         for b in barriers
     ]
     return {"barriers": "\n".join(lines) or "- none"}
+
+
+def planning_values(tasks: tuple[Task, ...]) -> dict[str, object]:
+    """Where the plan stands: how many tasks are done, and whether there is a plan at all."""
+    if not tasks:
+        return {"progress": "There is no plan yet: .wild/tasks.md holds no task.\n"}
+    done = sum(1 for t in tasks if t.status in ("complete", "cancelled"))
+    return {
+        "progress": f"Every task of the plan is finished ({done} of {len(tasks)}). "
+        "Check the goal once more: is anything left?\n"
+    }

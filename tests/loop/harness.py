@@ -249,6 +249,7 @@ def loop_options(**options: Any) -> LoopOptions:
         "agent_cmd": "scripted-agent",
         "safety_rescan_s": 3600.0,
         "max_iterations": 12,
+        "plan": False,  # tests of planning turn it on; the others end when the work is done
     }
     settings.update(options)
     return LoopOptions(**settings)

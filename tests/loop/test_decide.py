@@ -80,7 +80,12 @@ def model(
         policy_doc=policy_md.parse(policy),
         alerts=AlertIndex([e for e in entries if isinstance(e, Alert)]).all(),
     )
-    settings: dict[str, object] = {"goal": "Ship it", "agent": "custom", "agent_cmd": "x"}
+    settings: dict[str, object] = {
+        "goal": "Ship it",
+        "agent": "custom",
+        "agent_cmd": "x",
+        "plan": False,
+    }
     settings.update(options)
     return LoopModel(
         options=LoopOptions(**settings),  # type: ignore[arg-type]

@@ -70,6 +70,9 @@ def main() -> int:
     elif work_type == "monitoring":
         say("The training job is still running; nothing to fix.")
         say("<promise>MONITORING_COMPLETE</promise>")
+    elif work_type == "planning":
+        say("Checked the goal once more: the model is trained and the report is written.")
+        say("<promise>COMPLETE</promise>")
     elif work_id == "task-001":
         Path("data").mkdir(exist_ok=True)
         Path("data/train.csv").write_text("x,y\n1,2\n")

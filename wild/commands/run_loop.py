@@ -18,7 +18,14 @@ from wild.loop import Loop, LoopOptions, LoopResult
 from wild.paths import WildPaths
 from wild.store import read_text, update_text
 
-EXIT_CODES = {"complete": 0, "once": 0, "max-iterations": 0, "max-time": 0, "stopped": 130}
+EXIT_CODES = {
+    "complete": 0,
+    "once": 0,
+    "max-iterations": 0,
+    "max-time": 0,
+    "stopped": 130,
+    "no-plan": 1,
+}
 
 
 def start_policy(

@@ -59,6 +59,9 @@ from wild.selection import Selection
 COMPACT_AFTER_RESOLVED = 1000
 RATE_LIMIT_UNKNOWN_S = 300.0  # a usage limit that names no reset time
 RATE_LIMIT_MAX_S = 6 * 3600.0
+# Planning runs in a row that neither plan nor confirm before the loop gives up: with no
+# tasks there is nothing else to do, and an agent that cannot plan would spin forever.
+PLANNING_TRIES = 3
 
 
 def decide(model: LoopModel, event: Event, at: Moment) -> Step:
@@ -119,6 +122,16 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     if model.complete_claimed:
         model, judged = _judge_complete(model, selection)
         actions += judged
+    if selection is not None and selection.kind == "complete" and not _confirmed(model):
+        tries = model.book.failures.get(work.PLANNING, 0)
+        if tries >= PLANNING_TRIES:
+            message = (
+                f"the agent wrote no plan and did not confirm the goal in {tries} planning runs;"
+                " add tasks to .wild/tasks.md or read the agent's logs in .wild/logs/"
+            )
+            return _end(model, "no-plan", message, *actions)
+        model, planning = work.start_planning(replace(model, idle_note=None), at)
+        return Step(model, (*actions, *planning))
     if selection is not None and selection.kind == "complete":
         done = (
             Say("✅ All work complete."),
@@ -161,11 +174,21 @@ def _compaction(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:
     return replace(model, compacted_with=resolved), (CompactAlerts(),)
 
 
+def _confirmed(model: LoopModel) -> bool:
+    """The loop may end: planning is off, or the last run, a planning run, confirmed the goal
+    is met with no work left."""
+    return not model.options.plan or model.confirmed_at == model.state.iteration
+
+
 def _judge_complete(
     model: LoopModel, selection: Selection | None
 ) -> tuple[LoopModel, tuple[Action, ...]]:
-    """COMPLETE with work left is recorded, and the next prompts say so; the loop goes on."""
-    model = replace(model, complete_claimed=False)
+    """COMPLETE with work left is recorded, and the next prompts say so; the loop goes on.
+    COMPLETE from a planning run with no work left confirms the goal is met."""
+    claim = model.complete_claimed
+    model = replace(model, complete_claimed=None)
+    if selection is not None and selection.kind == "complete" and claim == "planning":
+        return replace(model, confirmed_at=model.state.iteration), ()
     if selection is None or selection.kind == "complete" or not selection.queue:
         return model, ()
     left = len(selection.queue)
@@ -291,8 +314,8 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
         counted=model.counted + (0 if run.rate_limited else 1),
     )
     model = model.with_book(book)
-    if run.signals.has("COMPLETE") and not run.timed_out:
-        model = replace(model, complete_claimed=True)
+    if run.signals.has("COMPLETE") and not run.timed_out and running is not None:
+        model = replace(model, complete_claimed=running.work_type)
     if run.rate_limited:
         wait_s = _rate_limit_wait(run, at)
         actions += [

@@ -22,7 +22,7 @@ from wild.parsers.state import LoopState
 from wild.parsers.tasks import Task
 from wild.workspace import Workspace
 
-EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped"]
+EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped", "no-plan"]
 FileName = Literal["tasks", "human", "barriers", "policy"]
 
 
@@ -32,6 +32,8 @@ class LoopOptions:
 
     goal: str
     agent: str = "claude"
+    # With no work left, ask the agent to plan (or to confirm the goal is met) before ending.
+    plan: bool = True
     model: str | None = None
     agent_cmd: str | None = None
     max_iterations: int | None = None
@@ -68,6 +70,7 @@ class Running:
     task: Task | None = None  # the task as it was before the run
     entry: HumanInput | None = None  # the human input being processed
     questions: tuple[HumanInput, ...] = ()  # open questions the input answers
+    tasks_before: int = 0  # how many tasks tasks.md held when a planning run began
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,9 @@ class LoopModel:
     running: Running | None = None
     idle_note: str | None = None  # what the loop last said it waits for
     compacted_with: int | None = None  # resolved alerts in the log when last compacted
-    complete_claimed: bool = False  # the last run said COMPLETE; judged once the files are read
+    # The work type of the last run if it said COMPLETE; judged once the files are read.
+    complete_claimed: str | None = None
+    confirmed_at: int | None = None  # the iteration whose planning run confirmed the goal met
     start_event: str | None = None  # events.log id of loop-start
     agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
 

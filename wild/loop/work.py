@@ -16,6 +16,8 @@ says what follows. What counts:
 - `<resolve_alert>` resolves the alerts it names; `<event_output>` `new_events` become tasks
   (`"text"` or `{"task": "text", "priority": 1}`) or alerts (`{"alert": "what happened",
   "severity": "warning"}`), and its `artifacts` are recorded in events.log.
+- planning (no work left): done when the agent added tasks or confirmed the goal (COMPLETE);
+  otherwise a failed attempt, counted under the work key `planning`.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ from wild.parsers.tasks import Task
 from wild.policy.escalation import should_escalate, should_escalate_failures
 from wild.policy.model import HumanPolicy
 from wild.selection import Selection, WorkItem, task_key
+
+PLANNING = "planning"  # the work key of planning runs: their failures, their holds
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,13 @@ def start_monitoring(
     ids = ",".join(b.id for b in selection.waiting_barriers)
     values = prompts.monitoring_values(selection.waiting_barriers)
     return _run(model, Running("monitoring", ids), values, at)
+
+
+def start_planning(model: LoopModel, at: Moment) -> tuple[LoopModel, tuple[Action, ...]]:
+    """No work is left: the agent gets the goal and writes the plan, or confirms it is met."""
+    tasks = model.ws.tasks.tasks
+    running = Running("planning", PLANNING, tasks_before=len(tasks))
+    return _run(model, running, prompts.planning_values(tasks), at)
 
 
 def _run(
@@ -173,6 +184,8 @@ def finish(model: LoopModel, run: AgentRun, policy: HumanPolicy, at: Moment) -> 
         return _alert(model, running, run, policy, at)
     if running.work_type == "task":
         return _task(model, running, run, policy, at)
+    if running.work_type == "planning":
+        return _planning(model, running, run, policy, at)
     acts = _Acts()
     _common(model, run, running.work_id, at=at, acts=acts)  # a question; no item to hold
     if _finished(_believed(run), "MONITORING_COMPLETE"):
@@ -400,6 +413,23 @@ def _task(
     if _attempt_failed(run, changed=before is not None and _moved(before, after)):
         return _failed_attempt(model, task_id, run, policy, acts)
     return Outcome(model.book.succeeded(task_id), tuple(acts.items))
+
+
+def _planning(
+    model: LoopModel, running: Running, run: AgentRun, policy: HumanPolicy, at: Moment
+) -> Outcome:
+    """Planned (tasks added) or confirmed (COMPLETE) is done; neither is a failed attempt."""
+    acts = _Acts()
+    signals = _believed(run)
+    asked = _common(model, run, PLANNING, at=at, acts=acts)
+    planned = len(model.ws.tasks.tasks) > running.tasks_before
+    if planned or signals.has("COMPLETE") or _finished(signals, "COMPLETE"):
+        return Outcome(model.book.succeeded(PLANNING), tuple(acts.items), done=True)
+    if asked:
+        return Outcome(model.book.hold(PLANNING, _reason(signals)), tuple(acts.items))
+    if _excused(run):
+        return Outcome(model.book, tuple(acts.items))
+    return _failed_attempt(model, PLANNING, run, policy, acts)
 
 
 def _task_of(doc: tasks_md.TaskList, key: str) -> Task:
