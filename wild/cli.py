@@ -9,49 +9,19 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import gettempdir
 from typing import Any
 
 import click
 
-from wild import control
 from wild.clock import Clock, SystemClock
-from wild.commands import barrier_cmds, edits
 from wild.commands import demo as demo_cmd
-from wild.commands.init import init_wild
-from wild.commands.policy_show import format_policy, policy_json
-from wild.commands.run_loop import EXIT_CODES, run_loop
-from wild.commands.status import format_status, format_work, list_work_data, status_data
-from wild.commands.watch import watch_status
+from wild.commands import edits
+from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call
 from wild.errors import UsageError, WildError
-from wild.loop import LoopOptions
-from wild.migrate import migrate_ralph
-from wild.output import to_json
 from wild.paths import WildPaths
-from wild.policy.model import parse_duration
-from wild.workspace import Workspace, load_workspace
-
-# Flags that each select one action; at most one may be given.
-ACTIONS = (
-    "init",
-    "status",
-    "list_work",
-    "human_input",
-    "update_policy",
-    "show_policy",
-    "add_task",
-    "alert",
-    "satisfy",
-    "migrate",
-    "check_barriers",
-    "approve",
-    "generate_check",
-    "pause",
-    "resume",
-    "stop",
-)
 
 clock: Clock = SystemClock()
 
@@ -199,160 +169,19 @@ def cli(goal: str | None, wild_dir: str | None, as_json: bool, **options: Any) -
         )
     if not chosen and goal == "demo":
         sys.exit(demo_cmd.run_demo())
-    if not chosen:
-        if goal is None:
-            raise UsageError(
-                'give a goal (wild "GOAL") or an action such as --status; see wild --help'
-            )
-        _loop(goal, paths, options)
-        return
-    if goal is not None:
+    if not chosen and goal is None:
+        raise UsageError('give a goal (wild "GOAL") or an action such as --status; see wild --help')
+    if chosen and goal is not None:
         raise UsageError(f"a goal cannot be combined with {_flag(chosen[0])}")
-    _dispatch(chosen[0], paths, as_json, options)
-
-
-def _dispatch(action: str, paths: WildPaths, as_json: bool, opts: dict[str, Any]) -> None:
-    now = clock.now()
-    if action == "init":
-        created, kept = init_wild(paths)
-        click.echo(
-            f"Initialised {paths.root}: created {', '.join(created) or 'nothing'}"
-            + (f"; kept existing {', '.join(kept)}" if kept else "")
-        )
-    elif action == "status" and opts["watch"]:
-        watch_status(paths, clock, _redraw)
-    elif action == "status":
-        data = status_data(load_workspace(paths, now))
-        click.echo(to_json(data) if as_json else format_status(data))
-    elif action == "list_work":
-        items = list_work_data(load_workspace(paths, now))
-        click.echo(to_json(items) if as_json else format_work(items))
-    elif action == "show_policy":
-        ws = load_workspace(paths, now)
-        click.echo(to_json(policy_json(ws)) if as_json else format_policy(ws))
-    elif action == "human_input":
-        key = edits.add_human_input(paths, opts["human_input"], urgent=opts["urgent"], now=now)
-        kind = "urgent human input" if opts["urgent"] else "human input"
-        click.echo(f"Queued {kind} {key} in {paths.human}")
-    elif action == "update_policy":
-        duration = _duration("--duration", opts["duration"])
-        edits.update_policy(paths, opts["update_policy"], duration=duration, now=now)
-        suffix = f" for {opts['duration']}" if opts["duration"] else ""
-        click.echo(f"Policy is now {opts['update_policy']}{suffix} ({paths.policy})")
-    elif action == "add_task":
-        task_id = edits.add_task(
-            paths,
-            opts["add_task"],
-            priority=opts["priority"],
-            depends_on=opts["depends_on"],
-            blocked_by=opts["blocked_by"],
-        )
-        click.echo(f"Added {task_id}: {opts['add_task']}")
-    elif action == "alert":
-        _alert(paths, opts, now)
-    elif action == "satisfy":
-        changed = edits.satisfy_barrier(paths, opts["satisfy"], now=now)
-        state = "is now satisfied" if changed else "was already satisfied"
-        click.echo(f"Barrier {opts['satisfy']} {state}")
-    elif action == "check_barriers":
-        rows = barrier_cmds.check_barriers(paths, clock)
-        click.echo(to_json(rows) if as_json else barrier_cmds.format_checks(rows))
-    elif action == "approve":
-        _approve(paths, opts["approve"])
-    elif action == "generate_check":
-        script = barrier_cmds.generate_check(paths, opts["generate_check"])
-        click.echo(f"Wrote {script}")
-    elif action in ("pause", "resume", "stop"):
-        control.request(paths, action, clock)
-        click.echo(f"Asked the loop in {paths.root} to {action}")
-    elif action == "migrate":
-        report = migrate_ralph(Path(opts["from_dir"]), paths, force=opts["force"], clock=clock)
-        click.echo(
-            f"Migrated {report.source} into {report.target}: {report.tasks} tasks"
-            f" ({report.subtasks} subtasks), {report.pending_inputs} pending inputs"
-        )
-        for note in report.notes:
-            click.echo(f"  note: {note}")
-
-
-def _redraw(ws: Workspace) -> None:
-    click.clear()
-    click.echo(format_status(status_data(ws)))
-
-
-def _approve(paths: WildPaths, barrier_id: str) -> None:
-    if barrier_id:
-        command, digest = barrier_cmds.approve_barrier(paths, barrier_id)
-        click.echo(f"Approved {barrier_id}: {command} (sha256 {digest[:12]})")
-        return
-    waiting = barrier_cmds.unapproved(paths)
-    if not waiting:
-        click.echo("No barrier commands await approval.")
-        return
-    click.echo("Commands awaiting approval (run wild --approve BARRIER for each you trust):")
-    for name, command in waiting:
-        click.echo(f"  {name}: {command}")
-
-
-def _duration(flag: str, value: str | None) -> timedelta | None:
-    """A duration flag's value; a bad one is a usage error (exit 2) naming the flag."""
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except WildError as exc:
-        raise UsageError(f"{flag} {value}: {exc}") from None
-
-
-def _seconds(flag: str, value: str | None) -> float | None:
-    duration = _duration(flag, value)
-    return duration.total_seconds() if duration is not None else None
-
-
-def _loop(goal: str, paths: WildPaths, opts: dict[str, Any]) -> None:
-    agent = "custom" if opts["agent_cmd"] and opts["agent"] == "claude" else opts["agent"]
-    options = LoopOptions(
-        goal=goal,
-        agent=agent,
-        model=opts["model"],
-        agent_cmd=opts["agent_cmd"],
-        max_iterations=opts["max_iterations"],
-        max_time_s=_seconds("--max-time", opts["max_time"]),
-        once=opts["once"],
-        agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
-    )
-    result = run_loop(
-        paths,
-        options,
-        clock,
-        policy=opts["policy"],
-        duration=_duration("--duration", opts["duration"]),
-        policy_file=opts["policy_file"],
-        webhook_port=opts["webhook_port"],
+    action = chosen[0] if chosen else LOOP
+    call = Call(
+        paths=paths,
+        opts={**options, "goal": goal, "as_json": as_json},
+        clock=clock,
         out=click.echo,
+        clear=click.clear,
     )
-    click.echo(f"wild stopped: {result.message} ({result.iterations} iterations)")
-    code = EXIT_CODES[result.reason]
-    if code:
-        sys.exit(code)
-
-
-def _alert(paths: WildPaths, opts: dict[str, Any], now: datetime) -> None:
-    missing = [f for f in ("severity", "source", "alert_type", "description") if not opts[f]]
-    if missing:
-        names = ", ".join("--type" if m == "alert_type" else _flag(m) for m in missing)
-        raise UsageError(f"--alert also needs {names}")
-    alert_id = edits.raise_alert(
-        paths,
-        severity=opts["severity"],
-        source=opts["source"],
-        alert_type=opts["alert_type"],
-        description=opts["description"],
-        context=edits.parse_context(opts["context"]),
-        choices=opts["choice"],
-        now=now,
-    )
-    click.echo(alert_id)
+    HANDLERS[action](call)
 
 
 def _crash_log(exc: BaseException) -> Path:
