@@ -15,11 +15,12 @@ from tempfile import gettempdir
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from wild.clock import Clock, SystemClock
 from wild.commands import demo as demo_cmd
 from wild.commands import edits
-from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call
+from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
 from wild.errors import UsageError, WildError
 from wild.paths import WildPaths
 
@@ -174,6 +175,7 @@ def cli(goal: str | None, wild_dir: str | None, as_json: bool, **options: Any) -
     if chosen and goal is not None:
         raise UsageError(f"a goal cannot be combined with {_flag(chosen[0])}")
     action = chosen[0] if chosen else LOOP
+    _check_options_belong(click.get_current_context(), action)
     call = Call(
         paths=paths,
         opts={**options, "goal": goal, "as_json": as_json},
@@ -182,6 +184,19 @@ def cli(goal: str | None, wild_dir: str | None, as_json: bool, **options: Any) -
         clear=click.clear,
     )
     HANDLERS[action](call)
+
+
+def _check_options_belong(ctx: click.Context, action: str) -> None:
+    """Refuse an option the chosen action would silently ignore (`--status --priority 1`)."""
+    options = [p for p in ctx.command.params if isinstance(p, click.Option) and p.name]
+    given = [
+        p.name
+        for p in options
+        if p.name and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+    ]
+    problem = misplaced_option(action, given, {p.name: p.opts[0] for p in options if p.name})
+    if problem:
+        raise UsageError(problem)
 
 
 def _crash_log(exc: BaseException) -> Path:

@@ -8,7 +8,7 @@ through `call.out`, so click stays in the CLI layer.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -254,3 +254,54 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
 
 # The flags that each select one action; at most one may be given.
 ACTIONS = tuple(name for name in HANDLERS if name != LOOP)
+EVERY = (*ACTIONS, LOOP)
+
+# Which actions each option (by its click parameter name) does something with. Any other
+# combination is a usage error naming the action the option belongs to.
+OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
+    "wild_dir": EVERY,
+    **{action: (action,) for action in ACTIONS},
+    "as_json": ("status", "list_work", "show_policy", "check_barriers"),
+    "watch": ("status",),
+    "urgent": ("human_input",),
+    "duration": ("update_policy", LOOP),
+    "priority": ("add_task",),
+    "depends_on": ("add_task",),
+    "blocked_by": ("add_task",),
+    "severity": ("alert",),
+    "source": ("alert",),
+    "alert_type": ("alert",),
+    "description": ("alert",),
+    "context": ("alert",),
+    "choice": ("alert",),
+    "from_dir": ("migrate",),
+    "force": ("migrate",),
+    "agent": (LOOP,),
+    "model": (LOOP,),
+    "agent_cmd": (LOOP,),
+    "policy": (LOOP,),
+    "policy_file": (LOOP,),
+    "max_iterations": (LOOP,),
+    "max_time": (LOOP,),
+    "agent_timeout": (LOOP,),
+    "webhook_port": (LOOP,),
+    "once": (LOOP,),
+}
+
+
+def misplaced_option(action: str, given: Iterable[str], flags: Mapping[str, str]) -> str | None:
+    """The usage error for the first option in `given` that does nothing with `action`.
+
+    `flags` spells each parameter name as the user typed it (`alert_type` -> `--type`).
+    """
+
+    def name(owner: str) -> str:
+        return 'the loop (wild "GOAL")' if owner == LOOP else flags[owner]
+
+    for option in given:
+        owners = OPTION_ACTIONS[option]
+        if action not in owners:
+            names = [name(owner) for owner in owners]
+            belongs = " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+            return f"{flags[option]} belongs to {belongs}; it does nothing with {name(action)}"
+    return None
