@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import gettempdir
@@ -27,7 +28,7 @@ from wild.paths import WildPaths
 clock: Clock = SystemClock()
 
 
-class WildCommand(click.Command):
+class GuardedCommand(click.Command):
     """Maps wild's errors to one `Error: …` line and an exit code, also under CliRunner."""
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -54,11 +55,73 @@ class WildCommand(click.Command):
             ctx.exit(3)
 
 
+class WildCommand(GuardedCommand):
+    """`wild`: the loop and the actions; a first word naming a subcommand runs that instead.
+
+    A click group would read a goal as an unknown subcommand, so the subcommands (`demo`) are
+    looked up here, before parsing, and listed in `--help` beside the options.
+    """
+
+    def __init__(self, *args: Any, subcommands: Mapping[str, click.Command], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.subcommands = dict(subcommands)
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        sub = self.subcommands.get(argv[0]) if argv else None
+        if sub is not None:
+            return sub.main(argv[1:], prog_name=f"{prog_name or 'wild'} {argv[0]}", **extra)
+        return super().main(argv, prog_name, **extra)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `wild --dir x demo` reads as the demo but would start a real agent on the goal "demo".
+        explicit = "--" in args  # checked first: parsing consumes `args`
+        rest = super().parse_args(ctx, args)
+        name = ctx.params.get("goal")
+        if name in self.subcommands and not explicit:
+            raise click.UsageError(
+                f'`{name}` is a command: run `wild {name}` on its own; for the goal "{name}",'
+                f" write `wild -- {name}` or `wild --goal {name}`",
+                ctx,
+            )
+        return rest
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_usage(ctx, formatter)
+        for name in self.subcommands:
+            formatter.write_usage(f"{ctx.command_path} {name}", prefix="       ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_options(ctx, formatter)
+        with formatter.section("Commands"):
+            formatter.write_dl(
+                [(name, sub.get_short_help_str()) for name, sub in self.subcommands.items()]
+            )
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-@click.command(cls=WildCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(
+    "demo",
+    cls=GuardedCommand,
+    short_help="A guided tour of wild in a temporary folder.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+def demo() -> None:
+    """A guided tour: the real loop and a scripted agent on a sample project, in a temp folder."""
+    sys.exit(demo_cmd.run_demo())
+
+
+@click.command(
+    "wild",
+    cls=WildCommand,
+    subcommands={"demo": demo},
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.argument("goal", required=False)
 @click.option(
     "--dir", "wild_dir", metavar="PATH", help="State folder (default .wild, or $WILD_DIR)."
@@ -127,6 +190,12 @@ def _flag(name: str) -> str:
 @click.option("--resume", is_flag=True, help="Resume a paused loop.")
 @click.option("--stop", is_flag=True, help="Stop the running loop now (kills its agent).")
 @click.option(
+    "--goal",
+    "goal_option",
+    metavar="TEXT",
+    help="The goal, as an option: for any text, even a command's name (wild --goal demo).",
+)
+@click.option(
     "--agent",
     default="claude",
     show_default=True,
@@ -160,16 +229,23 @@ def _flag(name: str) -> str:
     help="Serve the loopback webhook on this port (0: any free port).",
 )
 @click.option("--once", is_flag=True, help="Run one iteration, then exit.")
-def cli(goal: str | None, wild_dir: str | None, as_json: bool, **options: Any) -> None:
-    """Run a coding agent autonomously over the files in .wild/, or manage them."""
+def cli(
+    goal: str | None, goal_option: str | None, wild_dir: str | None, as_json: bool, **options: Any
+) -> None:
+    """Run a coding agent autonomously towards GOAL over the files in .wild/, or manage them.
+
+    GOAL is any text; when it is the name of a command, write `wild -- demo` or
+    `wild --goal demo`.
+    """
+    if goal is not None and goal_option is not None:
+        raise UsageError("give the goal once: as an argument or with --goal, not both")
+    goal = goal if goal_option is None else goal_option
     paths = WildPaths.resolve(wild_dir)
     chosen = [name for name in ACTIONS if options[name] not in (None, False)]
     if len(chosen) > 1:
         raise UsageError(
             f"{_flag(chosen[0])} and {_flag(chosen[1])} cannot be used together; give one action"
         )
-    if not chosen and goal == "demo":
-        sys.exit(demo_cmd.run_demo())
     if not chosen and goal is None:
         raise UsageError('give a goal (wild "GOAL") or an action such as --status; see wild --help')
     if chosen and goal is not None:

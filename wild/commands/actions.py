@@ -276,6 +276,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "choice": ("alert",),
     "from_dir": ("migrate",),
     "force": ("migrate",),
+    "goal_option": (LOOP,),
     "agent": (LOOP,),
     "model": (LOOP,),
     "agent_cmd": (LOOP,),
