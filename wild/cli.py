@@ -1,7 +1,8 @@
 """The click shell: parse flags, call one core function, print, map errors to exit codes.
 
-Exit codes: 0 ok, 1 user error (`Error: …` with what to do), 2 usage, 3 unexpected crash
-(details in a crash log), 130 interrupted.
+Exit codes: 0 ok, 1 user error (`Error: …` with what to do; also an OSError, such as a file
+wild cannot read or a lock another wild holds), 2 usage, 3 unexpected crash (details in a crash
+log), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ class GuardedCommand(click.Command):
             # The reader went away (`wild demo | head`): stop quietly, as other CLIs do.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(1)
+        except OSError as exc:  # the system refused: a lock held, a file wild cannot use
+            has_dir = "wild_dir" in ctx.params
+            folder = WildPaths.resolve(ctx.params["wild_dir"]).root if has_dir else None
+            click.echo(f"Error: {os_error_message(exc, folder)}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
             log = _crash_log(exc)
@@ -273,6 +279,27 @@ def _check_options_belong(ctx: click.Context, action: str) -> None:
     problem = misplaced_option(action, given, {p.name: p.opts[0] for p in options if p.name})
     if problem:
         raise UsageError(problem)
+
+
+def os_error_message(exc: OSError, folder: Path | None) -> str:
+    """One line for an OSError: the file and the system's words, or who holds the lock.
+
+    An error on an open file descriptor names no file; then the state `folder` is named.
+    """
+    filelock = sys.modules.get("filelock")  # loaded if a lock was taken; not imported for this
+    if filelock is not None and isinstance(exc, filelock.Timeout):
+        lock = Path(exc.lock_file)
+        return (
+            f"{lock.parent} is locked by another wild process ({lock.name}); "
+            "wait or stop it (wild --stop)"
+        )
+    what = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        if folder is None:
+            return f"{what}; check the types and permissions of wild's files"
+        return f"{folder}: {what} on one of its files; check their types and permissions"
+    where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
+    return f"{where}: {what}; check that path's type and permissions"
 
 
 def _crash_log(exc: BaseException) -> Path:
