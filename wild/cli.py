@@ -20,10 +20,9 @@ import click
 from click.core import ParameterSource
 
 from wild.clock import Clock, SystemClock
-from wild.commands import demo as demo_cmd
-from wild.commands import edits
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
 from wild.errors import UsageError, WildError
+from wild.parsers.alerts import SEVERITIES
 from wild.paths import WildPaths
 
 clock: Clock = SystemClock()
@@ -119,7 +118,9 @@ def _flag(name: str) -> str:
 )
 def demo() -> None:
     """A guided tour: the real loop and a scripted agent on a sample project, in a temp folder."""
-    sys.exit(demo_cmd.run_demo())
+    from wild.commands.demo import run_demo  # noqa: PLC0415  (the loop: only for the demo)
+
+    sys.exit(run_demo())
 
 
 @click.command(
@@ -157,7 +158,7 @@ def demo() -> None:
     "--blocked-by", multiple=True, metavar="ID", help="With --add-task: a barrier it waits for."
 )
 @click.option("--alert", is_flag=True, help="Append an alert (for jobs and scripts).")
-@click.option("--severity", type=click.Choice(edits.SEVERITIES), help="With --alert.")
+@click.option("--severity", type=click.Choice(SEVERITIES), help="With --alert.")
 @click.option("--source", metavar="SRC", help="With --alert: who raises it, e.g. training-job-3.")
 @click.option("--type", "alert_type", metavar="T", help="With --alert: e.g. OOM, divergence.")
 @click.option("--description", metavar="D", help="With --alert: what happened.")

@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from filelock import FileLock
-
 from wild.errors import ConflictError
 
 ENCODING = "utf-8"
@@ -144,6 +142,9 @@ def wild_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
     Waits `timeout` seconds (default LOCK_TIMEOUT_S, read at call time), then raises
     filelock.Timeout, which the CLI reports as "locked by another wild process".
     """
+    # Imported here: filelock costs ~17 ms, and commands that only read never lock.
+    from filelock import FileLock  # noqa: PLC0415
+
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S if timeout is None else timeout):
         yield

@@ -3,6 +3,9 @@
 `wild/cli.py` parses the command line, decides which action was chosen and calls
 `HANDLERS[action]` with a `Call`. A handler calls one core function and prints its result
 through `call.out`, so click stays in the CLI layer.
+
+Each handler imports what it uses, inside the handler: `wild --status` then loads the
+parsers and the status code, not the loop, the webhook, the demo or filelock (issue 8).
 """
 
 from __future__ import annotations
@@ -11,24 +14,14 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wild import control
-from wild.clock import Clock
-from wild.commands import barrier_cmds, edits
-from wild.commands.init import init_wild
-from wild.commands.policy_show import format_policy, policy_json
-from wild.commands.run_loop import EXIT_CODES, run_loop
-from wild.commands.status import format_status, format_work, list_work_data, status_data
-from wild.commands.watch import watch_status
 from wild.errors import UsageError, WildError
-from wild.loop import LoopOptions
-from wild.migrate import migrate_ralph
-from wild.output import to_json
-from wild.paths import WildPaths
-from wild.policy.model import parse_duration
-from wild.workspace import Workspace, load_workspace
+
+if TYPE_CHECKING:
+    from wild.clock import Clock
+    from wild.paths import WildPaths
+    from wild.workspace import Workspace
 
 # The loop is chosen by a goal rather than by a flag; it is dispatched like the actions.
 LOOP = "loop"
@@ -50,6 +43,8 @@ class Call:
 
 
 def _init(call: Call) -> None:
+    from wild.commands.init import init_wild
+
     created, kept = init_wild(call.paths)
     call.out(
         f"Initialised {call.paths.root}: created {', '.join(created) or 'nothing'}"
@@ -58,7 +53,12 @@ def _init(call: Call) -> None:
 
 
 def _status(call: Call) -> None:
+    from wild.commands.status import format_status, status_data
+    from wild.output import to_json
+    from wild.workspace import load_workspace
+
     if call.opts["watch"]:
+        from wild.commands.watch import watch_status
 
         def redraw(ws: Workspace) -> None:
             call.clear()
@@ -71,16 +71,26 @@ def _status(call: Call) -> None:
 
 
 def _list_work(call: Call) -> None:
+    from wild.commands.status import format_work, list_work_data
+    from wild.output import to_json
+    from wild.workspace import load_workspace
+
     items = list_work_data(load_workspace(call.paths, call.clock.now()))
     call.out(to_json(items) if call.as_json else format_work(items))
 
 
 def _show_policy(call: Call) -> None:
+    from wild.commands.policy_show import format_policy, policy_json
+    from wild.output import to_json
+    from wild.workspace import load_workspace
+
     ws = load_workspace(call.paths, call.clock.now())
     call.out(to_json(policy_json(ws)) if call.as_json else format_policy(ws))
 
 
 def _human_input(call: Call) -> None:
+    from wild.commands import edits
+
     urgent = call.opts["urgent"]
     key = edits.add_human_input(
         call.paths, call.opts["human_input"], urgent=urgent, now=call.clock.now()
@@ -90,6 +100,8 @@ def _human_input(call: Call) -> None:
 
 
 def _update_policy(call: Call) -> None:
+    from wild.commands import edits
+
     mode, given = call.opts["update_policy"], call.opts["duration"]
     duration = _duration("--duration", given)
     edits.update_policy(call.paths, mode, duration=duration, now=call.clock.now())
@@ -98,6 +110,8 @@ def _update_policy(call: Call) -> None:
 
 
 def _add_task(call: Call) -> None:
+    from wild.commands import edits
+
     task_id = edits.add_task(
         call.paths,
         call.opts["add_task"],
@@ -118,6 +132,8 @@ ALERT_NEEDS = {
 
 
 def _alert(call: Call) -> None:
+    from wild.commands import edits
+
     opts = call.opts
     missing = [flag for name, flag in ALERT_NEEDS.items() if not opts[name]]
     if missing:
@@ -136,6 +152,8 @@ def _alert(call: Call) -> None:
 
 
 def _satisfy(call: Call) -> None:
+    from wild.commands import edits
+
     barrier_id = call.opts["satisfy"]
     changed = edits.satisfy_barrier(call.paths, barrier_id, now=call.clock.now())
     state = "is now satisfied" if changed else "was already satisfied"
@@ -143,11 +161,16 @@ def _satisfy(call: Call) -> None:
 
 
 def _check_barriers(call: Call) -> None:
+    from wild.commands import barrier_cmds
+    from wild.output import to_json
+
     rows = barrier_cmds.check_barriers(call.paths, call.clock)
     call.out(to_json(rows) if call.as_json else barrier_cmds.format_checks(rows))
 
 
 def _approve(call: Call) -> None:
+    from wild.commands import barrier_cmds
+
     barrier_id = call.opts["approve"]
     if barrier_id:
         command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id)
@@ -163,12 +186,16 @@ def _approve(call: Call) -> None:
 
 
 def _generate_check(call: Call) -> None:
+    from wild.commands import barrier_cmds
+
     script = barrier_cmds.generate_check(call.paths, call.opts["generate_check"])
     call.out(f"Wrote {script}")
 
 
 def _control(request: str) -> Callable[[Call], None]:
     def handler(call: Call) -> None:
+        from wild import control
+
         control.request(call.paths, request, call.clock)
         call.out(f"Asked the loop in {call.paths.root} to {request}")
 
@@ -176,6 +203,10 @@ def _control(request: str) -> Callable[[Call], None]:
 
 
 def _migrate(call: Call) -> None:
+    from pathlib import Path
+
+    from wild.migrate import migrate_ralph
+
     report = migrate_ralph(
         Path(call.opts["from_dir"]), call.paths, force=call.opts["force"], clock=call.clock
     )
@@ -188,6 +219,9 @@ def _migrate(call: Call) -> None:
 
 
 def _loop(call: Call) -> None:
+    from wild.commands.run_loop import EXIT_CODES, run_loop
+    from wild.loop import LoopOptions
+
     opts = call.opts
     agent = "custom" if opts["agent_cmd"] and opts["agent"] == "claude" else opts["agent"]
     options = LoopOptions(
@@ -218,6 +252,8 @@ def _loop(call: Call) -> None:
 
 def _duration(flag: str, value: str | None) -> timedelta | None:
     """A duration flag's value; a bad one is a usage error (exit 2) naming the flag."""
+    from wild.policy.model import parse_duration
+
     if value is None:
         return None
     try:
