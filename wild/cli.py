@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -304,6 +303,8 @@ def os_error_message(exc: OSError, folder: Path | None) -> str:
 
 
 def _crash_log(exc: BaseException) -> Path:
+    import traceback  # noqa: PLC0415  (only after a crash; every command would pay for it)
+
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     path = Path(gettempdir()) / f"wild-crash-{stamp}.log"
     path.write_text("".join(traceback.format_exception(exc)))
