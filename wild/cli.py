@@ -1,62 +1,33 @@
 """The click shell: parse flags, call one core function, print, map errors to exit codes.
 
-Exit codes: 0 ok, 1 user error (`Error: …` with what to do), 2 usage, 3 unexpected crash
-(details in a crash log), 130 interrupted.
+Exit codes: 0 ok, 1 user error (`Error: …` with what to do; also an OSError, such as a file
+wild cannot read or a lock another wild holds), 2 usage, 3 unexpected crash (details in a crash
+log), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import traceback
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import gettempdir
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
-from wild import control
 from wild.clock import Clock, SystemClock
-from wild.commands import barrier_cmds, edits
-from wild.commands import demo as demo_cmd
-from wild.commands.init import init_wild
-from wild.commands.policy_show import format_policy, policy_json
-from wild.commands.run_loop import EXIT_CODES, run_loop
-from wild.commands.status import format_status, format_work, list_work_data, status_data
-from wild.commands.watch import watch_status
+from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
 from wild.errors import UsageError, WildError
-from wild.loop import LoopOptions
-from wild.migrate import migrate_ralph
-from wild.output import to_json
+from wild.parsers.alerts import SEVERITIES
 from wild.paths import WildPaths
-from wild.policy.model import parse_duration
-from wild.workspace import Workspace, load_workspace
-
-# Flags that each select one action; at most one may be given.
-ACTIONS = (
-    "init",
-    "status",
-    "list_work",
-    "human_input",
-    "update_policy",
-    "show_policy",
-    "add_task",
-    "alert",
-    "satisfy",
-    "migrate",
-    "check_barriers",
-    "approve",
-    "generate_check",
-    "pause",
-    "resume",
-    "stop",
-)
 
 clock: Clock = SystemClock()
 
 
-class WildCommand(click.Command):
+class GuardedCommand(click.Command):
     """Maps wild's errors to one `Error: …` line and an exit code, also under CliRunner."""
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -73,6 +44,11 @@ class WildCommand(click.Command):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(1)
+        except OSError as exc:  # the system refused: a lock held, a file wild cannot use
+            has_dir = "wild_dir" in ctx.params
+            folder = WildPaths.resolve(ctx.params["wild_dir"]).root if has_dir else None
+            click.echo(f"Error: {os_error_message(exc, folder)}", err=True)
+            ctx.exit(1)
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
             log = _crash_log(exc)
             click.echo(
@@ -83,11 +59,75 @@ class WildCommand(click.Command):
             ctx.exit(3)
 
 
+class WildCommand(GuardedCommand):
+    """`wild`: the loop and the actions; a first word naming a subcommand runs that instead.
+
+    A click group would read a goal as an unknown subcommand, so the subcommands (`demo`) are
+    looked up here, before parsing, and listed in `--help` beside the options.
+    """
+
+    def __init__(self, *args: Any, subcommands: Mapping[str, click.Command], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.subcommands = dict(subcommands)
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        sub = self.subcommands.get(argv[0]) if argv else None
+        if sub is not None:
+            return sub.main(argv[1:], prog_name=f"{prog_name or 'wild'} {argv[0]}", **extra)
+        return super().main(argv, prog_name, **extra)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `wild --dir x demo` reads as the demo but would start a real agent on the goal "demo".
+        explicit = "--" in args  # checked first: parsing consumes `args`
+        rest = super().parse_args(ctx, args)
+        name = ctx.params.get("goal")
+        if name in self.subcommands and not explicit:
+            raise click.UsageError(
+                f'`{name}` is a command: run `wild {name}` on its own; for the goal "{name}",'
+                f" write `wild -- {name}` or `wild --goal {name}`",
+                ctx,
+            )
+        return rest
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_usage(ctx, formatter)
+        for name in self.subcommands:
+            formatter.write_usage(f"{ctx.command_path} {name}", prefix="       ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_options(ctx, formatter)
+        with formatter.section("Commands"):
+            formatter.write_dl(
+                [(name, sub.get_short_help_str()) for name, sub in self.subcommands.items()]
+            )
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-@click.command(cls=WildCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(
+    "demo",
+    cls=GuardedCommand,
+    short_help="A guided tour of wild in a temporary folder.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+def demo() -> None:
+    """A guided tour: the real loop and a scripted agent on a sample project, in a temp folder."""
+    from wild.commands.demo import run_demo  # noqa: PLC0415  (the loop: only for the demo)
+
+    sys.exit(run_demo())
+
+
+@click.command(
+    "wild",
+    cls=WildCommand,
+    subcommands={"demo": demo},
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.argument("goal", required=False)
 @click.option(
     "--dir", "wild_dir", metavar="PATH", help="State folder (default .wild, or $WILD_DIR)."
@@ -117,7 +157,7 @@ def _flag(name: str) -> str:
     "--blocked-by", multiple=True, metavar="ID", help="With --add-task: a barrier it waits for."
 )
 @click.option("--alert", is_flag=True, help="Append an alert (for jobs and scripts).")
-@click.option("--severity", type=click.Choice(edits.SEVERITIES), help="With --alert.")
+@click.option("--severity", type=click.Choice(SEVERITIES), help="With --alert.")
 @click.option("--source", metavar="SRC", help="With --alert: who raises it, e.g. training-job-3.")
 @click.option("--type", "alert_type", metavar="T", help="With --alert: e.g. OOM, divergence.")
 @click.option("--description", metavar="D", help="With --alert: what happened.")
@@ -156,6 +196,12 @@ def _flag(name: str) -> str:
 @click.option("--resume", is_flag=True, help="Resume a paused loop.")
 @click.option("--stop", is_flag=True, help="Stop the running loop now (kills its agent).")
 @click.option(
+    "--goal",
+    "goal_option",
+    metavar="TEXT",
+    help="The goal, as an option: for any text, even a command's name (wild --goal demo).",
+)
+@click.option(
     "--agent",
     default="claude",
     show_default=True,
@@ -189,173 +235,76 @@ def _flag(name: str) -> str:
     help="Serve the loopback webhook on this port (0: any free port).",
 )
 @click.option("--once", is_flag=True, help="Run one iteration, then exit.")
-def cli(goal: str | None, wild_dir: str | None, as_json: bool, **options: Any) -> None:
-    """Run a coding agent autonomously over the files in .wild/, or manage them."""
+def cli(
+    goal: str | None, goal_option: str | None, wild_dir: str | None, as_json: bool, **options: Any
+) -> None:
+    """Run a coding agent autonomously towards GOAL over the files in .wild/, or manage them.
+
+    GOAL is any text; when it is the name of a command, write `wild -- demo` or
+    `wild --goal demo`.
+    """
+    if goal is not None and goal_option is not None:
+        raise UsageError("give the goal once: as an argument or with --goal, not both")
+    goal = goal if goal_option is None else goal_option
     paths = WildPaths.resolve(wild_dir)
     chosen = [name for name in ACTIONS if options[name] not in (None, False)]
     if len(chosen) > 1:
         raise UsageError(
             f"{_flag(chosen[0])} and {_flag(chosen[1])} cannot be used together; give one action"
         )
-    if not chosen and goal == "demo":
-        sys.exit(demo_cmd.run_demo())
-    if not chosen:
-        if goal is None:
-            raise UsageError(
-                'give a goal (wild "GOAL") or an action such as --status; see wild --help'
-            )
-        _loop(goal, paths, options)
-        return
-    if goal is not None:
+    if not chosen and goal is None:
+        raise UsageError('give a goal (wild "GOAL") or an action such as --status; see wild --help')
+    if chosen and goal is not None:
         raise UsageError(f"a goal cannot be combined with {_flag(chosen[0])}")
-    _dispatch(chosen[0], paths, as_json, options)
-
-
-def _dispatch(action: str, paths: WildPaths, as_json: bool, opts: dict[str, Any]) -> None:
-    now = clock.now()
-    if action == "init":
-        created, kept = init_wild(paths)
-        click.echo(
-            f"Initialised {paths.root}: created {', '.join(created) or 'nothing'}"
-            + (f"; kept existing {', '.join(kept)}" if kept else "")
-        )
-    elif action == "status" and opts["watch"]:
-        watch_status(paths, clock, _redraw)
-    elif action == "status":
-        data = status_data(load_workspace(paths, now))
-        click.echo(to_json(data) if as_json else format_status(data))
-    elif action == "list_work":
-        items = list_work_data(load_workspace(paths, now))
-        click.echo(to_json(items) if as_json else format_work(items))
-    elif action == "show_policy":
-        ws = load_workspace(paths, now)
-        click.echo(to_json(policy_json(ws)) if as_json else format_policy(ws))
-    elif action == "human_input":
-        key = edits.add_human_input(paths, opts["human_input"], urgent=opts["urgent"], now=now)
-        kind = "urgent human input" if opts["urgent"] else "human input"
-        click.echo(f"Queued {kind} {key} in {paths.human}")
-    elif action == "update_policy":
-        duration = _duration("--duration", opts["duration"])
-        edits.update_policy(paths, opts["update_policy"], duration=duration, now=now)
-        suffix = f" for {opts['duration']}" if opts["duration"] else ""
-        click.echo(f"Policy is now {opts['update_policy']}{suffix} ({paths.policy})")
-    elif action == "add_task":
-        task_id = edits.add_task(
-            paths,
-            opts["add_task"],
-            priority=opts["priority"],
-            depends_on=opts["depends_on"],
-            blocked_by=opts["blocked_by"],
-        )
-        click.echo(f"Added {task_id}: {opts['add_task']}")
-    elif action == "alert":
-        _alert(paths, opts, now)
-    elif action == "satisfy":
-        changed = edits.satisfy_barrier(paths, opts["satisfy"], now=now)
-        state = "is now satisfied" if changed else "was already satisfied"
-        click.echo(f"Barrier {opts['satisfy']} {state}")
-    elif action == "check_barriers":
-        rows = barrier_cmds.check_barriers(paths, clock)
-        click.echo(to_json(rows) if as_json else barrier_cmds.format_checks(rows))
-    elif action == "approve":
-        _approve(paths, opts["approve"])
-    elif action == "generate_check":
-        script = barrier_cmds.generate_check(paths, opts["generate_check"])
-        click.echo(f"Wrote {script}")
-    elif action in ("pause", "resume", "stop"):
-        control.request(paths, action, clock)
-        click.echo(f"Asked the loop in {paths.root} to {action}")
-    elif action == "migrate":
-        report = migrate_ralph(Path(opts["from_dir"]), paths, force=opts["force"], clock=clock)
-        click.echo(
-            f"Migrated {report.source} into {report.target}: {report.tasks} tasks"
-            f" ({report.subtasks} subtasks), {report.pending_inputs} pending inputs"
-        )
-        for note in report.notes:
-            click.echo(f"  note: {note}")
-
-
-def _redraw(ws: Workspace) -> None:
-    click.clear()
-    click.echo(format_status(status_data(ws)))
-
-
-def _approve(paths: WildPaths, barrier_id: str) -> None:
-    if barrier_id:
-        command, digest = barrier_cmds.approve_barrier(paths, barrier_id)
-        click.echo(f"Approved {barrier_id}: {command} (sha256 {digest[:12]})")
-        return
-    waiting = barrier_cmds.unapproved(paths)
-    if not waiting:
-        click.echo("No barrier commands await approval.")
-        return
-    click.echo("Commands awaiting approval (run wild --approve BARRIER for each you trust):")
-    for name, command in waiting:
-        click.echo(f"  {name}: {command}")
-
-
-def _duration(flag: str, value: str | None) -> timedelta | None:
-    """A duration flag's value; a bad one is a usage error (exit 2) naming the flag."""
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except WildError as exc:
-        raise UsageError(f"{flag} {value}: {exc}") from None
-
-
-def _seconds(flag: str, value: str | None) -> float | None:
-    duration = _duration(flag, value)
-    return duration.total_seconds() if duration is not None else None
-
-
-def _loop(goal: str, paths: WildPaths, opts: dict[str, Any]) -> None:
-    agent = "custom" if opts["agent_cmd"] and opts["agent"] == "claude" else opts["agent"]
-    options = LoopOptions(
-        goal=goal,
-        agent=agent,
-        model=opts["model"],
-        agent_cmd=opts["agent_cmd"],
-        max_iterations=opts["max_iterations"],
-        max_time_s=_seconds("--max-time", opts["max_time"]),
-        once=opts["once"],
-        agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
-    )
-    result = run_loop(
-        paths,
-        options,
-        clock,
-        policy=opts["policy"],
-        duration=_duration("--duration", opts["duration"]),
-        policy_file=opts["policy_file"],
-        webhook_port=opts["webhook_port"],
+    action = chosen[0] if chosen else LOOP
+    _check_options_belong(click.get_current_context(), action)
+    call = Call(
+        paths=paths,
+        opts={**options, "goal": goal, "as_json": as_json},
+        clock=clock,
         out=click.echo,
+        clear=click.clear,
     )
-    click.echo(f"wild stopped: {result.message} ({result.iterations} iterations)")
-    code = EXIT_CODES[result.reason]
-    if code:
-        sys.exit(code)
+    HANDLERS[action](call)
 
 
-def _alert(paths: WildPaths, opts: dict[str, Any], now: datetime) -> None:
-    missing = [f for f in ("severity", "source", "alert_type", "description") if not opts[f]]
-    if missing:
-        names = ", ".join("--type" if m == "alert_type" else _flag(m) for m in missing)
-        raise UsageError(f"--alert also needs {names}")
-    alert_id = edits.raise_alert(
-        paths,
-        severity=opts["severity"],
-        source=opts["source"],
-        alert_type=opts["alert_type"],
-        description=opts["description"],
-        context=edits.parse_context(opts["context"]),
-        choices=opts["choice"],
-        now=now,
-    )
-    click.echo(alert_id)
+def _check_options_belong(ctx: click.Context, action: str) -> None:
+    """Refuse an option the chosen action would silently ignore (`--status --priority 1`)."""
+    options = [p for p in ctx.command.params if isinstance(p, click.Option) and p.name]
+    given = [
+        p.name
+        for p in options
+        if p.name and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+    ]
+    problem = misplaced_option(action, given, {p.name: p.opts[0] for p in options if p.name})
+    if problem:
+        raise UsageError(problem)
+
+
+def os_error_message(exc: OSError, folder: Path | None) -> str:
+    """One line for an OSError: the file and the system's words, or who holds the lock.
+
+    An error on an open file descriptor names no file; then the state `folder` is named.
+    """
+    filelock = sys.modules.get("filelock")  # loaded if a lock was taken; not imported for this
+    if filelock is not None and isinstance(exc, filelock.Timeout):
+        lock = Path(exc.lock_file)
+        return (
+            f"{lock.parent} is locked by another wild process ({lock.name}); "
+            "wait or stop it (wild --stop)"
+        )
+    what = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        if folder is None:
+            return f"{what}; check the types and permissions of wild's files"
+        return f"{folder}: {what} on one of its files; check their types and permissions"
+    where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
+    return f"{where}: {what}; check that path's type and permissions"
 
 
 def _crash_log(exc: BaseException) -> Path:
+    import traceback  # noqa: PLC0415  (only after a crash; every command would pay for it)
+
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     path = Path(gettempdir()) / f"wild-crash-{stamp}.log"
     path.write_text("".join(traceback.format_exception(exc)))

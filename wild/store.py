@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from filelock import FileLock
-
 from wild.errors import ConflictError
 
 ENCODING = "utf-8"
@@ -138,10 +136,17 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def wild_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Exclude wild's other writers (the loop, the CLI, the checker thread)."""
+def wild_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
+    """Exclude wild's other writers (the loop, the CLI, the checker thread).
+
+    Waits `timeout` seconds (default LOCK_TIMEOUT_S, read at call time), then raises
+    filelock.Timeout, which the CLI reports as "locked by another wild process".
+    """
+    # Imported here: filelock costs ~17 ms, and commands that only read never lock.
+    from filelock import FileLock  # noqa: PLC0415
+
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_path), timeout=timeout):
+    with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S if timeout is None else timeout):
         yield
 
 

@@ -1,0 +1,113 @@
+"""Library exceptions that reach the user are one `Error:` line and exit 1, never "crashed"."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from wild import store
+from wild.cli import cli
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def wild_dir(tmp_path: Path) -> Path:
+    root = tmp_path / ".wild"
+    assert invoke("--init", "--dir", str(root)).exit_code == 0
+    return root
+
+
+@pytest.fixture
+def lock_held(wild_dir: Path) -> Iterator[None]:
+    """Another process holds .wild/.lock, as a running wild does while it writes."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from filelock import FileLock\n"
+            f"lock = FileLock({str(wild_dir / '.lock')!r}); lock.acquire()\n"
+            "print('held', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline() == "held\n"
+    yield
+    holder.stdin.close()
+    holder.wait(timeout=10)
+
+
+@pytest.mark.usefixtures("lock_held")
+def test_a_held_lock_is_a_user_error_naming_the_folder(
+    wild_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "LOCK_TIMEOUT_S", 0.2)
+    result = invoke("--add-task", "Never added", "--dir", str(wild_dir))
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {wild_dir} is locked by another wild process (.lock); "
+        "wait or stop it (wild --stop)\n"
+    )
+    assert "Never added" not in (wild_dir / "tasks.md").read_text()
+
+
+def test_a_folder_where_a_file_belongs_names_the_file(wild_dir: Path) -> None:
+    (wild_dir / "tasks.md").unlink()
+    (wild_dir / "tasks.md").mkdir()
+    result = invoke("--status", "--dir", str(wild_dir))
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {wild_dir / 'tasks.md'}: Is a directory; check that path's type and permissions\n"
+    )
+
+
+def test_an_error_on_an_open_file_names_the_folder(wild_dir: Path) -> None:
+    # alerts.jsonl is read through a file descriptor, so the OSError names no file.
+    (wild_dir / "alerts.jsonl").unlink()
+    (wild_dir / "alerts.jsonl").mkdir()
+    result = invoke("--status", "--dir", str(wild_dir))
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ")
+    assert "crashed" not in result.output
+    assert str(wild_dir) in result.output and "Is a directory" in result.output
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_an_unreadable_file_names_the_file(wild_dir: Path) -> None:
+    tasks = wild_dir / "tasks.md"
+    tasks.chmod(0o000)
+    try:
+        result = invoke("--status", "--dir", str(wild_dir))
+    finally:
+        tasks.chmod(0o644)
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {tasks}: Permission denied; check that path's type and permissions\n"
+    )
+
+
+def test_in_a_real_process_there_is_no_traceback(wild_dir: Path) -> None:
+    (wild_dir / "human.md").unlink()
+    (wild_dir / "human.md").mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "wild", "--list-work", "--dir", str(wild_dir)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error: {wild_dir / 'human.md'}: Is a directory; check that path's type and permissions\n"
+    )

@@ -1,0 +1,83 @@
+"""`wild demo` is a subcommand; a goal is any text, the word demo included (`--` or `--goal`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner, Result
+
+from wild.cli import cli
+from wild.commands import demo as demo_module
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A state folder with one task and an agent script that completes it."""
+    root = tmp_path / ".wild"
+    assert invoke("--init", "--dir", str(root)).exit_code == 0
+    assert invoke("--add-task", "Say hello", "--dir", str(root)).exit_code == 0
+    agent = tmp_path / "agent.sh"
+    agent.write_text('#!/bin/sh\necho "<promise>TASK_COMPLETE</promise>"\n')
+    agent.chmod(0o755)
+    return root
+
+
+@pytest.mark.parametrize("goal_args", [("--", "demo"), ("--goal", "demo")])
+def test_the_word_demo_can_be_a_goal(project: Path, goal_args: tuple[str, str]) -> None:
+    agent = str(project.parent / "agent.sh")
+    options = ("--agent-cmd", agent, "--once", "--dir", str(project))
+    result = invoke(*options, *goal_args)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iterations)"
+    status = orjson.loads(invoke("--status", "--json", "--dir", str(project)).output)
+    assert status["loop"]["goal"] == "demo"
+
+
+def test_wild_demo_runs_the_demo_subcommand(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[bool] = []
+
+    def fake_demo() -> int:
+        runs.append(True)
+        return 0
+
+    monkeypatch.setattr(demo_module, "run_demo", fake_demo)
+    result = invoke("demo")
+    assert result.exit_code == 0, result.output
+    assert runs == [True]
+
+
+def test_demo_after_options_is_refused_not_run_as_a_goal(tmp_path: Path) -> None:
+    result = invoke("--dir", str(tmp_path / ".wild"), "demo")
+    assert result.exit_code == 2
+    assert result.output.endswith(
+        'Error: `demo` is a command: run `wild demo` on its own; for the goal "demo",'
+        " write `wild -- demo` or `wild --goal demo`\n"
+    )
+    assert not (tmp_path / ".wild").exists()
+
+
+def test_demo_takes_no_arguments() -> None:
+    result = invoke("demo", "--status")
+    assert result.exit_code == 2
+    assert result.output.endswith("Error: No such option '--status'.\n")
+
+
+def test_a_goal_given_twice_is_refused(tmp_path: Path) -> None:
+    result = invoke("one", "--goal", "two", "--dir", str(tmp_path / ".wild"))
+    assert result.exit_code == 2
+    assert result.output == "Error: give the goal once: as an argument or with --goal, not both\n"
+
+
+def test_help_lists_the_demo_command_and_how_to_use_demo_as_a_goal() -> None:
+    help_text = invoke("--help").output
+    assert help_text.startswith("Usage: wild [OPTIONS] [GOAL]\n       wild demo\n")
+    assert "Commands:\n  demo  A guided tour of wild in a temporary folder.\n" in help_text
+    assert "`wild -- demo`" in help_text and "`wild --goal demo`" in help_text
+    demo_help = invoke("demo", "--help").output
+    assert demo_help.startswith("Usage: wild demo [OPTIONS]\n")

@@ -1,0 +1,99 @@
+"""An option the chosen action would ignore is a usage error naming the action it belongs to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from wild.cli import cli
+from wild.commands.actions import EVERY, OPTION_ACTIONS
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def wild_dir(tmp_path: Path) -> Path:
+    root = tmp_path / ".wild"
+    assert invoke("--init", "--dir", str(root)).exit_code == 0
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--status", "--priority", "1"),
+            "--priority belongs to --add-task; it does nothing with --status",
+        ),
+        (
+            ("--status", "--agent", "codex"),
+            '--agent belongs to the loop (wild "GOAL"); it does nothing with --status',
+        ),
+        (
+            ("GOAL", "--urgent"),
+            '--urgent belongs to --human-input; it does nothing with the loop (wild "GOAL")',
+        ),
+        (
+            ("--list-work", "--watch"),
+            "--watch belongs to --status; it does nothing with --list-work",
+        ),
+        (("--pause", "--from", "x"), "--from belongs to --migrate; it does nothing with --pause"),
+        (
+            ("--satisfy", "b", "--type", "OOM"),
+            "--type belongs to --alert; it does nothing with --satisfy",
+        ),
+        (
+            ("--add-task", "x", "--json"),
+            "--json belongs to --status, --list-work, --show-policy or --check-barriers;"
+            " it does nothing with --add-task",
+        ),
+        (
+            ("--show-policy", "--duration", "6h"),
+            '--duration belongs to --update-policy or the loop (wild "GOAL");'
+            " it does nothing with --show-policy",
+        ),
+        # An explicit default is still an option given to the wrong action.
+        (
+            ("--status", "--priority", "2"),
+            "--priority belongs to --add-task; it does nothing with --status",
+        ),
+    ],
+)
+def test_an_option_for_another_action_is_refused(
+    wild_dir: Path, args: tuple[str, ...], message: str
+) -> None:
+    before = {p.name: p.read_bytes() for p in wild_dir.iterdir() if p.is_file()}
+    result = invoke(*args, "--dir", str(wild_dir))
+    assert result.exit_code == 2
+    assert result.output == f"Error: {message}\n"
+    after = {p.name: p.read_bytes() for p in wild_dir.iterdir() if p.is_file()}
+    assert after == before  # refused before doing anything
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--status", "--json"),
+        ("--add-task", "x", "--priority", "1", "--depends-on", "task-9", "--blocked-by", "b"),
+        ("--update-policy", "autonomous", "--duration", "6h"),
+        ("--check-barriers", "--json"),
+    ],
+)
+def test_options_of_the_chosen_action_are_accepted(wild_dir: Path, args: tuple[str, ...]) -> None:
+    result = invoke(*args, "--dir", str(wild_dir))
+    assert result.exit_code == 0, result.output
+
+
+def test_every_option_is_in_the_map_and_nothing_else() -> None:
+    options = {p.name for p in cli.params if isinstance(p, click.Option)}
+    assert options == set(OPTION_ACTIONS)
+    assert all(set(owners) <= set(EVERY) for owners in OPTION_ACTIONS.values())
+
+
+def test_dir_works_with_every_action() -> None:
+    assert OPTION_ACTIONS["wild_dir"] == EVERY

@@ -1,0 +1,78 @@
+"""A read command imports only what it uses: not the loop, the webhook, the demo or filelock.
+
+Each of these costs a user time at every `wild --status` (issue 8: `import wild.cli` took
+130 ms and 295 modules because status pulled in the loop, http.server, ssl, email and the demo).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Run the CLI in a fresh interpreter, then list every module it ended up importing.
+PROBE = """
+import sys
+from wild.cli import cli
+try:
+    cli.main(sys.argv[2:], prog_name="wild", standalone_mode=False)
+finally:
+    with open(sys.argv[1], "w") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+"""
+
+# Modules a read command must never import (a name or a package prefix).
+HEAVY = (
+    "wild.loop",  # the loop and its driver
+    "wild.barriers.webhook",
+    "http.server",
+    "wild.commands.demo",
+    "wild.commands.run_loop",
+    "wild.agents.demo_agent",
+    "filelock",  # 17 ms on its own; a read takes no lock
+    "asyncio",
+    "ssl",
+    "email",
+)
+
+
+def imported_by(args: list[str], tmp_path: Path) -> list[str]:
+    listing = tmp_path / "modules.txt"
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(listing), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return listing.read_text().splitlines()
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+
+
+@pytest.fixture
+def wild_dir(tmp_path: Path) -> Path:
+    root = tmp_path / ".wild"
+    subprocess.run([sys.executable, "-m", "wild", "--init", "--dir", str(root)], check=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    "action", [["--status"], ["--status", "--json"], ["--list-work"], ["--show-policy"]]
+)
+def test_a_read_command_imports_none_of_the_heavy_modules(
+    wild_dir: Path, tmp_path: Path, action: list[str]
+) -> None:
+    modules = imported_by([*action, "--dir", str(wild_dir)], tmp_path)
+    assert "wild.commands.status" in modules or "wild.commands.policy_show" in modules
+    assert heavy(modules) == []
+
+
+def test_the_probe_sees_what_a_command_imports(wild_dir: Path, tmp_path: Path) -> None:
+    """The check can fail: a write takes the lock, so filelock shows up in the listing."""
+    modules = imported_by(["--add-task", "x", "--dir", str(wild_dir)], tmp_path)
+    assert heavy(modules) == ["filelock", *(m for m in modules if m.startswith("filelock."))]

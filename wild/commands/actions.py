@@ -1,0 +1,344 @@
+"""What each action flag does: one small handler per action, and the table that picks it.
+
+`wild/cli.py` parses the command line, decides which action was chosen and calls
+`HANDLERS[action]` with a `Call`. A handler calls one core function and prints its result
+through `call.out`, so click stays in the CLI layer.
+
+Each handler imports what it uses, inside the handler: `wild --status` then loads the
+parsers and the status code, not the loop, the webhook, the demo or filelock (issue 8).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from wild.errors import UsageError, WildError
+
+if TYPE_CHECKING:
+    from wild.clock import Clock
+    from wild.paths import WildPaths
+    from wild.workspace import Workspace
+
+# The loop is chosen by a goal rather than by a flag; it is dispatched like the actions.
+LOOP = "loop"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One action's inputs: the state folder, every option's value, and where output goes."""
+
+    paths: WildPaths
+    opts: Mapping[str, Any]
+    clock: Clock
+    out: Callable[[str], None]
+    clear: Callable[[], None]
+
+    @property
+    def as_json(self) -> bool:
+        return bool(self.opts["as_json"])
+
+
+def _init(call: Call) -> None:
+    from wild.commands.init import init_wild
+
+    created, kept = init_wild(call.paths)
+    call.out(
+        f"Initialised {call.paths.root}: created {', '.join(created) or 'nothing'}"
+        + (f"; kept existing {', '.join(kept)}" if kept else "")
+    )
+
+
+def _status(call: Call) -> None:
+    from wild.commands.status import format_status, status_data
+    from wild.output import to_json
+    from wild.workspace import load_workspace
+
+    if call.opts["watch"]:
+        from wild.commands.watch import watch_status
+
+        def redraw(ws: Workspace) -> None:
+            call.clear()
+            call.out(format_status(status_data(ws)))
+
+        watch_status(call.paths, call.clock, redraw)
+        return
+    data = status_data(load_workspace(call.paths, call.clock.now()))
+    call.out(to_json(data) if call.as_json else format_status(data))
+
+
+def _list_work(call: Call) -> None:
+    from wild.commands.status import format_work, list_work_data
+    from wild.output import to_json
+    from wild.workspace import load_workspace
+
+    items = list_work_data(load_workspace(call.paths, call.clock.now()))
+    call.out(to_json(items) if call.as_json else format_work(items))
+
+
+def _show_policy(call: Call) -> None:
+    from wild.commands.policy_show import format_policy, policy_json
+    from wild.output import to_json
+    from wild.workspace import load_workspace
+
+    ws = load_workspace(call.paths, call.clock.now())
+    call.out(to_json(policy_json(ws)) if call.as_json else format_policy(ws))
+
+
+def _human_input(call: Call) -> None:
+    from wild.commands import edits
+
+    urgent = call.opts["urgent"]
+    key = edits.add_human_input(
+        call.paths, call.opts["human_input"], urgent=urgent, now=call.clock.now()
+    )
+    kind = "urgent human input" if urgent else "human input"
+    call.out(f"Queued {kind} {key} in {call.paths.human}")
+
+
+def _update_policy(call: Call) -> None:
+    from wild.commands import edits
+
+    mode, given = call.opts["update_policy"], call.opts["duration"]
+    duration = _duration("--duration", given)
+    edits.update_policy(call.paths, mode, duration=duration, now=call.clock.now())
+    suffix = f" for {given}" if given else ""
+    call.out(f"Policy is now {mode}{suffix} ({call.paths.policy})")
+
+
+def _add_task(call: Call) -> None:
+    from wild.commands import edits
+
+    task_id = edits.add_task(
+        call.paths,
+        call.opts["add_task"],
+        priority=call.opts["priority"],
+        depends_on=call.opts["depends_on"],
+        blocked_by=call.opts["blocked_by"],
+    )
+    call.out(f"Added {task_id}: {call.opts['add_task']}")
+
+
+# `--alert` needs these four; the CLI spells the option for `alert_type` as --type.
+ALERT_NEEDS = {
+    "severity": "--severity",
+    "source": "--source",
+    "alert_type": "--type",
+    "description": "--description",
+}
+
+
+def _alert(call: Call) -> None:
+    from wild.commands import edits
+
+    opts = call.opts
+    missing = [flag for name, flag in ALERT_NEEDS.items() if not opts[name]]
+    if missing:
+        raise UsageError(f"--alert also needs {', '.join(missing)}")
+    alert_id = edits.raise_alert(
+        call.paths,
+        severity=opts["severity"],
+        source=opts["source"],
+        alert_type=opts["alert_type"],
+        description=opts["description"],
+        context=edits.parse_context(opts["context"]),
+        choices=opts["choice"],
+        now=call.clock.now(),
+    )
+    call.out(alert_id)
+
+
+def _satisfy(call: Call) -> None:
+    from wild.commands import edits
+
+    barrier_id = call.opts["satisfy"]
+    changed = edits.satisfy_barrier(call.paths, barrier_id, now=call.clock.now())
+    state = "is now satisfied" if changed else "was already satisfied"
+    call.out(f"Barrier {barrier_id} {state}")
+
+
+def _check_barriers(call: Call) -> None:
+    from wild.commands import barrier_cmds
+    from wild.output import to_json
+
+    rows = barrier_cmds.check_barriers(call.paths, call.clock)
+    call.out(to_json(rows) if call.as_json else barrier_cmds.format_checks(rows))
+
+
+def _approve(call: Call) -> None:
+    from wild.commands import barrier_cmds
+
+    barrier_id = call.opts["approve"]
+    if barrier_id:
+        command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id)
+        call.out(f"Approved {barrier_id}: {command} (sha256 {digest[:12]})")
+        return
+    waiting = barrier_cmds.unapproved(call.paths)
+    if not waiting:
+        call.out("No barrier commands await approval.")
+        return
+    call.out("Commands awaiting approval (run wild --approve BARRIER for each you trust):")
+    for name, command in waiting:
+        call.out(f"  {name}: {command}")
+
+
+def _generate_check(call: Call) -> None:
+    from wild.commands import barrier_cmds
+
+    script = barrier_cmds.generate_check(call.paths, call.opts["generate_check"])
+    call.out(f"Wrote {script}")
+
+
+def _control(request: str) -> Callable[[Call], None]:
+    def handler(call: Call) -> None:
+        from wild import control
+
+        control.request(call.paths, request, call.clock)
+        call.out(f"Asked the loop in {call.paths.root} to {request}")
+
+    return handler
+
+
+def _migrate(call: Call) -> None:
+    from pathlib import Path
+
+    from wild.migrate import migrate_ralph
+
+    report = migrate_ralph(
+        Path(call.opts["from_dir"]), call.paths, force=call.opts["force"], clock=call.clock
+    )
+    call.out(
+        f"Migrated {report.source} into {report.target}: {report.tasks} tasks"
+        f" ({report.subtasks} subtasks), {report.pending_inputs} pending inputs"
+    )
+    for note in report.notes:
+        call.out(f"  note: {note}")
+
+
+def _loop(call: Call) -> None:
+    from wild.commands.run_loop import EXIT_CODES, run_loop
+    from wild.loop import LoopOptions
+
+    opts = call.opts
+    agent = "custom" if opts["agent_cmd"] and opts["agent"] == "claude" else opts["agent"]
+    options = LoopOptions(
+        goal=opts["goal"],
+        agent=agent,
+        model=opts["model"],
+        agent_cmd=opts["agent_cmd"],
+        max_iterations=opts["max_iterations"],
+        max_time_s=_seconds("--max-time", opts["max_time"]),
+        once=opts["once"],
+        agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
+    )
+    result = run_loop(
+        call.paths,
+        options,
+        call.clock,
+        policy=opts["policy"],
+        duration=_duration("--duration", opts["duration"]),
+        policy_file=opts["policy_file"],
+        webhook_port=opts["webhook_port"],
+        out=call.out,
+    )
+    call.out(f"wild stopped: {result.message} ({result.iterations} iterations)")
+    code = EXIT_CODES[result.reason]
+    if code:
+        sys.exit(code)
+
+
+def _duration(flag: str, value: str | None) -> timedelta | None:
+    """A duration flag's value; a bad one is a usage error (exit 2) naming the flag."""
+    from wild.policy.model import parse_duration
+
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except WildError as exc:
+        raise UsageError(f"{flag} {value}: {exc}") from None
+
+
+def _seconds(flag: str, value: str | None) -> float | None:
+    duration = _duration(flag, value)
+    return duration.total_seconds() if duration is not None else None
+
+
+# Each action flag (by its click parameter name), in the order `--help` lists them.
+HANDLERS: dict[str, Callable[[Call], None]] = {
+    "init": _init,
+    "status": _status,
+    "list_work": _list_work,
+    "human_input": _human_input,
+    "update_policy": _update_policy,
+    "show_policy": _show_policy,
+    "add_task": _add_task,
+    "alert": _alert,
+    "satisfy": _satisfy,
+    "migrate": _migrate,
+    "check_barriers": _check_barriers,
+    "approve": _approve,
+    "generate_check": _generate_check,
+    "pause": _control("pause"),
+    "resume": _control("resume"),
+    "stop": _control("stop"),
+    LOOP: _loop,
+}
+
+# The flags that each select one action; at most one may be given.
+ACTIONS = tuple(name for name in HANDLERS if name != LOOP)
+EVERY = (*ACTIONS, LOOP)
+
+# Which actions each option (by its click parameter name) does something with. Any other
+# combination is a usage error naming the action the option belongs to.
+OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
+    "wild_dir": EVERY,
+    **{action: (action,) for action in ACTIONS},
+    "as_json": ("status", "list_work", "show_policy", "check_barriers"),
+    "watch": ("status",),
+    "urgent": ("human_input",),
+    "duration": ("update_policy", LOOP),
+    "priority": ("add_task",),
+    "depends_on": ("add_task",),
+    "blocked_by": ("add_task",),
+    "severity": ("alert",),
+    "source": ("alert",),
+    "alert_type": ("alert",),
+    "description": ("alert",),
+    "context": ("alert",),
+    "choice": ("alert",),
+    "from_dir": ("migrate",),
+    "force": ("migrate",),
+    "goal_option": (LOOP,),
+    "agent": (LOOP,),
+    "model": (LOOP,),
+    "agent_cmd": (LOOP,),
+    "policy": (LOOP,),
+    "policy_file": (LOOP,),
+    "max_iterations": (LOOP,),
+    "max_time": (LOOP,),
+    "agent_timeout": (LOOP,),
+    "webhook_port": (LOOP,),
+    "once": (LOOP,),
+}
+
+
+def misplaced_option(action: str, given: Iterable[str], flags: Mapping[str, str]) -> str | None:
+    """The usage error for the first option in `given` that does nothing with `action`.
+
+    `flags` spells each parameter name as the user typed it (`alert_type` -> `--type`).
+    """
+
+    def name(owner: str) -> str:
+        return 'the loop (wild "GOAL")' if owner == LOOP else flags[owner]
+
+    for option in given:
+        owners = OPTION_ACTIONS[option]
+        if action not in owners:
+            names = [name(owner) for owner in owners]
+            belongs = " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+            return f"{flags[option]} belongs to {belongs}; it does nothing with {name(action)}"
+    return None
