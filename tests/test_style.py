@@ -57,3 +57,12 @@ def test_every_runtime_dependency_is_imported_by_wild() -> None:
         module = _IMPORT_NAMES.get(name, name)
         pattern = rf"^\s*(from|import) {re.escape(module)}\b"
         assert re.search(pattern, source, re.M), f"{name} is declared but never imported"
+
+
+def test_pre_commit_runs_ruff_ruff_format_and_strict_mypy_from_the_project_env() -> None:
+    config = (ROOT / ".pre-commit-config.yaml").read_text()
+    hooks = re.findall(r"^\s*- id: (\S+)", config, re.M)
+    assert sorted(hooks) == ["mypy", "ruff-check", "ruff-format"]
+    mypy = config[config.index("- id: mypy") :]
+    assert re.search(r"^\s*entry: mypy --strict\s*$", mypy, re.M)
+    assert re.search(r"^\s*language: system\s*$", mypy, re.M)
