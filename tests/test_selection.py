@@ -9,7 +9,7 @@ from wild.parsers import alerts as alerts_log
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.selection import LazyQueue, WorkItem, WorkSnapshot, build_queue, select_work
+from wild.selection import WorkSnapshot, build_queue, select_work
 
 
 def snapshot(
@@ -223,27 +223,6 @@ def test_held_tasks_and_inputs_wait_for_the_human_and_show_why() -> None:
         ("blocked", "task-2", "waiting for task task-1"),
     ]
     assert select_work(held).kind == "blocked"
-
-
-def test_a_lazy_queue_is_made_once_when_first_read_and_equals_its_tuple() -> None:
-    items = (WorkItem("task", "t1", "a"), WorkItem("task", "t2", "b"))
-    made: list[int] = []
-
-    def make() -> tuple[WorkItem, ...]:
-        made.append(1)
-        return items
-
-    queue = LazyQueue(make)
-    assert made == []
-    assert (len(queue), queue[1], queue[:1], list(queue)) == (2, items[1], items[:1], list(items))
-    assert queue == items
-    assert items == queue
-    assert queue == LazyQueue(lambda: items)
-    assert queue != items[:1]
-    assert queue != list(items)
-    assert hash(queue) == hash(items)
-    assert repr(queue) == repr(items)
-    assert made == [1]
 
 
 barrier_ids = st.sampled_from(["b1", "b2", "b3", "gone"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -420,9 +419,6 @@ def _scan(lines: list[str]) -> tuple[list[_Block], list[Problem]]:
     return list(kept.values()), problems
 
 
-# The loop re-reads this file on every wake and most wakes find it unchanged; the records
-# are immutable, so the last few results are kept (a hit costs one hash of the text).
-@functools.lru_cache(maxsize=4)
 def parse(text: str, file: str = FILE) -> BarrierList:
     """Read every barrier block; never raises, keeps every byte, reports what it cannot use."""
     lines = split_lines(text)
