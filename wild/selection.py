@@ -383,12 +383,6 @@ def _parts(snapshot: WorkSnapshot) -> _Parts:
     )
 
 
-def build_queue(snapshot: WorkSnapshot) -> tuple[tuple[WorkItem, ...], tuple[str, ...]]:
-    """The whole ordered queue (runnable work first, blocked items last) and problems found."""
-    parts = _parts(snapshot)
-    return parts.queue(), tuple(parts.tasks.problems)
-
-
 def select_work(snapshot: WorkSnapshot) -> Selection:
     """Seed 001's order: human > in-progress alert > pending alerts > tasks > blocked > complete."""
     parts = _parts(snapshot)

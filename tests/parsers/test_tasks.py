@@ -25,7 +25,6 @@ from wild.parsers.tasks import (
     render,
     reparse,
     set_status,
-    set_subtask_status,
 )
 from wild.store import read_text, update_text
 
@@ -355,26 +354,6 @@ def test_set_status_on_an_unknown_id_returns_the_text_unchanged() -> None:
         set_status(SEED, "task-001", "done")  # type: ignore[arg-type]
 
 
-def test_set_subtask_status_by_index() -> None:
-    edited = set_subtask_status(SEED, "task-003", 1, "complete")
-    assert edited == SEED.replace("  - [ ] Compute metrics", "  - [x] Compute metrics")
-    assert set_subtask_status(SEED, "task-003", 3, "complete") == SEED
-    assert set_subtask_status(SEED, "task-003", -1, "complete") == SEED
-    assert set_subtask_status(SEED, "task-404", 0, "complete") == SEED
-    assert find(parse(edited), "task-003") == _task(
-        "task-003",
-        "Analyze training results",
-        (7, 13),
-        depends_on=("task-002",),
-        blocked_by=("barrier-training-complete",),
-        subtasks=(
-            Subtask("Load checkpoint files", "todo", 11),
-            Subtask("Compute metrics", "complete", 12),
-            Subtask("Generate report", "todo", 13),
-        ),
-    )
-
-
 def test_assign_missing_ids_continues_after_the_highest_task_number() -> None:
     text = (
         "# Tasks\r\n"
@@ -601,7 +580,6 @@ def test_garbage_never_raises_from_parse_or_edits(text: str) -> None:
     assert render(parse(text)) == text
     for task_id in ("task-001", "a1"):
         set_status(text, task_id, "complete")
-        set_subtask_status(text, task_id, 0, "cancelled")
     renamed = assign_missing_ids(text)
     assert all(task.id is not None for task in parse(renamed).tasks)
     added, new_id = add_task(text, text, depends_on=(text,))
@@ -650,29 +628,6 @@ def _set_status_by_parsing(text: str, task_id: str, status: TaskStatus) -> str:
 @given(task_files(), IDS, st.sampled_from(STATUSES))
 def test_set_status_agrees_with_a_full_parse(text: str, task_id: str, status: TaskStatus) -> None:
     assert set_status(text, task_id, status) == _set_status_by_parsing(text, task_id, status)
-
-
-@given(task_files(), st.sampled_from(STATUSES), st.data())
-def test_set_subtask_status_changes_only_the_subtask_line(
-    text: str, status: TaskStatus, data: st.DataObject
-) -> None:
-    # A parent with subtasks up front, so every example has one; the file may add more.
-    text = "- [ ] task-077: parent\n  - [ ] first\n  * [X] second\n" + text
-    doc = parse(text)
-    parents = [
-        task
-        for task in doc.tasks
-        if task.id is not None and task.subtasks and find(doc, task.id) is task
-    ]
-    parent = data.draw(st.sampled_from(parents))
-    index = data.draw(st.integers(0, len(parent.subtasks) - 1))
-    after = set_subtask_status(text, parent.id or "", index, status)
-    assert _changed_indexes(text, after) <= {parent.subtasks[index].line - 1}
-    subtasks = list(parent.subtasks)
-    subtasks[index] = dataclasses.replace(subtasks[index], status=status)
-    assert find(parse(after), parent.id or "") == dataclasses.replace(
-        parent, subtasks=tuple(subtasks)
-    )
 
 
 @given(task_files())

@@ -428,18 +428,6 @@ def _box_for(status: str) -> str:
         ) from None
 
 
-def _set_box(doc: TaskList, index: int, current: TaskStatus, status: TaskStatus) -> str:
-    box = _box_for(status)
-    if current == status:
-        return render(doc)  # `[X]` stays `[X]`: nothing to change
-    text = body(doc.lines[index])
-    match = _LINE.match(text)
-    if match is None or match.group("box") is None:
-        return render(doc)  # cannot happen for a parsed task line; be safe anyway
-    at = match.start("box")
-    return _with_bodies(doc.lines, {index: text[:at] + box + text[at + 1 :]})
-
-
 def _line_around(text: str, offset: int) -> tuple[int, str]:
     """The start offset and the text (ending included) of the line holding `offset`."""
     start = text.rfind("\n", 0, offset) + 1
@@ -536,17 +524,6 @@ def set_status(text: str, task_id: str, status: TaskStatus) -> str:
     at = match.start("box")
     new_line = line[:at] + box + line[at + 1 :]
     return text[:start] + new_line + text[start + len(line) :]
-
-
-def set_subtask_status(text: str, task_id: str, index: int, status: TaskStatus) -> str:
-    """Rewrite the checkbox of the task's `index`-th subtask (0-based, file order)."""
-    doc = parse(text)
-    task = find(doc, task_id)
-    if task is None or not 0 <= index < len(task.subtasks):
-        _box_for(status)
-        return text
-    subtask = task.subtasks[index]
-    return _set_box(doc, subtask.line - 1, subtask.status, status)
 
 
 def _insert_id(text: str, at: int, task_id: str) -> str:
