@@ -9,7 +9,7 @@ from wild.parsers import alerts as alerts_log
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.selection import LazyQueue, WorkItem, WorkSnapshot, build_queue, select_work
+from wild.selection import WorkItem, WorkSnapshot, select_work
 
 
 def snapshot(
@@ -19,7 +19,7 @@ def snapshot(
     index.apply(
         a
         for n, line in enumerate(alerts.encode().splitlines(), 1)
-        if isinstance(a := alerts_log.parse_line(line, n), alerts_log.Alert)
+        if (a := alerts_log.parse_entry(line, n)[0]) is not None
     )
     return WorkSnapshot(
         tasks=tasks_md.parse(tasks).tasks,
@@ -34,6 +34,12 @@ def alert(alert_id: str, severity: str, status: str = "pending", ts: str = "10:0
         f'{{"id":"{alert_id}","timestamp":"2026-02-08T{ts}Z","severity":"{severity}",'
         f'"source":"job","type":"t","description":"d-{alert_id}","status":"{status}"}}\n'
     )
+
+
+def build_queue(snap: WorkSnapshot) -> tuple[tuple[WorkItem, ...], tuple[str, ...]]:
+    """The whole ordered queue the selection was made from, and the problems found."""
+    selection = select_work(snap)
+    return selection.queue, selection.problems
 
 
 def queue_ids(snap: WorkSnapshot) -> list[tuple[str, str]]:
@@ -225,27 +231,6 @@ def test_held_tasks_and_inputs_wait_for_the_human_and_show_why() -> None:
     assert select_work(held).kind == "blocked"
 
 
-def test_a_lazy_queue_is_made_once_when_first_read_and_equals_its_tuple() -> None:
-    items = (WorkItem("task", "t1", "a"), WorkItem("task", "t2", "b"))
-    made: list[int] = []
-
-    def make() -> tuple[WorkItem, ...]:
-        made.append(1)
-        return items
-
-    queue = LazyQueue(make)
-    assert made == []
-    assert (len(queue), queue[1], queue[:1], list(queue)) == (2, items[1], items[:1], list(items))
-    assert queue == items
-    assert items == queue
-    assert queue == LazyQueue(lambda: items)
-    assert queue != items[:1]
-    assert queue != list(items)
-    assert hash(queue) == hash(items)
-    assert repr(queue) == repr(items)
-    assert made == [1]
-
-
 barrier_ids = st.sampled_from(["b1", "b2", "b3", "gone"])
 task_ids = st.sampled_from(["t1", "t2", "t3", "line-1", "line-2", None])
 
@@ -285,10 +270,8 @@ def test_selection_is_the_head_of_the_whole_queue(
     barriers = "".join(f"## [{state}] {bid}\n- Type: {kind}\n" for bid, state, kind in barrier_spec)
     snap = snapshot(text, barriers)
     snap = WorkSnapshot(tasks=snap.tasks, barriers=snap.barriers, awaiting_human=held)
-    queue, problems = build_queue(snap)
     selection = select_work(snap)
-    assert selection.queue == queue
-    assert selection.problems == problems
+    queue = selection.queue
     assert selection.item == (queue[0] if queue else None)
     assert selection.kind == (queue[0].kind if queue else "complete")
     wanted = {b for item in queue for b in item.barriers} if selection.kind == "blocked" else set()

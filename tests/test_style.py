@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import re
 import subprocess
 import sys
@@ -39,3 +40,29 @@ def test_readme_opens_with_the_two_setup_commands_and_ci_runs_the_second() -> No
     assert len(commands) == 2
     assert commands[0].endswith("wild demo")
     assert commands[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+# Distribution name → import name, where they differ.
+_IMPORT_NAMES = {"python-dateutil": "dateutil"}
+
+
+def test_every_runtime_dependency_is_imported_by_wild() -> None:
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    requires = config["options"]["install_requires"].split()
+    names = [re.split(r"[<>=!~\[ ]", spec, maxsplit=1)[0] for spec in requires]
+    assert names
+    source = "\n".join(p.read_text() for p in (ROOT / "wild").rglob("*.py"))
+    for name in names:
+        module = _IMPORT_NAMES.get(name, name)
+        pattern = rf"^\s*(from|import) {re.escape(module)}\b"
+        assert re.search(pattern, source, re.M), f"{name} is declared but never imported"
+
+
+def test_pre_commit_runs_ruff_ruff_format_and_strict_mypy_from_the_project_env() -> None:
+    config = (ROOT / ".pre-commit-config.yaml").read_text()
+    hooks = re.findall(r"^\s*- id: (\S+)", config, re.M)
+    assert sorted(hooks) == ["mypy", "ruff-check", "ruff-format"]
+    mypy = config[config.index("- id: mypy") :]
+    assert re.search(r"^\s*entry: mypy --strict\s*$", mypy, re.M)
+    assert re.search(r"^\s*language: system\s*$", mypy, re.M)

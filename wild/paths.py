@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_DIR = ".wild"
-# The initial files, installed as package data beside the code (a link to the top-level
-# templates/ in a source checkout).
+# The initial files of `wild --init`, shipped as package data (setup.cfg names the dotted
+# folder explicitly, since package_data globs do not descend into it on their own).
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / ".wild"
 
 

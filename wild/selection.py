@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, overload
+from typing import Literal, NamedTuple
 
 from wild.clock import parse_time
 from wild.parsers.alerts import Alert
@@ -22,9 +22,12 @@ OPEN = frozenset({"todo", "in-progress"})
 HUMAN_WAIT = "waiting for the human's answer in human.md"
 
 
-@dataclass(frozen=True)
-class WorkItem:
-    """One entry of the ordered queue that `wild --list-work` prints."""
+class WorkItem(NamedTuple):
+    """One entry of the ordered queue that `wild --list-work` prints.
+
+    A named tuple rather than a dataclass: every selection makes one per open task (often
+    thousands), and a tuple is made several times faster.
+    """
 
     kind: WorkKind
     id: str
@@ -55,7 +58,7 @@ class Selection:
 
     kind: SelectionKind
     item: WorkItem | None
-    queue: Sequence[WorkItem]  # a tuple, or a LazyQueue from `select_work`
+    queue: tuple[WorkItem, ...]
     waiting_barriers: tuple[Barrier, ...] = ()
     can_check: bool = False  # some waiting barrier can be checked by wild itself
     problems: tuple[str, ...] = ()
@@ -262,17 +265,9 @@ class _TaskPlan(NamedTuple):
     blocked: list[tuple[int, str, str, tuple[str, ...]]]  # (place, key, reason, barriers)
     problems: list[str]
 
-    def first_ready(self) -> Task | None:
-        if self.active:
-            return self.tasks[self.active[0]]
-        return self.tasks[min(self.todo)[1]] if self.todo else None
-
     def ready(self) -> list[Task]:
         """The runnable tasks in queue order: those in progress, then by priority."""
         return [self.tasks[at] for at in self.active + [at for _, at in sorted(self.todo)]]
-
-    def first_blocked(self) -> WorkItem | None:
-        return _blocked_item(self.tasks, *self.blocked[0]) if self.blocked else None
 
     def blocked_items(self) -> list[WorkItem]:
         return [_blocked_item(self.tasks, *blocked) for blocked in self.blocked]
@@ -357,7 +352,7 @@ def _blocked_item(
 
 
 class _Parts(NamedTuple):
-    """The queue in its parts; tasks stay a plan until the whole queue is wanted."""
+    """The queue in its parts, before they are put in order."""
 
     human: list[WorkItem]
     held_human: list[WorkItem]
@@ -375,17 +370,6 @@ class _Parts(NamedTuple):
             *self.tasks.blocked_items(),
         )
 
-    def head(self) -> WorkItem | None:
-        """The queue's first item, made without making the others."""
-        if self.human or self.alerts:
-            return (self.human or self.alerts)[0]
-        ready = self.tasks.first_ready()
-        if ready is not None:
-            return _ready_item(ready)
-        if self.held_human or self.blocked_alerts:
-            return (self.held_human or self.blocked_alerts)[0]
-        return self.tasks.first_blocked()
-
 
 def _parts(snapshot: WorkSnapshot) -> _Parts:
     human, held_human = _human_items(snapshot.human, snapshot.awaiting_human)
@@ -399,67 +383,14 @@ def _parts(snapshot: WorkSnapshot) -> _Parts:
     )
 
 
-class LazyQueue(Sequence[WorkItem]):
-    """A queue made on first use: the loop needs only its head, `wild --list-work` all of it.
-
-    Equal to the tuple of its items (and to another queue with the same items).
-    """
-
-    def __init__(self, make: Callable[[], tuple[WorkItem, ...]]) -> None:
-        self._make: Callable[[], tuple[WorkItem, ...]] | None = make
-        self._items: tuple[WorkItem, ...] = ()
-
-    def items(self) -> tuple[WorkItem, ...]:
-        if self._make is not None:
-            self._items, self._make = self._make(), None
-        return self._items
-
-    @overload
-    def __getitem__(self, index: int) -> WorkItem: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[WorkItem, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> WorkItem | tuple[WorkItem, ...]:
-        return self.items()[index]
-
-    def __len__(self) -> int:
-        return len(self.items())
-
-    def __iter__(self) -> Iterator[WorkItem]:
-        return iter(self.items())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyQueue):
-            return self.items() == other.items()
-        if isinstance(other, tuple):
-            return self.items() == other
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.items())
-
-    def __repr__(self) -> str:
-        return repr(self.items())
-
-
-def build_queue(snapshot: WorkSnapshot) -> tuple[tuple[WorkItem, ...], tuple[str, ...]]:
-    """The whole ordered queue (runnable work first, blocked items last) and problems found."""
-    parts = _parts(snapshot)
-    return parts.queue(), tuple(parts.tasks.problems)
-
-
 def select_work(snapshot: WorkSnapshot) -> Selection:
-    """Seed 001's order: human > in-progress alert > pending alerts > tasks > blocked > complete.
-
-    The selection's queue is made only when someone reads it.
-    """
+    """Seed 001's order: human > in-progress alert > pending alerts > tasks > blocked > complete."""
     parts = _parts(snapshot)
-    first = parts.head()
+    queue = parts.queue()
     problems = tuple(parts.tasks.problems)
-    if first is None:
+    if not queue:
         return Selection(kind="complete", item=None, queue=(), problems=problems)
-    queue = LazyQueue(parts.queue)
+    first = queue[0]
     if first.kind != "blocked":
         return Selection(kind=first.kind, item=first, queue=queue, problems=problems)
     # Everything waits; only blocked tasks wait on barriers.

@@ -15,14 +15,22 @@ from wild.agents.signals import parse_signals
 from wild.agents.stream_json import (
     RateLimit,
     StreamJsonReader,
+    StreamSummary,
     detect_rate_limit,
     reset_time,
-    summarize,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOW = datetime(2026, 2, 8, 10, 45, 23, tzinfo=UTC)
 RECORDED_ANSWER = "The notes mention a promise tag, but the task is not finished yet."
+
+
+def summarize(lines: list[bytes], now: datetime, *, failed: bool = False) -> StreamSummary:
+    """Fold a whole recorded stream, as the runner does line by line."""
+    reader = StreamJsonReader()
+    for line in lines:
+        reader.feed(line)
+    return reader.summary(now, failed=failed)
 
 
 def _lines(name: str) -> list[bytes]:

@@ -43,7 +43,7 @@ from wild.parsers.alerts import (
     AlertIndex,
     encode_alert,
     make_alert,
-    parse_line,
+    parse_entry,
     status_update,
 )
 from wild.parsers.state import LoopState
@@ -69,7 +69,7 @@ def model(
     **options: object,
 ) -> LoopModel:
     paths = WildPaths(Path("/project/.wild"))
-    entries = [parse_line(encode_alert(record), n) for n, record in enumerate(alerts, 1)]
+    entries = [parse_entry(encode_alert(record), n)[0] for n, record in enumerate(alerts, 1)]
     assert all(isinstance(entry, Alert) for entry in entries)
     ws = assemble_workspace(
         paths,

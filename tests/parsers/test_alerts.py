@@ -36,7 +36,6 @@ from wild.parsers.alerts import (
     make_alert,
     new_alert_id,
     parse_entry,
-    parse_line,
     read_new,
     status_update,
 )
@@ -93,9 +92,9 @@ def test_the_seed_example_parses_to_the_latest_state_per_id(tmp_path: Path) -> N
 
 
 def test_state_follows_file_order_not_timestamps() -> None:
-    later = parse_line(line("a", "resolved", timestamp="2030-01-01T00:00:00Z"), 1)
-    earlier = parse_line(line("a", "pending", timestamp="2020-01-01T00:00:00Z"), 2)
-    assert isinstance(later, Alert) and isinstance(earlier, Alert)
+    later, _ = parse_entry(line("a", "resolved", timestamp="2030-01-01T00:00:00Z"), 1)
+    earlier, _ = parse_entry(line("a", "pending", timestamp="2020-01-01T00:00:00Z"), 2)
+    assert later is not None and earlier is not None
     assert ids(AlertIndex([later, earlier]).active()) == [("a", "pending", 2)]
 
 
@@ -103,8 +102,8 @@ def test_choices_and_escalation_time_are_read() -> None:
     data = line(
         "a", "escalated", choices=["Ignore", "Stop Job"], escalatedAt="2026-02-08T11:00:00Z"
     )
-    alert = parse_line(data, 7)
-    assert isinstance(alert, Alert)
+    alert, _ = parse_entry(data, 7)
+    assert alert is not None
     assert alert.choices == ("Ignore", "Stop Job")
     assert alert.escalated_at == "2026-02-08T11:00:00Z"
     assert alert.status == "escalated"
@@ -122,14 +121,12 @@ def test_choices_and_escalation_time_are_read() -> None:
     ],
 )
 def test_unusable_lines_are_problems_with_their_text(data: bytes, message: str) -> None:
-    assert parse_line(data, 12) == Problem("alerts.jsonl", 12, message)
+    assert parse_entry(data, 12) == (None, (Problem("alerts.jsonl", 12, message),))
 
 
 def test_long_bad_lines_are_cut_in_the_report() -> None:
-    problem = parse_line(b"x" * 500, 1, file="a.jsonl")
-    assert problem == Problem(
-        "a.jsonl", 1, "not valid JSON, skipped; fix or delete the line: " + "x" * 200 + "…"
-    )
+    message = "not valid JSON, skipped; fix or delete the line: " + "x" * 200 + "…"
+    assert parse_entry(b"x" * 500, 1, file="a.jsonl") == (None, (Problem("a.jsonl", 1, message),))
 
 
 def test_odd_fields_are_reported_but_the_alert_is_used() -> None:
@@ -178,7 +175,7 @@ def test_severity_and_status_spellings_are_accepted_silently() -> None:
 scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=8)
 json_values = (
     scalars
-    | st.floats(allow_nan=False)
+    | st.floats(allow_nan=False, allow_infinity=False)  # JSON has neither
     | st.lists(scalars, max_size=3)
     | st.dictionaries(st.text(max_size=4), scalars, max_size=3)
 )
@@ -249,8 +246,8 @@ def test_make_alert_and_status_updates_follow_the_seed() -> None:
     first = status_update(record, "in-progress", later)
     assert first["context"] == {"batch_size": 64, "attempt": 1}
     assert first["timestamp"] == "2026-02-08T10:50:00Z"
-    parsed = parse_line(encode_alert(first), 3)
-    assert isinstance(parsed, Alert)
+    parsed, _ = parse_entry(encode_alert(first), 3)
+    assert parsed is not None
     assert status_update(parsed, "in-progress", later)["context"]["attempt"] == 2
     assert record["context"] == {"batch_size": 64}  # the input is not changed
 

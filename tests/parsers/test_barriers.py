@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.parsers.strategies import plausible_files
-from wild.errors import FileFormatError, WildError
 from wild.parsers import barriers
 from wild.parsers.barriers import Barrier, BarrierStatus
 from wild.parsers.lines import Span, split_lines
@@ -425,93 +424,6 @@ def test_set_status() -> None:
         ),
     ]
     assert barriers.set_status(SEED, "barrier-training-complete", "waiting", at="T") == SEED
-
-
-def test_add_barrier_appends_a_block_that_reads_back() -> None:
-    after = barriers.add_barrier(
-        SEED,
-        "b-new",
-        "count-based",
-        {"Check": "ls runs |\nwc -l", "Target": "8", "type": "ignored", "Blocks": "task-9"},
-        created="2026-02-08T11:00:00Z",
-    )
-    assert after == SEED + (
-        "\n## [WAITING] b-new\n- Type: count-based\n- Check: ls runs | wc -l\n- Target: 8\n"
-        "- Blocks: task-9\n- Created: 2026-02-08T11:00:00Z\n"
-    )
-    doc = barriers.parse(after)
-    assert doc.problems == ()
-    assert barriers.find(doc, "b-new") == barrier(
-        "b-new",
-        Span(27, 33),
-        type="count-based",
-        check="ls runs | wc -l",
-        target=8,
-        blocks=("task-9",),
-        created="2026-02-08T11:00:00Z",
-        fields={
-            "Type": "count-based",
-            "Check": "ls runs | wc -l",
-            "Target": "8",
-            "Blocks": "task-9",
-            "Created": "2026-02-08T11:00:00Z",
-        },
-    )
-    assert barriers.add_barrier(after, "b-new", "manual", {}, created="T2") == after
-
-
-def test_add_barrier_to_empty_and_crlf_files() -> None:
-    assert (
-        barriers.add_barrier("", "m", "manual", {}, created="T")
-        == "## [WAITING] m\n- Type: manual\n- Created: T\n"
-    )
-    assert (
-        barriers.add_barrier("# B\r\n\r\n", "m", "manual", {}, created="T")
-        == "# B\r\n\r\n## [WAITING] m\r\n- Type: manual\r\n- Created: T\r\n"
-    )
-
-
-@pytest.mark.parametrize(
-    ("bid", "btype", "key", "message"),
-    [
-        (
-            "bad id",
-            "manual",
-            "Check",
-            'barrier id "bad id" is not valid; start with a letter '
-            'and use only letters, digits, "_", "." and "-"',
-        ),
-        (
-            "ok",
-            "teleport",
-            "Check",
-            'unknown barrier type "teleport"; use command-check, '
-            "file-exists, count-based, webhook or manual",
-        ),
-        (
-            "ok",
-            "manual",
-            "Che:ck",
-            'barrier field name "Che:ck" is not valid; use letters, '
-            'digits, spaces, "_" and "-", starting with a letter',
-        ),
-    ],
-)
-def test_add_barrier_refuses_what_could_not_be_read_back(
-    bid: str, btype: str, key: str, message: str
-) -> None:
-    with pytest.raises(WildError) as caught:
-        barriers.add_barrier("", bid, btype, {key: "x"}, created="T")
-    assert str(caught.value) == message
-
-
-def test_add_barrier_refuses_a_file_with_an_unclosed_fence() -> None:
-    with pytest.raises(FileFormatError) as caught:
-        barriers.add_barrier("# B\n```\n", "m", "manual", {}, created="T")
-    assert str(caught.value) == (
-        "barriers.md:2: code block opened here is never closed; close it, then add the "
-        "barrier again"
-    )
 
 
 # --- properties ---------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.parsers import tasks as tasks_module
 from wild.parsers.lines import Problem, Span, split_lines
 from wild.parsers.tasks import (
     Subtask,
@@ -24,8 +23,8 @@ from wild.parsers.tasks import (
     next_task_id,
     parse,
     render,
+    reparse,
     set_status,
-    set_subtask_status,
 )
 from wild.store import read_text, update_text
 
@@ -355,26 +354,6 @@ def test_set_status_on_an_unknown_id_returns_the_text_unchanged() -> None:
         set_status(SEED, "task-001", "done")  # type: ignore[arg-type]
 
 
-def test_set_subtask_status_by_index() -> None:
-    edited = set_subtask_status(SEED, "task-003", 1, "complete")
-    assert edited == SEED.replace("  - [ ] Compute metrics", "  - [x] Compute metrics")
-    assert set_subtask_status(SEED, "task-003", 3, "complete") == SEED
-    assert set_subtask_status(SEED, "task-003", -1, "complete") == SEED
-    assert set_subtask_status(SEED, "task-404", 0, "complete") == SEED
-    assert find(parse(edited), "task-003") == _task(
-        "task-003",
-        "Analyze training results",
-        (7, 13),
-        depends_on=("task-002",),
-        blocked_by=("barrier-training-complete",),
-        subtasks=(
-            Subtask("Load checkpoint files", "todo", 11),
-            Subtask("Compute metrics", "complete", 12),
-            Subtask("Generate report", "todo", 13),
-        ),
-    )
-
-
 def test_assign_missing_ids_continues_after_the_highest_task_number() -> None:
     text = (
         "# Tasks\r\n"
@@ -467,56 +446,48 @@ def test_edits_go_through_update_text_and_keep_crlf(tmp_path: Path) -> None:
     assert read_text(path) == path.read_bytes().decode()
 
 
-def _fresh_parse(text: str, file: str) -> TaskList:
-    """A real parse, not one the cache kept or derived."""
-    tasks_module._scan.cache_clear()
-    return parse(text, file)
-
-
-def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*_: object) -> None:
-        raise AssertionError("parsed again")
-
-    monkeypatch.setattr(tasks_module._Parser, "run", refuse)
-
-
-def test_the_parse_after_a_checkbox_edit_is_derived_not_parsed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_reparse_after_checkbox_edits_changes_only_those_tasks() -> None:
     text = "# T\n- [ ] task-001: a\n  - dependsOn: task-002\n- [/] [P1] task-002: b\n- [?] bad\n"
-    before = _fresh_parse(text, "t.md")
+    before = parse(text, "t.md")
     after = set_status(text, "task-002", "complete")
     again = set_status(after, "task-001", "in-progress")
-    _no_parsing(monkeypatch)
-    derived = parse(again, "t.md")
-    assert derived.lines == tuple(split_lines(again))
-    assert derived.tasks == (
+    edited = reparse(before, again, "t.md")
+    assert edited == parse(again, "t.md")
+    assert edited.lines == tuple(split_lines(again))
+    assert edited.tasks == (
         dataclasses.replace(before.tasks[0], status="in-progress"),
         dataclasses.replace(before.tasks[1], status="complete"),
     )
-    assert _messages(derived) == [
+    assert _messages(edited) == [
         't.md:5: bad checkbox "[?]": use [ ] todo, [/] in-progress, [x] complete or [-] cancelled'
     ]
-    assert find(derived, "task-002") is derived.tasks[1]
-    assert not missing_ids(derived)
+    # A task whose line did not change is the very record of the last parse.
+    one = reparse(before, after, "t.md")
+    assert one.tasks[0] is before.tasks[0]
 
 
-def test_an_edit_of_a_text_never_parsed_caches_nothing_new(monkeypatch: pytest.MonkeyPatch) -> None:
-    tasks_module._scan.cache_clear()
-    after = set_status("- [ ] task-001: a\n", "task-001", "complete")
-    _no_parsing(monkeypatch)
-    with pytest.raises(AssertionError, match=r"^parsed again$"):
-        parse(after)
+def test_reparse_parses_in_full_whatever_is_not_a_checkbox_change() -> None:
+    text = "- [ ] task-001: a\n- [ ] task-002: b\n"
+    before = parse(text)
+    for after in (
+        "- [ ] task-001: a\n- [ ] task-002: c\n",  # text
+        "- [ ] task-001: a\n- [?] task-002: b\n",  # a bad box: no longer a task
+        "- [ ] task-001: a\n  - [x] task-002: b\n",  # indented: a subtask
+        "- [ ] task-001: a\n- [ ] task-002: b\n- [ ] task-003: c\n",  # a line more
+        "<!--\n- [ ] task-002: b\n",  # hidden in a comment
+    ):
+        assert reparse(before, after) == parse(after)
+    # Problems name the file: a parse for another name is not reused.
+    bad = parse("- [?] x\n", "a.md")
+    assert reparse(bad, "- [?] x\n", "b.md").problems == parse("- [?] x\n", "b.md").problems
 
 
-def test_missing_ids_and_find_agree_for_cached_and_uncached_documents() -> None:
+def test_missing_ids_and_find() -> None:
     text = "- [ ] no id\n- [ ] t1: a\n- [x] t1: again\n- [ ] [Px] t2: not a task\n"
-    cached = _fresh_parse(text, "tasks.md")
-    built = TaskList(cached.lines, cached.tasks, cached.problems)  # never seen by the cache
-    for doc in (cached, built):
-        assert missing_ids(doc)
-        assert find(doc, "t1") is cached.tasks[1]
-        assert find(doc, "t2") is None
+    doc = parse(text)
+    assert missing_ids(doc)
+    assert find(doc, "t1") is doc.tasks[1]
+    assert find(doc, "t2") is None
     assert not missing_ids(parse(assign_missing_ids(text)))
 
 
@@ -609,7 +580,6 @@ def test_garbage_never_raises_from_parse_or_edits(text: str) -> None:
     assert render(parse(text)) == text
     for task_id in ("task-001", "a1"):
         set_status(text, task_id, "complete")
-        set_subtask_status(text, task_id, 0, "cancelled")
     renamed = assign_missing_ids(text)
     assert all(task.id is not None for task in parse(renamed).tasks)
     added, new_id = add_task(text, text, depends_on=(text,))
@@ -660,29 +630,6 @@ def test_set_status_agrees_with_a_full_parse(text: str, task_id: str, status: Ta
     assert set_status(text, task_id, status) == _set_status_by_parsing(text, task_id, status)
 
 
-@given(task_files(), st.sampled_from(STATUSES), st.data())
-def test_set_subtask_status_changes_only_the_subtask_line(
-    text: str, status: TaskStatus, data: st.DataObject
-) -> None:
-    # A parent with subtasks up front, so every example has one; the file may add more.
-    text = "- [ ] task-077: parent\n  - [ ] first\n  * [X] second\n" + text
-    doc = parse(text)
-    parents = [
-        task
-        for task in doc.tasks
-        if task.id is not None and task.subtasks and find(doc, task.id) is task
-    ]
-    parent = data.draw(st.sampled_from(parents))
-    index = data.draw(st.integers(0, len(parent.subtasks) - 1))
-    after = set_subtask_status(text, parent.id or "", index, status)
-    assert _changed_indexes(text, after) <= {parent.subtasks[index].line - 1}
-    subtasks = list(parent.subtasks)
-    subtasks[index] = dataclasses.replace(subtasks[index], status=status)
-    assert find(parse(after), parent.id or "") == dataclasses.replace(
-        parent, subtasks=tuple(subtasks)
-    )
-
-
 @given(task_files())
 def test_assign_missing_ids_changes_only_lines_of_tasks_without_ids(text: str) -> None:
     doc = parse(text)
@@ -721,20 +668,37 @@ def test_add_task_only_appends(text: str, description: str, deps: list[str], pri
 
 
 @given(task_files(), st.sampled_from(STATUSES), st.data())
-def test_a_derived_parse_equals_a_real_parse(
+def test_reparse_after_set_status_equals_a_parse(
     text: str, status: TaskStatus, data: st.DataObject
 ) -> None:
     text = "- [/] [P1] task-077: anchor\n" + text
-    doc = _fresh_parse(text, "t.md")
+    doc = parse(text, "t.md")
     task_id = data.draw(st.sampled_from([t.id for t in doc.tasks if t.id is not None]))
     after = set_status(text, task_id, status)
-    derived = parse(after, "t.md")
-    assert derived == _fresh_parse(after, "t.md")
-    assert missing_ids(derived) == any(task.id is None for task in derived.tasks)
+    assert reparse(doc, after, "t.md") == parse(after, "t.md")
+
+
+_BOXES = st.sampled_from(["[ ]", "[/]", "[x]", "[X]", "[-]", "[?]", "[]", "[ x]"])
+
+
+@given(task_files(), st.data())
+def test_reparse_after_any_box_changes_equals_a_parse(text: str, data: st.DataObject) -> None:
+    doc = parse(text, "t.md")
+    boxes = list(re.finditer(r"\[[^\]\n]{0,2}\]", text))
+    after = text
+    chosen = data.draw(st.lists(st.sampled_from(boxes), unique=True)) if boxes else []
+    for box in sorted(chosen, key=lambda m: m.start(), reverse=True):  # later edits first
+        after = after[: box.start()] + data.draw(_BOXES) + after[box.end() :]
+    assert reparse(doc, after, "t.md") == parse(after, "t.md")
+
+
+@given(task_files(), task_files())
+def test_reparse_of_any_other_text_equals_a_parse(text: str, other: str) -> None:
+    assert reparse(parse(text, "t.md"), other, "t.md") == parse(other, "t.md")
 
 
 @given(task_files(), IDS)
 def test_find_is_the_first_task_with_the_id(text: str, task_id: str) -> None:
-    doc = _fresh_parse(text, "t.md")
+    doc = parse(text, "t.md")
     first = next((task for task in doc.tasks if task.id == task_id), None)
     assert find(doc, task_id) is first

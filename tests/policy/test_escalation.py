@@ -16,7 +16,6 @@ from wild.policy.escalation import (
     progress_report_due,
     should_escalate,
     should_escalate_failures,
-    should_report_success,
 )
 from wild.policy.model import EscalateOn, HumanPolicy
 from wild.policy.presets import preset
@@ -273,13 +272,6 @@ def test_repeated_task_failures() -> None:
         "task-009 failed 5 times in a row (escalate after 5)", "medium", False
     )
     assert should_escalate_failures("task-003", preset("hands-off"), 100) == NO_ESCALATION
-
-
-def test_unexpected_success() -> None:
-    assert should_report_success(preset("semi-autonomous")) == _yes(
-        "Unexpected success - policy asks to hear about breakthroughs", "medium", False
-    )
-    assert should_report_success(preset("wild_night")) == NO_ESCALATION
 
 
 def test_progress_report_due() -> None:

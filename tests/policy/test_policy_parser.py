@@ -22,10 +22,11 @@ from wild.parsers.policy import (
     read_threshold,
     render,
 )
+from wild.paths import TEMPLATES_DIR
 from wild.policy.model import EscalateOn, HumanPolicy, policy_from_document
 
 GOLDEN = Path(__file__).parent.parent / "parsers" / "golden"
-TEMPLATE = Path(__file__).parent.parent.parent / "templates" / ".wild" / "human-policy.md"
+TEMPLATE = TEMPLATES_DIR / "human-policy.md"
 
 SEED_INSTRUCTIONS = (
     "I'm stepping away for 6 hours. GPUs are all yours. Try everything you can to make "

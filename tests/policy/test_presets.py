@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -20,6 +19,7 @@ from wild.parsers.policy import (
     parse,
     read_command,
 )
+from wild.paths import TEMPLATES_DIR
 from wild.policy.model import (
     MODE_PRESETS,
     EscalateOn,
@@ -33,7 +33,7 @@ from wild.policy.model import (
 )
 from wild.policy.presets import INTERRUPTION_PRESETS, PRESETS, preset, update_policy_text
 
-TEMPLATE = Path(__file__).parent.parent.parent / "templates" / ".wild" / "human-policy.md"
+TEMPLATE = TEMPLATES_DIR / "human-policy.md"
 NOW = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 
 

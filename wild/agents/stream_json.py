@@ -12,7 +12,7 @@ contains `<promise>COMPLETE</promise>` cannot end the loop.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -186,16 +186,6 @@ class StreamJsonReader:
             events=self.events,
             bad_lines=self.bad_lines,
         )
-
-
-def summarize(
-    lines: Iterable[bytes | str], now: datetime, *, failed: bool = False
-) -> StreamSummary:
-    """Fold a whole recorded stream (e.g. a log file's lines)."""
-    reader = StreamJsonReader()
-    for line in lines:
-        reader.feed(line)
-    return reader.summary(now, failed=failed)
 
 
 _LIMIT_WORDS = re.compile(

@@ -90,6 +90,9 @@ class BarrierChecker:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.passes = 0  # completed run_pass calls; lets tests see that idle means idle
+        # The last barriers.md text read and its barriers: each wake-up reads the file twice
+        # (before and after a pass), and most passes change nothing.
+        self._read: tuple[str, tuple[Barrier, ...]] = ("", ())
 
     # -- scheduling --------------------------------------------------------------------
 
@@ -119,10 +122,17 @@ class BarrierChecker:
     def run_pass(self) -> list[tuple[str, CheckResult]]:
         """Check every due barrier once and record the results."""
         with self._pass_lock:
-            due = self.due(load_barriers(self._paths), self._clock.now())
+            due = self.due(self._barriers(), self._clock.now())
             results = self._check(due) if due else []
             self.passes += 1
             return results
+
+    def _barriers(self) -> tuple[Barrier, ...]:
+        """The barriers in barriers.md now, parsed again only when its text changed."""
+        text = read_text(self._paths.barriers)
+        if text != self._read[0]:
+            self._read = (text, parse(text, file=str(self._paths.barriers)).barriers)
+        return self._read[1]
 
     def check_now(self, barriers: Sequence[Barrier]) -> list[tuple[str, CheckResult]]:
         """Check `barriers` regardless of their interval (for `wild --check-barriers`)."""
@@ -256,7 +266,7 @@ class BarrierChecker:
             delay: float | None
             try:
                 self.run_pass()
-                delay = self.next_due_in(load_barriers(self._paths), self._clock.now())
+                delay = self.next_due_in(self._barriers(), self._clock.now())
             except Exception:  # the thread must outlive a bad file or a full disk
                 log.exception("barrier check pass failed; retrying in %.0fs", ERROR_RETRY_S)
                 delay = ERROR_RETRY_S

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wild.selection import HUMAN_WAIT, LazyQueue, Selection, WorkItem, select_work
+from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work
 from wild.workspace import Workspace
 
 AWAITING = "awaitingHuman"
@@ -117,9 +117,7 @@ def select_with_holds(ws: Workspace, held: frozenset[str]) -> Selection:
     if waiting and (interactive or selection.kind == "complete"):
         item = WorkItem(kind="blocked", id=waiting[0], title=waiting[0], reason=HUMAN_WAIT)
         queue = selection.queue
-
-        def held_queue() -> tuple[WorkItem, ...]:
-            return tuple(queue) if any(q.id == item.id for q in queue) else (item, *queue)
-
-        return Selection(kind="blocked", item=item, queue=LazyQueue(held_queue))
+        if all(q.id != item.id for q in queue):
+            queue = (item, *queue)
+        return Selection(kind="blocked", item=item, queue=queue)
     return selection

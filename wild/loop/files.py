@@ -2,7 +2,8 @@
 for the files a file event, an agent run or the loop's own write says may have changed.
 
 A file named again is re-read only if its stat signature moved, and re-parsed only if its
-text changed, so a wake-up for one file costs a stat and a parse of that file alone.
+text changed, so a wake-up for one file costs a stat and a parse of that file alone. This is
+the one place that keeps parses: the parsers themselves cache nothing.
 alerts.jsonl is read incrementally from the cursor kept in state.json.
 """
 
@@ -111,7 +112,15 @@ class LoopFiles:
         if known is not None and known.text == text:
             self._reads[name] = _Read(signature, text, known.doc)
             return
-        doc = _PARSERS[name](text, str(self.path_of(name)))
+        file = str(self.path_of(name))
+        previous = None if known is None else known.doc
+        doc: Doc
+        if isinstance(previous, tasks_md.TaskList):
+            # The loop's own checkbox edits come back here: a big file is not parsed again
+            # for them (see `tasks.reparse`).
+            doc = tasks_md.reparse(previous, text, file)
+        else:
+            doc = _PARSERS[name](text, file)
         self._reads[name] = _Read(signature, text, doc)
 
     def _doc(self, name: FileName, kind: type[_T]) -> _T:

@@ -196,16 +196,6 @@ def parse_entry(
     return alert, tuple(Problem(file, line_no, f"alert {alert_id}: {note}") for note in notes)
 
 
-def parse_line(data: bytes, line_no: int, file: str = FILE) -> Alert | Problem:
-    """The alert on one line, or the Problem that makes the line unusable; never raises.
-
-    Lines that are usable but odd (unknown severity …) give the Alert here; `parse_entry`
-    and `read_new` also return their problems.
-    """
-    alert, problems = parse_entry(data, line_no, file)
-    return alert if alert is not None else problems[0]
-
-
 # ---------------------------------------------------------------------------------- writing
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,7 +9,6 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 from wild.clock import parse_time
-from wild.errors import FileFormatError, WildError
 from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
 
 BarrierStatus = Literal["waiting", "satisfied", "failed"]
@@ -35,7 +33,6 @@ _FIELD = re.compile(
     r"[ \t]*(?P<value>.*?)[ \t]*$"
 )
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
-_KEY = re.compile(r"[A-Za-z][A-Za-z0-9 _-]*")
 _FENCE_OPEN = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})")
 _FENCE_CLOSE = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})[ \t]*")
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d*)?|\.\d+)[ \t]*(?P<unit>[A-Za-z]*)")
@@ -420,9 +417,6 @@ def _scan(lines: list[str]) -> tuple[list[_Block], list[Problem]]:
     return list(kept.values()), problems
 
 
-# The loop re-reads this file on every wake and most wakes find it unchanged; the records
-# are immutable, so the last few results are kept (a hit costs one hash of the text).
-@functools.lru_cache(maxsize=4)
 def parse(text: str, file: str = FILE) -> BarrierList:
     """Read every barrier block; never raises, keeps every byte, reports what it cannot use."""
     lines = split_lines(text)
@@ -513,47 +507,3 @@ def set_status(text: str, barrier_id: str, status: BarrierStatus, *, at: str) ->
     """Change the header's status; `satisfied` also records `Satisfied: at`."""
     updates = [("Satisfied", _one_line(at))] if status == "satisfied" else []
     return _apply(text, barrier_id, updates, status)
-
-
-def add_barrier(
-    text: str, barrier_id: str, btype: str, fields: Mapping[str, str], *, created: str
-) -> str:
-    """Append a WAITING block; unchanged if the id exists (so a compare-and-swap retry is safe).
-
-    Raises WildError for an id, type or key that the parser could not read back.
-    """
-    if not _ID.fullmatch(barrier_id):
-        raise WildError(
-            f'barrier id "{barrier_id}" is not valid; start with a letter and use '
-            'only letters, digits, "_", "." and "-"'
-        )
-    if btype not in BARRIER_TYPES:
-        raise WildError(f'unknown barrier type "{btype}"; use {_TYPES_TEXT}')
-    for key in fields:
-        if not _KEY.fullmatch(key):
-            raise WildError(
-                f'barrier field name "{key}" is not valid; use letters, digits, '
-                'spaces, "_" and "-", starting with a letter'
-            )
-    lines = split_lines(text)
-    unclosed = _hidden(lines)[1]
-    if unclosed is not None:
-        # The new block would be swallowed by it and never read.
-        raise FileFormatError(
-            FILE,
-            unclosed.line,
-            unclosed.message.split(";")[0],
-            "close it, then add the barrier again",
-        )
-    if _block(lines, barrier_id) is not None:
-        return text
-    bodies = [f"## [WAITING] {barrier_id}", f"- Type: {btype}"]
-    bodies += [
-        f"- {key}: {_one_line(value)}"
-        for key, value in fields.items()
-        if _canon(key) not in ("Type", "Created")
-    ]
-    bodies.append(f"- Created: {_one_line(created)}")
-    if text.strip() and body(lines[-1]).strip():
-        bodies.insert(0, "")
-    return append_lines(text, bodies)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -207,9 +206,6 @@ class _Reader:
         return end
 
 
-# The loop re-reads this file on every wake and most wakes find it unchanged; the records
-# are immutable, so the last few results are kept (a hit costs one hash of the text).
-@functools.lru_cache(maxsize=4)
 def parse(text: str, file: str = FILE) -> HumanQueue:
     """Read every section; never raises, keeps every byte, reports what it cannot use."""
     lines = split_lines(text)

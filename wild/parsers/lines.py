@@ -49,7 +49,7 @@ def append_lines(text: str, new_lines: list[str]) -> str:
     return prefix + "".join(line + eol for line in new_lines)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
     """A line wild could not understand; reported by `wild --status`, never fatal."""
 
@@ -61,7 +61,7 @@ class Problem:
         return f"{self.file}:{self.line}: {self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """Half-open range of 0-based line indexes a record came from."""
 

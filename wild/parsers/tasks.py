@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import bisect
 import re
-import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
@@ -96,7 +95,7 @@ _TASK_NUMBER = re.compile(r"task-([0-9]+)")
 _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Subtask:
     """An indented checkbox under a task; part of its parent's work."""
 
@@ -105,7 +104,7 @@ class Subtask:
     line: int  # 1-based, as editors show it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Task:
     """One top-level task line and the indented lines that belong to it."""
 
@@ -119,7 +118,7 @@ class Task:
     span: Span
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskList:
     """The whole file: its lines (lossless), its tasks in file order, what was not understood."""
 
@@ -129,12 +128,10 @@ class TaskList:
 
 
 class _Scanned(NamedTuple):
-    """A parse as the cache keeps it."""
+    """A parse, and what `add_task` needs to know of the file's end."""
 
     doc: TaskList
     unclosed: str | None  # the line that would close a comment or fence left open at the end
-    missing_ids: bool  # some task has no id
-    first_line_of: Mapping[str, int]  # each id's first task, by the index of its line
 
 
 class _Parser:
@@ -283,9 +280,6 @@ def _priority_number(prio: str) -> int | None:
     return int(digits) if digits.isdigit() and digits.isascii() else None
 
 
-_new = object.__new__
-
-
 def _task(
     head: tuple[str | None, str, int, TaskStatus],
     depends_on: list[str] | None,
@@ -293,29 +287,17 @@ def _task(
     subtasks: list[Subtask] | None,
     span: tuple[int, int],
 ) -> Task:
-    """`Task(...)` as the parser builds it, without the frozen-dataclass `__init__`.
-
-    That `__init__` pays one `object.__setattr__` per field, which was a third of the time to
-    parse a big file; filling the instance dicts directly gives equal objects twice as fast.
-    Valid because Task and Span have no slots, defaults or __post_init__ (the golden tests
-    compare parsed tasks with ones built by `Task(...)`).
-    """
     task_id, text, priority, status = head
-    start, end = span
-    span_record = _new(Span)
-    span_record.__dict__.update(start=start, end=end)
-    task = _new(Task)
-    task.__dict__.update(
-        id=task_id,
-        text=text,
-        priority=priority,
-        status=status,
-        depends_on=() if depends_on is None else tuple(depends_on),
-        blocked_by=() if blocked_by is None else tuple(blocked_by),
-        subtasks=() if subtasks is None else tuple(subtasks),
-        span=span_record,
+    return Task(
+        task_id,
+        text,
+        priority,
+        status,
+        () if depends_on is None else tuple(depends_on),
+        () if blocked_by is None else tuple(blocked_by),
+        () if subtasks is None else tuple(subtasks),
+        Span(*span),
     )
-    return task
 
 
 def _closes_fence(line: str, fence: str | None) -> bool:
@@ -327,63 +309,11 @@ def _split_values(values: str) -> list[str]:
     return _VALUE.findall(values)
 
 
-class _ScanCache:
-    """The last few parses, newest first, found by comparing texts (no hashing).
-
-    The loop re-reads tasks.md on every wake and most wakes find it unchanged; the records are
-    immutable, so a hit costs one compare of the text (a fresh string read from disk would
-    cost a hash of the whole text as a dict key). The loop's own checkbox edits add the
-    edited document here (see `set_status`), so re-reading after them needs no parse either.
-    A lock, as the loop's threads may parse too.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: list[tuple[str, str, _Scanned]] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, text: str, file: str) -> _Scanned:
-        """The parse of `text`, from the cache when it holds one."""
-        with self._lock:
-            for at, (known, known_file, scanned) in enumerate(self._entries):
-                if known_file == file and known == text:
-                    self._entries.insert(0, self._entries.pop(at))
-                    return scanned
-        lines = split_lines(text)
-        parser = _Parser(file)
-        tasks, unclosed = parser.run(lines)
-        doc = TaskList(tuple(lines), tasks, tuple(parser.problems))
-        missing = any(task.id is None for task in tasks)
-        scanned = _Scanned(doc, unclosed, missing, parser.first_line_of)
-        self._add(text, file, scanned)
-        return scanned
-
-    def _add(self, text: str, file: str, scanned: _Scanned) -> None:
-        with self._lock:
-            entries = [e for e in self._entries if not (e[1] == file and e[0] == text)]
-            self._entries = [(text, file, scanned), *entries][: self._size]
-
-    def derive(self, old: str, new: str, change: Callable[[TaskList], TaskList | None]) -> None:
-        """Cache `change(doc)` as the parse of `new` for each cached parse `doc` of `old`;
-        `change` returns None when it cannot tell (then `new` gets a real parse when asked)."""
-        with self._lock:
-            known = [(file, scanned) for text, file, scanned in self._entries if text == old]
-        for file, scanned in known:
-            derived = change(scanned.doc)
-            if derived is not None:
-                self._add(new, file, scanned._replace(doc=derived))
-
-    def scanned(self, doc: TaskList) -> _Scanned | None:
-        """What the cache knows of `doc` (this very object), if it holds it."""
-        with self._lock:
-            return next((s for _, _, s in self._entries if s.doc is doc), None)
-
-    def cache_clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
-_scan = _ScanCache(4)
+def _scan(text: str, file: str) -> _Scanned:
+    lines = split_lines(text)
+    parser = _Parser(file)
+    tasks, unclosed = parser.run(lines)
+    return _Scanned(TaskList(tuple(lines), tasks, tuple(parser.problems)), unclosed)
 
 
 def parse(text: str, file: str = "tasks.md") -> TaskList:
@@ -391,13 +321,52 @@ def parse(text: str, file: str = "tasks.md") -> TaskList:
     return _scan(text, file).doc
 
 
-def missing_ids(doc: TaskList) -> bool:
-    """Whether some task has no id yet (`assign_missing_ids` would give it one).
+def reparse(previous: TaskList, text: str, file: str = "tasks.md") -> TaskList:
+    """`parse(text, file)`, where `previous` is the parse of the file's last text.
 
-    Free for a document parsed or derived lately: the loop asks on every iteration.
+    When `text` differs from it only in the checkboxes of task lines (the loop's own edits,
+    a human ticking a task), the result is `previous` with those statuses changed and no
+    full parse: one valid box for another changes nothing else a parse sees. Anything else
+    gets a full parse. The loop re-reads tasks.md after each edit it makes, often at 10,000
+    tasks, where a full parse costs more than its whole budget for one iteration.
     """
-    known = _scan.scanned(doc)
-    return any(task.id is None for task in doc.tasks) if known is None else known.missing_ids
+    lines = split_lines(text)
+    old = previous.lines
+    if len(lines) != len(old) or any(p.file != file for p in previous.problems):
+        return parse(text, file)
+    tasks = previous.tasks
+    changed: dict[int, Task] = {}
+    for index, (before, after) in enumerate(zip(old, lines, strict=True)):
+        if before == after:
+            continue
+        at = _place_of_line(tasks, index)
+        status = None if at is None else _new_status(before, after)
+        if at is None or status is None:
+            return parse(text, file)
+        changed[at] = replace(tasks[at], status=status)
+    if changed:
+        tasks = tuple(changed.get(at, task) for at, task in enumerate(tasks))
+    return TaskList(tuple(lines), tasks, previous.problems)
+
+
+def _new_status(before: str, after: str) -> TaskStatus | None:
+    """The status a task line now has, when only its valid checkbox changed to another one."""
+    old, new = _LINE.match(before), _LINE.match(after)
+    if old is None or new is None or old.lastgroup not in _CHECKBOX_GROUPS:
+        return None
+    at = old.start("box")
+    if new.lastgroup not in _CHECKBOX_GROUPS or new.start("box") != at:
+        return None
+    if before[:at] != after[:at] or before[at + 1 :] != after[at + 1 :]:
+        return None
+    if old.group("box") not in _STATUS_OF_BOX:
+        return None
+    return _STATUS_OF_BOX.get(new.group("box"))
+
+
+def missing_ids(doc: TaskList) -> bool:
+    """Whether some task has no id yet (`assign_missing_ids` would give it one)."""
+    return any(task.id is None for task in doc.tasks)
 
 
 def render(doc: TaskList) -> str:
@@ -406,16 +375,7 @@ def render(doc: TaskList) -> str:
 
 
 def find(doc: TaskList, task_id: str) -> Task | None:
-    """The first task with this id, or None.
-
-    Looked up by line for a document parsed or derived lately (the loop asks often, among
-    10,000 tasks), else found by a pass over the tasks.
-    """
-    known = _scan.scanned(doc)
-    if known is not None:
-        index = known.first_line_of.get(task_id)
-        at = None if index is None else _place_of_line(doc.tasks, index)
-        return None if at is None else doc.tasks[at]
+    """The first task with this id, or None."""
     for task in doc.tasks:
         if task.id == task_id:
             return task
@@ -466,18 +426,6 @@ def _box_for(status: str) -> str:
         raise ValueError(
             f"unknown task status {status!r}: use todo, in-progress, complete or cancelled"
         ) from None
-
-
-def _set_box(doc: TaskList, index: int, current: TaskStatus, status: TaskStatus) -> str:
-    box = _box_for(status)
-    if current == status:
-        return render(doc)  # `[X]` stays `[X]`: nothing to change
-    text = body(doc.lines[index])
-    match = _LINE.match(text)
-    if match is None or match.group("box") is None:
-        return render(doc)  # cannot happen for a parsed task line; be safe anyway
-    at = match.start("box")
-    return _with_bodies(doc.lines, {index: text[:at] + box + text[at + 1 :]})
 
 
 def _line_around(text: str, offset: int) -> tuple[int, str]:
@@ -564,33 +512,8 @@ def _task_line(text: str, task_id: str) -> tuple[int, str, re.Match[str]] | None
     return None
 
 
-def _with_line_status(
-    doc: TaskList, index: int, line: str, new_line: str, status: TaskStatus
-) -> TaskList | None:
-    """`doc` after the checkbox of the task line at `index` changed from `line` to `new_line`.
-
-    One valid box for another changes nothing else a parse sees (the line stays the same kind
-    of line, ids and problems stay), so this equals a parse of the edited text; None when
-    `doc` does not hold that task line there.
-    """
-    tasks = doc.tasks
-    at = _place_of_line(tasks, index)
-    if at is None or doc.lines[index] != line:
-        return None
-    task = replace(tasks[at], status=status)
-    return TaskList(
-        (*doc.lines[:index], new_line, *doc.lines[index + 1 :]),
-        (*tasks[:at], task, *tasks[at + 1 :]),
-        doc.problems,
-    )
-
-
 def set_status(text: str, task_id: str, status: TaskStatus) -> str:
-    """Rewrite only the checkbox character of the task; unknown id leaves the text unchanged.
-
-    When `text` was parsed lately, the parse of the result is cached too, derived without a
-    parse: the loop re-reads tasks.md after each of its checkbox edits.
-    """
+    """Rewrite only the checkbox character of the task; unknown id leaves the text unchanged."""
     box = _box_for(status)
     found = _task_line(text, task_id)
     if found is None:
@@ -600,24 +523,7 @@ def set_status(text: str, task_id: str, status: TaskStatus) -> str:
         return text  # `[X]` stays `[X]`: nothing to change
     at = match.start("box")
     new_line = line[:at] + box + line[at + 1 :]
-    new_text = text[:start] + new_line + text[start + len(line) :]
-    _scan.derive(
-        text,
-        new_text,
-        lambda doc: _with_line_status(doc, text.count("\n", 0, start), line, new_line, status),
-    )
-    return new_text
-
-
-def set_subtask_status(text: str, task_id: str, index: int, status: TaskStatus) -> str:
-    """Rewrite the checkbox of the task's `index`-th subtask (0-based, file order)."""
-    doc = parse(text)
-    task = find(doc, task_id)
-    if task is None or not 0 <= index < len(task.subtasks):
-        _box_for(status)
-        return text
-    subtask = task.subtasks[index]
-    return _set_box(doc, subtask.line - 1, subtask.status, status)
+    return text[:start] + new_line + text[start + len(line) :]
 
 
 def _insert_id(text: str, at: int, task_id: str) -> str:

@@ -103,14 +103,6 @@ def should_escalate_failures(work: str, policy: HumanPolicy, failures: int) -> E
     return _failing(failures, limit, policy, reason) or NO_ESCALATION
 
 
-def should_report_success(policy: HumanPolicy) -> Escalation:
-    """A breakthrough: a non-blocking note when Unexpected Success asks for one."""
-    if not policy.escalate_on.unexpected_success:
-        return NO_ESCALATION
-    reason = "Unexpected success - policy asks to hear about breakthroughs"
-    return Escalation(True, reason, "medium", blocking=False)
-
-
 def progress_report_due(
     policy: HumanPolicy, last_report: datetime | None, started_at: datetime, now: datetime
 ) -> bool:
