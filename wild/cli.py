@@ -29,6 +29,7 @@ from wild.errors import UsageError, WildError
 from wild.loop import LoopOptions
 from wild.migrate import migrate_ralph
 from wild.output import to_json
+from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
 from wild.policy.model import parse_duration
 from wild.workspace import Workspace, load_workspace
@@ -117,7 +118,7 @@ def _flag(name: str) -> str:
     "--blocked-by", multiple=True, metavar="ID", help="With --add-task: a barrier it waits for."
 )
 @click.option("--alert", is_flag=True, help="Append an alert (for jobs and scripts).")
-@click.option("--severity", type=click.Choice(edits.SEVERITIES), help="With --alert.")
+@click.option("--severity", type=click.Choice(SEVERITIES), help="With --alert.")
 @click.option("--source", metavar="SRC", help="With --alert: who raises it, e.g. training-job-3.")
 @click.option("--type", "alert_type", metavar="T", help="With --alert: e.g. OOM, divergence.")
 @click.option("--description", metavar="D", help="With --alert: what happened.")
