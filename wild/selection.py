@@ -8,7 +8,7 @@ from typing import Literal, NamedTuple, overload
 
 from wild.clock import parse_time
 from wild.parsers.alerts import Alert
-from wild.parsers.barriers import Barrier
+from wild.parsers.barriers import CHECKABLE_TYPES, Barrier
 from wild.parsers.human import HumanInput
 from wild.parsers.severity import rank
 from wild.parsers.tasks import Task
@@ -16,8 +16,6 @@ from wild.parsers.tasks import Task
 WorkKind = Literal["human-input", "alert", "task", "blocked"]
 SelectionKind = Literal["human-input", "alert", "task", "blocked", "complete"]
 
-# Barriers the checker can test by itself; webhook and manual ones only change from outside.
-CHECKABLE_TYPES = frozenset({"command-check", "file-exists", "count-based"})
 OPEN = frozenset({"todo", "in-progress"})
 HUMAN_WAIT = "waiting for the human's answer in human.md"
 

@@ -16,7 +16,13 @@ from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, 
 BarrierStatus = Literal["waiting", "satisfied", "failed"]
 STATUSES: tuple[BarrierStatus, ...] = get_args(BarrierStatus)
 _STATUS: dict[str, BarrierStatus] = {status: status for status in STATUSES}
-BARRIER_TYPES = ("command-check", "file-exists", "count-based", "webhook", "manual")
+BarrierType = Literal["command-check", "file-exists", "count-based", "webhook", "manual"]
+BARRIER_TYPES: tuple[BarrierType, ...] = get_args(BarrierType)
+# Types whose check runs the shell command on their `Check:` line.
+COMMAND_TYPES: frozenset[str] = frozenset({"command-check", "count-based"})
+# Types wild checks by itself; webhook and manual barriers change only from outside.
+CHECKABLE_TYPES: frozenset[str] = COMMAND_TYPES | {"file-exists"}
+EXTERNAL_TYPES: frozenset[str] = frozenset(BARRIER_TYPES) - CHECKABLE_TYPES
 DEFAULT_INTERVAL_S = 60.0
 RESULT_MAX_CHARS = 200
 FILE = "barriers.md"
@@ -74,7 +80,7 @@ _REQUIRED = {
     "count-based": ("Check", "Target"),
     "file-exists": ("File",),
 }
-_TYPES_TEXT = "command-check, file-exists, count-based, webhook or manual"
+_TYPES_TEXT = ", ".join(BARRIER_TYPES[:-1]) + " or " + BARRIER_TYPES[-1]
 
 
 @dataclass(frozen=True)
