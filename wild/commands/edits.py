@@ -53,8 +53,12 @@ def add_task(
         raise UsageError(
             '--add-task needs a description, e.g. wild --add-task "Plot the loss curves"'
         )
-    if priority < 1:
-        raise UsageError(f"--priority must be 1 or more (1 is the highest), not {priority}")
+    highest = tasks_md.HIGHEST_PRIORITY
+    if priority < highest:
+        # Told rather than clamped: the human typed it and can type it again.
+        raise UsageError(
+            f"--priority must be {highest} or more ({highest} is the highest), not {priority}"
+        )
     new_id = ""
 
     def edit(current: str) -> str:

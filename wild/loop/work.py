@@ -268,8 +268,8 @@ def _new_event(event: Any, related: str, cause: str | None, at: Moment, acts: _A
     if isinstance(event, str) and event.strip():
         event = {"task": event}
     if isinstance(event, Mapping) and isinstance(event.get("task"), str) and event["task"].strip():
-        priority = event.get("priority")
-        acts.add(AddTask(event["task"], priority if _is_count(priority) else 2, related, cause))
+        priority = tasks_md.new_task_priority(event.get("priority"))
+        acts.add(AddTask(event["task"], priority, related, cause))
     elif isinstance(event, Mapping) and isinstance(event.get("alert"), str):
         severity = event.get("severity")
         context = event.get("context")

@@ -45,6 +45,9 @@ from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, 
 TaskStatus = Literal["todo", "in-progress", "complete", "cancelled"]
 
 DEFAULT_PRIORITY = 2
+# The most urgent priority a task wild adds can get (`wild --add-task` documents "1 is the
+# highest"); a human may still write [P0] by hand, and it is read as written.
+HIGHEST_PRIORITY = 1
 
 _STATUS_OF_BOX: dict[str, TaskStatus] = {
     " ": "todo",
@@ -648,17 +651,32 @@ def _one_line(description: str) -> str:
     return _NEWLINES.sub(" ", description).strip()
 
 
+def new_task_priority(requested: object) -> int:
+    """The priority a task wild adds gets when `requested`: a whole number raised to at least
+    HIGHEST_PRIORITY, and DEFAULT_PRIORITY for anything else (missing, fractional, text).
+
+    Agents ask for priorities in `new_events` and may ask for anything; clamping keeps what
+    they ask within what a human can give with `wild --add-task --priority`.
+    """
+    if isinstance(requested, int) and not isinstance(requested, bool):
+        return max(requested, HIGHEST_PRIORITY)
+    return DEFAULT_PRIORITY
+
+
 def add_task(
     text: str,
     description: str,
     *,
-    priority: int = DEFAULT_PRIORITY,
+    priority: object = DEFAULT_PRIORITY,
     depends_on: Iterable[str] = (),
     blocked_by: Iterable[str] = (),
 ) -> tuple[str, str]:
-    """Append `- [ ] [P<n>] task-NNN: description` (and its relation lines); return (text, id)."""
-    if priority < 0:
-        raise ValueError(f"task priority must be 0 or more, not {priority}")
+    """Append `- [ ] [P<n>] task-NNN: description` (and its relation lines); return (text, id).
+
+    Every task wild adds comes through here: the id is the next free `task-NNN`, and the
+    priority is `new_task_priority(priority)`.
+    """
+    priority = new_task_priority(priority)
     scanned = _scan(text, "tasks.md")
     new_id = next_task_id(scanned.doc)
     # A comment or fence left open would hide the new task: close it first.
