@@ -129,11 +129,13 @@ def scan(text: str, *, until: int | None = None) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-def masked_lines(text: str) -> list[bool]:
-    """One flag per line of `split_lines(text)`: True for a line inside a block."""
+def masked_lines(text: str, blocks: tuple[Block, ...] | None = None) -> list[bool]:
+    """One flag per line of `split_lines(text)`: True for a line inside a block.
+
+    `blocks` is `scan(text)`, for a caller that has it already."""
     count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     flags = [False] * count
-    for block in scan(text):
+    for block in scan(text) if blocks is None else blocks:
         flags[block.start : block.end] = [True] * (block.end - block.start)
     return flags
 
