@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.parsers.strategies import plausible_files
 from wild.parsers import human, masking
 from wild.parsers.human import HumanInput
-from wild.parsers.lines import Span, split_lines
+from wild.parsers.lines import Span, append_lines, split_lines
 
 GOLDEN = Path(__file__).parent / "golden"
 SEED = (GOLDEN / "human_seed.md").read_text(encoding="utf-8")
@@ -343,7 +343,8 @@ def closed(text: str, item: HumanInput) -> HumanInput:
     block = masking.left_open(masking.scan(text))
     if block is None or block.closer is None or block.start >= item.span.end:
         return item
-    return replace(item, content=f"{item.content}\n{block.closer}".lstrip("\n"))
+    # The block runs to the end of the file, so `item` is the last input.
+    return replace(item, content=human.parse(append_lines(text, [block.closer])).inputs[-1].content)
 
 
 def moved(items: tuple[HumanInput, ...]) -> list[HumanInput]:
