@@ -21,7 +21,7 @@ from click.core import ParameterSource
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
 from wild.errors import UsageError, WildError
-from wild.parsers.alerts import SEVERITIES
+from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
 
 clock: Clock = SystemClock()

@@ -8,16 +8,14 @@ from typing import Literal, NamedTuple
 
 from wild.clock import parse_time
 from wild.parsers.alerts import Alert
-from wild.parsers.barriers import Barrier
+from wild.parsers.barriers import CHECKABLE_TYPES, Barrier
 from wild.parsers.human import HumanInput
+from wild.parsers.severity import rank
 from wild.parsers.tasks import Task
 
 WorkKind = Literal["human-input", "alert", "task", "blocked"]
 SelectionKind = Literal["human-input", "alert", "task", "blocked", "complete"]
 
-SEVERITY_ORDER: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
-# Barriers the checker can test by itself; webhook and manual ones only change from outside.
-CHECKABLE_TYPES = frozenset({"command-check", "file-exists", "count-based"})
 OPEN = frozenset({"todo", "in-progress"})
 HUMAN_WAIT = "waiting for the human's answer in human.md"
 
@@ -110,7 +108,7 @@ def _alert_items(alerts: Iterable[Alert], awaiting_human: frozenset[str]) -> lis
     pending = [(i, a) for i, a in indexed if a.status == "pending" and a.id not in awaiting_human]
     pending.sort(
         key=lambda pair: (
-            SEVERITY_ORDER.get(pair[1].severity, 3),
+            rank(pair[1].severity),
             _sort_time(pair[1].timestamp),
             pair[0],
         )

@@ -38,6 +38,8 @@ PROMISE_TABLE = [
     ("~~~~\n<promise>COMPLETE</promise>\n~~~~\n", ()),
     ("````\n```\n<promise>COMPLETE</promise>\n```\n````\n", ()),
     ("```\nunclosed fence\n<promise>COMPLETE</promise>\n", ()),
+    ("<!--\n<promise>COMPLETE</promise>\n-->\n", ()),
+    ("<!-- <promise>COMPLETE</promise> -->", ()),
     ("`<promise>COMPLETE</promise>`", ()),
     ("``<promise>COMPLETE</promise>``", ()),
     ("> <promise>COMPLETE</promise>", ()),
@@ -81,8 +83,10 @@ def test_unknown_promise_words_are_reported() -> None:
 def test_tags_in_code_are_reported_as_ignored() -> None:
     signals = parse_signals("Example:\n```\n<promise>COMPLETE</promise>\n```\n`<sweep>`\n")
     assert signals.problems == (
-        "line 3: <promise> inside a code block, inline code or a quote is not a signal",
-        "line 5: <sweep> inside a code block, inline code or a quote is not a signal",
+        "line 3: <promise> inside a code block, an HTML comment, inline code or a quote is "
+        "not a signal",
+        "line 5: <sweep> inside a code block, an HTML comment, inline code or a quote is "
+        "not a signal",
     )
 
 

@@ -3,6 +3,7 @@ or clock is involved: the workspace is parsed from strings and the time is a val
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ from wild.control import ControlRequest
 from wild.loop import decide as decide_module
 from wild.loop.decide import decide
 from wild.loop.model import (
+    AddTask,
     AgentFinished,
     AppendAlert,
     CompactAlerts,
@@ -343,3 +345,12 @@ def test_the_reason_for_waiting_is_said_once_not_at_every_wake_up() -> None:
     assert Say("⏳ Waiting (gate); sleeping until something changes") in first.actions
     again = decide(first.model, Tick(), AT)
     assert kinds(again.actions) == ["FlushNotes", "Wait"]
+
+
+def test_tasks_an_agent_asks_for_get_the_one_priority_rule_of_added_tasks() -> None:
+    running = started("- [ ] [P1] task-001: Train\n")
+    asked = [{"task": "Urgent", "priority": 0}, {"task": "Later", "priority": 5}, "Plain"]
+    report = json.dumps({"status": "ok", "summary": "split", "new_events": asked})
+    step = decide(running, AgentFinished(run(f"<event_output>{report}</event_output>"), "e"), AT)
+    added = [(a.text, a.priority) for a in step.actions if isinstance(a, AddTask)]
+    assert added == [("Urgent", 1), ("Later", 5), ("Plain", 2)]

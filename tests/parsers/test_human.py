@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.parsers.strategies import plausible_files
-from wild.parsers import human
+from wild.parsers import human, masking
 from wild.parsers.human import HumanInput
-from wild.parsers.lines import Span, split_lines
+from wild.parsers.lines import Span, append_lines, split_lines
 
 GOLDEN = Path(__file__).parent / "golden"
 SEED = (GOLDEN / "human_seed.md").read_text(encoding="utf-8")
@@ -298,6 +298,11 @@ LINE = st.one_of(
             "---",
             "**Priority:** urgent",
             "ünïcode ✓",
+            "```",
+            "~~~~",
+            "<!--",
+            "-->",
+            "<!-- ## [PENDING] T9 -->",
         ]
     ),
     VALUE,
@@ -332,6 +337,16 @@ def test_edits_on_garbage_never_raise(text: str, value: str) -> None:
     human.mark_answered(text, value)
 
 
+def closed(text: str, item: HumanInput) -> HumanInput:
+    """`item` once an edit closed the code block or comment it leaves open at the end of the
+    file (edits close one, or what they add would hide in it)."""
+    block = masking.left_open(masking.scan(text))
+    if block is None or block.closer is None or block.start >= item.span.end:
+        return item
+    # The block runs to the end of the file, so `item` is the last input.
+    return replace(item, content=human.parse(append_lines(text, [block.closer])).inputs[-1].content)
+
+
 def moved(items: tuple[HumanInput, ...]) -> list[HumanInput]:
     return [replace(i, span=Span(0, 0)) for i in items]
 
@@ -352,7 +367,8 @@ def test_mark_processed_changes_only_its_own_section(text: str, data: st.DataObj
     assert new[len(new) - tail :] == old[len(old) - tail :]
     redone = human.parse(after)
     index = doc.inputs.index(target)
-    assert replace(redone.inputs[index], span=target.span) == replace(target, status="processed")
+    expected = replace(closed(text, target), status="processed")
+    assert replace(redone.inputs[index], span=target.span) == expected
     others = doc.inputs[:index] + doc.inputs[index + 1 :]
     assert moved(redone.inputs[:index] + redone.inputs[index + 1 :]) == moved(others)
 
@@ -365,12 +381,13 @@ def test_append_input_adds_exactly_one_pending_section(
     after = human.append_input(text, content, timestamp="2026-02-08T15:00:00Z", urgent=urgent)
     assert after.startswith(text)
     doc = human.parse(after)
-    assert moved(doc.inputs[:-1]) == moved(before.inputs)
+    assert moved(doc.inputs[:-1]) == moved(tuple(closed(text, i) for i in before.inputs))
     last = doc.inputs[-1]
     assert (last.key, last.status, last.urgent) == ("2026-02-08T15:00:00Z", "pending", urgent)
 
 
-SAFE_LINE = st.text(st.characters(blacklist_characters="\r\n#-"), max_size=15)
+# Without `#`, `-`, backticks and tildes, no line opens a section, a code block or a comment.
+SAFE_LINE = st.text(st.characters(blacklist_characters="\r\n#-`~"), max_size=15)
 
 
 @given(plausible(), st.lists(SAFE_LINE, max_size=6), st.sampled_from(["\n", "\r\n"]))

@@ -432,9 +432,24 @@ def test_add_task_closes_a_comment_or_fence_left_open_so_the_task_is_seen() -> N
     assert [task.id for task in parse(text).tasks] == ["task-001"]
 
 
-def test_add_task_rejects_a_negative_priority() -> None:
-    with pytest.raises(ValueError, match=r"^task priority must be 0 or more, not -1$"):
-        add_task("", "x", priority=-1)
+@pytest.mark.parametrize(
+    ("requested", "written"),
+    [
+        (1, "P1"),
+        (7, "P7"),
+        (0, "P1"),
+        (-1, "P1"),
+        (None, "P2"),
+        (1.5, "P2"),
+        ("1", "P2"),
+        (True, "P2"),
+    ],
+)
+def test_add_task_clamps_a_priority_above_p1_and_defaults_anything_else_to_p2(
+    requested: object, written: str
+) -> None:
+    # One rule for every task wild adds: the CLI's --add-task and an agent's new_events.
+    assert add_task("", "x", priority=requested) == (f"- [ ] [{written}] task-001: x\n", "task-001")
 
 
 def test_edits_go_through_update_text_and_keep_crlf(tmp_path: Path) -> None:
@@ -662,7 +677,7 @@ def test_add_task_only_appends(text: str, description: str, deps: list[str], pri
     assert (added.id, added.text, added.priority, added.depends_on) == (
         new_id,
         description.strip(),
-        prio,
+        max(prio, 1),
         tuple(deps),
     )
 

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from wild.parsers.alerts import Alert, Severity
+from wild.parsers.alerts import Alert
 from wild.parsers.policy import AutonomyLevel, EscalationThreshold
+from wild.parsers.severity import Severity
 from wild.policy.escalation import (
     NO_ESCALATION,
     Escalation,

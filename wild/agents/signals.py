@@ -1,7 +1,8 @@
 """Promise signals and structured tags read from an agent's final message (seeds 000, 001, 002).
 
-Only what the agent *says* counts: a tag inside a fenced code block, an inline code span or a
-`> ` quoted line is an example or an echo, and a promise that shares its line with prose is a
+Only what the agent *says* counts: a tag inside a fenced code block or an HTML comment (the
+rule of `wild.parsers.masking`, as in every `.wild/` file), an inline code span or a `> `
+quoted line is an example or an echo, and a promise that shares its line with prose is a
 mention ("I will print <promise>COMPLETE</promise> when done"), not a signal. Whatever is
 ignored is reported in `Signals.problems`, so the loop can tell the agent what went wrong.
 """
@@ -14,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 import orjson
+
+from wild.parsers import masking
+from wild.parsers.lines import body, split_lines
 
 PromiseWord = Literal[
     "TASK_COMPLETE",
@@ -66,7 +70,6 @@ class Signals:
         return word in self.promises
 
 
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUOTE = re.compile(r"^ {0,3}>")
 # A code span opens with a run of N backticks and closes at the next run of exactly N.
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)")
@@ -95,23 +98,14 @@ def _mask_line(line: str) -> str:
 
 
 def visible_text(text: str) -> str:
-    """`text` with code blocks, code spans and quoted lines replaced by spaces, newlines kept."""
+    """`text` with code blocks, comments, code spans and quoted lines replaced by spaces,
+    newlines kept."""
     out: list[str] = []
-    fence: str | None = None
-    for line in text.splitlines(keepends=True):
-        content = line.rstrip("\r\n")
-        blank = " " * len(content) + line[len(content) :]
-        if fence is not None:
-            if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", content):
-                fence = None
-            out.append(blank)
-            continue
-        opened = _FENCE_OPEN.match(content)
-        if opened and not (opened.group(1)[0] == "`" and "`" in content[opened.end() :]):
-            fence = opened.group(1)
-            out.append(blank)
-        elif _QUOTE.match(content):
-            out.append(blank)
+    hidden = masking.masked_lines(text)
+    for index, line in enumerate(split_lines(text)):
+        content = body(line)
+        if hidden[index] or _QUOTE.match(content):
+            out.append(" " * len(content) + line[len(content) :])
         else:
             out.append(_mask_line(content) + line[len(content) :])
     return "".join(out)
@@ -130,9 +124,10 @@ def _line_at(text: str, offset: int) -> str:
 def _unfenced(body: str) -> str:
     """A tag body without a surrounding ```json fence, which agents like to add."""
     stripped = body.strip()
-    lines = stripped.splitlines()
-    if len(lines) >= 2 and _FENCE_OPEN.match(lines[0]) and lines[-1].strip() in ("```", "~~~"):
-        return "\n".join(lines[1:-1]).strip()
+    blocks = masking.scan(stripped)
+    whole = len(blocks) == 1 and blocks[0].end_at == len(stripped) and blocks[0].closer is None
+    if whole and blocks[0].kind == "code block" and blocks[0].start_at == 0:
+        return stripped[stripped.find("\n") + 1 : stripped.rfind("\n")].strip()
     return stripped
 
 
@@ -263,7 +258,7 @@ def _ignored_tags(text: str, visible: str, problems: list[str]) -> None:
         if visible[match.start()] != "<":
             problems.append(
                 f"line {_line_number(text, match.start())}: <{match.group(1).lower()}> inside a "
-                "code block, inline code or a quote is not a signal"
+                "code block, an HTML comment, inline code or a quote is not a signal"
             )
 
 

@@ -16,12 +16,10 @@ from pathlib import Path
 import orjson
 
 from wild.errors import FileFormatError
-from wild.parsers.barriers import Barrier, BarrierList
+from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.store import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
-# Types whose check runs a shell command (the `Check:` line); the others never run anything.
-COMMAND_TYPES = frozenset({"command-check", "count-based"})
 
 
 def approvals_path() -> Path:

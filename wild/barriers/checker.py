@@ -20,14 +20,12 @@ from wild.barriers.approvals import Approvals, command_hash, command_of, load_ap
 from wild.barriers.checks import CheckResult, check_once
 from wild.clock import Clock, SystemClock, iso, parse_time
 from wild.parsers import alerts
-from wild.parsers.barriers import Barrier, find, parse, record_check
+from wild.parsers.barriers import CHECKABLE_TYPES, Barrier, find, parse, record_check
 from wild.paths import WildPaths
 from wild.store import read_text, update_text
 
 log = logging.getLogger(__name__)
 
-# Types the checker itself evaluates; webhook and manual barriers change only from outside.
-CHECKED_TYPES = frozenset({"command-check", "file-exists", "count-based"})
 # A `0s` interval must not turn the thread into a busy loop.
 MIN_INTERVAL_S = 1.0
 # After an unexpected failure of a whole pass, wait this long (or for a poke) before retrying.
@@ -97,7 +95,7 @@ class BarrierChecker:
     # -- scheduling --------------------------------------------------------------------
 
     def _seconds_until_due(self, barrier: Barrier, now: datetime) -> float | None:
-        if barrier.status != "waiting" or barrier.type not in CHECKED_TYPES:
+        if barrier.status != "waiting" or barrier.type not in CHECKABLE_TYPES:
             return None
         last = parse_time(barrier.last_check)
         attempted = self._attempted.get(barrier.id)

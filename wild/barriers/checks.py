@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wild.barriers.approvals import Approvals, command_of
-from wild.parsers.barriers import Barrier
+from wild.parsers.barriers import COMMAND_TYPES, EXTERNAL_TYPES, Barrier
 from wild.parsers.barriers import clean_result as one_line
 from wild.process import ProcessResult, run_captured, shell_argv
 
@@ -75,9 +75,9 @@ def check_once(
     """
     if barrier.type == "file-exists":
         return _file_exists(barrier, project_dir)
-    if barrier.type in ("webhook", "manual"):
+    if barrier.type in EXTERNAL_TYPES:
         return _external(barrier)
-    if barrier.type not in ("command-check", "count-based"):
+    if barrier.type not in COMMAND_TYPES:
         problem = f"unknown barrier type {barrier.type!r}"
         return CheckResult(False, problem, problem, ran=False)
     command = command_of(barrier)

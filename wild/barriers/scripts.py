@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from wild.errors import WildError
-from wild.parsers.barriers import Barrier
+from wild.parsers.barriers import COMMAND_TYPES, Barrier
 from wild.store import atomic_write, encode
 
 SCRIPTS_DIR = Path("scripts") / "check_barriers"
@@ -45,7 +45,7 @@ def _check_lines(barrier: Barrier) -> list[str]:
                 f"barrier {barrier.id} has no `File:` line; add `- File: PATH` to barriers.md"
             )
         return [f"test -e {shlex.quote(barrier.file)}"]
-    if barrier.type not in ("command-check", "count-based"):
+    if barrier.type not in COMMAND_TYPES:
         raise WildError(
             f"barrier {barrier.id} is {barrier.type}: nothing to script, it is satisfied from "
             f"outside (webhook or `wild --satisfy {barrier.id}`)"

@@ -30,6 +30,7 @@ from wild.clock import Clock, SystemClock, iso
 from wild.errors import WildError
 from wild.parsers import alerts
 from wild.parsers.barriers import find, parse, set_status
+from wild.parsers.severity import is_severity, listed
 from wild.paths import WildPaths
 from wild.store import read_text, update_text
 
@@ -40,7 +41,6 @@ MAX_BODY = 64 * 1024
 READ_TIMEOUT_S = 10.0  # a client that stalls mid-request must not hold a thread forever
 DELIVERIES_KEPT = 1024
 DELIVERY_HEADERS = ("X-GitHub-Delivery", "X-Request-Id")
-SEVERITIES = ("critical", "warning", "info")
 _SATISFY = re.compile(r"/barriers/([^/]+)/satisfy")
 
 Reply = tuple[int, dict[str, Any]]
@@ -282,8 +282,8 @@ def _alert_fields(body: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _Refused(400, "body must be a JSON object")
     severity = data.get("severity")
-    if severity not in SEVERITIES:
-        raise _Refused(400, "alert field 'severity' must be critical, warning or info")
+    if not is_severity(severity):
+        raise _Refused(400, f"alert field 'severity' must be {listed()}")
     context = data.get("context", {})
     if not isinstance(context, dict):
         raise _Refused(400, "alert field 'context' must be a JSON object")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
@@ -13,13 +13,12 @@ from wild.errors import UsageError, WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Severity, append_alert, make_alert
+from wild.parsers.alerts import append_alert, make_alert
+from wild.parsers.severity import is_severity, listed
 from wild.paths import WildPaths
 from wild.policy.presets import update_policy_text
 from wild.store import read_text, update_text
 from wild.workspace import require_initialised
-
-SEVERITIES = ("critical", "warning", "info")
 
 
 def add_human_input(paths: WildPaths, text: str, *, urgent: bool, now: datetime) -> str:
@@ -54,8 +53,12 @@ def add_task(
         raise UsageError(
             '--add-task needs a description, e.g. wild --add-task "Plot the loss curves"'
         )
-    if priority < 1:
-        raise UsageError(f"--priority must be 1 or more (1 is the highest), not {priority}")
+    highest = tasks_md.HIGHEST_PRIORITY
+    if priority < highest:
+        # Told rather than clamped: the human typed it and can type it again.
+        raise UsageError(
+            f"--priority must be {highest} or more ({highest} is the highest), not {priority}"
+        )
     new_id = ""
 
     def edit(current: str) -> str:
@@ -100,10 +103,10 @@ def raise_alert(
 ) -> str:
     """Append a pending alert (jobs and scripts call this); returns the alert id."""
     require_initialised(paths)
-    if severity not in SEVERITIES:
-        raise UsageError(f"--severity must be one of critical, warning, info, not {severity!r}")
+    if not is_severity(severity):
+        raise UsageError(f"--severity must be one of {listed(last=', ')}, not {severity!r}")
     record = make_alert(
-        severity=cast(Severity, severity),  # checked against SEVERITIES just above
+        severity=severity,
         source=source,
         type=alert_type,
         description=description,

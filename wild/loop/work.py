@@ -47,7 +47,8 @@ from wild.loop.model import (
 )
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import SEVERITIES, Alert, make_alert, status_update
+from wild.parsers.alerts import Alert, make_alert, status_update
+from wild.parsers.severity import is_severity
 from wild.parsers.state import CurrentWork
 from wild.parsers.tasks import Task
 from wild.policy.escalation import should_escalate, should_escalate_failures
@@ -280,14 +281,14 @@ def _new_event(event: Any, related: str, cause: str | None, at: Moment, acts: _A
     if isinstance(event, str) and event.strip():
         event = {"task": event}
     if isinstance(event, Mapping) and isinstance(event.get("task"), str) and event["task"].strip():
-        priority = event.get("priority")
-        acts.add(AddTask(event["task"], priority if _is_count(priority) else 2, related, cause))
+        priority = tasks_md.new_task_priority(event.get("priority"))
+        acts.add(AddTask(event["task"], priority, related, cause))
     elif isinstance(event, Mapping) and isinstance(event.get("alert"), str):
         severity = event.get("severity")
         context = event.get("context")
         record = make_alert(
             now=at.now,
-            severity=severity if severity in SEVERITIES else "warning",
+            severity=severity if is_severity(severity) else "warning",
             source=str(event.get("source") or "agent"),
             type=str(event.get("type") or "agent-event"),
             description=event["alert"],

@@ -36,10 +36,9 @@ from wild.clock import iso
 from wild.errors import WildError
 from wild.parsers.jsonl import append_bytes, split_complete_lines
 from wild.parsers.lines import Problem
+from wild.parsers.severity import SEVERITIES, Severity, is_severity, listed
 
-Severity = Literal["critical", "warning", "info"]
 AlertStatus = Literal["pending", "in-progress", "resolved", "escalated"]
-SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 STATUSES: tuple[AlertStatus, ...] = get_args(AlertStatus)
 
 FILE = "alerts.jsonl"
@@ -54,12 +53,8 @@ _SNIPPET_CHARS = 200
 _SETTLE_S = 0.001
 _SETTLE_ATTEMPTS = 20
 
-_SEVERITY_NAMES: dict[str, Severity] = {
-    "critical": "critical",
-    "warning": "warning",
-    "warn": "warning",
-    "info": "info",
-}
+_QUOTE = '"'
+_SEVERITY_NAMES: dict[str, Severity] = {**{name: name for name in SEVERITIES}, "warn": "warning"}
 _STATUS_NAMES: dict[str, AlertStatus] = {name: name for name in STATUSES}
 
 
@@ -110,7 +105,7 @@ def _severity(obj: Mapping[str, Any], notes: list[str]) -> Severity:
         if name is not None:
             return name
     what = 'no "severity"' if value is None else f"unknown severity {_json_text(value)}"
-    notes.append(f'{what}, treated as "warning"; use "critical", "warning" or "info"')
+    notes.append(f'{what}, treated as "warning"; use {listed(quote=_QUOTE)}')
     return "warning"
 
 
@@ -263,8 +258,8 @@ def make_alert(
     alert_id: str | None = None,
 ) -> dict[str, Any]:
     """A new pending alert record in the seed's field order (context/choices only if given)."""
-    if severity not in SEVERITIES:
-        raise WildError(f"unknown severity {severity!r}; use critical, warning or info")
+    if not is_severity(severity):
+        raise WildError(f"unknown severity {severity!r}; use {listed()}")
     record: dict[str, Any] = {
         "id": alert_id or new_alert_id(now),
         "timestamp": iso(now),

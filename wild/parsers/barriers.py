@@ -9,12 +9,19 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 from wild.clock import parse_time
+from wild.parsers import masking
 from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
 
 BarrierStatus = Literal["waiting", "satisfied", "failed"]
 STATUSES: tuple[BarrierStatus, ...] = get_args(BarrierStatus)
 _STATUS: dict[str, BarrierStatus] = {status: status for status in STATUSES}
-BARRIER_TYPES = ("command-check", "file-exists", "count-based", "webhook", "manual")
+BarrierType = Literal["command-check", "file-exists", "count-based", "webhook", "manual"]
+BARRIER_TYPES: tuple[BarrierType, ...] = get_args(BarrierType)
+# Types whose check runs the shell command on their `Check:` line.
+COMMAND_TYPES: frozenset[str] = frozenset({"command-check", "count-based"})
+# Types wild checks by itself; webhook and manual barriers change only from outside.
+CHECKABLE_TYPES: frozenset[str] = COMMAND_TYPES | {"file-exists"}
+EXTERNAL_TYPES: frozenset[str] = frozenset(BARRIER_TYPES) - CHECKABLE_TYPES
 DEFAULT_INTERVAL_S = 60.0
 RESULT_MAX_CHARS = 200
 FILE = "barriers.md"
@@ -33,8 +40,6 @@ _FIELD = re.compile(
     r"[ \t]*(?P<value>.*?)[ \t]*$"
 )
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
-_FENCE_OPEN = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})")
-_FENCE_CLOSE = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})[ \t]*")
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d*)?|\.\d+)[ \t]*(?P<unit>[A-Za-z]*)")
 _UNIT_S = {
     **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), 1.0),
@@ -71,7 +76,7 @@ _REQUIRED = {
     "count-based": ("Check", "Target"),
     "file-exists": ("File",),
 }
-_TYPES_TEXT = "command-check, file-exists, count-based, webhook or manual"
+_TYPES_TEXT = ", ".join(BARRIER_TYPES[:-1]) + " or " + BARRIER_TYPES[-1]
 
 
 @dataclass(frozen=True)
@@ -158,54 +163,20 @@ def _canon(key: str) -> str | None:
     return _CANON.get(re.sub(r"[\s_-]+", "", key).lower())
 
 
-def _ends_in_comment(text: str, in_comment: bool) -> bool:
-    pos = 0
-    while True:
-        marker = "-->" if in_comment else "<!--"
-        found = text.find(marker, pos)
-        if found < 0:
-            return in_comment
-        pos = found + len(marker)
-        in_comment = not in_comment
-
-
 def _hidden(lines: list[str]) -> tuple[list[bool], Problem | None]:
-    """Which lines sit in a code fence or an HTML comment (examples there are not barriers).
-
-    Also returns the problem of one left open at the end of the file, if any (a fence cannot
-    open inside a comment nor a comment inside a fence, so at most one is open).
-    """
-    hidden: list[bool] = []
-    fence: str | None = None
-    in_comment = False
-    opened = 0
-    for index, line in enumerate(lines):
-        text = body(line)
-        if fence is not None:
-            close = _FENCE_CLOSE.fullmatch(text)
-            if close and close["fence"][0] == fence[0] and len(close["fence"]) >= len(fence):
-                fence = None
-            hidden.append(True)
-            continue
-        opener = None if in_comment else _FENCE_OPEN.match(text)
-        if opener is not None:
-            fence, opened = opener["fence"], index
-            hidden.append(True)
-            continue
-        started = in_comment
-        in_comment = _ends_in_comment(text, in_comment)
-        if in_comment and not started:
-            opened = index
-        hidden.append(started or in_comment or text.lstrip().startswith("<!--"))
-    closer = fence or ("-->" if in_comment else None)
-    if closer is None:
+    """Which lines sit in a code block or an HTML comment (examples there are not barriers),
+    and the problem of one left open at the end of the file, if any."""
+    text = "".join(lines)
+    blocks = masking.scan(text)
+    hidden = masking.masked_lines(text, blocks)
+    block = masking.left_open(blocks)
+    if block is None:
         return hidden, None
-    kind = "code block" if fence else "HTML comment"
     return hidden, Problem(
         FILE,
-        opened + 1,
-        f"{kind} opened here is never closed; nothing "
-        f"after it is read as a barrier until a closing {closer}",
+        block.start + 1,
+        f"{block.kind} opened here is never closed; nothing "
+        f"after it is read as a barrier until a closing {block.closer}",
     )
 
 

@@ -1,4 +1,8 @@
-"""Lossless parser and minimal edits for `.wild/human.md`, the human's input queue."""
+"""Lossless parser and minimal edits for `.wild/human.md`, the human's input queue.
+
+Code blocks and HTML comments (`wild.parsers.masking`) hold no structure: a `## [PENDING]`,
+`###` or `---` line inside one is text, kept in the input it belongs to.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Literal, get_args
 
 from wild.clock import iso, parse_time
+from wild.parsers import masking
 from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
 
 # REPORT sections are wild's progress reports: kept for the human to read, never input.
@@ -96,23 +101,30 @@ def _key(rest: str) -> tuple[str, bool]:
     return (urgent["when"], True) if urgent else (rest, False)
 
 
-def _sections(lines: list[str]) -> list[tuple[int, int]]:
-    starts = [i for i, line in enumerate(lines) if _SECTION.match(body(line))]
+def _masked(lines: list[str]) -> list[bool]:
+    return masking.masked_lines("".join(lines))
+
+
+def _sections(lines: list[str], masked: list[bool]) -> list[tuple[int, int]]:
+    starts = [i for i, line in enumerate(lines) if not masked[i] and _SECTION.match(body(line))]
     return list(zip(starts, [*starts[1:], len(lines)], strict=False))
 
 
-def _section(lines: list[str], start: int, end: int) -> _Section | None:
+def _section(lines: list[str], masked: list[bool], start: int, end: int) -> _Section | None:
     header = _HEADER.match(body(lines[start]))
     if header is None:
         return None
-    limit = next((i for i in range(start + 1, end) if _RULE.fullmatch(body(lines[i]))), end)
+    limit = next(
+        (i for i in range(start + 1, end) if not masked[i] and _RULE.fullmatch(body(lines[i]))),
+        end,
+    )
     return _Section(start, header["status"], header.span("status"), header["rest"], limit, end)
 
 
 class _Reader:
     """Reads one section into a record, collecting problems instead of raising."""
 
-    def __init__(self, lines: list[str], section: _Section) -> None:
+    def __init__(self, lines: list[str], masked: list[bool], section: _Section) -> None:
         self.lines, self.section = lines, section
         self.problems: list[Problem] = []
         self.fields: dict[str, str] = {}
@@ -125,17 +137,20 @@ class _Reader:
         phase = "fields"
         for index in range(section.header + 1, section.limit):
             text = body(lines[index])
-            named = _NAMED.fullmatch(text) if _SUBHEADING.match(text) else None
+            structure = not masked[index]
+            named = _NAMED.fullmatch(text) if structure and _SUBHEADING.match(text) else None
             if named is not None:
                 phase = "other"
                 if self.content is None and named["name"].lower() == want:
                     phase, self.content = "content", [named["inline"]] if named["inline"] else []
             elif phase == "content" and self.content is not None:
                 self.content.append(text)
-            elif phase == "fields":
+            elif phase == "fields" and structure:
                 self.field(text)
+            elif phase == "fields":
+                self.free.append(text)
         for index in range(section.limit + 1, section.end):
-            if body(lines[index]).strip():
+            if body(lines[index]).strip() and not masked[index]:
                 self.report(
                     index,
                     'text after "---" belongs to no section; move it above '
@@ -209,9 +224,10 @@ class _Reader:
 def parse(text: str, file: str = FILE) -> HumanQueue:
     """Read every section; never raises, keeps every byte, reports what it cannot use."""
     lines = split_lines(text)
+    masked = masking.masked_lines(text)
     inputs, problems = [], []
-    for start, end in _sections(lines):
-        section = _section(lines, start, end)
+    for start, end in _sections(lines, masked):
+        section = _section(lines, masked, start, end)
         if section is None:
             problems.append(
                 Problem(
@@ -222,7 +238,7 @@ def parse(text: str, file: str = FILE) -> HumanQueue:
                 )
             )
             continue
-        reader = _Reader(lines, section)
+        reader = _Reader(lines, masked, section)
         status = _STATUS.get(section.status.lower())
         if status is None:
             reader.report(
@@ -255,8 +271,9 @@ def pending(doc: HumanQueue) -> tuple[HumanInput, ...]:
 
 def _find(lines: list[str], key: str, status: HumanStatus) -> _Section | None:
     """The first section with this key still in `status` (keys may repeat)."""
-    for start, end in _sections(lines):
-        section = _section(lines, start, end)
+    masked = _masked(lines)
+    for start, end in _sections(lines, masked):
+        section = _section(lines, masked, start, end)
         if section is None or _STATUS.get(section.status.lower()) != status:
             continue
         if _key(section.rest)[0] == key:
@@ -281,7 +298,10 @@ def mark_processed(text: str, key: str, *, processed_at: str, note: str) -> str:
     while at - 1 > section.header and not body(lines[at - 1]).strip():
         at -= 1
     stamp = f"{_one_line(processed_at)} - {_one_line(note)}"
-    return append_lines("".join(lines[:at]), ["", "### Processed:", stamp]) + "".join(lines[at:])
+    head = "".join(lines[:at])
+    # Only a block left open to the end of the file can be open here; the note must not hide in it.
+    closing = [closer] if (closer := _closer(head)) is not None else []
+    return append_lines(head, [*closing, "", "### Processed:", stamp]) + "".join(lines[at:])
 
 
 def mark_answered(text: str, key: str) -> str:
@@ -294,21 +314,35 @@ def mark_answered(text: str, key: str) -> str:
     return "".join(lines)
 
 
+def _closer(text: str) -> str | None:
+    """The line that closes the code block or comment `text` leaves open, if any."""
+    block = masking.left_open(masking.scan(text))
+    return None if block is None else block.closer
+
+
 def _append_section(
     text: str, header: str, fields: list[tuple[str, str | None]], heading: str, content: str
 ) -> str:
-    """Append one section and its `---`; structural lines in `content` get a leading space."""
+    """Append one section and its `---`; structural lines in `content` get a leading space.
+
+    A code block or comment left open, in the file or in `content`, is closed, or it would
+    hide the section, or the sections appended after it.
+    """
     lines = split_lines(text)
     shown = [f"**{name}:** {_one_line(value)}" for name, value in fields if value]
+    content_bodies = [" " + t if _structural(t) else t for t in map(body, split_lines(content))]
     # Two trailing spaces are Markdown's line break, as in the seed's own example.
+    closer = _closer(text)
     bodies = [
-        "" if text.strip() and body(lines[-1]).strip() else None,
+        closer,
+        "" if closer or (text.strip() and body(lines[-1]).strip()) else None,
         header,
         *[f"{line}  " for line in shown[:-1]],
         *shown[-1:],
         "",
         heading,
-        *[" " + t if _structural(t) else t for t in map(body, split_lines(content))],
+        *content_bodies,
+        _closer("\n".join(content_bodies)),
         "",
         "---",
     ]

@@ -26,7 +26,8 @@ The format is seed 001's, read tolerantly:
 * The current policy runs from the first `## Current Policy` heading to the next heading of
   level 1 or 2; a closing `---` (and the blank lines before that heading) is not part of it.
   The history runs from `## Policy History` to the next level 1 or 2 heading; each `###`
-  heading in it starts one entry. Headings inside fenced code blocks are text.
+  heading in it starts one entry. Code blocks and HTML comments (`wild.parsers.masking`) hold
+  no headings and no fields; under ### Instructions they are kept as text.
 * Field lines are `- **Key:** value`, also `**Key**: value`, `*`/`+` bullets and `- Key: value`;
   keys are matched case-insensitively. Values are read tolerantly ("Every 30 minutes", "30m",
   "none", "Always escalate", "Escalate after 5 failed attempts") by the `read_*` functions,
@@ -50,6 +51,7 @@ from datetime import timedelta
 from typing import Literal, TypeVar
 
 from wild.clock import parse_time
+from wild.parsers import masking
 from wild.parsers.lines import Problem, Span, body, dominant_ending, split_lines
 
 Mode = Literal["interactive", "semi-autonomous", "autonomous", "hands-off"]
@@ -244,7 +246,6 @@ class PolicyDocument:
 
 
 _HEADING = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*\Z")
-_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
 _RULE_LINE = re.compile(r"[ ]{0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})\Z")
 _BOLD_FIELD = re.compile(
     r"[ \t]*(?:[-*+][ \t]+)?\*\*(?P<key>[^*]+?)[ \t]*(?::[ \t]*\*\*|\*\*[ \t]*:)[ \t]*(?P<value>.*)"
@@ -265,31 +266,23 @@ _SUBSECTIONS = {
 
 @dataclass(frozen=True)
 class _Scan:
-    """Markdown structure per line: headings, code-fence membership, and a fence left open."""
+    """Markdown structure per line: headings, what is masked, and a block left open."""
 
     heads: list[tuple[int, str] | None]  # (level, text) of a heading line
-    fenced: list[bool]  # inside a code fence, fence lines included
-    open_fence: str | None  # the fence still open at the end of the text
+    masked: list[bool]  # inside a code block or an HTML comment, marker lines included
+    closer: str | None  # the line that closes a block left open at the end of the text
 
 
-def _scan(bodies: list[str]) -> _Scan:
+def _scan(lines: tuple[str, ...] | list[str], bodies: list[str]) -> _Scan:
+    text = "".join(lines)
+    blocks = masking.scan(text)
+    masked = masking.masked_lines(text, blocks)
     heads: list[tuple[int, str] | None] = []
-    fenced: list[bool] = []
-    fence: str | None = None
-    for line in bodies:
-        marker = match.group(1) if (match := _FENCE.match(line)) else None
-        if fence is not None or marker is not None:
-            if fence is None:
-                fence = marker
-            elif marker is not None and marker[0] == fence[0] and len(marker) >= len(fence):
-                fence = None
-            heads.append(None)
-            fenced.append(True)
-            continue
-        heading = _HEADING.match(line)
+    for line, hidden in zip(bodies, masked, strict=True):
+        heading = None if hidden else _HEADING.match(line)
         heads.append((len(heading.group(1)), (heading.group(2) or "").strip()) if heading else None)
-        fenced.append(False)
-    return _Scan(heads, fenced, fence)
+    block = masking.left_open(blocks)
+    return _Scan(heads, masked, None if block is None else block.closer)
 
 
 def _field(line: str) -> tuple[str, str] | None:
@@ -319,7 +312,7 @@ def _current_span(bodies: list[str], scan: _Scan) -> tuple[Span, str] | None:
             while last > index and not bodies[last].strip():
                 last -= 1
             # A closing `---` belongs to the document's frame, not to the policy.
-            closed = last > index and not scan.fenced[last] and _RULE_LINE.match(bodies[last])
+            closed = last > index and not scan.masked[last] and _RULE_LINE.match(bodies[last])
             end = last if closed else stop
             return Span(index, end), match.group("title").strip()
     return None
@@ -399,12 +392,10 @@ def _unknown_key_message(part: str, key: str) -> str:
     return f'unknown {"setting" if part == "settings" else "rule"} "{key}"; wild knows {known}'
 
 
-def _read_current(
-    bodies: list[str], heads: list[tuple[int, str] | None], span: Span, reading: _Reading
-) -> None:
+def _read_current(bodies: list[str], scan: _Scan, span: Span, reading: _Reading) -> None:
     part = "header"
     for index in range(span.start + 1, span.end):
-        line, head = bodies[index], heads[index]
+        line, head = bodies[index], scan.heads[index]
         if head is not None and head[0] == 3:
             part = _SUBSECTIONS.get(head[1].rstrip(":").strip().lower(), "unknown")
             if part == "unknown":
@@ -412,7 +403,7 @@ def _read_current(
             continue
         if part == "instructions":
             reading.instructions.append(line)
-        elif part != "unknown" and line.strip():
+        elif part != "unknown" and line.strip() and not scan.masked[index]:
             field = _field(line)
             if field is None:
                 reading.problem(index, 'not a "- **Key:** value" line; wild ignores it')
@@ -424,7 +415,7 @@ def parse(text: str, file: str = DEFAULT_FILE) -> PolicyDocument:
     """Parse any text; never raises. Problems say what wild could not use, with the line."""
     lines = tuple(split_lines(text))
     bodies = [body(line) for line in lines]
-    scan = _scan(bodies)
+    scan = _scan(lines, bodies)
     heads = scan.heads
     reading = _Reading(file)
     found = _current_span(bodies, scan)
@@ -436,7 +427,7 @@ def parse(text: str, file: str = DEFAULT_FILE) -> PolicyDocument:
             "applies (run wild --update-policy MODE to write one)",
         )
     else:
-        _read_current(bodies, heads, current, reading)
+        _read_current(bodies, scan, current, reading)
         if "mode" not in reading.values["settings"]:
             reading.problem(
                 current.start,
@@ -516,27 +507,28 @@ def apply_policy(text: str, section: str, *, history_entry: str) -> str:
         frame = ["---", ""] if doc.current is not None and doc.current.end == len(lines) else []
         edits.append((len(lines), len(lines), [*frame, "## Policy History", "", *entry]))
 
-    # Text added at the end of a file whose last code fence never closes would be code.
-    fence = _scan(bodies).open_fence
+    # Text added at the end of a file whose last code block or comment never closes would
+    # be hidden in it.
+    closer = _scan(lines, bodies).closer
     replaced_to_end = doc.current is not None and doc.current.end == len(lines)
-    return _splice(lines, edits, eol, close_fence=None if replaced_to_end else fence)
+    return _splice(lines, edits, eol, close_with=None if replaced_to_end else closer)
 
 
 def _splice(
-    lines: list[str], edits: list[tuple[int, int, list[str]]], eol: str, close_fence: str | None
+    lines: list[str], edits: list[tuple[int, int, list[str]]], eol: str, close_with: str | None
 ) -> str:
     """Apply (start, end, new bodies) edits; an insert at a point goes before a replacement
     starting there. Inserted blocks get a blank line on each side where they touch text, and
-    `close_fence` is written before the first block added at the end."""
+    `close_with` is written before the first block added at the end."""
     out: list[str] = []
     position = 0
     for start, end, new in sorted(edits, key=lambda edit: (edit[0], edit[1])):
         out.extend(lines[position:start])
         if out and not out[-1].endswith("\n"):
             out[-1] += eol
-        if close_fence is not None and start == len(lines):
-            out.append(close_fence + eol)
-            close_fence = None
+        if close_with is not None and start == len(lines):
+            out.append(close_with + eol)
+            close_with = None
         block = list(new)
         if start == end and block:
             if out and body(out[-1]).strip() and block[0].strip():

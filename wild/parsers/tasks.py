@@ -18,8 +18,8 @@ The format is seed 001's, read tolerantly:
   `- dependsOn: a, b` / `- blockedBy: x, y` (key case-insensitive; `depends-on`, `blocked-by`
   too; values split on commas or spaces; repeated lines accumulate), indented checkbox lines
   are subtasks (flat, in file order), anything else is the task's free note, kept as it is.
-* Lines inside HTML comments (a line starting with `<!--`, up to the line holding `-->`) and
-  inside fenced code blocks (``` or ~~~) are never tasks.
+* Lines inside HTML comments and fenced code blocks are never tasks (the rule of
+  `wild.parsers.masking`, the same for every file).
 * Problems, never exceptions: a task-looking line with a bad checkbox (`- [?] x`) or a bad
   priority (`[Px]`) is reported and is not a task (its relations and subtasks go with it,
   unreported); a duplicate id is reported on its second task (both stay in `tasks`; `find`
@@ -39,11 +39,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
+from wild.parsers import masking
 from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
 
 TaskStatus = Literal["todo", "in-progress", "complete", "cancelled"]
 
 DEFAULT_PRIORITY = 2
+# The most urgent priority a task wild adds can get (`wild --add-task` documents "1 is the
+# highest"); a human may still write [P0] by hand, and it is read as written.
+HIGHEST_PRIORITY = 1
 
 _STATUS_OF_BOX: dict[str, TaskStatus] = {
     " ": "todo",
@@ -66,7 +70,7 @@ _ID_ONLY = re.compile(_ID)
 _KEY = r"(?i:depends[-_]?on|blocked[-_]?by)"
 
 # One match per line (ending included) classifies it by the name of its last group:
-# box/prio/id (a checkbox line), key or bare_key (a relation), fence, comment.
+# box/prio/id (a checkbox line), key or bare_key (a relation).
 # Nothing matches the rest of the line: slicing from `match.end()` is cheaper than `(.*)`.
 _LINE = re.compile(
     rf"""
@@ -81,8 +85,6 @@ _LINE = re.compile(
           | (?P<key>{_KEY})[ \t]*:
         )
       | (?P<bare_key>{_KEY})[ \t]*:
-      | (?P<fence>`{{3,}}(?=[^`]*\Z)|~{{3,}})
-      | (?P<comment><!--)
     )
     """,
     re.VERBOSE,
@@ -135,7 +137,8 @@ class _Scanned(NamedTuple):
 
 
 class _Parser:
-    """One forward pass over the lines, one regex match per line outside comments and fences.
+    """One forward pass over the lines, one regex match per line outside comments and fences
+    (found beforehand by `masking.scan`).
 
     The loop keeps the open task in local variables and calls out only for rare cases: a
     10,000-task file must parse in well under 100 ms, and per-line calls cost that much.
@@ -146,8 +149,10 @@ class _Parser:
         self.problems: list[Problem] = []
         self.first_line_of: dict[str, int] = {}
 
-    def run(self, lines: list[str]) -> tuple[tuple[Task, ...], str | None]:  # noqa: PLR0915
-        """The tasks, and the line that would close a comment or fence left open at the end.
+    def run(  # noqa: PLR0915
+        self, lines: list[str], blocks: tuple[masking.Block, ...]
+    ) -> tuple[Task, ...]:
+        """The tasks of `lines`, whose comments and fences are `blocks`.
 
         (PLR0915: splitting this loop into per-line calls is what made parsing too slow.)
         """
@@ -161,20 +166,27 @@ class _Parser:
         blocked_by: list[str] | None = None
         subtasks: list[Subtask] | None = None
         broken = False  # under a task-looking line wild rejected: its children are not reported
-        fence: str | None = None  # the opening run of ``` or ~~~ while inside a fence
-        in_comment = False
+        hidden = iter(blocks)  # the next comment or fence opens at `opens`, ends before `ends`
+        block = next(hidden, None)
+        opens, ends = (len(lines), 0) if block is None else (block.start, block.end)
         match_line = _LINE.match
         find_values = _VALUE.findall
         status_of = _STATUS_OF_BOX.get
         first_line_of = self.first_line_of.setdefault
         # Lines keep their endings; every rule below treats "\r\n" as trailing whitespace.
         for index, line in enumerate(lines):
-            if in_comment or fence is not None:
-                if in_comment:
-                    in_comment = "-->" not in line
-                elif _closes_fence(line, fence):
-                    fence = None
-                last = index
+            if index >= opens:
+                if index == opens and line[0] not in " \t\r\n":
+                    # Opening at column 0, it ends the task above like any such line.
+                    if start >= 0:
+                        span = (start, last + 1)
+                        tasks.append(_task(head, depends_on, blocked_by, subtasks, span))
+                        start = -1
+                    broken = False
+                last = index  # inside a task, the block is part of its note
+                if index + 1 >= ends:
+                    block = next(hidden, None)
+                    opens, ends = (len(lines), 0) if block is None else (block.start, block.end)
                 continue
             at_column_0 = line[0] not in " \t\r\n"
             if at_column_0:  # a non-blank line at column 0 ends the task above
@@ -227,14 +239,10 @@ class _Parser:
                         blocked_by += values
                 elif not broken:
                     self._report_outside(index, key)
-            elif kind == "fence":
-                fence = match.group("fence")
-            else:
-                in_comment = "-->" not in line
             last = index
         if start >= 0:
             tasks.append(_task(head, depends_on, blocked_by, subtasks, (start, last + 1)))
-        return tuple(tasks), "-->" if in_comment else fence
+        return tuple(tasks)
 
     def _report(self, index: int, message: str) -> None:
         self.problems.append(Problem(self.file, index + 1, message))
@@ -300,11 +308,6 @@ def _task(
     )
 
 
-def _closes_fence(line: str, fence: str | None) -> bool:
-    run = line.strip()
-    return fence is not None and len(run) >= len(fence) and run == fence[0] * len(run)
-
-
 def _split_values(values: str) -> list[str]:
     return _VALUE.findall(values)
 
@@ -312,7 +315,10 @@ def _split_values(values: str) -> list[str]:
 def _scan(text: str, file: str) -> _Scanned:
     lines = split_lines(text)
     parser = _Parser(file)
-    tasks, unclosed = parser.run(lines)
+    blocks = masking.scan(text)
+    tasks = parser.run(lines, blocks)
+    open_block = masking.left_open(blocks)
+    unclosed = None if open_block is None else open_block.closer
     return _Scanned(TaskList(tuple(lines), tasks, tuple(parser.problems)), unclosed)
 
 
@@ -435,49 +441,6 @@ def _line_around(text: str, offset: int) -> tuple[int, str]:
     return start, text[start : len(text) if end < 0 else end + 1]
 
 
-def _block_end(text: str, start: int, line: str, kind: str | None, opener: str) -> int:
-    """Where the comment or fence opened by the line at `start` ends (after its last line)."""
-    if kind == "comment":
-        close = text.find("-->", start)
-    else:
-        fence = re.compile(rf"^[^\S\n]*{re.escape(opener[0])}{{{len(opener)},}}[^\S\n]*$", re.M)
-        found = fence.search(text, start + len(line))
-        close = -1 if found is None else found.start()
-    if close < 0:
-        return len(text)
-    end = text.find("\n", close)
-    return len(text) if end < 0 else end + 1
-
-
-def _blocks(text: str, until: int) -> list[tuple[int, int]]:
-    """Offset ranges of the comments and fences `parse` skips that open before offset `until`,
-    found without a full parse.
-
-    Only lines holding a marker can open a block; each is classified by the same `_LINE`
-    match `parse` uses, in file order, skipping those inside a block already open.
-    """
-    candidates: set[int] = set()
-    for marker in ("<!--", "```", "~~~"):
-        at = text.find(marker, 0, until)
-        while at >= 0:
-            start = text.rfind("\n", 0, at) + 1
-            if not text[start:at].strip(" \t"):
-                candidates.add(start)
-            at = text.find(marker, at + 1, until)
-    blocks: list[tuple[int, int]] = []
-    covered = 0
-    for start in sorted(candidates):
-        if start < covered:
-            continue
-        line = _line_around(text, start)[1]
-        match = _LINE.match(line)
-        if match is not None and match.lastgroup in ("fence", "comment"):
-            opener = match.group("fence") or ""
-            covered = _block_end(text, start, line, match.lastgroup, opener)
-            blocks.append((start, covered))
-    return blocks
-
-
 def _is_task_line(line: str, match: re.Match[str], task_id: str) -> bool:
     """Whether `parse` takes this line for a task with this id (the rules of `_Parser.run`)."""
     prio = match.group("prio")
@@ -503,10 +466,9 @@ def _task_line(text: str, task_id: str) -> tuple[int, str, re.Match[str]] | None
         start, line = _line_around(text, at)
         match = _LINE.match(line)
         if match is not None and _is_task_line(line, match, task_id):
-            # Only a block opened above the line can hide it.
-            blocks = _blocks(text, start)
-            inside = bisect.bisect_right(blocks, (start, len(text)))
-            if inside == 0 or blocks[inside - 1][1] <= start:
+            # Only a block opened above the line can hide it, and only the last one.
+            blocks = masking.scan(text, until=start)
+            if not blocks or blocks[-1].end_at <= start:
                 return start, line, match
         at = text.find(needle, start + len(line))
     return None
@@ -554,17 +516,32 @@ def _one_line(description: str) -> str:
     return _NEWLINES.sub(" ", description).strip()
 
 
+def new_task_priority(requested: object) -> int:
+    """The priority a task wild adds gets when `requested`: a whole number raised to at least
+    HIGHEST_PRIORITY, and DEFAULT_PRIORITY for anything else (missing, fractional, text).
+
+    Agents ask for priorities in `new_events` and may ask for anything; clamping keeps what
+    they ask within what a human can give with `wild --add-task --priority`.
+    """
+    if isinstance(requested, int) and not isinstance(requested, bool):
+        return max(requested, HIGHEST_PRIORITY)
+    return DEFAULT_PRIORITY
+
+
 def add_task(
     text: str,
     description: str,
     *,
-    priority: int = DEFAULT_PRIORITY,
+    priority: object = DEFAULT_PRIORITY,
     depends_on: Iterable[str] = (),
     blocked_by: Iterable[str] = (),
 ) -> tuple[str, str]:
-    """Append `- [ ] [P<n>] task-NNN: description` (and its relation lines); return (text, id)."""
-    if priority < 0:
-        raise ValueError(f"task priority must be 0 or more, not {priority}")
+    """Append `- [ ] [P<n>] task-NNN: description` (and its relation lines); return (text, id).
+
+    Every task wild adds comes through here: the id is the next free `task-NNN`, and the
+    priority is `new_task_priority(priority)`.
+    """
+    priority = new_task_priority(priority)
     scanned = _scan(text, "tasks.md")
     new_id = next_task_id(scanned.doc)
     # A comment or fence left open would hide the new task: close it first.

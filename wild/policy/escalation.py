@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from wild.parsers.alerts import Alert, Severity
+from wild.parsers.alerts import Alert
+from wild.parsers.severity import Severity
 from wild.policy.model import HumanPolicy
 
 Urgency = Literal["low", "medium", "high"]
