@@ -13,7 +13,7 @@ from pathlib import Path
 
 from wild.parsers import tasks
 from wild.parsers.tasks import parse, set_status
-from wild.store import atomic_write, encode
+from wild.store.files import atomic_write, encode
 
 TASKS = 10_000
 RUNS = 21

@@ -15,10 +15,10 @@ from wild.commands.run_loop import EXIT_CODES
 from wild.control import read_pending
 from wild.errors import UsageError, WildError
 from wild.parsers import barriers, human, policy, tasks
-from wild.parsers.alerts import read_new
 from wild.parsers.events_log import read_events
 from wild.parsers.state import LoopState, load_state
 from wild.paths import WildPaths
+from wild.store.alerts_log import read_new
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DOC = ROOT / "docs" / "cli.md"

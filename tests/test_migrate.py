@@ -19,7 +19,7 @@ from wild.parsers.events_log import read_events
 from wild.parsers.state import LoopState, load_state
 from wild.paths import TEMPLATES_DIR as TEMPLATES
 from wild.paths import WildPaths
-from wild.store import atomic_write
+from wild.store.files import atomic_write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ralph"
 MOMENT = datetime(2026, 5, 4, 12, 0, 0, tzinfo=UTC)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from wild.errors import WildError
-from wild.store import atomic_write
+from wild.store.files import atomic_write
 from wild.wake import (
     TIMEOUT,
     FolderWatcher,

@@ -18,7 +18,7 @@ from wild.parsers.events_log import EventLog
 from wild.parsers.lines import body, ending, split_lines
 from wild.parsers.state import LoopState, render_state
 from wild.paths import TEMPLATES_DIR, WildPaths
-from wild.store import atomic_write, encode, read_text
+from wild.store.files import atomic_write, encode, read_text
 
 RALPH_TASKS = ("ralph-tasks.md", "tasks.md")  # open-ralph-wiggum's name first, the seed's second
 RALPH_STATE = "ralph-loop.state.json"

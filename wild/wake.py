@@ -27,7 +27,7 @@ from watchdog.observers.api import BaseObserver
 
 from wild.errors import WildError
 from wild.paths import WildPaths
-from wild.store import content_hash
+from wild.store.files import content_hash
 
 WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout"]
 

@@ -18,12 +18,13 @@ from wild.control import ControlInbox
 from wild.errors import WildError
 from wild.loop import decide as decide_module
 from wild.loop import driver
-from wild.parsers.alerts import append_alert, status_update
+from wild.parsers.alerts import status_update
 from wild.parsers.events_log import read_events
 from wild.parsers.state import LoadedState
 from wild.parsers.state import load_state as real_load
 from wild.parsers.state import save_state as real_save
 from wild.paths import WildPaths
+from wild.store.alerts_log import append_alert
 from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason
 
 

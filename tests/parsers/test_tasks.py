@@ -27,7 +27,7 @@ from wild.parsers.tasks import (
     set_status,
     set_subtask_status,
 )
-from wild.store import read_text, update_text
+from wild.store.files import read_text, update_text
 
 GOLDEN = Path(__file__).parent / "golden"
 STATUSES: tuple[TaskStatus, ...] = ("todo", "in-progress", "complete", "cancelled")

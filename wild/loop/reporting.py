@@ -15,7 +15,7 @@ from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
 from wild.policy.notify import NotificationBatcher, join_messages
-from wild.store import update_text
+from wild.store.files import update_text
 from wild.workspace import Workspace
 
 NOTIFY_TIMEOUT_S = 30.0

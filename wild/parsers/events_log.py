@@ -10,8 +10,9 @@ from typing import Any
 import orjson
 
 from wild.clock import Clock, iso_ms
-from wild.parsers.jsonl import append_line, split_complete_lines
+from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.lines import Problem
+from wild.store.jsonl import append_line
 
 _RESERVED = frozenset({"id", "ts", "kind", "cause"})
 

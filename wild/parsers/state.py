@@ -14,7 +14,7 @@ import orjson
 from wild.clock import Clock, SystemClock
 from wild.errors import WildError
 from wild.parsers.lines import Problem
-from wild.store import atomic_write, decode
+from wild.store.files import atomic_write, decode
 
 FORMAT = 1
 RECENT_SUMMARIES_KEEP = 5
