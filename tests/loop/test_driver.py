@@ -19,12 +19,12 @@ from wild.errors import WildError
 from wild.loop import decide as decide_module
 from wild.loop import driver
 from wild.parsers.alerts import status_update
-from wild.parsers.events_log import read_events
 from wild.parsers.state import LoadedState
-from wild.parsers.state import load_state as real_load
-from wild.parsers.state import save_state as real_save
 from wild.paths import WildPaths
 from wild.store.alerts_log import append_alert
+from wild.store.events_log import read_events
+from wild.store.state_file import load_state as real_load
+from wild.store.state_file import save_state as real_save
 from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason
 
 

@@ -54,12 +54,12 @@ from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import AlertCursor
-from wild.parsers.events_log import EventLog
-from wild.parsers.state import load_state, save_state
 from wild.paths import WildPaths
 from wild.store.alerts_compaction import compact
 from wild.store.alerts_log import append_alert
+from wild.store.events_log import EventLog
 from wild.store.files import update_text
+from wild.store.state_file import load_state, save_state
 from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason, install_signal_handlers
 
 Runner = Callable[[AgentRequest], AgentRun]
