@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +15,7 @@ from pathlib import Path
 from wild.parsers.alerts import plan_compaction
 from wild.parsers.jsonl import split_complete_lines
 from wild.store import files
-from wild.store.jsonl import append_bytes, pread_all
-
-# A line still being written by a writer that takes no lock usually completes within a
-# millisecond; compaction waits at most this long before carrying it over as it is.
-_SETTLE_S = 0.001
-_SETTLE_ATTEMPTS = 20
+from wild.store.jsonl import append_bytes
 
 
 @dataclass(frozen=True)
@@ -49,7 +43,7 @@ def _archive_tail(archive_path: Path, size: int) -> Counter[bytes]:
     try:
         total = os.fstat(fd).st_size
         start = max(0, total - size - 1)
-        data = pread_all(fd, start, total)
+        data = files.pread_all(fd, start, total)
     finally:
         os.close(fd)
     if start > 0:
@@ -72,15 +66,9 @@ def _append_archive(archive_path: Path, lines: tuple[bytes, ...]) -> tuple[int, 
     return len(todo), len(lines) - len(todo)
 
 
-def _read_settled(fd: int, start: int) -> bytes:
-    """Bytes from `start` to EOF, waiting briefly for a line being written to be finished."""
-    data = pread_all(fd, start)
-    for _ in range(_SETTLE_ATTEMPTS):
-        if not data or data.endswith(b"\n"):
-            break
-        time.sleep(_SETTLE_S)
-        data += pread_all(fd, start + len(data))
-    return data
+def _whole_lines(data: bytes) -> bool:
+    """Bytes that end a line can be carried over at once; a torn line waits for its writer."""
+    return not data or data.endswith(b"\n")
 
 
 def compact(alerts_path: Path | str, archive_path: Path | str, lock_path: Path) -> CompactionReport:
@@ -107,17 +95,17 @@ def compact(alerts_path: Path | str, archive_path: Path | str, lock_path: Path) 
 
 
 def _compact_open(fd: int, alerts_path: Path, archive_path: Path) -> CompactionReport:
-    plan = plan_compaction(pread_all(fd, 0), alerts_path.name)
+    plan = plan_compaction(files.pread_all(fd, 0), alerts_path.name)
     if not plan.archive:
         return CompactionReport(0, 0, 0, len(plan.keep), 0)
     appended, skipped = _append_archive(archive_path, plan.archive)
     # From here on appenders that flock wait, and those that opened the old file before
     # the rename retry on the new one; then take whatever was appended since our read.
     fcntl.flock(fd, fcntl.LOCK_EX)
-    tail = _read_settled(fd, plan.end)
+    tail = files.read_settled(fd, plan.end, usable=_whole_lines)
     kept = b"".join(line + b"\n" for line in plan.keep)
     files.atomic_write(alerts_path, kept + tail)
-    late = _read_settled(fd, plan.end + len(tail))
+    late = files.read_settled(fd, plan.end + len(tail), usable=_whole_lines)
     if late:
         append_bytes(alerts_path, late)
     carried = tail.count(b"\n") + late.count(b"\n")

@@ -23,8 +23,8 @@ from wild.parsers.alerts import (
     parse_appended,
 )
 from wild.parsers.lines import Problem
-from wild.store.files import content_hash
-from wild.store.jsonl import append_bytes, pread_all
+from wild.store.files import content_hash, pread_all
+from wild.store.jsonl import append_bytes
 
 # Bytes hashed at the start of the file and just before the cursor: an in-place rewrite, a
 # truncate-and-refill or a reused inode number changes them even when size and inode agree.

@@ -80,17 +80,3 @@ def append_line(path: Path, line: bytes) -> None:
     if NEWLINE in line[:-1]:
         raise ValueError(f"{path}: a JSON line must not contain a newline before its end")
     append_bytes(path, line)
-
-
-def pread_all(fd: int, start: int, end: int | None = None) -> bytes:
-    """Bytes from `start` to `end` (or to EOF), in chunks: pread caps one call near 2 GiB."""
-    chunks: list[bytes] = []
-    pos = start
-    while end is None or pos < end:
-        want = 1 << 30 if end is None else min(end - pos, 1 << 30)
-        chunk = os.pread(fd, want, pos)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        pos += len(chunk)
-    return b"".join(chunks)
