@@ -23,9 +23,10 @@ from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import read_events
+from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state as real_load
 from wild.store.state_file import save_state as real_save
-from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason
+from wild.wake import FolderWatcher, Waker, WakeReason
 
 
 def test_state_json_is_read_once_per_run_and_written_on_every_change(

@@ -59,8 +59,9 @@ from wild.store.alerts_compaction import compact
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
+from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
-from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason, install_signal_handlers
+from wild.wake import FolderWatcher, Waker, WakeReason, install_signal_handlers
 
 Runner = Callable[[AgentRequest], AgentRun]
 
