@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,10 +46,14 @@ def test_holds_compares_bytes_already_read_and_forgets_at_the_first_mismatch(
     assert own.holds(path, b"mine\n") is False
 
 
-def _fresh(path: Path, data: bytes) -> int:
-    """Write `data` in place and return an open descriptor; the file's mtime is now."""
+def _read_fresh(path: Path, data: bytes, start: int = 0, **usable: Any) -> bytes:
+    """Write `data` in place (so the file's mtime is now), then `read_settled` it."""
     path.write_bytes(data)
-    return os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return read_settled(fd, start, **usable)
+    finally:
+        os.close(fd)
 
 
 def _count_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
@@ -67,11 +72,7 @@ def test_a_file_written_a_moment_ago_is_read_once_it_has_settled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slept = _count_sleeps(monkeypatch)
-    fd = _fresh(tmp_path / "a.md", b"someone's text\n")
-    try:
-        assert read_settled(fd) == b"someone's text\n"
-    finally:
-        os.close(fd)
+    assert _read_fresh(tmp_path / "a.md", b"someone's text\n") == b"someone's text\n"
     assert slept and sum(slept) <= files.SETTLE_S
 
 
@@ -79,11 +80,8 @@ def test_bytes_the_caller_can_use_are_read_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slept = _count_sleeps(monkeypatch)
-    fd = _fresh(tmp_path / "a.jsonl", b'{"id":"a"}\n{"id":"b"}\n')
-    try:
-        data = read_settled(fd, 11, usable=lambda d: d.endswith(b"\n"))
-    finally:
-        os.close(fd)
+    lines = b'{"id":"a"}\n{"id":"b"}\n'
+    data = _read_fresh(tmp_path / "a.jsonl", lines, 11, usable=lambda d: d.endswith(b"\n"))
     assert (data, slept) == (b'{"id":"b"}\n', [])
 
 
