@@ -15,7 +15,8 @@ from pathlib import Path
 
 import orjson
 
-from wild.parsers.alerts import AlertCursor, AlertIndex, make_alert
+from wild.parsers.alerts import AlertIndex, make_alert
+from wild.parsers.alerts_file import AlertCursor
 from wild.store.alerts_log import append_alert, read_new
 
 LINES = 1_000_000

@@ -20,12 +20,11 @@ from wild.parsers.alerts import (
     encode_alert,
     make_alert,
     new_alert_id,
-    parse_appended,
     parse_entry,
     parse_line,
-    plan_compaction,
     status_update,
 )
+from wild.parsers.alerts_file import parse_appended, plan_compaction
 from wild.parsers.lines import Problem
 
 NOW = datetime(2026, 2, 8, 10, 45, 23, tzinfo=UTC)

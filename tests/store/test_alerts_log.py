@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from tests.parsers.alert_samples import ids, line
 from wild.errors import WildError
-from wild.parsers.alerts import INCOMPLETE, AlertCursor
+from wild.parsers.alerts import INCOMPLETE
+from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.lines import Problem
 from wild.store.alerts_log import AlertLog, append_alert, read_new
 

@@ -53,7 +53,7 @@ from wild.loop.model import (
 from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import AlertCursor
+from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths
 from wild.store.alerts_compaction import compact
 from wild.store.alerts_log import append_alert

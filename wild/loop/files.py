@@ -20,7 +20,8 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert, AlertCursor
+from wild.parsers.alerts import Alert
+from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from wild.parsers.alerts import plan_compaction
+from wild.parsers.alerts_file import plan_compaction
 from wild.parsers.jsonl import split_complete_lines
 from wild.store import files
 from wild.store.jsonl import append_bytes

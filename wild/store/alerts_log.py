@@ -14,14 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from wild.errors import WildError
-from wild.parsers.alerts import (
-    Alert,
-    AlertCursor,
-    AlertIndex,
-    changed_for_the_loop,
-    encode_alert,
-    parse_appended,
-)
+from wild.parsers.alerts import Alert, AlertIndex, changed_for_the_loop, encode_alert
+from wild.parsers.alerts_file import AlertCursor, parse_appended
 from wild.parsers.lines import Problem
 from wild.store.files import content_hash, pread_all
 from wild.store.jsonl import append_bytes
