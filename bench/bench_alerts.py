@@ -15,7 +15,9 @@ from pathlib import Path
 
 import orjson
 
-from wild.parsers.alerts import AlertCursor, AlertIndex, append_alert, make_alert, read_new
+from wild.parsers.alerts import AlertIndex, make_alert
+from wild.parsers.alerts_file import AlertCursor
+from wild.store.alerts_log import append_alert, read_new
 
 LINES = 1_000_000
 FULL_RUNS = 3

@@ -21,7 +21,7 @@ from bench_select import tasks_text
 
 from wild.parsers import tasks as tasks_md
 from wild.parsers.tasks import TaskStatus
-from wild.store import encode, read_text, update_text
+from wild.store.files import encode, read_text, update_text
 
 RUNS = 200
 WARMUP = 5

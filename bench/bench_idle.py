@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from wild.wake import TIMEOUT, FolderWatcher, SelfWrites, Waker
+from wild.store.self_writes import SelfWrites
+from wild.wake import TIMEOUT, FolderWatcher, Waker
 
 BARRIERS = 100
 

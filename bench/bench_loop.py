@@ -36,8 +36,8 @@ from wild.clock import parse_time
 from wild.commands.init import init_wild
 from wild.loop import Loop, LoopOptions
 from wild.parsers.alerts import make_alert, status_update
-from wild.parsers.events_log import read_events
 from wild.paths import WildPaths
+from wild.store.events_log import read_events
 
 TASKS = 10_000
 ALERTS = 100_000

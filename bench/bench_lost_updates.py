@@ -43,12 +43,12 @@ from unittest import mock
 
 import orjson
 
-from wild import store
 from wild.errors import ConflictError
 from wild.parsers import tasks as tasks_md
 from wild.parsers.lines import append_lines, split_lines
 from wild.paths import WildPaths
-from wild.store import atomic_write, content_hash, decode, encode, read_bytes, update_text
+from wild.store import files as store
+from wild.store.files import atomic_write, content_hash, decode, encode, read_bytes, update_text
 
 ROUNDS = 1000
 JITTER_MS = 3.0

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wild.parsers.tasks import parse, reparse, set_status
-from wild.store import atomic_write, encode
+from wild.store.files import atomic_write, encode
 
 TASKS = 10_000
 RUNS = 21

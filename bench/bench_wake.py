@@ -14,7 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from wild.wake import TIMEOUT, FolderWatcher, SelfWrites, Waker, WakeReason
+from wild.store.self_writes import SelfWrites
+from wild.wake import TIMEOUT, FolderWatcher, Waker, WakeReason
 
 CASES = (("append", "append to alerts.jsonl"), ("save", "rename-save human.md"))
 WARMUP = 10

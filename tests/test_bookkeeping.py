@@ -8,9 +8,10 @@ from pathlib import Path
 from wild.commands import edits
 from wild.commands.init import init_wild
 from wild.loop.bookkeeping import Bookkeeping, select_with_holds
-from wild.parsers.alerts import AlertStatus, append_alert, make_alert, status_update
+from wild.parsers.alerts import AlertStatus, make_alert, status_update
 from wild.paths import WildPaths
 from wild.selection import HUMAN_WAIT
+from wild.store.alerts_log import append_alert
 from wild.workspace import Workspace, assemble_workspace, load_workspace
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)

@@ -21,7 +21,8 @@ from wild.control import (
 )
 from wild.errors import UsageError, WildError
 from wild.paths import WildPaths
-from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason
+from wild.store.self_writes import SelfWrites
+from wild.wake import FolderWatcher, Waker, WakeReason
 
 
 class FixedClock:

@@ -15,10 +15,11 @@ from wild.commands.run_loop import EXIT_CODES
 from wild.control import read_pending
 from wild.errors import UsageError, WildError
 from wild.parsers import barriers, human, policy, tasks
-from wild.parsers.alerts import read_new
-from wild.parsers.events_log import read_events
-from wild.parsers.state import LoopState, load_state
+from wild.parsers.state import LoopState
 from wild.paths import WildPaths
+from wild.store.alerts_log import read_new
+from wild.store.events_log import read_events
+from wild.store.state_file import load_state
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DOC = ROOT / "docs" / "cli.md"

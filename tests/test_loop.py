@@ -25,10 +25,11 @@ from wild.loop import Loop, LoopOptions, LoopResult
 from wild.loop.bookkeeping import Bookkeeping
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import append_alert, make_alert
-from wild.parsers.events_log import read_events
-from wild.parsers.state import load_state
+from wild.parsers.alerts import make_alert
 from wild.paths import WildPaths
+from wild.store.alerts_log import append_alert
+from wild.store.events_log import read_events
+from wild.store.state_file import load_state
 
 pytestmark = pytest.mark.timeout(60)  # a loop that fails to end must fail the test, not hang
 

@@ -20,8 +20,9 @@ import pytest
 from wild.commands.init import init_wild
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import append_alert, make_alert, read_new
+from wild.parsers.alerts import make_alert
 from wild.paths import WildPaths
+from wild.store.alerts_log import append_alert, read_new
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 

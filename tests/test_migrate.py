@@ -15,11 +15,12 @@ from wild.errors import WildError
 from wild.migrate import MigrationReport, convert_tasks, migrate_ralph
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.events_log import read_events
-from wild.parsers.state import LoopState, load_state
+from wild.parsers.state import LoopState
 from wild.paths import TEMPLATES_DIR as TEMPLATES
 from wild.paths import WildPaths
-from wild.store import atomic_write
+from wild.store.events_log import read_events
+from wild.store.files import atomic_write
+from wild.store.state_file import load_state
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ralph"
 MOMENT = datetime(2026, 5, 4, 12, 0, 0, tzinfo=UTC)

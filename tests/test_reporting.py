@@ -12,10 +12,10 @@ from wild.clock import SystemClock
 from wild.commands.init import init_wild
 from wild.loop.reporting import Reporter, progress_summary
 from wild.parsers import human as human_md
-from wild.parsers.events_log import EventLog, read_events
 from wild.parsers.state import CurrentWork, LoopState
 from wild.paths import WildPaths
 from wild.policy.model import default_policy
+from wild.store.events_log import EventLog, read_events
 from wild.workspace import load_workspace
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)

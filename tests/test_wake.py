@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from wild.errors import WildError
-from wild.store import atomic_write
+from wild.store.files import atomic_write
+from wild.store.self_writes import SelfWrites
 from wild.wake import (
     TIMEOUT,
     FolderWatcher,
-    SelfWrites,
     Waker,
     WakeReason,
     install_signal_handlers,
@@ -108,30 +108,6 @@ def test_wait_times_out_empty_without_counting_a_wakeup() -> None:
     assert waker.wait(0.05) == []
     assert waker.wakeups == 0
     assert waker.sleeps == 1
-
-
-# -- SelfWrites --------------------------------------------------------------------------------
-
-
-def test_self_write_is_recognised_until_someone_else_writes(tmp_path: Path) -> None:
-    path = tmp_path / "tasks.md"
-    own = SelfWrites()
-    path.write_bytes(b"- [ ] one\n")
-    own.remember(path, b"- [ ] one\n")
-    assert own.is_own(path) is True
-    assert own.is_own(str(path)) is True  # several events for one write all match
-    path.write_bytes(b"- [x] one\n")
-    assert own.is_own(path) is False
-    path.write_bytes(b"- [ ] one\n")
-    # The entry expired at the mismatch: the same bytes written again are not ours.
-    assert own.is_own(path) is False
-
-
-def test_self_writes_missing_or_unknown_file_is_not_own(tmp_path: Path) -> None:
-    own = SelfWrites()
-    own.remember(tmp_path / "gone.md", b"x")
-    assert own.is_own(tmp_path / "gone.md") is False
-    assert own.is_own(tmp_path / "never.md") is False
 
 
 def test_temp_names() -> None:

@@ -12,8 +12,9 @@ import orjson
 
 from wild.clock import Clock, SystemClock, iso_ms
 from wild.errors import UsageError, WildError
-from wild.parsers.jsonl import append_line, split_complete_lines
+from wild.parsers.jsonl import split_complete_lines
 from wild.paths import WildPaths
+from wild.store.jsonl import append_line
 
 ControlCommand = Literal["pause", "resume", "stop"]
 COMMANDS: tuple[ControlCommand, ...] = get_args(ControlCommand)

@@ -14,11 +14,11 @@ import orjson
 from wild.clock import Clock, iso, iso_ms, parse_time
 from wild.errors import FileFormatError, WildError
 from wild.parsers import human as human_md
-from wild.parsers.events_log import EventLog
 from wild.parsers.lines import body, ending, split_lines
 from wild.parsers.state import LoopState, render_state
 from wild.paths import TEMPLATES_DIR, WildPaths
-from wild.store import atomic_write, encode, read_text
+from wild.store.events_log import EventLog
+from wild.store.files import atomic_write, encode, read_text
 
 RALPH_TASKS = ("ralph-tasks.md", "tasks.md")  # open-ralph-wiggum's name first, the seed's second
 RALPH_STATE = "ralph-loop.state.json"

@@ -27,7 +27,7 @@ from watchdog.observers.api import BaseObserver
 
 from wild.errors import WildError
 from wild.paths import WildPaths
-from wild.store import content_hash
+from wild.store.self_writes import SelfWrites
 
 WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout"]
 
@@ -111,52 +111,6 @@ class Waker:
     def sleeps(self) -> int:
         """How many times `wait` slept on the condition (a polling loop would inflate it)."""
         return self._sleeps
-
-
-def _canonical(path: str | os.PathLike[str]) -> str:
-    """One spelling per file, so a path remembered by a writer matches the watcher's event path."""
-    absolute = os.path.abspath(path)
-    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
-
-
-class SelfWrites:
-    """Hashes of what wild itself just wrote, so the watcher does not wake the loop for them."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._known: dict[str, tuple[int, str]] = {}
-
-    def remember(self, path: str | os.PathLike[str], data: bytes) -> None:
-        """Record `data`, the file's whole content right after wild wrote it."""
-        with self._lock:
-            self._known[_canonical(path)] = (len(data), content_hash(data))
-
-    def is_own(self, path: str | os.PathLike[str]) -> bool:
-        """True when the file still holds exactly what wild wrote; the first mismatch forgets it."""
-        key = _canonical(path)
-        with self._lock:
-            entry = self._known.get(key)
-        if entry is None:
-            return False
-        if _content_matches(key, entry):
-            return True
-        with self._lock:
-            # Someone else wrote since: later events for this file are theirs, not ours.
-            if self._known.get(key) == entry:
-                del self._known[key]
-        return False
-
-
-def _content_matches(path: str, entry: tuple[int, str]) -> bool:
-    size, digest = entry
-    try:
-        # The size check spares hashing a large file that has obviously changed.
-        if os.stat(path).st_size != size:
-            return False
-        with open(path, "rb") as handle:
-            return content_hash(handle.read()) == digest
-    except OSError:
-        return False
 
 
 def _signature(path: str) -> Signature | None:

@@ -10,12 +10,13 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert, AlertIndex, read_new
+from wild.parsers.alerts import Alert, AlertIndex
 from wild.parsers.lines import Problem
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
 from wild.selection import WorkSnapshot
-from wild.store import read_text
+from wild.store.alerts_log import read_new
+from wild.store.files import read_text
 
 
 @dataclass(frozen=True)

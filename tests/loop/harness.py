@@ -31,10 +31,12 @@ from wild.loop import Loop, LoopOptions, LoopResult
 from wild.loop.driver import Hooks
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import append_alert, make_alert
-from wild.parsers.events_log import read_events
-from wild.parsers.state import LoopState, load_state
+from wild.parsers.alerts import make_alert
+from wild.parsers.state import LoopState
 from wild.paths import WildPaths
+from wild.store.alerts_log import append_alert
+from wild.store.events_log import read_events
+from wild.store.state_file import load_state
 from wild.wake import TIMEOUT, WakeReason
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)

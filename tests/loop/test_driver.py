@@ -18,13 +18,15 @@ from wild.control import ControlInbox
 from wild.errors import WildError
 from wild.loop import decide as decide_module
 from wild.loop import driver
-from wild.parsers.alerts import append_alert, status_update
-from wild.parsers.events_log import read_events
+from wild.parsers.alerts import status_update
 from wild.parsers.state import LoadedState
-from wild.parsers.state import load_state as real_load
-from wild.parsers.state import save_state as real_save
 from wild.paths import WildPaths
-from wild.wake import FolderWatcher, SelfWrites, Waker, WakeReason
+from wild.store.alerts_log import append_alert
+from wild.store.events_log import read_events
+from wild.store.self_writes import SelfWrites
+from wild.store.state_file import load_state as real_load
+from wild.store.state_file import save_state as real_save
+from wild.wake import FolderWatcher, Waker, WakeReason
 
 
 def test_state_json_is_read_once_per_run_and_written_on_every_change(

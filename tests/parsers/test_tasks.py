@@ -26,7 +26,7 @@ from wild.parsers.tasks import (
     reparse,
     set_status,
 )
-from wild.store import read_text, update_text
+from wild.store.files import read_text, update_text
 
 GOLDEN = Path(__file__).parent / "golden"
 STATUSES: tuple[TaskStatus, ...] = ("todo", "in-progress", "complete", "cancelled")

@@ -17,7 +17,7 @@ import orjson
 
 from wild.errors import FileFormatError
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
-from wild.store import atomic_write, read_bytes, wild_lock
+from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
 

@@ -22,7 +22,8 @@ from wild.clock import Clock, SystemClock, iso, parse_time
 from wild.parsers import alerts
 from wild.parsers.barriers import CHECKABLE_TYPES, Barrier, find, parse, record_check
 from wild.paths import WildPaths
-from wild.store import read_text, update_text
+from wild.store.alerts_log import append_alert, read_new
+from wild.store.files import read_text, update_text
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +234,7 @@ class BarrierChecker:
                 context={"barrier": barrier_id, "command": command, "commandHash": digest},
                 now=self._clock.now(),
             )
-            alerts.append_alert(self._paths.alerts, record)
+            append_alert(self._paths.alerts, record)
 
     # -- background thread -------------------------------------------------------------
 
@@ -287,7 +288,7 @@ def _refused_command(barrier: Barrier, approvals: Approvals, require: bool) -> s
 
 def _raised_unapproved(alerts_path: Path) -> set[tuple[str, str]]:
     """(barrier, hash) of unapproved-command alerts still open in alerts.jsonl."""
-    index = alerts.AlertIndex(alerts.read_new(alerts_path, None).entries)
+    index = alerts.AlertIndex(read_new(alerts_path, None).entries)
     found = set()
     for alert in index.active():
         if alert.type != UNAPPROVED_TYPE:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from wild.errors import WildError
 from wild.parsers.barriers import COMMAND_TYPES, Barrier
-from wild.store import atomic_write, encode
+from wild.store.files import atomic_write, encode
 
 SCRIPTS_DIR = Path("scripts") / "check_barriers"
 # Barrier ids as the spec allows them; none can be "..", hold a slash or start with "-".

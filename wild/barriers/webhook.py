@@ -32,7 +32,8 @@ from wild.parsers import alerts
 from wild.parsers.barriers import find, parse, set_status
 from wild.parsers.severity import is_severity, listed
 from wild.paths import WildPaths
-from wild.store import read_text, update_text
+from wild.store.alerts_log import append_alert
+from wild.store.files import read_text, update_text
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +244,7 @@ class WebhookServer:
     def _alert(self, body: bytes) -> Reply:
         fields = _alert_fields(body)
         record = alerts.make_alert(now=self._clock.now(), **fields)
-        alerts.append_alert(self._paths.alerts, record)
+        append_alert(self._paths.alerts, record)
         alert_id = str(record["id"])
         self._wake(alert_id)
         return 200, {"ok": True, "alert": alert_id}

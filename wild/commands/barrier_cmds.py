@@ -17,7 +17,7 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import policy as policy_md
 from wild.paths import WildPaths
 from wild.policy.model import effective_policy, policy_from_document
-from wild.store import read_text
+from wild.store.files import read_text
 from wild.workspace import require_initialised
 
 

@@ -20,7 +20,7 @@ from wild.commands.status import format_status, format_work, list_work_data, sta
 from wild.loop import Loop, LoopOptions
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
-from wild.store import read_text
+from wild.store.files import read_text
 from wild.workspace import load_workspace
 
 GOAL = "Train a tiny model and report which learning rate to keep"

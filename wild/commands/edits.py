@@ -13,11 +13,12 @@ from wild.errors import UsageError, WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import append_alert, make_alert
+from wild.parsers.alerts import make_alert
 from wild.parsers.severity import is_severity, listed
 from wild.paths import WildPaths
 from wild.policy.presets import update_policy_text
-from wild.store import read_text, update_text
+from wild.store.alerts_log import append_alert
+from wild.store.files import read_text, update_text
 from wild.workspace import require_initialised
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from wild.parsers.state import LoopState, save_state
+from wild.parsers.state import LoopState
 from wild.paths import TEMPLATES_DIR, WildPaths
+from wild.store.state_file import save_state
 
 
 def template_files() -> list[Path]:

@@ -16,7 +16,7 @@ from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.paths import WildPaths
-from wild.store import read_text, update_text
+from wild.store.files import read_text, update_text
 
 EXIT_CODES = {
     "complete": 0,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from wild.parsers.state import load_state
 from wild.selection import Selection, WorkItem, select_work
+from wild.store.state_file import load_state
 from wild.workspace import Workspace
 
 

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from wild.clock import Clock
 from wild.paths import WildPaths
-from wild.wake import FolderWatcher, SelfWrites, Waker
+from wild.store.self_writes import SelfWrites
+from wild.wake import FolderWatcher, Waker
 from wild.workspace import Workspace, load_workspace, require_initialised
 
 RESCAN_S = 60.0

@@ -21,9 +21,11 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert, AlertCursor, AlertLog
+from wild.parsers.alerts import Alert
+from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths
-from wild.store import read_text
+from wild.store.alerts_log import AlertLog
+from wild.store.files import read_text
 from wild.workspace import Workspace, assemble_workspace, open_alerts_of
 
 Watched = FileName | Literal["alerts"]

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from wild.process import run_captured, shell_argv
-from wild.store import encode
+from wild.store.files import encode
 
 # The message goes in the environment too, for commands that cannot read stdin; execve refuses
 # oversized variables (E2BIG), so a long message is cut there and only stdin has all of it.

@@ -10,12 +10,12 @@ from wild.barriers.approvals import is_approved
 from wild.clock import iso
 from wild.loop.notify_command import send_notification
 from wild.parsers import human as human_md
-from wild.parsers.events_log import EventLog
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
 from wild.policy.notify import NotificationBatcher, join_messages
-from wild.store import update_text
+from wild.store.events_log import EventLog
+from wild.store.files import update_text
 from wild.workspace import Workspace
 
 NOTIFY_TIMEOUT_S = 30.0

@@ -1,19 +1,18 @@
-"""`.wild/events.log`: one JSON event a line, each with its own id and the id of its cause."""
+"""`.wild/events.log` as bytes: one JSON event a line, each with its own id and the id of its cause.
+
+Appending and reading the file is `wild.store.events_log`.
+"""
 
 from __future__ import annotations
 
-import os
-import threading
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from wild.clock import Clock, iso_ms
-from wild.parsers.jsonl import append_line, split_complete_lines
+from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.lines import Problem
 
-_RESERVED = frozenset({"id", "ts", "kind", "cause"})
+RESERVED = frozenset({"id", "ts", "kind", "cause"})
 
 
 def _fallback(value: object) -> object:
@@ -23,47 +22,24 @@ def _fallback(value: object) -> object:
     return str(value)
 
 
-class EventLog:
-    """Appends events; safe to share between threads and to run in several processes at once."""
-
-    def __init__(self, path: Path, clock: Clock) -> None:
-        self.path = path
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._last_ms = 0
-        self._counter = 0
-
-    def _next_id(self) -> tuple[str, str]:
-        """A fresh `(id, ts)`; call with the lock held."""
-        now = self._clock.now()
-        # The wall clock may step back (NTP) or be a frozen test clock: never let ids go back.
-        self._last_ms = max(self._last_ms, int(now.timestamp() * 1000))
-        self._counter += 1
-        # The pid tells processes apart; the zero-padded counter keeps ids of one process
-        # unique and sorting in the order they were made.
-        return f"evt-{self._last_ms}-{os.getpid()}-{self._counter:06d}", iso_ms(now)
-
-    def append(self, kind: str, *, cause: str | None = None, **data: Any) -> str:
-        """Write one event and return its id, so later events can name it as their cause."""
-        clash = _RESERVED & data.keys()
-        if clash:
-            raise ValueError(f"event data may not use the reserved key(s) {sorted(clash)}")
-        with self._lock:
-            event_id, ts = self._next_id()
-            record = {"id": event_id, "ts": ts, "kind": kind, "cause": cause, **data}
-            line = orjson.dumps(record, default=_fallback, option=orjson.OPT_APPEND_NEWLINE)
-            # Written under the lock so that, within one process, file order is id order.
-            append_line(self.path, line)
-        return event_id
+def check_event_data(data: dict[str, Any]) -> None:
+    """ValueError when `data` would overwrite a field every event has."""
+    clash = RESERVED & data.keys()
+    if clash:
+        raise ValueError(f"event data may not use the reserved key(s) {sorted(clash)}")
 
 
-def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """All events in file order; torn and malformed lines are skipped and reported, never fatal."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return [], []
-    name = str(path)
+def encode_event(
+    event_id: str, ts: str, kind: str, cause: str | None, data: dict[str, Any]
+) -> bytes:
+    """One events.log line (with its newline); `data` may not use the reserved keys."""
+    check_event_data(data)
+    record = {"id": event_id, "ts": ts, "kind": kind, "cause": cause, **data}
+    return orjson.dumps(record, default=_fallback, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def parse_events(data: bytes, file: str) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """All events in order; torn and malformed lines are skipped and reported, never fatal."""
     lines, covered = split_complete_lines(data)
     events: list[dict[str, Any]] = []
     problems: list[Problem] = []
@@ -73,16 +49,16 @@ def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:
         try:
             parsed = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            problems.append(Problem(name, number, "not valid JSON; skipped"))
+            problems.append(Problem(file, number, "not valid JSON; skipped"))
             continue
         if not isinstance(parsed, dict):
-            problems.append(Problem(name, number, "not a JSON object; skipped"))
+            problems.append(Problem(file, number, "not a JSON object; skipped"))
             continue
         events.append(parsed)
     if data[covered:].strip():
         problems.append(
             Problem(
-                name,
+                file,
                 len(lines) + 1,
                 "incomplete last line (still being written, or cut off by a crash); skipped",
             )

@@ -1,20 +1,17 @@
-"""`.wild/state.json`: the loop's versioned state; lenient to read, strict to write, migrated."""
+"""`.wild/state.json` as bytes: the loop's versioned state; lenient to read, strict to write,
+migrated. Loading and saving the file is `wild.store.state_file`."""
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
-from wild.clock import Clock, SystemClock
 from wild.errors import WildError
 from wild.parsers.lines import Problem
-from wild.store import atomic_write, decode
 
 FORMAT = 1
 RECENT_SUMMARIES_KEEP = 5
@@ -215,49 +212,29 @@ def _from_json(raw: dict[str, Any], text: str, file: str) -> LoadedState:
     return LoadedState(state, tuple(sorted(reader.problems, key=lambda p: p.line)))
 
 
-def _aside_path(path: Path, clock: Clock) -> Path:
-    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
-    candidate = path.with_name(f"{path.name}.corrupt-{stamp}")
-    number = 1
-    while candidate.exists():
-        number += 1
-        candidate = path.with_name(f"{path.name}.corrupt-{stamp}-{number}")
-    return candidate
+@dataclass(frozen=True)
+class Unreadable:
+    """Bytes that hold no state at all (not JSON, not an object): where, and what is wrong."""
+
+    line: int
+    what: str
 
 
-def _set_aside(path: Path, clock: Clock, line: int, what: str) -> LoadedState:
-    """Keep an unreadable file for the user to inspect and carry on from a fresh state."""
-    aside = _aside_path(path, clock)
-    try:
-        os.replace(path, aside)
-    except FileNotFoundError:
-        # Another wild process set it aside first: same outcome.
-        done = "another wild process set it aside"
-    else:
-        done = f"moved it to {aside.name}"
-    message = f"{what}; {done} and started from a fresh state"
-    return LoadedState(LoopState(), (Problem(str(path), line, message),))
-
-
-def load_state(path: Path, clock: Clock | None = None) -> LoadedState:
-    """Read state.json; a missing or empty file is a fresh state, a broken one is set aside.
+def parse_state(data: bytes, file: str) -> LoadedState | Unreadable:
+    """The state in state.json's bytes; empty bytes are a fresh state.
 
     Raises WildError only for a file from a newer wild, which this one must not overwrite.
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return LoadedState(LoopState(), ())
     if not data.strip():
         return LoadedState(LoopState(), ())
-    clock = clock or SystemClock()
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        return _set_aside(path, clock, exc.lineno, f"not valid JSON ({exc.msg})")
+        return Unreadable(exc.lineno, f"not valid JSON ({exc.msg})")
     if not isinstance(raw, dict):
-        return _set_aside(path, clock, 1, "not a JSON object")
-    return _from_json(raw, decode(data), str(path))
+        return Unreadable(1, "not a JSON object")
+    # surrogateescape, as everywhere wild reads text: line numbers survive bad bytes
+    return _from_json(raw, data.decode("utf-8", "surrogateescape"), file)
 
 
 def state_to_json(state: LoopState) -> dict[str, Any]:
@@ -305,8 +282,3 @@ def render_state(state: LoopState) -> bytes:
     """state.json's bytes: 2-space indent, sorted keys, trailing newline (stable diffs)."""
     options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
     return orjson.dumps(state_to_json(state), option=options)
-
-
-def save_state(path: Path, state: LoopState) -> None:
-    """Write state.json atomically; the caller holds the `.wild/.lock` if others may write."""
-    atomic_write(path, render_state(state))

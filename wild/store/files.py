@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from wild.errors import ConflictError
+from wild.store.self_writes import SelfWrites
 
 ENCODING = "utf-8"
 # Bytes that are not UTF-8 survive a read/write round trip as lone surrogates.
@@ -27,8 +28,8 @@ CAS_ATTEMPTS = 20
 # A file changed less than this long ago may still be being written in place by someone.
 SETTLE_S = 0.02
 MAX_SETTLE_S = 2.0
-# (inode, size, mtime) of each file right after wild's own last write to it.
-_last_written: dict[str, tuple[int, int, int]] = {}
+# What this process wrote last to each file: such a file is complete, and is read at once.
+_OWN = SelfWrites()
 
 # renameat2(2) with RENAME_EXCHANGE swaps two names atomically (Linux ≥ 3.15, glibc ≥ 2.28).
 _AT_FDCWD = -100
@@ -69,6 +70,64 @@ def read_bytes(path: Path) -> bytes:
 def read_text(path: Path) -> str:
     """Lossless text of a state file ("" when missing); CRLF and bad bytes are kept."""
     return decode(read_bytes(path))
+
+
+def pread_all(fd: int, start: int, end: int | None = None) -> bytes:
+    """Bytes from `start` to `end` (or to EOF), in chunks: pread caps one call near 2 GiB."""
+    chunks: list[bytes] = []
+    pos = start
+    while end is None or pos < end:
+        want = 1 << 30 if end is None else min(end - pos, 1 << 30)
+        chunk = os.pread(fd, want, pos)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        pos += len(chunk)
+    return b"".join(chunks)
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int]:
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def read_settled(
+    fd: int, start: int = 0, *, usable: Callable[[bytes], bool] | None = None
+) -> bytes:
+    """The open file's bytes from `start` to EOF, once nobody has written it for SETTLE_S.
+
+    A program that rewrites a file in place (truncate, then write) leaves it empty or half
+    written for a moment, and one appending a line may write it in two parts; reading then
+    would make wild edit, or worse write back, a torn copy. Bytes that `usable` accepts
+    (what wild itself wrote last; a run of whole lines) are taken at once. After MAX_SETTLE_S
+    the bytes are taken as they are.
+    """
+    deadline = time.monotonic() + MAX_SETTLE_S
+    while True:
+        before = _stamp(os.fstat(fd))
+        age_s = (time.time_ns() - before[2]) / 1e9
+        # A timestamp far in the future (a touched file, clock skew) says nothing about writers.
+        quiet = age_s >= SETTLE_S or age_s < -1.0
+        if quiet or usable is not None or time.monotonic() >= deadline:
+            data = pread_all(fd, start)
+            if usable is not None and usable(data):
+                return data
+            if time.monotonic() >= deadline or (quiet and _stamp(os.fstat(fd)) == before):
+                return data
+            if quiet:
+                continue  # written while we read: look again
+        time.sleep(min(SETTLE_S - age_s, SETTLE_S, max(deadline - time.monotonic(), 0.0)))
+
+
+def _read_settled(path: Path) -> bytes:
+    """`read_settled` of the whole file at `path` (b"" when missing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return b""
+    try:
+        return read_settled(fd, usable=lambda data: _OWN.holds(path, data))
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -132,7 +191,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     """
     target, tmp = _write_temp(path, data)
     _commit(target, tmp)
-    _note_written(target)
+    _OWN.remember(target, data)
 
 
 @contextlib.contextmanager
@@ -163,48 +222,16 @@ def _exchange(tmp: Path, target: Path) -> bytes | None:
         if result == 0:
             # An in-place writer may still be finishing into the inode we swapped out,
             # unless that inode is still exactly what we wrote last time.
-            displaced = _read_settled(tmp, ours=_last_written.get(os.path.realpath(target)))
+            fd = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                displaced = read_settled(fd, usable=lambda data: _OWN.holds(target, data))
+            finally:
+                os.close(fd)
             _discard(tmp)
             _fsync_dir(target.parent)
             return displaced
     _commit(target, tmp)
     return None
-
-
-def _read_settled(path: Path, ours: tuple[int, int, int] | None = None) -> bytes:
-    """The file's bytes once nobody has written it for SETTLE_S.
-
-    A program that rewrites a file in place (truncate, then write) leaves it empty or half
-    written for a moment; reading then would make wild edit, or worse write back, a torn
-    copy. Files wild itself wrote last are read at once.
-    """
-    deadline = time.monotonic() + MAX_SETTLE_S
-    while True:
-        try:
-            before = os.stat(path)
-        except FileNotFoundError:
-            return b""
-        signature = (before.st_ino, before.st_size, before.st_mtime_ns)
-        age_s = (time.time_ns() - before.st_mtime_ns) / 1e9
-        own = signature in (ours, _last_written.get(os.path.realpath(path)))
-        # A timestamp far in the future (a touched file, clock skew) says nothing about writers.
-        future = age_s < -1.0
-        if own or future or age_s >= SETTLE_S or time.monotonic() >= deadline:
-            data = read_bytes(path)
-            after = os.stat(path) if os.path.exists(path) else None
-            same = after is not None and (after.st_ino, after.st_size, after.st_mtime_ns) == (
-                signature
-            )
-            if same or time.monotonic() >= deadline:
-                return data
-            continue
-        time.sleep(min(SETTLE_S - age_s, SETTLE_S, max(deadline - time.monotonic(), 0.0)))
-
-
-def _note_written(target: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        info = os.stat(target)
-        _last_written[os.path.realpath(target)] = (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def update_text(
@@ -244,7 +271,7 @@ def update_text(
             if on_written is not None:
                 on_written(new_bytes)
             displaced = _exchange(tmp, target)
-            _note_written(target)
+            _OWN.remember(target, new_bytes)
             if displaced is None or displaced == expected:
                 return new_text
             # A save slipped in between the re-check and the swap: keep it, redo our edit on it.

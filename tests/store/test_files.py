@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from wild.errors import ConflictError
-from wild.store import atomic_write, read_text, update_text
+from wild.store.files import atomic_write, read_text, update_text
 
 WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from wild.store import atomic_write
+    from wild.store.files import atomic_write
     target = Path(sys.argv[1])
     i = 0
     print("ready", flush=True)
@@ -144,7 +144,7 @@ def test_concurrent_wild_writers_exclude_each_other(tmp_path: Path) -> None:
         """
         import sys
         from pathlib import Path
-        from wild.store import update_text
+        from wild.store.files import update_text
         p = Path(sys.argv[1]); tag = sys.argv[2]
         for i in range(40):
             update_text(p, lambda t: t + f"{tag}-{i}\\n", p.parent / ".lock")

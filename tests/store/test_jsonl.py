@@ -1,0 +1,150 @@
+"""The shared appender of JSON lines: flock, replaced files, torn tails, short writes."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+import pytest
+
+from wild.errors import WildError
+from wild.store.jsonl import append_bytes, append_line
+
+
+def test_append_creates_the_file_and_adds_a_missing_newline(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    append_line(path, b'{"a":1}')
+    append_line(path, b'{"b":2}\n')
+    assert path.read_bytes() == b'{"a":1}\n{"b":2}\n'
+
+
+def test_append_closes_a_torn_last_line_first(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":')
+    append_line(path, b'{"c":3}')
+    assert path.read_bytes() == b'{"a":1}\n{"b":\n{"c":3}\n'
+
+
+def test_append_refuses_an_embedded_newline(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with pytest.raises(
+        ValueError, match=r"a\.jsonl: a JSON line must not contain a newline before its end"
+    ):
+        append_line(path, b'{"a":\n1}\n')
+    assert not path.exists()
+
+
+def test_append_lands_after_a_writer_that_already_moved_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"1\n")
+    with path.open("ab") as other:
+        other.write(b"2\n")
+        other.flush()
+        append_line(path, b"3")
+        other.write(b"4\n")
+    assert path.read_bytes() == b"1\n2\n3\n4\n"
+
+
+def test_append_retries_a_short_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.jsonl"
+    real_write = os.write
+    sizes: list[int] = []
+
+    def short_write(fd: int, data: bytes | memoryview) -> int:
+        sizes.append(len(data))
+        return real_write(fd, bytes(data)[:3])
+
+    monkeypatch.setattr(os, "write", short_write)
+    append_line(path, b"abcdefgh")
+    assert path.read_bytes() == b"abcdefgh\n"
+    assert sizes == [9, 6, 3]
+
+
+def test_append_holds_a_shared_flock_so_a_compaction_can_wait_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    real_flock = fcntl.flock
+    held: list[tuple[int, bytes]] = []
+
+    def recording_flock(fd: int, operation: int) -> None:
+        real_flock(fd, operation)
+        held.append((operation, path.read_bytes()))  # what the file held once we had the lock
+
+    monkeypatch.setattr(fcntl, "flock", recording_flock)
+    append_line(path, b"1")
+    append_line(path, b"2")
+    assert held == [(fcntl.LOCK_SH, b""), (fcntl.LOCK_SH, b"1\n")]
+    assert path.read_bytes() == b"1\n2\n"
+
+
+def test_append_follows_a_file_replaced_between_open_and_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"old\n")
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(b"kept\n")
+    old_fd = os.open(path, os.O_RDONLY)
+    real_flock = fcntl.flock
+    calls: list[int] = []
+
+    def flock_after_a_compaction(fd: int, operation: int) -> None:
+        if not calls:
+            os.replace(replacement, path)  # compaction wins the race for the name
+        calls.append(operation)
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock_after_a_compaction)
+    append_line(path, b"new")
+    try:
+        assert os.pread(old_fd, 1000, 0) == b"old\n"
+    finally:
+        os.close(old_fd)
+    assert path.read_bytes() == b"kept\nnew\n"
+    assert len(calls) == 2
+
+
+def test_append_gives_up_on_a_file_replaced_at_every_attempt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    calls: list[int] = []
+
+    def flock_while_replaced(fd: int, operation: int) -> None:
+        calls.append(operation)
+        path.unlink()
+        path.write_bytes(b"")
+
+    monkeypatch.setattr(fcntl, "flock", flock_while_replaced)
+    with pytest.raises(WildError) as caught:
+        append_line(path, b"lost")
+    assert str(caught.value) == f"{path}: the file kept being replaced while appending; try again"
+    assert (len(calls), path.read_bytes()) == (20, b"")
+
+
+def test_append_bytes_writes_several_lines_at_once_and_can_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"torn")
+    real_write, real_fsync = os.write, os.fsync
+    writes: list[bytes] = []
+    synced: list[int] = []
+
+    def recording_write(fd: int, data: bytes | memoryview) -> int:
+        writes.append(bytes(data))
+        return real_write(fd, data)
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "write", recording_write)
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    append_bytes(path, b"a\nb\n")
+    append_bytes(path, b"c\n", durable=True)
+    assert writes == [b"\na\nb\n", b"c\n"]
+    assert len(synced) == 1
+    assert path.read_bytes() == b"torn\na\nb\nc\n"

@@ -1,0 +1,167 @@
+"""alerts.jsonl on disk: append one alert safely, read new lines by byte offset, keep an index.
+
+The file is append-only and jobs, webhooks and agents append to it without wild's lock, so a
+reader remembers how far it read (an `AlertCursor`, saved in state.json) and which file that
+was: a truncated, replaced, compacted or rewritten file is read again from the start.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wild.errors import WildError
+from wild.parsers.alerts import Alert, AlertIndex, changed_for_the_loop, encode_alert
+from wild.parsers.alerts_file import AlertCursor, parse_appended
+from wild.parsers.lines import Problem
+from wild.store.files import content_hash, pread_all
+from wild.store.jsonl import append_bytes
+
+# Bytes hashed at the start of the file and just before the cursor: an in-place rewrite, a
+# truncate-and-refill or a reused inode number changes them even when size and inode agree.
+FINGERPRINT_BYTES = 64
+
+
+def append_alert(path: Path | str, record: Mapping[str, Any]) -> None:
+    """Append one alert line; safe against concurrent appenders and a running compaction."""
+    data = encode_alert(record)
+    try:
+        append_bytes(Path(path), data)
+    except OSError as err:
+        raise WildError(
+            f"{path}: cannot append the alert ({err.strerror}); "
+            "check that the folder exists and is writable"
+        ) from None
+
+
+# --------------------------------------------------------------------------------- cursors
+
+
+def _fingerprint(fd: int, start: int, end: int) -> str:
+    return content_hash(os.pread(fd, end - start, start))
+
+
+def cursor_at(fd: int, st: os.stat_result, offset: int, line_count: int) -> AlertCursor:
+    """The cursor for having read the open file up to `offset`."""
+    head = _fingerprint(fd, 0, min(FINGERPRINT_BYTES, offset))
+    tail = _fingerprint(fd, max(0, offset - FINGERPRINT_BYTES), offset)
+    return AlertCursor(st.st_dev, st.st_ino, offset, line_count, head, tail)
+
+
+def continues(cursor: AlertCursor, fd: int, st: os.stat_result) -> bool:
+    """Whether the open file is the one `cursor` read, grown only by appends."""
+    offset = cursor.offset
+    return (
+        (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino)
+        and st.st_size >= offset
+        and _fingerprint(fd, 0, min(FINGERPRINT_BYTES, offset)) == cursor.head
+        and _fingerprint(fd, max(0, offset - FINGERPRINT_BYTES), offset) == cursor.tail
+    )
+
+
+_NO_FILE = AlertCursor(0, 0, 0, 0, content_hash(b""), content_hash(b""))
+
+
+# --------------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What `read_new` found; `reset` means the file is not the one the cursor read."""
+
+    entries: tuple[Alert, ...]
+    problems: tuple[Problem, ...]
+    cursor: AlertCursor
+    reset: bool
+
+
+def read_new(
+    path: Path | str, cursor: AlertCursor | None, *, file: str | None = None
+) -> ReadResult:
+    """Alerts appended since `cursor` (all of them when None), in O(new bytes).
+
+    Problems name `file` (default: the file's bare name), as the other parsers' do.
+
+    Only complete lines are consumed; a torn last line is reported and read again next
+    time. A truncated, replaced, compacted or rewritten file gives reset=True and is read
+    from the start.
+    """
+    path = Path(path)
+    had_data = cursor is not None and cursor.offset > 0
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return ReadResult((), (), _NO_FILE, reset=had_data)
+    try:
+        st = os.fstat(fd)  # the file we read, not whatever the name points at by now
+        keep = cursor is not None and continues(cursor, fd, st)
+        start, base = (cursor.offset, cursor.line_count) if keep and cursor else (0, 0)
+        shown = file if file is not None else path.name
+        found = parse_appended(pread_all(fd, start, st.st_size), base, shown)
+        new_cursor = cursor_at(fd, st, start + found.consumed, base + found.lines)
+    finally:
+        os.close(fd)
+    return ReadResult(found.entries, found.problems, new_cursor, reset=had_data and not keep)
+
+
+class AlertLog:
+    """alerts.jsonl as the loop sees it: an index kept current by incremental reads.
+
+    `since` is the cursor saved in state.json by an earlier run: the first refresh still
+    reads the whole file (the index needs every alert) but reports as changed only the
+    alerts whose latest line came after it, if it still describes this file.
+    """
+
+    def __init__(self, path: Path | str, since: AlertCursor | None = None) -> None:
+        self.path = Path(path)
+        self.index = AlertIndex()
+        self._since = since
+        self._cursor: AlertCursor | None = None
+        self._line_problems: list[Problem] = []
+        self._tail_problems: tuple[Problem, ...] = ()
+
+    @property
+    def cursor(self) -> AlertCursor | None:
+        """What to save as `alertsFilePosition` once the changed alerts were handled."""
+        return self._cursor
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """Every unusable or odd line in the file as last read, plus a torn last line."""
+        return (*self._line_problems, *self._tail_problems)
+
+    def refresh(self) -> tuple[Alert, ...]:
+        """Read what was appended; returns the alerts whose state changed."""
+        first = self._cursor is None
+        result = read_new(self.path, self._cursor)
+        self._cursor = result.cursor
+        lines_read = result.cursor.line_count
+        self._tail_problems = tuple(p for p in result.problems if p.line > lines_read)
+        complete = [p for p in result.problems if p.line <= lines_read]
+        if result.reset:
+            old, self.index = self.index, AlertIndex(result.entries)
+            self._line_problems = complete
+            return tuple(a for a in self.index.all() if changed_for_the_loop(old.get(a.id), a))
+        self._line_problems.extend(complete)
+        changed = self.index.apply(result.entries)
+        since, self._since = self._since, None
+        if first and since is not None and self._still_describes(since):
+            return tuple(a for a in changed if a.line > since.line_count)
+        return changed
+
+    def _still_describes(self, since: AlertCursor) -> bool:
+        """Whether a stored cursor is a prefix of the file this log has just read."""
+        now = self._cursor
+        if now is None or (since.dev, since.ino) != (now.dev, now.ino):
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        try:
+            return since.offset <= now.offset and continues(since, fd, os.fstat(fd))
+        finally:
+            os.close(fd)

@@ -1,0 +1,56 @@
+"""`.wild/events.log` on disk: the loop's appender, and reading the whole log back.
+
+The line format is `wild.parsers.events_log`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from wild.clock import Clock, iso_ms
+from wild.parsers.events_log import check_event_data, encode_event, parse_events
+from wild.parsers.lines import Problem
+from wild.store.jsonl import append_line
+
+
+class EventLog:
+    """Appends events; safe to share between threads and to run in several processes at once."""
+
+    def __init__(self, path: Path, clock: Clock) -> None:
+        self.path = path
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last_ms = 0
+        self._counter = 0
+
+    def _next_id(self) -> tuple[str, str]:
+        """A fresh `(id, ts)`; call with the lock held."""
+        now = self._clock.now()
+        # The wall clock may step back (NTP) or be a frozen test clock: never let ids go back.
+        self._last_ms = max(self._last_ms, int(now.timestamp() * 1000))
+        self._counter += 1
+        # The pid tells processes apart; the zero-padded counter keeps ids of one process
+        # unique and sorting in the order they were made.
+        return f"evt-{self._last_ms}-{os.getpid()}-{self._counter:06d}", iso_ms(now)
+
+    def append(self, kind: str, *, cause: str | None = None, **data: Any) -> str:
+        """Write one event and return its id, so later events can name it as their cause."""
+        check_event_data(data)
+        with self._lock:
+            event_id, ts = self._next_id()
+            line = encode_event(event_id, ts, kind, cause, data)
+            # Written under the lock so that, within one process, file order is id order.
+            append_line(self.path, line)
+        return event_id
+
+
+def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """All events in file order; torn and malformed lines are skipped and reported, never fatal."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], []
+    return parse_events(data, str(path))
