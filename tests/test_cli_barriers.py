@@ -164,7 +164,7 @@ def test_loop_starts_under_the_policy_given(tmp_path: Path) -> None:
     root = tmp_path / ".wild"
     invoke("--init", "--dir", str(root))
     agent = tmp_path / "agent.sh"
-    agent.write_text("#!/bin/sh\ncat >/dev/null\n")
+    agent.write_text("#!/bin/sh\ncat >/dev/null\necho '<promise>COMPLETE</promise>'\n")
     agent.chmod(0o755)
     result = invoke(
         "Goal",

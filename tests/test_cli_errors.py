@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from wild import store
 from wild.cli import cli
+from wild.store import files as store
 
 
 def invoke(*args: str) -> Result:

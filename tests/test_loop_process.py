@@ -31,7 +31,8 @@ T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 
 # A custom agent: logs "<iteration> <work type> <work id> <pid>", then, when the test left a
 # `hold-<work id>` file, waits for `go-<work id>` (with "spawn" in it: starts a grandchild
-# first), then gives the promise that finishes its kind of work.
+# first), then gives the promise that finishes its kind of work (planning: COMPLETE, the goal
+# is met).
 AGENT = r"""
 import os, subprocess, sys, time
 from pathlib import Path
@@ -49,7 +50,8 @@ if hold.exists():
     while not (here / f"go-{work}").exists():
         time.sleep(0.01)
 promise = {"human-input": "HUMAN_INPUT_PROCESSED", "alert": "ALERT_RESOLVED",
-           "task": "TASK_COMPLETE", "monitoring": "MONITORING_COMPLETE"}[kind]
+           "task": "TASK_COMPLETE", "monitoring": "MONITORING_COMPLETE",
+           "planning": "COMPLETE"}[kind]
 print(f"<promise>{promise}</promise>")
 """
 
@@ -200,10 +202,11 @@ def test_an_alert_from_another_process_and_a_rename_save_wake_the_idle_loop(wild
         ("1", "alert", alert_id),
         ("2", "human-input", "2026-02-08T12:00:00Z"),
         ("3", "task", "task-001"),
+        ("4", "planning", "planning"),  # the agent confirms the goal is met
     ]
     inputs = human_md.parse(wild.paths.human.read_text()).inputs
     assert [h.status for h in inputs] == ["processed"]
-    assert "wild stopped: all work complete (3 iterations)" in wild.output()
+    assert "wild stopped: all work complete (4 iterations)" in wild.output()
 
 
 def test_pause_resume_and_stop_from_another_process_reach_the_running_loop(wild: Wild) -> None:
@@ -312,6 +315,7 @@ def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> N
         ("alert", "alert-1"),
         ("alert", "alert-3"),
         ("alert", "alert-2"),
+        ("planning", "planning"),
     ]
     lines = [json.loads(line) for line in wild.paths.alerts.read_text().splitlines()]
     attempts = [

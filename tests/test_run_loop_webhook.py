@@ -15,7 +15,11 @@ from wild.commands.run_loop import root_warning, run_loop, webhook_credentials
 from wild.loop import LoopOptions, LoopResult
 from wild.paths import WildPaths
 
-AGENT = "import sys; sys.stdin.read(); print('<promise>TASK_COMPLETE</promise>')"
+# Ticks its task; asked to plan once the task is done, it confirms the goal is met.
+AGENT = (
+    "import os, sys; sys.stdin.read(); planning = os.environ['WILD_WORK_TYPE'] == 'planning'; "
+    "print('<promise>COMPLETE</promise>' if planning else '<promise>TASK_COMPLETE</promise>')"
+)
 
 
 def test_webhook_satisfies_a_barrier_and_the_loop_finishes(tmp_path: Path) -> None:
