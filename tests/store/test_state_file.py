@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from wild.errors import WildError
 from wild.parsers.lines import Problem
-from wild.parsers.state import CurrentWork, LoadedState, LoopState, render_state
+from wild.parsers.state import CurrentWork, LoadedState, LoopState, ProcessId, render_state
 from wild.store.state_file import load_state, save_state
 
 MOMENT = datetime(2026, 2, 8, 10, 45, 23, tzinfo=UTC)
@@ -50,6 +50,8 @@ FULL = LoopState(
     total_cost_usd=1.25,
     total_tokens=52000,
     recent_summaries=("did a", "did b"),
+    loop_process=ProcessId(4242, "lab-1", 98765, "b00t", "2026-02-08T10:00:00Z"),
+    agent_process=ProcessId(4300, "lab-1"),
     extra={"futureThing": {"nested": [1, 2]}, "note": "kept"},
 )
 
@@ -82,6 +84,7 @@ def test_saved_bytes_are_sorted_camel_case_with_trailing_newline(tmp_path: Path)
         "{\n"
         '  "active": false,\n'
         '  "agent": null,\n'
+        '  "agentProcess": null,\n'
         '  "alertsFilePosition": null,\n'
         '  "consecutiveFailures": 0,\n'
         '  "currentWork": {\n'
@@ -93,6 +96,7 @@ def test_saved_bytes_are_sorted_camel_case_with_trailing_newline(tmp_path: Path)
         '  "format": 1,\n'
         '  "iteration": 3,\n'
         '  "lastProgressReport": null,\n'
+        '  "loopProcess": null,\n'
         '  "model": null,\n'
         '  "paused": false,\n'
         '  "prompt": null,\n'
@@ -185,7 +189,9 @@ def test_wrong_types_fall_back_to_defaults_with_problems(tmp_path: Path) -> None
         '"active": 1,\n'
         '"totalCostUsd": "cheap",\n'
         '"currentWork": {"type": "task"},\n'
-        '"recentSummaries": [1]}\n'
+        '"recentSummaries": [1],\n'
+        '"loopProcess": {"pid": 0, "host": "h"},\n'
+        '"agentProcess": {"pid": 7, "host": "h", "startTicks": "soon"}}\n'
     )
     loaded = load_state(path)
     assert loaded.state == LoopState()
@@ -195,6 +201,10 @@ def test_wrong_types_fall_back_to_defaults_with_problems(tmp_path: Path) -> None
         f'{path}:4: totalCostUsd should be a number, not "cheap"; used 0.0',
         f'{path}:5: currentWork needs string type and id, not {{"type":"task"}}; dropped it',
         f"{path}:6: recentSummaries should be a list of strings, not [1]; used []",
+        f'{path}:7: loopProcess needs a positive pid and a host, not {{"pid":0,"host":"h"}};'
+        " dropped it",
+        f"{path}:8: agentProcess has an unreadable start time,"
+        f' {{"pid":7,"host":"h","startTicks":"soon"}}; dropped it',
     ]
 
 

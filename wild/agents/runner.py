@@ -68,6 +68,7 @@ class AgentRequest:
     heartbeat_s: float = 60.0
     on_heartbeat: Callable[[Heartbeat], None] | None = None
     cancel: threading.Event | None = None  # set (e.g. on SIGINT) to kill the group at once
+    on_start: Callable[[int], None] | None = None  # told the agent's pid once it is spawned
     output_format: OutputFormat = "text"
     clock: Clock = field(default_factory=SystemClock)
 
@@ -275,6 +276,12 @@ def run_agent(request: AgentRequest) -> AgentRun:
                 f"cannot start agent {request.argv[0]!r}: {error.strerror}; install it, or point "
                 "the agent's WILD_<AGENT>_BINARY variable (or --agent-cmd) at a program that exists"
             ) from error
+        if request.on_start is not None:
+            try:
+                request.on_start(proc.pid)
+            except BaseException:
+                kill_group(proc)  # nobody would supervise it: no orphan
+                raise
         outcome = _supervise(request, proc, log, started)
         duration = time.monotonic() - started
         end = log.size()

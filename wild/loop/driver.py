@@ -20,6 +20,7 @@ from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.barriers.checker import BarrierChecker
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
+from wild.liveness import probe, this_host, this_process
 from wild.loop import io_errors, iteration
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.decide import decide, policy_at
@@ -54,6 +55,7 @@ from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts_file import AlertCursor
+from wild.parsers.state import ProcessId
 from wild.paths import WildPaths
 from wild.store.alerts_compaction import compact
 from wild.store.alerts_log import append_alert
@@ -179,6 +181,9 @@ class Loop:
             model=self.options.model,
             started_at=loaded.state.started_at or iso(self.clock.now()),
             paused=False,  # requests made before this run started do not count
+            # Who runs now, so `wild --status` can tell this loop from a dead one's leftovers.
+            loop_process=this_process(iso(self.clock.now())),
+            agent_process=None,  # a killed loop's agent is not ours to report
         )
         self.files = LoopFiles(
             self.paths, alerts_since=AlertCursor.from_json(state.alerts_file_position)
@@ -394,6 +399,7 @@ class Loop:
             environ=self.environ,
             cancel=self.stop_event,
             clock=self.clock,
+            on_start=self._agent_started,
         )
         started = self.events.append(
             "agent-start",
@@ -404,6 +410,7 @@ class Loop:
         )
         self.out(f"🤖 Iteration {action.iteration}: {action.work_type} {action.work_id}")
         run = self.runner(request)
+        self._record_agent(None)
         ended = self.events.append(
             "agent-end",
             cause=started,
@@ -419,6 +426,15 @@ class Loop:
         self._cause = ended
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended)
+
+    def _agent_started(self, pid: int) -> None:
+        """The runner spawned the agent: state.json names it while it runs."""
+        now = iso(self.clock.now())
+        self._record_agent(probe(pid, now) or ProcessId(pid, this_host(), started_at=now))
+
+    def _record_agent(self, process: ProcessId | None) -> None:
+        """A fact, not a decision: written straight into the state `decide` keeps."""
+        self._commit(replace(self.model, state=replace(self.model.state, agent_process=process)))
 
     def _wait(self, action: Wait, watcher: Watcher, checker: BarrierChecker | None) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""

@@ -7,7 +7,7 @@ stdin); the agent's output goes to `.wild/logs/iteration-N.log`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from wild import prompts
@@ -44,6 +44,7 @@ def build_request(
     environ: Mapping[str, str],
     cancel: threading.Event,
     clock: Clock,
+    on_start: Callable[[int], None] | None = None,
 ) -> AgentRequest:
     """Write the prompt for this work and say how to run the agent on it."""
     context = prompts.context_summary(ws.open_alerts, ws.tasks.tasks, ws.barriers.barriers)
@@ -78,6 +79,7 @@ def build_request(
         timeout_s=setup.timeout_s,
         heartbeat_s=setup.heartbeat_s,
         cancel=cancel,
+        on_start=on_start,
         output_format=output_format(setup.agent),
         clock=clock,
     )

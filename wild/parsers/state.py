@@ -30,6 +30,22 @@ class CurrentWork:
 
 
 @dataclass(frozen=True)
+class ProcessId:
+    """One process, named so that a later reader can tell it from another that got its pid.
+
+    `start_ticks` is the start time in clock ticks since boot (Linux: /proc/<pid>/stat field
+    22) and `boot_id` the boot it belongs to; both are None where /proc is not available, and
+    then only the pid can be checked. `started_at` is when wild recorded it (for people).
+    """
+
+    pid: int
+    host: str
+    start_ticks: int | None = None
+    boot_id: str | None = None
+    started_at: str | None = None
+
+
+@dataclass(frozen=True)
 class LoopState:
     """Everything the loop must remember across restarts; change it with `dataclasses.replace`.
 
@@ -52,6 +68,8 @@ class LoopState:
     total_cost_usd: float = 0.0
     total_tokens: int = 0
     recent_summaries: tuple[str, ...] = ()
+    loop_process: ProcessId | None = None  # the loop that wrote this state (kept after it ends)
+    agent_process: ProcessId | None = None  # the agent running now (None between runs)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -80,6 +98,8 @@ _KEYS = {
     "total_cost_usd": "totalCostUsd",
     "total_tokens": "totalTokens",
     "recent_summaries": "recentSummaries",
+    "loop_process": "loopProcess",
+    "agent_process": "agentProcess",
 }
 _KNOWN_KEYS = frozenset(_KEYS.values())
 
@@ -146,6 +166,21 @@ class _Reader:
             attempt = 1
         return CurrentWork(type=kind, id=work_id, started_at=started, attempt=attempt)
 
+    def process(self, key: str) -> ProcessId | None:
+        raw = self.take(key, lambda v: isinstance(v, dict), "an object", None)
+        if raw is None:
+            return None
+        pid, host = raw.get("pid"), raw.get("host")
+        ticks, boot, started = raw.get("startTicks"), raw.get("bootId"), raw.get("startedAt")
+        if not (_is_int(pid) and pid > 0 and isinstance(host, str)):
+            self.report(key, f"{key} needs a positive pid and a host, not {_show(raw)}; dropped it")
+            return None
+        if not ((ticks is None or _is_int(ticks)) and _is_opt_str(boot) and _is_opt_str(started)):
+            # Without a trustworthy start time a reused pid would pass for the process.
+            self.report(key, f"{key} has an unreadable start time, {_show(raw)}; dropped it")
+            return None
+        return ProcessId(pid, host, start_ticks=ticks, boot_id=boot, started_at=started)
+
     def alerts_position(self, format_found: int) -> Mapping[str, Any] | None:
         key = _KEYS["alerts_file_position"]
         value = self.rest.get(key)
@@ -206,6 +241,8 @@ def _from_json(raw: dict[str, Any], text: str, file: str) -> LoadedState:
         total_cost_usd=float(reader.take(k["total_cost_usd"], _is_number, "a number", 0.0)),
         total_tokens=reader.take(k["total_tokens"], _is_int, "an integer", 0),
         recent_summaries=tuple(summaries),
+        loop_process=reader.process(k["loop_process"]),
+        agent_process=reader.process(k["agent_process"]),
         extra=reader.rest,
     )
     # Fields are read in declaration order; report them in the order the user will scroll.
@@ -274,8 +311,22 @@ def state_to_json(state: LoopState) -> dict[str, Any]:
         _KEYS["total_cost_usd"]: state.total_cost_usd,
         _KEYS["total_tokens"]: state.total_tokens,
         _KEYS["recent_summaries"]: list(state.recent_summaries),
+        _KEYS["loop_process"]: _process_json(state.loop_process),
+        _KEYS["agent_process"]: _process_json(state.agent_process),
     }
     return {**state.extra, **known}
+
+
+def _process_json(process: ProcessId | None) -> dict[str, Any] | None:
+    if process is None:
+        return None
+    return {
+        "pid": process.pid,
+        "host": process.host,
+        "startTicks": process.start_ticks,
+        "bootId": process.boot_id,
+        "startedAt": process.started_at,
+    }
 
 
 def render_state(state: LoopState) -> bytes:
