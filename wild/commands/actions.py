@@ -62,11 +62,12 @@ def _status(call: Call) -> None:
 
         def redraw(ws: Workspace) -> None:
             call.clear()
-            call.out(format_status(status_data(ws)))
+            call.out(format_status(status_data(ws, call.clock.now())))
 
         watch_status(call.paths, call.clock, redraw)
         return
-    data = status_data(load_workspace(call.paths, call.clock.now()))
+    now = call.clock.now()
+    data = status_data(load_workspace(call.paths, now), now)
     call.out(to_json(data) if call.as_json else format_status(data))
 
 

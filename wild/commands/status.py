@@ -1,13 +1,26 @@
-"""`wild --status` and `wild --list-work`: the state at a glance and the ordered work queue."""
+"""`wild --status` and `wild --list-work`: the state at a glance and the ordered work queue.
+
+The loop's own words in state.json are checked, not repeated: `"active": true` left by a
+killed loop is read against the process it names (`wild.liveness`).
+"""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
+from wild.clock import iso, parse_time
+from wild.liveness import Liveness, check
+from wild.parsers.human import HumanQueue
+from wild.parsers.state import LoopState, ProcessId
 from wild.selection import Selection, WorkItem, select_work
 from wild.store.state_file import load_state
 from wild.workspace import Workspace
+
+Judge = Callable[[ProcessId], Liveness]
 
 
 def item_json(item: WorkItem) -> dict[str, Any]:
@@ -27,8 +40,117 @@ def item_json(item: WorkItem) -> dict[str, Any]:
     return data
 
 
-def status_data(ws: Workspace) -> dict[str, Any]:
+def _last_written(path: os.PathLike[str]) -> datetime | None:
+    """When the loop last wrote state.json (only the loop writes it after `--init`)."""
+    try:
+        return datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
+    except OSError:
+        return None
+
+
+def _seconds(since: str | None, until: datetime | None) -> int | None:
+    start = parse_time(since)
+    if start is None or until is None:
+        return None
+    return max(0, int((until - start).total_seconds()))
+
+
+def loop_json(
+    state: LoopState, now: datetime, last_seen: datetime | None, judge: Judge
+) -> dict[str, Any]:
+    """The loop as it really is: `state` says what it recorded, `judge` whether it still runs.
+
+    `state` is one of running, stopped (ended as it should), died (state.json says active but
+    its process is gone or its pid reused: killed or crashed), elsewhere (another host, not
+    checkable from here) and unknown (active, but no process recorded by an older wild).
+    """
+    process = state.loop_process
+    found: Liveness | None = judge(process) if state.active and process is not None else None
+    if not state.active:
+        word = "stopped"
+    elif process is None:
+        word = "unknown"
+    elif found in ("gone", "reused"):
+        word = "died"
+    else:
+        word = "running" if found == "running" else "elsewhere"
+    running = word in ("running", "elsewhere", "unknown")
+    seen = None if running or process is None or last_seen is None else iso(last_seen)
+    return {
+        "active": word == "running",
+        "state": word,
+        "pid": process.pid if process else None,
+        "host": process.host if process else None,
+        "pidReused": found == "reused",
+        "startedAt": process.started_at if process else None,
+        "runningForS": _seconds(process.started_at, now) if process and running else None,
+        "lastSeen": seen,
+        "lastSeenAgoS": _seconds(seen, now),
+        "iteration": state.iteration,
+        "paused": state.paused,
+        "goal": state.prompt,
+    }
+
+
+def agent_json(state: LoopState, loop: dict[str, Any], now: datetime, judge: Judge) -> Any:
+    """The agent the loop runs now; after the loop died, one it left running (orphaned)."""
+    agent = state.agent_process
+    if agent is None or loop["state"] in ("stopped", "unknown"):
+        return None
+    if loop["state"] == "died":
+        if judge(agent) != "running":
+            return None
+        return {"pid": agent.pid, "startedAt": agent.started_at, "orphaned": True}
+    return {
+        "pid": agent.pid,
+        "startedAt": agent.started_at,
+        "runningForS": _seconds(agent.started_at, now),
+        "orphaned": False,
+    }
+
+
+def work_json(state: LoopState, loop: dict[str, Any], now: datetime) -> Any:
+    work = state.current_work
+    if work is None:
+        return None
+    running = loop["state"] in ("running", "elsewhere")
+    return {
+        "type": work.type,
+        "id": work.id,
+        "attempt": work.attempt,
+        "startedAt": work.started_at,
+        # Left by a loop that is not running, the work waits for the next one to resume it.
+        "runningForS": _seconds(work.started_at, now) if running else None,
+    }
+
+
+def totals_json(state: LoopState, loop: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """What the work cost since the first loop started here (across restarts)."""
+    until = now if loop["lastSeen"] is None else parse_time(loop["lastSeen"])
+    return {
+        "since": state.started_at,
+        "elapsedS": _seconds(state.started_at, until),
+        "costUsd": state.total_cost_usd,
+        "tokens": state.total_tokens,
+    }
+
+
+def questions_json(human: HumanQueue) -> list[dict[str, Any]]:
+    """Questions wild asked the human that have no answer yet."""
+    return [
+        {
+            "key": entry.key,
+            "related": entry.related_alert,
+            "question": entry.content.strip().split("\n", 1)[0],
+        }
+        for entry in human.inputs
+        if entry.status == "question"
+    ]
+
+
+def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check) -> dict[str, Any]:
     """Everything `--status` shows, as plain data (the JSON form)."""
+    now = now or datetime.now(UTC)
     selection = select_work(ws.snapshot())
     tasks = Counter(t.status for t in ws.tasks.tasks)
     # Items made from tasks carry a priority; held inputs and escalated alerts do not.
@@ -40,14 +162,14 @@ def status_data(ws: Workspace) -> dict[str, Any]:
     barrier_counts = Counter(b.status for b in ws.barriers.barriers)
     loaded = load_state(ws.paths.state)
     state = loaded.state
+    loop = loop_json(state, now, _last_written(ws.paths.state), judge)
     return {
         "dir": str(ws.paths.root),
-        "loop": {
-            "active": state.active,
-            "iteration": state.iteration,
-            "paused": state.paused,
-            "goal": state.prompt,
-        },
+        "loop": loop,
+        "agent": agent_json(state, loop, now, judge),
+        "work": work_json(state, loop, now),
+        "totals": totals_json(state, loop, now),
+        "questions": questions_json(ws.human),
         "policy": {
             "mode": ws.policy.mode,
             "autonomy": ws.policy.autonomy_level,
@@ -97,14 +219,67 @@ def _next_text(nxt: dict[str, Any]) -> str:
     return f"{nxt['kind']} {nxt['id']} — {nxt['title']}"
 
 
+def span(seconds: int) -> str:
+    """`45s`, `3m 12s`, `2h 05m`, `3d 4h`: precise enough to read at a glance."""
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours}h"
+
+
+def _loop_text(loop: dict[str, Any]) -> str:
+    iteration = f"iteration {loop['iteration']}"
+    paused = ", paused" if loop["paused"] else ""
+    state, pid = loop["state"], loop["pid"]
+    if state == "running":
+        return f"running{paused} (pid {pid}, for {span(loop['runningForS'] or 0)}; {iteration})"
+    if state == "elsewhere":
+        return f"running on {loop['host']}{paused} (pid {pid}, not checked from here; {iteration})"
+    if state == "unknown":
+        return f"running?{paused} (no pid recorded, cannot check; {iteration})"
+    if loop["lastSeen"] is None:
+        return f"not running ({iteration})"
+    seen = f"last seen {loop['lastSeen']}, {span(loop['lastSeenAgoS'] or 0)} ago"
+    if state == "died":
+        what = "is another process now" if loop["pidReused"] else "is gone"
+        return f"not running ({seen}; killed or crashed: its pid {pid} {what}; {iteration})"
+    return f"not running ({seen}; {iteration})"
+
+
+def _agent_text(agent: dict[str, Any]) -> str:
+    pid = agent["pid"]
+    if agent["orphaned"]:
+        return f"Agent: pid {pid} still runs without its loop; stop it with `kill -- -{pid}`"
+    running = agent["runningForS"]
+    return f"Agent: pid {pid}" + (f", running for {span(running)}" if running is not None else "")
+
+
+def _work_text(work: dict[str, Any]) -> str:
+    text = f"Work: {work['type']} {work['id']}"
+    if work["attempt"] > 1:
+        text += f" (attempt {work['attempt']})"
+    if work["runningForS"] is None:
+        return text + ", interrupted; the next loop resumes it"
+    return text + f", for {span(work['runningForS'])}"
+
+
+def _totals_text(totals: dict[str, Any]) -> str:
+    elapsed = totals["elapsedS"]
+    time = f"{span(elapsed)} since {totals['since']}, " if elapsed is not None else ""
+    return f"Spent: {time}${totals['costUsd']:.2f}, {totals['tokens']:,} tokens"
+
+
 def format_status(data: dict[str, Any]) -> str:
     loop = data["loop"]
     alerts = data["alerts"]
     tasks = data["tasks"]
     barriers = data["barriers"]
-    running = "running" if loop["active"] else "not running"
-    if loop["paused"]:
-        running += ", paused"
     policy = f"Policy: {data['policy']['mode']} (autonomy {data['policy']['autonomy']})"
     if data["policy"]["note"]:
         policy += f" — {data['policy']['note']}"
@@ -114,11 +289,22 @@ def format_status(data: dict[str, Any]) -> str:
             f" ({alerts['critical']} critical, {alerts['warning']} warning, {alerts['info']} info;"
             f" {alerts['inProgress']} in progress, {alerts['escalated']} escalated)"
         )
-    lines = [
-        f"wild — {data['dir']}",
-        f"Loop: {running} (iteration {loop['iteration']})",
-        policy,
-        f"Human input: {data['human']['pending']} pending",
+    lines = [f"wild — {data['dir']}", f"Loop: {_loop_text(loop)}"]
+    if data["agent"] is not None:
+        lines.append(_agent_text(data["agent"]))
+    if data["work"] is not None:
+        lines.append(_work_text(data["work"]))
+    if data["totals"]["since"] is not None:
+        lines.append(_totals_text(data["totals"]))
+    lines += [policy, f"Human input: {data['human']['pending']} pending"]
+    questions = data["questions"]
+    if questions:
+        lines.append(f"Questions for you ({len(questions)} open; answer with wild --human-input):")
+        lines.extend(
+            f"  {q['key']}" + (f" ({q['related']})" if q["related"] else "") + f": {q['question']}"
+            for q in questions
+        )
+    lines += [
         alert_line,
         f"Tasks: {tasks['complete']}/{tasks['total']} complete, {tasks['inProgress']} in progress,"
         f" {tasks['blocked']} blocked, {tasks['cancelled']} cancelled",
