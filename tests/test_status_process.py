@@ -1,0 +1,64 @@
+"""`wild --status` against a real `python -m wild` loop: running, then killed with SIGKILL,
+which leaves `"active": true` in state.json and no chance to clean up."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_loop_process import Wild, alive, kill_group
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
+
+
+@pytest.fixture
+def wild(tmp_path: Path) -> Iterator[Wild]:
+    project = Wild(tmp_path)
+    try:
+        yield project
+    finally:
+        project.close()  # kills the loop and every agent it started
+
+
+def test_status_says_not_running_after_the_loop_is_killed(wild: Wild) -> None:
+    wild.paths.tasks.write_text("# Tasks\n\n- [ ] [P1] task-001: Train\n")
+    wild.hold("task-001")
+    proc = wild.start()
+    wild.wait_for("the agent to start", lambda: ("task", "task-001") in wild.worked_on())
+    agent_pid = wild.agent_runs()[0][3]
+
+    running = json.loads(wild.cli("--status", "--json"))
+    assert running["loop"]["state"] == "running"
+    assert running["loop"]["pid"] == proc.pid
+    assert running["agent"]["pid"] == agent_pid
+    assert (running["work"]["type"], running["work"]["id"]) == ("task", "task-001")
+    assert wild.cli("--status").splitlines()[1].startswith(f"Loop: running (pid {proc.pid}, for ")
+
+    proc.kill()  # kill -9
+    proc.wait()
+    assert json.loads(wild.paths.state.read_text())["active"] is True  # the lie on disk
+    lines = wild.cli("--status").splitlines()
+    assert lines[1].startswith("Loop: not running (last seen ")
+    assert f"killed or crashed: its pid {proc.pid} is gone; iteration 0)" in lines[1]
+    # The agent lives on in its own process group: status points it out.
+    assert alive(agent_pid)
+    assert lines[2] == (
+        f"Agent: pid {agent_pid} still runs without its loop; stop it with `kill -- -{agent_pid}`"
+    )
+    assert lines[3] == "Work: task task-001, interrupted; the next loop resumes it"
+
+    kill_group(agent_pid)
+    deadline = time.monotonic() + 30
+    while alive(agent_pid):  # `wild.wait_for` gives up once the loop is gone
+        assert time.monotonic() < deadline, "the agent outlived SIGKILL"
+        time.sleep(0.02)
+    after = json.loads(wild.cli("--status", "--json"))
+    assert (after["loop"]["active"], after["loop"]["state"], after["agent"]) == (
+        False,
+        "died",
+        None,
+    )
