@@ -4,20 +4,28 @@ matters: open questions, the current work and its age, the agent's pid, time, co
 from __future__ import annotations
 
 import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from wild.clock import SystemClock
 from wild.commands.init import init_wild
 from wild.commands.status import format_status, span, status_data
-from wild.liveness import Liveness
+from wild.commands.watch import DEBOUNCE_MAX_S, DEBOUNCE_S, watch_status
+from wild.liveness import Liveness, probe
 from wild.parsers import human as human_md
 from wild.parsers.state import CurrentWork, LoopState, ProcessId
 from wild.paths import WildPaths
 from wild.store.state_file import save_state
-from wild.workspace import load_workspace
+from wild.workspace import Workspace, load_workspace
 
 NOW = datetime(2026, 2, 8, 12, 0, tzinfo=UTC)
 LOOP = ProcessId(4242, "lab-1", 98765, "boot-a", "2026-02-08T11:48:00Z")
@@ -195,3 +203,82 @@ def test_problems_in_the_files_are_shown_with_file_and_line(paths: WildPaths) ->
 )
 def test_span_reads_at_a_glance(seconds: int, shown: str) -> None:
     assert span(seconds) == shown
+
+
+# -- wild --status --watch -----------------------------------------------------------------
+
+REDRAW_WAIT_S = 5.0  # a redraw later than this after its event fails the test
+
+
+class Screen:
+    """`watch_status` run on a thread; every redraw lands here with the moment it happened."""
+
+    def __init__(self, paths: WildPaths, max_updates: int) -> None:
+        self.draws: queue.Queue[tuple[float, str]] = queue.Queue()
+        self.thread = threading.Thread(
+            target=watch_status,
+            args=(paths, SystemClock(), self._show),
+            kwargs={"max_updates": max_updates},
+            daemon=True,  # a watch that never redraws must not hang the test run
+        )
+        self.thread.start()
+
+    def _show(self, ws: Workspace) -> None:
+        self.draws.put((time.monotonic(), format_status(status_data(ws))))
+
+    def next(self) -> tuple[float, str]:
+        try:
+            return self.draws.get(timeout=REDRAW_WAIT_S)
+        except queue.Empty:
+            raise AssertionError(f"no redraw within {REDRAW_WAIT_S} s") from None
+
+
+def test_watch_redraws_when_the_loop_writes_its_state(paths: WildPaths) -> None:
+    screen = Screen(paths, max_updates=2)
+    assert "Loop: not running (iteration 0)" in screen.next()[1]
+    time.sleep(0.2)  # let the observer settle; a write before it watches is not an event
+    written = time.monotonic()
+    save_state(paths.state, replace(LoopState(), iteration=5))  # atomic: a rename event
+    at, text = screen.next()
+    assert "(iteration 5)" in text
+    assert at - written < REDRAW_WAIT_S
+    screen.thread.join(REDRAW_WAIT_S)
+    assert not screen.thread.is_alive()
+
+
+def test_a_burst_of_writes_is_one_redraw(paths: WildPaths) -> None:
+    screen = Screen(paths, max_updates=50)
+    screen.next()
+    time.sleep(0.2)
+    began = time.monotonic()
+    for number in range(1, 41):  # a burst: each write comes before the last one settled
+        with paths.tasks.open("a") as tasks:
+            tasks.write(f"- [ ] [P1] task-{number:03d}: t\n")
+        time.sleep(DEBOUNCE_S / 10)
+    burst_s = time.monotonic() - began
+    texts = [screen.next()[1]]
+    time.sleep(4 * DEBOUNCE_MAX_S)
+    texts += [screen.draws.get_nowait()[1] for _ in range(screen.draws.qsize())]
+    # One redraw per DEBOUNCE_MAX_S of a steady stream, plus the one after it ends.
+    bound = 1 + int(burst_s / DEBOUNCE_MAX_S) + 1
+    assert len(texts) <= bound, f"{len(texts)} redraws in {burst_s:.2f} s"
+    assert "Tasks: 0/40 complete" in texts[-1]
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs Linux pidfds")
+def test_watch_redraws_when_the_loop_process_dies_without_writing(paths: WildPaths) -> None:
+    loop = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        recorded = probe(loop.pid, "2026-02-08T11:48:00Z")
+        assert recorded is not None
+        save_state(paths.state, LoopState(active=True, iteration=2, loop_process=recorded))
+        screen = Screen(paths, max_updates=2)
+        assert f"Loop: running (pid {loop.pid}, for " in screen.next()[1]
+        killed = time.monotonic()
+        loop.kill()  # kill -9: no file changes
+        at, text = screen.next()
+        assert f"killed or crashed: its pid {loop.pid} is gone; iteration 2)" in text
+        assert at - killed < REDRAW_WAIT_S
+    finally:
+        loop.kill()
+        loop.wait()

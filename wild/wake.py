@@ -156,13 +156,14 @@ class FolderWatcher:
         *,
         safety_rescan_s: float = 300.0,
         on_control: Callable[[], None] | None = None,
+        also: frozenset[str] = frozenset(),
     ) -> None:
         self.waker = waker
         self.self_writes = self_writes
         self.safety_rescan_s = safety_rescan_s
         self._root = os.path.realpath(root)
         paths = WildPaths(Path(self._root))
-        self._relevant = relevant_names(paths)
+        self._relevant = relevant_names(paths) | also  # `also`: more names, e.g. state.json
         self._control = str(paths.control)
         self._on_control = on_control
         self._lock = threading.RLock()

@@ -1,16 +1,112 @@
-"""`wild --status --watch`: redraw the status whenever a `.wild/` file changes (no polling)."""
+"""`wild --status --watch`: redraw the status when something happens, never on a timer.
+
+Two kinds of event wake it: a change to a `.wild/` file (watchdog; state.json included, since
+the loop's iteration, agent and current work live there), and the exit of the loop process
+state.json names (Linux pidfd), because a `kill -9` writes no file and the screen would
+otherwise say "running" forever. A burst of writes (the loop writes several files per step)
+is one redraw.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import threading
+import time
 from collections.abc import Callable
 
 from wild.clock import Clock
+from wild.liveness import check
+from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
-from wild.wake import FolderWatcher, Waker
+from wild.wake import TIMEOUT, FolderWatcher, Waker, WakeReason
 from wild.workspace import Workspace, load_workspace, require_initialised
 
-RESCAN_S = 60.0
+RESCAN_S = 60.0  # the watcher's safety net for lost events: redraws only if a file changed
+DEBOUNCE_S = 0.05  # quiet this long after an event before redrawing
+DEBOUNCE_MAX_S = 0.5  # a steady stream of writes still redraws this often
+
+
+class ExitWatch:
+    """Wakes `waker` when the followed process exits: a pidfd turns readable, no polling.
+
+    Where pidfds do not exist (not Linux, or a kernel before 5.3) it does nothing: file
+    events alone then drive the redraws.
+    """
+
+    def __init__(self, waker: Waker, reason: WakeReason) -> None:
+        self._waker = waker
+        self._reason = reason
+        self._pid: int | None = None
+        self._stop: tuple[int, int] | None = None  # a pipe whose write end ends the wait
+        self._thread: threading.Thread | None = None
+
+    def follow(self, pid: int | None) -> None:
+        """Watch `pid` from now on (None: nothing); the process watched before is dropped."""
+        if pid == self._pid:
+            return
+        self.close()
+        self._pid = pid
+        if pid is None or not hasattr(os, "pidfd_open"):
+            return
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self._waker.wake(self._reason)  # it exited between the look and now
+            return
+        except OSError:
+            return  # no pidfd support: file events only
+        self._stop = os.pipe()
+        self._thread = threading.Thread(
+            target=self._wait, args=(pidfd, self._stop[0]), name="wild-watch-exit", daemon=True
+        )
+        self._thread.start()
+
+    def _wait(self, pidfd: int, stop: int) -> None:
+        try:
+            ready, _, _ = select.select([pidfd, stop], [], [])
+            if pidfd in ready:
+                self._waker.wake(self._reason)
+        finally:
+            os.close(pidfd)
+
+    def close(self) -> None:
+        thread, stop = self._thread, self._stop
+        self._thread, self._stop, self._pid = None, None, None
+        if stop is not None:
+            os.write(stop[1], b"x")
+        if thread is not None:
+            thread.join()
+        if stop is not None:
+            for fd in stop:
+                os.close(fd)
+
+    def __enter__(self) -> ExitWatch:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def running_loop_pid(paths: WildPaths) -> int | None:
+    """The pid of the loop state.json names, if that very process runs on this host now."""
+    with contextlib.suppress(OSError):
+        found = parse_state(paths.state.read_bytes(), str(paths.state))
+        if isinstance(found, LoadedState):
+            process = found.state.loop_process
+            if found.state.active and process is not None and check(process) == "running":
+                return process.pid
+    return None
+
+
+def settle(watcher: FolderWatcher) -> None:
+    """Wait out a burst of events: until DEBOUNCE_S pass quietly, at most DEBOUNCE_MAX_S."""
+    deadline = time.monotonic() + DEBOUNCE_MAX_S
+    while (left := deadline - time.monotonic()) > 0:
+        if watcher.wait_for_work(min(DEBOUNCE_S, left)) == [TIMEOUT]:
+            return
 
 
 def watch_status(
@@ -23,10 +119,21 @@ def watch_status(
     """Call `show` now and after every change until interrupted; returns the updates shown."""
     require_initialised(paths)
     shown = 0
-    with FolderWatcher(paths.root, Waker(), SelfWrites(), safety_rescan_s=RESCAN_S) as watcher:
+    waker = Waker()
+    exited = WakeReason("file", str(paths.state), "the loop it names exited")
+    watcher = FolderWatcher(
+        paths.root,
+        waker,
+        SelfWrites(),
+        safety_rescan_s=RESCAN_S,
+        also=frozenset({paths.state.name}),
+    )
+    with watcher, ExitWatch(waker, exited) as exits:
         while True:
+            exits.follow(running_loop_pid(paths))
             show(load_workspace(paths, clock.now()))
             shown += 1
             if max_updates is not None and shown >= max_updates:
                 return shown
             watcher.wait_for_work(None)
+            settle(watcher)
