@@ -492,3 +492,22 @@ def test_stream_json_agent_that_printed_only_an_error_message(tmp_path: Path) ->
 def test_a_heartbeat_interval_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"^heartbeat_s must be positive, not 0$"):
         AgentRequest(argv=FAKE, cwd=tmp_path, log_path=tmp_path / "x.log", heartbeat_s=0)
+
+
+def test_on_start_is_told_the_agents_pid(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    told: list[int] = []
+    run_agent(_request(tmp_path, [[{"record": str(record)}]], on_start=told.append))
+    assert told == [orjson.loads(record.read_bytes())["pid"]]
+
+
+def test_a_failing_on_start_leaves_no_agent_running(tmp_path: Path) -> None:
+    told: list[int] = []
+
+    def fail(pid: int) -> None:
+        told.append(pid)
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        run_agent(_request(tmp_path, [[{"sleep": 600}]], on_start=fail))
+    assert not pid_running(told[0])

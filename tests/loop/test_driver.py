@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from wild import control
 from wild.commands import edits
 from wild.control import ControlInbox
 from wild.errors import WildError
+from wild.liveness import this_process
 from wild.loop import decide as decide_module
 from wild.loop import driver
 from wild.parsers.alerts import status_update
@@ -209,3 +211,25 @@ def test_runs_cut_short_by_a_usage_limit_do_not_count_towards_max_iterations(
     result = sim.run(max_iterations=2)  # three runs, one of them counted
     assert (result.reason, result.iterations) == ("complete", 3)
     assert [e["wait_s"] for e in sim.events("rate-limited")] == [300.0, 300.0]
+
+
+def test_state_json_names_the_loop_and_the_agent_while_it_runs(tmp_path: Path) -> None:
+    """So `wild --status` can check both processes; the agent is dropped once its run ends."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    seen: list[dict[str, Any]] = []
+
+    def agent_starts(request: Any) -> None:
+        request.on_start(os.getpid())  # the in-process agent: this very process
+        seen.append(json.loads(sim.paths.state.read_text()))
+
+    sim.script = [[{"call": agent_starts}, *say(TASK)]]
+    sim.run(once=True)
+    me = this_process()
+    during = seen[0]
+    assert during["active"] is True
+    assert (during["loopProcess"]["pid"], during["agentProcess"]["pid"]) == (me.pid, me.pid)
+    assert during["loopProcess"]["startTicks"] == me.start_ticks
+    assert during["agentProcess"]["startedAt"] == "2026-02-08T10:00:00Z"
+    after = json.loads(sim.paths.state.read_text())
+    assert after["agentProcess"] is None
+    assert after["loopProcess"]["pid"] == me.pid  # kept: status says when it was last seen
