@@ -128,6 +128,7 @@ def _run(
     work = CurrentWork(running.work_type, running.work_id, iso(at.now))
     model = replace(model, running=running, state=replace(model.state, current_work=work))
     iteration = model.state.iteration + 1
+    values = {**values, "answers": prompts.answers_block(model.book.answers.get(running.work_id))}
     return model, (RunAgent(iteration, running.work_type, running.work_id, values),)
 
 
@@ -336,6 +337,9 @@ def _human_input(
     if _finished(signals, "HUMAN_INPUT_PROCESSED"):
         _processed(model, running, run, at=at, acts=acts)
         book = model.book.answered().succeeded(entry.key)
+        for question in running.questions:  # each asking work gets the answer in its prompt
+            if question.related_alert is not None:
+                book = book.with_answer(question.related_alert, question.content, entry.content)
         return Outcome(book, tuple(acts.items), done=True)
     if asked:
         return Outcome(model.book.hold(entry.key, _reason(signals)), tuple(acts.items))
