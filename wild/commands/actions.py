@@ -173,7 +173,7 @@ def _approve(call: Call) -> None:
 
     barrier_id = call.opts["approve"]
     if barrier_id:
-        command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id)
+        command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id, call.clock.now())
         call.out(f"Approved {barrier_id}: {command} (sha256 {digest[:12]})")
         return
     waiting = barrier_cmds.unapproved(call.paths)
