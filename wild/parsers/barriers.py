@@ -40,6 +40,13 @@ _FIELD = re.compile(
     r"[ \t]*(?P<value>.*?)[ \t]*$"
 )
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
+def is_barrier_id(text: str) -> bool:
+    """Whether `text` reads as a barrier id in barriers.md (a letter, then letters, digits, _.-)."""
+    return _ID.fullmatch(text) is not None
+
+
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d*)?|\.\d+)[ \t]*(?P<unit>[A-Za-z]*)")
 _UNIT_S = {
     **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), 1.0),

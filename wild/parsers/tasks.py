@@ -67,6 +67,16 @@ _BOX_OF_STATUS: dict[str, str] = {
 # one of those, which is what tells `task-7:` (an id) from `Refactor:` (prose).
 _ID = r"[A-Za-z]+[0-9_.-][A-Za-z0-9_.-]*"
 _ID_ONLY = re.compile(_ID)
+
+
+def is_task_id(text: str) -> bool:
+    """Whether `text` reads as a task id in tasks.md (`task-7`, `data.prep`; not `prep`)."""
+    return _ID_ONLY.fullmatch(text) is not None
+
+
+# `task-001 : Train`: an id typed with a space before its colon. Read as text, the task would
+# get a fresh id and the human's one would be lost in the text, so it is reported instead.
+_SPACED_ID = re.compile(rf"(?P<id>{_ID})[ \t]+:(?=[ \t]|\r?$)")
 _KEY = r"(?i:depends[-_]?on|blocked[-_]?by)"
 
 # One match per line (ending included) classifies it by the name of its last group:
@@ -213,6 +223,10 @@ class _Parser:
                         continue
                     if task_id is not None and first_line_of(task_id, index) != index:
                         self._report_duplicate(index, task_id)
+                    elif task_id is None and (spaced := _SPACED_ID.match(line, match.end())):
+                        self._report_spaced_id(index, spaced.group("id"))
+                        broken = True
+                        continue
                     head = (task_id, line[match.end() :].strip(), priority, status)
                     start = index
                     depends_on = blocked_by = subtasks = None
@@ -273,6 +287,13 @@ class _Parser:
             f'bad priority "[{prio}]": write [P<number>] such as [P1], or leave it out for P2',
         )
         return None
+
+    def _report_spaced_id(self, index: int, task_id: str) -> None:
+        self._report(
+            index,
+            f'task id "{task_id}" has a space before its ":"; write "{task_id}:" '
+            "(until then the line is not read as a task, and is left as it is)",
+        )
 
     def _report_duplicate(self, index: int, task_id: str) -> None:
         self._report(
