@@ -119,7 +119,7 @@ def demo() -> None:
     """A guided tour: the real loop and a scripted agent on a sample project, in a temp folder."""
     from wild.commands.demo import run_demo  # noqa: PLC0415  (the loop: only for the demo)
 
-    sys.exit(run_demo())
+    sys.exit(run_demo(out=click.echo, heading=lambda title: click.secho(title, bold=True)))
 
 
 @click.command(
