@@ -30,7 +30,6 @@ from wild.errors import WildError
 from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
 
-
 # watchdog logs this at ERROR when an event lands while its inotify thread is being stopped: a
 # benign shutdown race (the event is for a watcher being closed). With no logging set up, Python
 # prints it to stderr as a stray line at exit; every other watchdog message still shows.
