@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -198,3 +199,40 @@ def test_idle_loop_does_not_wake_while_nothing_happens(tmp_path: Path) -> None:
     # The stop request itself: its append surfaces as a modify and a close event, which the
     # loop may take in one wake-up or, on a busy machine, in two.
     assert 1 <= loop.waker.wakeups <= 2
+
+
+PLANNING_AGENT = r"""
+import os, sys
+from pathlib import Path
+sys.stdin.read()
+tasks = Path(os.environ["WILD_DIR"]) / "tasks.md"
+if os.environ["WILD_WORK_TYPE"] == "task":
+    print("<promise>TASK_COMPLETE</promise>")
+elif "Prepare" not in tasks.read_text():
+    with tasks.open("a") as f:
+        f.write("- [ ] [P1] Prepare the data\n- [ ] [P1] Train the model\n")
+    print("Wrote the plan.")
+else:
+    print("<promise>COMPLETE</promise>")
+"""
+
+
+def test_a_goal_in_an_empty_folder_is_planned_and_worked(tmp_path: Path) -> None:
+    """The README's first example, for real: `wild "GOAL"` with no .wild/ at all."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(PLANNING_AGENT)
+    project = tmp_path / "project"
+    project.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "wild", "Train a model", "--agent-cmd", f"{sys.executable} {agent}"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "wild stopped: all work complete (4 iterations)" in done.stdout
+    tasks = (project / ".wild" / "tasks.md").read_text()
+    assert "- [x] [P1] task-001: Prepare the data" in tasks
+    assert "- [x] [P1] task-002: Train the model" in tasks
