@@ -211,6 +211,29 @@ def test_add_task_with_dependencies(wild_dir: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "example"),
+    [
+        ("--depends-on", "bad id!", "task-001"),
+        ("--depends-on", "task-001,task-002", "task-001"),
+        ("--depends-on", "prep", "task-001"),
+        ("--blocked-by", "1st-barrier", "train-done"),
+        ("--blocked-by", "train done", "train-done"),
+    ],
+)
+def test_add_task_refuses_a_relation_that_is_not_an_id(
+    wild_dir: Path, flag: str, value: str, example: str
+) -> None:
+    before = (wild_dir / "tasks.md").read_bytes()
+    result = invoke("--add-task", "x", flag, value, "--dir", str(wild_dir))
+    assert result.exit_code == 2
+    assert result.output == (
+        f'Error: {flag} "{value}" is not an id: give one id per {flag}, such as {example} '
+        "(a letter first, then letters, digits, -, _ or .)\n"
+    )
+    assert (wild_dir / "tasks.md").read_bytes() == before
+
+
 def test_add_task_bad_priority(wild_dir: Path) -> None:
     result = invoke("--add-task", "x", "--priority", "0", "--dir", str(wild_dir))
     assert result.exit_code == 2

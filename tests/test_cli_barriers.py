@@ -210,3 +210,25 @@ def test_loop_starts_under_the_policy_given(tmp_path: Path) -> None:
         f"Error: {tmp_path / 'nope.md'}: no such policy file; "
         "check the path given to --policy-file\n"
     )
+
+
+def test_a_fresh_loop_reads_the_policy_before_checking_barriers(wild_dir: Path) -> None:
+    """Under a policy that trusts commands, the first check pass runs the command: the checker
+    never sees the loop without its policy (no spurious unapproved-command alert)."""
+    project = wild_dir.parent
+    (project / "ready.flag").write_text("")
+    (wild_dir / "tasks.md").write_text("- [ ] [P1] task-001: Train\n  - blockedBy: data-ready\n")
+    agent = project / "agent.sh"
+    agent.write_text(
+        "#!/bin/sh\ncat >/dev/null\n"
+        'if [ "$WILD_WORK_TYPE" = planning ]; then echo "<promise>COMPLETE</promise>"; '
+        'else echo "<promise>TASK_COMPLETE</promise>"; fi\n'
+    )
+    agent.chmod(0o755)
+    result = invoke(
+        "Goal", "--agent-cmd", str(agent), "--policy", "autonomous", "--dir", str(wild_dir)
+    )
+    assert result.exit_code == 0, result.output
+    assert "## [SATISFIED] data-ready" in (wild_dir / "barriers.md").read_text()
+    assert "unapproved-command" not in (wild_dir / "alerts.jsonl").read_text()
+    assert "- [x] [P1] task-001: Train" in (wild_dir / "tasks.md").read_text()

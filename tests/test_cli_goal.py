@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -42,14 +43,17 @@ def test_the_word_demo_can_be_a_goal(project: Path, goal_args: tuple[str, str]) 
 def test_wild_demo_runs_the_demo_subcommand(monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[bool] = []
 
-    def fake_demo() -> int:
+    def fake_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
         runs.append(True)
+        heading("heading")
+        out("line")
         return 0
 
     monkeypatch.setattr(demo_module, "run_demo", fake_demo)
     result = invoke("demo")
     assert result.exit_code == 0, result.output
     assert runs == [True]
+    assert result.output == "heading\nline\n"
 
 
 def test_demo_after_options_is_refused_not_run_as_a_goal(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from click.testing import CliRunner
 
+from wild.cli import cli
 from wild.errors import WildError
 from wild.migrate import MigrationReport, convert_tasks, migrate_ralph
 from wild.parsers import human as human_md
@@ -370,3 +372,30 @@ def test_json_state_written_by_migration_is_valid_format_1(tmp_path: Path) -> No
     migrate(root)
     data = orjson.loads((root / ".wild" / "state.json").read_bytes())
     assert (data["format"], data["active"], data["iteration"]) == (1, False, 0)
+
+
+def test_a_plain_wild_run_after_migration_uses_ralphs_goal_agent_and_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path, "seed-tasks-md")
+    migrate(root)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"  # stands in for Claude Code: records how it was called
+    claude.write_text(f'#!/bin/sh\ncat >/dev/null\necho "$@" > {tmp_path / "argv.txt"}\n')
+    claude.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["--once"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    state_file = Path(".wild") / "state.json"
+    assert result.output.splitlines()[:3] == [
+        f"Goal from {state_file}: Migrate the data pipeline to Arrow",
+        f"Agent from {state_file}: claude (--agent to change)",
+        f"Model from {state_file}: claude-opus-4",
+    ]
+    assert "--model claude-opus-4" in (tmp_path / "argv.txt").read_text()
+    prompt = (root / ".wild" / "logs" / "iteration-1.prompt.md").read_text()
+    assert "## Main Goal\nMigrate the data pipeline to Arrow" in prompt
+    given = CliRunner().invoke(cli, ["Another goal", "--once", "--agent-cmd", str(claude)])
+    assert "from" not in given.output.splitlines()[0]  # what is given is used, silently

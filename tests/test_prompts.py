@@ -71,7 +71,8 @@ def render(kind: str, prompts_dir: Path) -> str:
         policy=default_policy(),
         work_id="alert-1",
     )
-    return prompts.render(kind, prompts_dir, {**common, **kind_values(kind)})
+    answers = {"answers": prompts.answers_block("Question: Which run?\nAnswer: The first.")}
+    return prompts.render(kind, prompts_dir, {**common, **answers, **kind_values(kind)})
 
 
 @pytest.mark.parametrize("kind", prompts.KINDS)

@@ -1,9 +1,11 @@
-"""The test command enforces style: mypy --strict and ruff over the whole tree."""
+"""The test command enforces style: mypy --strict and ruff over the whole tree, and the import
+layers of docs/architecture.md (import-linter)."""
 
 from __future__ import annotations
 
 import configparser
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +32,44 @@ def test_ruff_is_clean() -> None:
 def test_ruff_format_is_clean() -> None:
     result = _run("ruff", "format", "--check", "--no-cache", "wild", "tests", "bench")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# import-linter has no `python -m` entry point: this is what its `lint-imports` script runs.
+# --no-cache: no .import_linter_cache folder is left behind.
+_LINT_IMPORTS = "from importlinter.cli import lint_imports_command as main; main()"
+
+
+def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Checks the `wild` package found in `cwd` against the contracts in our pyproject.toml."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _LINT_IMPORTS,
+            "--no-cache",
+            "--no-logo",
+            str(ROOT / "pyproject.toml"),
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_import_layers_are_kept() -> None:
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "wild", tmp_path / "wild", ignore=shutil.ignore_patterns("__pycache__"))
+    lines = tmp_path / "wild" / "parsers" / "lines.py"
+    lines.write_text(lines.read_text() + "\nimport wild.loop\n")
+    result = _lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "wild.parsers.lines -> wild.loop" in result.stdout
 
 
 def test_readme_opens_with_the_two_setup_commands_and_ci_runs_the_second() -> None:

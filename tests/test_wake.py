@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -339,3 +340,15 @@ def test_signal_handlers_need_the_main_thread() -> None:
     thread.start()
     thread.join()
     assert errors == ["install_signal_handlers must be called from the main thread"]
+
+
+def test_watchdogs_shutdown_race_is_not_printed_but_other_messages_are(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    logger = logging.getLogger("watchdog.observers.inotify")  # wild.wake filters it
+    with caplog.at_level(logging.WARNING):
+        logger.error("InotifyEmitter.queue_events() called when the thread is inactive")
+        logger.warning("Inotify queue overflowed; reconciling recursive watches below %r", "/x")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Inotify queue overflowed; reconciling recursive watches below '/x'"
+    ]

@@ -119,7 +119,7 @@ def demo() -> None:
     """A guided tour: the real loop and a scripted agent on a sample project, in a temp folder."""
     from wild.commands.demo import run_demo  # noqa: PLC0415  (the loop: only for the demo)
 
-    sys.exit(run_demo())
+    sys.exit(run_demo(out=click.echo, heading=lambda title: click.secho(title, bold=True)))
 
 
 @click.command(
@@ -203,10 +203,9 @@ def demo() -> None:
 )
 @click.option(
     "--agent",
-    default="claude",
-    show_default=True,
     metavar="NAME",
-    help="claude, opencode, codex, gemini, copilot, cursor-agent, aider or custom.",
+    help="claude, opencode, codex, gemini, copilot, cursor-agent, aider or custom"
+    " (default: the last run's agent, else claude).",
 )
 @click.option("--model", metavar="M", help="Model name passed to the agent.")
 @click.option("--agent-cmd", metavar="CMD", help="Any command; the prompt comes on stdin.")
@@ -252,8 +251,6 @@ def cli(
         raise UsageError(
             f"{_flag(chosen[0])} and {_flag(chosen[1])} cannot be used together; give one action"
         )
-    if not chosen and goal is None:
-        raise UsageError('give a goal (wild "GOAL") or an action such as --status; see wild --help')
     if chosen and goal is not None:
         raise UsageError(f"a goal cannot be combined with {_flag(chosen[0])}")
     action = chosen[0] if chosen else LOOP

@@ -80,12 +80,3 @@ class WildPaths:
     @property
     def control(self) -> Path:
         return self.root / "control"
-
-    @property
-    def runs(self) -> Path:
-        """One folder per background job run; a job's `exit` marker there wakes the loop."""
-        return self.root / "runs"
-
-    @property
-    def runs_log(self) -> Path:
-        return self.root / "runs.jsonl"

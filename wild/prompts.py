@@ -112,6 +112,13 @@ def human_input_values(
     }
 
 
+def answers_block(answers: str | None) -> str:
+    """What this work asked the human and what they answered (`$answers` in every template)."""
+    if not answers:
+        return ""
+    return f"\n### You asked the human, and they answered:\n{answers}\n"
+
+
 def _first_line(text: str) -> str:
     stripped = text.strip()
     return stripped.splitlines()[0] if stripped else ""

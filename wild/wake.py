@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import logging
 import os
 import signal
 import threading
@@ -28,6 +29,18 @@ from watchdog.observers.api import BaseObserver
 from wild.errors import WildError
 from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
+
+# watchdog logs this at ERROR when an event lands while its inotify thread is being stopped: a
+# benign shutdown race (the event is for a watcher being closed). With no logging set up, Python
+# prints it to stderr as a stray line at exit; every other watchdog message still shows.
+_SHUTDOWN_RACE = "queue_events() called when the thread is inactive"
+
+
+def _not_the_shutdown_race(record: logging.LogRecord) -> bool:
+    return _SHUTDOWN_RACE not in record.getMessage()
+
+
+logging.getLogger("watchdog.observers.inotify").addFilter(_not_the_shutdown_race)
 
 WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout"]
 

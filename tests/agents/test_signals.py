@@ -25,7 +25,6 @@ PROMISE_TABLE = [
         "<promise>HUMAN_INPUT_PROCESSED</promise>\n<promise>TASK_COMPLETE</promise>",
         ("HUMAN_INPUT_PROCESSED", "TASK_COMPLETE"),
     ),
-    ("<promise>CONTINUE</promise>", ("CONTINUE",)),
     ("<promise>NEEDS_HUMAN</promise>", ("NEEDS_HUMAN",)),
     ("<promise>COMPLETE</promise>\n<promise>COMPLETE</promise>", ("COMPLETE",)),
     # mentions: the tag shares its line with prose
@@ -75,17 +74,17 @@ def test_unknown_promise_words_are_reported() -> None:
         problems=(
             "line 1: unknown promise 'DONE'; known: TASK_COMPLETE, ALERT_RESOLVED, "
             "MONITORING_COMPLETE, NEED_HUMAN_INPUT, NOTIFY_HUMAN, HUMAN_INPUT_PROCESSED, COMPLETE, "
-            "CONTINUE, NEEDS_HUMAN",
+            "NEEDS_HUMAN",
         ),
     )
 
 
 def test_tags_in_code_are_reported_as_ignored() -> None:
-    signals = parse_signals("Example:\n```\n<promise>COMPLETE</promise>\n```\n`<sweep>`\n")
+    signals = parse_signals("Example:\n```\n<promise>COMPLETE</promise>\n```\n`<event_output>`\n")
     assert signals.problems == (
         "line 3: <promise> inside a code block, an HTML comment, inline code or a quote is "
         "not a signal",
-        "line 5: <sweep> inside a code block, an HTML comment, inline code or a quote is "
+        "line 5: <event_output> inside a code block, an HTML comment, inline code or a quote is "
         "not a signal",
     )
 
@@ -163,25 +162,9 @@ def test_resolve_alert_problems() -> None:
     )
 
 
-def test_sweep_body_is_kept_raw() -> None:
-    body = (
-        '{\n  "name": "LR Sweep",\n  "base_command": "python train.py",\n'
-        '  "parameters": {"lr": [0.0001, 0.001]}\n}'
-    )
-    text = f"Plan ready.\n<sweep>\n{body}\n</sweep>\n<promise>CONTINUE</promise>"
-    signals = parse_signals(text)
-    assert signals.sweeps == (body,)
-    assert signals.promises == ("CONTINUE",)
-
-
-def test_sweep_in_a_fence_is_an_example() -> None:
-    text = '```json\n<sweep>\n{"name": "x"}\n</sweep>\n```'
-    assert parse_signals(text).sweeps == ()
-
-
 def test_a_quoted_tag_does_not_swallow_the_real_one() -> None:
-    text = 'Use `<sweep>` tags.\n<sweep>{"name": "real"}</sweep>'
-    assert parse_signals(text).sweeps == ('{"name": "real"}',)
+    text = "Use `<reason>` tags.\n<promise>NEED_HUMAN_INPUT</promise><reason>real</reason>"
+    assert parse_signals(text).reason == "real"
 
 
 def test_event_output() -> None:
@@ -253,7 +236,7 @@ def test_the_last_event_output_wins() -> None:
 def test_has() -> None:
     signals = parse_signals("<promise>COMPLETE</promise>")
     assert signals.has("COMPLETE")
-    assert not signals.has("CONTINUE")
+    assert not signals.has("TASK_COMPLETE")
 
 
 def test_visible_text_keeps_length_and_newlines() -> None:

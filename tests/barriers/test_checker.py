@@ -15,9 +15,12 @@ from wild.barriers.approvals import approve, command_hash
 from wild.barriers.checker import BarrierChecker, check_all_now
 from wild.barriers.checks import CheckResult
 from wild.clock import SystemClock
+from wild.commands import barrier_cmds
+from wild.parsers.alerts import AlertIndex
 from wild.parsers.barriers import parse
 from wild.paths import WildPaths
 from wild.process import pid_running
+from wild.store.alerts_log import read_new
 
 NOT_APPROVED = "not run: its command is not approved; run `wild --approve b1` after reading it"
 
@@ -413,3 +416,29 @@ def test_stop_kills_a_long_check_instead_of_waiting_for_it(
     assert paths.barriers.read_text() == block
     assert pid_running(int(pid_file.read_text())) is False
     assert (checker.passes, wakes.ids) == (1, [])
+
+
+def test_approving_resolves_the_alert_that_asked_for_it(paths: WildPaths, clock: FakeClock) -> None:
+    paths.barriers.write_text(UNAPPROVED)
+    make_checker(paths, clock, require=True).run_pass()
+    paths.barriers.write_text(UNAPPROVED.replace("ran.marker", "other.marker"))
+    clock.advance(61)
+    make_checker(paths, clock, require=True).run_pass()  # a second alert, for the new command
+    assert [a["status"] for a in alert_lines(paths)] == ["pending", "pending"]
+
+    barrier_cmds.approve_barrier(paths, "b1", clock.now())
+    lines = alert_lines(paths)
+    assert len(lines) == 3
+    resolved = lines[2]
+    assert (resolved["id"], resolved["status"]) == (lines[1]["id"], "resolved")
+    assert resolved["resolution"] == {
+        "choice": None,
+        "note": "approved by the human (wild --approve b1)",
+    }
+    # The alert for the command no longer in barriers.md is not approved by this.
+    open_ids = {a.id for a in AlertIndex(read_new(paths.alerts, None).entries).active()}
+    assert open_ids == {lines[0]["id"]}
+    # The approved command now runs.
+    clock.advance(61)
+    make_checker(paths, clock, require=True).run_pass()
+    assert (paths.project / "other.marker").exists()

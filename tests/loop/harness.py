@@ -22,12 +22,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from wild import control
 from wild.agents.runner import AgentRequest, AgentRun
 from wild.agents.signals import parse_signals
 from wild.agents.stream_json import detect_rate_limit
 from wild.barriers.approvals import approve
 from wild.commands.init import init_wild
 from wild.loop import Loop, LoopOptions, LoopResult
+from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.driver import Hooks
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
@@ -185,6 +187,26 @@ class Sim:
         """A file event for the next time the loop sleeps: `event` edits, then names the file."""
         self.queued.append(event)
 
+    def queue_edit(self, path: Path, edit: Callable[[], object]) -> None:
+        """When the loop next sleeps, `edit` runs (as the human would) and wakes it on `path`."""
+
+        def event() -> WakeReason:
+            edit()
+            return WakeReason("file", str(path))
+
+        self.queue(event)
+
+    def queue_request(self, command: str) -> None:
+        """When the loop next sleeps, `wild --<command>` is run from another terminal: the
+        request is appended and reaches the loop the way the folder watcher hands it over."""
+
+        def event() -> WakeReason:
+            control.request(self.paths, command, self.clock)
+            self.loop.control.on_change()
+            return WakeReason("control", str(self.paths.control))
+
+        self.queue(event)
+
     def run(self, **options: Any) -> LoopResult:
         self.agent = ScriptedAgent(self.clock, self.script)
         watcher = self.watcher = TestWatcher(self.clock)
@@ -239,6 +261,9 @@ class Sim:
 
     def state(self) -> LoopState:
         return load_state(self.paths.state).state
+
+    def book(self) -> Bookkeeping:
+        return Bookkeeping.from_extra(self.state().extra)
 
     def prompt(self, iteration: int) -> str:
         return (self.paths.logs / f"iteration-{iteration}.prompt.md").read_text()

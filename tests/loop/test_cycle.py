@@ -18,6 +18,7 @@ from tests.loop.harness import (
     say,
 )
 from wild.commands import edits
+from wild.loop import LoopResult
 from wild.wake import WakeReason
 
 # -- each kind of work and its promise ------------------------------------------------------
@@ -95,7 +96,8 @@ def test_an_idle_loop_sleeps_until_a_file_event_then_works(tmp_path: Path) -> No
     sim.paths.barriers.write_text("# Barriers\n\n## [WAITING] gate\n- Type: manual\n")
     sim.script = [say(TASK)]
     result = sim.run(max_time_s=7200.0)
-    assert result.reason == "max-time"  # nothing woke it: it slept the whole two hours once
+    # Nothing woke it: it slept the whole two hours once, then --max-time ended it.
+    assert result == LoopResult("max-time", 0, "reached the time limit")
     assert sim.watcher is not None and sim.watcher.timeouts == [7200.0]
     assert sim.worked_on() == []
 

@@ -107,3 +107,10 @@ def test_planning_off_ends_when_the_tasks_are_done(tmp_path: Path) -> None:
     sim.script = [say(TASK)]
     result = sim.run(plan=False)
     assert (result.reason, result.iterations) == ("complete", 1)
+
+
+def test_a_planning_run_is_announced_once_by_name(tmp_path: Path) -> None:
+    sim = new_project(tmp_path)
+    sim.script = [say(COMPLETE)]
+    sim.run(plan=True)
+    assert "🤖 Iteration 1: planning" in sim.out

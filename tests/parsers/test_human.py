@@ -337,14 +337,21 @@ def test_edits_on_garbage_never_raise(text: str, value: str) -> None:
     human.mark_answered(text, value)
 
 
-def closed(text: str, item: HumanInput) -> HumanInput:
+def closed(text: str, item: HumanInput, *, before_blank_tail: bool = False) -> HumanInput:
     """`item` once an edit closed the code block or comment it leaves open at the end of the
-    file (edits close one, or what they add would hide in it)."""
+    file (edits close one, or what they add would hide in it). `mark_processed` writes its
+    note after the section's last non-blank line, so it closes the block there
+    (`before_blank_tail`); appending edits close it at the very end."""
     block = masking.left_open(masking.scan(text))
     if block is None or block.closer is None or block.start >= item.span.end:
         return item
     # The block runs to the end of the file, so `item` is the last input.
-    return replace(item, content=human.parse(append_lines(text, [block.closer])).inputs[-1].content)
+    lines = split_lines(text)
+    kept = len(lines)
+    while before_blank_tail and kept > item.span.start + 1 and not lines[kept - 1].strip():
+        kept -= 1
+    edited = append_lines("".join(lines[:kept]), [block.closer])
+    return replace(item, content=human.parse(edited).inputs[-1].content)
 
 
 def moved(items: tuple[HumanInput, ...]) -> list[HumanInput]:
@@ -367,7 +374,7 @@ def test_mark_processed_changes_only_its_own_section(text: str, data: st.DataObj
     assert new[len(new) - tail :] == old[len(old) - tail :]
     redone = human.parse(after)
     index = doc.inputs.index(target)
-    expected = replace(closed(text, target), status="processed")
+    expected = replace(closed(text, target, before_blank_tail=True), status="processed")
     assert replace(redone.inputs[index], span=target.span) == expected
     others = doc.inputs[:index] + doc.inputs[index + 1 :]
     assert moved(redone.inputs[:index] + redone.inputs[index + 1 :]) == moved(others)
@@ -417,3 +424,11 @@ def test_append_report_adds_a_report_section_that_is_never_input() -> None:
         ("report", "Tasks: 1/3 complete\nAlerts: 0 open")
     ]
     assert human.pending(doc) == ()
+
+
+def test_mark_processed_closes_a_fence_left_open_before_the_blank_tail() -> None:
+    text = "## [PENDING] T1\n```\n\n"
+    after = human.mark_processed(text, "T1", processed_at="P", note="n")
+    assert after == "## [PENDING] T1\n```\n```\n\n### Processed:\nP - n\n\n".replace(
+        "[PENDING]", "[PROCESSED]"
+    )

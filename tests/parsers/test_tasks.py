@@ -717,3 +717,26 @@ def test_find_is_the_first_task_with_the_id(text: str, task_id: str) -> None:
     doc = parse(text, "t.md")
     first = next((task for task in doc.tasks if task.id == task_id), None)
     assert find(doc, task_id) is first
+
+
+@pytest.mark.parametrize("line", ["- [ ] [P1] task-001 : Train", "- [x] task-7\t: Done"])
+def test_an_id_typed_with_a_space_before_its_colon_is_reported_not_renamed(line: str) -> None:
+    text = f"# Tasks\n\n{line}\n  - dependsOn: task-000\n"
+    doc = parse(text)
+    assert doc.tasks == ()
+    task_id = line.rsplit("]", maxsplit=1)[-1].split(maxsplit=1)[0]
+    assert doc.problems == (
+        Problem(
+            "tasks.md",
+            3,
+            f'task id "{task_id}" has a space before its ":"; write "{task_id}:" '
+            "(until then the line is not read as a task, and is left as it is)",
+        ),
+    )
+    assert assign_missing_ids(text) == text  # the human's line, byte for byte
+
+
+def test_prose_with_a_spaced_colon_is_still_a_task() -> None:
+    doc = parse("- [ ] Refactor : the reader\n")
+    assert [t.text for t in doc.tasks] == ["Refactor : the reader"]
+    assert doc.problems == ()

@@ -27,7 +27,6 @@ PromiseWord = Literal[
     "NOTIFY_HUMAN",
     "HUMAN_INPUT_PROCESSED",
     "COMPLETE",
-    "CONTINUE",
     "NEEDS_HUMAN",
 ]
 PROMISE_WORDS: tuple[PromiseWord, ...] = get_args(PromiseWord)
@@ -62,7 +61,6 @@ class Signals:
     reason: str | None = None
     urgency: str | None = None
     resolutions: tuple[AlertResolution, ...] = ()
-    sweeps: tuple[str, ...] = ()  # raw bodies; the sweep module validates them
     event_output: EventOutput | None = None
     problems: tuple[str, ...] = ()
 
@@ -87,9 +85,8 @@ def _block_tag(name: str) -> re.Pattern[str]:
 _REASON = _block_tag("reason")
 _URGENCY = _block_tag("urgency")
 _RESOLVE = _block_tag("resolve_alert")
-_SWEEP = _block_tag("sweep")
 _EVENT_OUTPUT = _block_tag("event_output")
-_ANY_TAG = re.compile(r"<(promise|resolve_alert|sweep|event_output)>", re.IGNORECASE)
+_ANY_TAG = re.compile(r"<(promise|resolve_alert|event_output)>", re.IGNORECASE)
 
 
 def _mask_line(line: str) -> str:
@@ -286,7 +283,6 @@ def parse_signals(final_text: str) -> Signals:
         reason=_first_body(_REASON, final_text, visible) or None,
         urgency=urgency.lower() if urgency else None,
         resolutions=resolutions,
-        sweeps=tuple(body for _line, body in _bodies(_SWEEP, final_text, visible)),
         event_output=outputs[-1] if outputs else None,
         problems=tuple(problems),
     )

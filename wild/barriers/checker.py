@@ -286,17 +286,21 @@ def _refused_command(barrier: Barrier, approvals: Approvals, require: bool) -> s
     return command
 
 
-def _raised_unapproved(alerts_path: Path) -> set[tuple[str, str]]:
-    """(barrier, hash) of unapproved-command alerts still open in alerts.jsonl."""
+def open_unapproved_alerts(alerts_path: Path) -> dict[tuple[str, str], list[alerts.Alert]]:
+    """The unapproved-command alerts still open in alerts.jsonl, by (barrier, command hash)."""
     index = alerts.AlertIndex(read_new(alerts_path, None).entries)
-    found = set()
+    found: dict[tuple[str, str], list[alerts.Alert]] = {}
     for alert in index.active():
         if alert.type != UNAPPROVED_TYPE:
             continue
         barrier_id, digest = alert.context.get("barrier"), alert.context.get("commandHash")
         if isinstance(barrier_id, str) and isinstance(digest, str):
-            found.add((barrier_id, digest))
+            found.setdefault((barrier_id, digest), []).append(alert)
     return found
+
+
+def _raised_unapproved(alerts_path: Path) -> set[tuple[str, str]]:
+    return set(open_unapproved_alerts(alerts_path))
 
 
 def check_all_now(

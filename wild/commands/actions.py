@@ -174,7 +174,7 @@ def _approve(call: Call) -> None:
 
     barrier_id = call.opts["approve"]
     if barrier_id:
-        command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id)
+        command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id, call.clock.now())
         call.out(f"Approved {barrier_id}: {command} (sha256 {digest[:12]})")
         return
     waiting = barrier_cmds.unapproved(call.paths)
@@ -220,15 +220,25 @@ def _migrate(call: Call) -> None:
 
 
 def _loop(call: Call) -> None:
+    from wild.commands.loop_defaults import choose, recorded_state
     from wild.commands.run_loop import EXIT_CODES, run_loop
     from wild.loop import LoopOptions
 
     opts = call.opts
-    agent = "custom" if opts["agent_cmd"] and opts["agent"] == "claude" else opts["agent"]
-    options = LoopOptions(
+    choice = choose(
         goal=opts["goal"],
-        agent=agent,
+        agent=opts["agent"],
         model=opts["model"],
+        agent_cmd=opts["agent_cmd"],
+        recorded=recorded_state(call.paths),
+        source=str(call.paths.state),
+    )
+    for note in choice.notes:
+        call.out(note)
+    options = LoopOptions(
+        goal=choice.goal,
+        agent=choice.agent,
+        model=choice.model,
         agent_cmd=opts["agent_cmd"],
         max_iterations=opts["max_iterations"],
         max_time_s=_seconds("--max-time", opts["max_time"]),

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from wild.barriers.approvals import approve, command_of, is_approved, pending_approvals
-from wild.barriers.checker import check_all_now
+from wild.barriers.checker import check_all_now, open_unapproved_alerts
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
 from wild.commands.edits import find_barrier
@@ -15,8 +15,10 @@ from wild.errors import WildError
 from wild.loop.reporting import NOTIFY_APPROVAL_ID
 from wild.parsers import barriers as barriers_md
 from wild.parsers import policy as policy_md
+from wild.parsers.alerts import status_update
 from wild.paths import WildPaths
 from wild.policy.model import effective_policy, policy_from_document
+from wild.store.alerts_log import append_alert
 from wild.store.files import read_text
 from wild.workspace import require_initialised
 
@@ -60,9 +62,9 @@ def format_checks(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def approve_barrier(paths: WildPaths, barrier_id: str) -> tuple[str, str]:
+def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[str, str]:
     """Approve one barrier's command (or, for `@notify`, the policy's Notify Command) for this
-    project; returns (command, sha256)."""
+    project, and resolve the alerts that asked for it; returns (command, sha256)."""
     if barrier_id == NOTIFY_APPROVAL_ID:
         command = _notify_command(paths)
         if command is None:
@@ -75,7 +77,12 @@ def approve_barrier(paths: WildPaths, barrier_id: str) -> tuple[str, str]:
             f"{paths.barriers}: barrier {barrier_id} runs no command "
             f"(type {barrier.type or 'missing'}); nothing to approve"
         )
-    return command, approve(paths.project, command)
+    digest = approve(paths.project, command)
+    for alert in open_unapproved_alerts(paths.alerts).get((barrier_id, digest), []):
+        note = f"approved by the human (wild --approve {barrier_id})"
+        resolution = {"choice": None, "note": note}
+        append_alert(paths.alerts, status_update(alert, "resolved", now, resolution=resolution))
+    return command, digest
 
 
 def _notify_command(paths: WildPaths) -> str | None:

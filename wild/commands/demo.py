@@ -11,8 +11,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import click
-
 from wild.clock import SystemClock
 from wild.commands import edits
 from wild.commands.init import init_wild
@@ -41,12 +39,6 @@ AGENT_TIMEOUT_S = 60.0
 SAFETY_RESCAN_S = 5.0
 
 
-def _section(title: str, body: str = "") -> None:
-    click.secho(f"\n== {title}", bold=True)
-    if body:
-        click.echo(body)
-
-
 class SimulatedHuman:
     """Answers the first question wild asks in human.md, as you would from your editor."""
 
@@ -66,8 +58,15 @@ class SimulatedHuman:
             edits.add_human_input(self._paths, HUMAN_ANSWER, urgent=False, now=SystemClock().now())
 
 
-def run_demo() -> int:
-    """Run the loop on the sample project; returns the exit code."""
+def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
+    """Run the loop on the sample project; returns the exit code. The CLI passes how to print
+    a line and a heading, so click stays in the CLI layer (docs/architecture.md, "Layers")."""
+
+    def section(title: str, body: str = "") -> None:
+        heading(f"\n== {title}")
+        if body:
+            out(body)
+
     clock = SystemClock()
     with tempfile.TemporaryDirectory(prefix="wild-demo-") as tmp:
         project = Path(tmp)
@@ -78,20 +77,20 @@ def run_demo() -> int:
         edits.add_human_input(
             paths, "Start with learning rate 3e-4.", urgent=False, now=clock.now()
         )
-        _section(
+        section(
             f"A sample project in {project}",
             format_status(status_data(load_workspace(paths, clock.now()))),
         )
-        _section(
+        section(
             "The work queue (wild --list-work)",
             format_work(list_work_data(load_workspace(paths, clock.now()))),
         )
-        _section(f'Running: wild "{GOAL}" --agent-cmd "python -m wild.agents.demo_agent"')
+        section(f'Running: wild "{GOAL}" --agent-cmd "python -m wild.agents.demo_agent"')
 
-        human = SimulatedHuman(paths, click.echo)
+        human = SimulatedHuman(paths, out)
 
-        def out(message: str) -> None:
-            click.echo(message)
+        def loop_out(message: str) -> None:
+            out(message)
             human.check()
 
         options = LoopOptions(
@@ -103,10 +102,8 @@ def run_demo() -> int:
             heartbeat_s=10.0,
             safety_rescan_s=SAFETY_RESCAN_S,
         )
-        result = Loop(paths, options, clock=clock, out=out).run()
-        _section("Done", format_status(status_data(load_workspace(paths, clock.now()))))
-        click.echo(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
-        click.echo(
-            "Every step is in .wild/events.log and .wild/logs/ (deleted with the demo folder)."
-        )
+        result = Loop(paths, options, clock=clock, out=loop_out).run()
+        section("Done", format_status(status_data(load_workspace(paths, clock.now()))))
+        out(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
+        out("Every step is in .wild/events.log and .wild/logs/ (deleted with the demo folder).")
         return 0 if result.reason == "complete" else 1

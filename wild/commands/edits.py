@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -40,6 +40,18 @@ def add_human_input(paths: WildPaths, text: str, *, urgent: bool, now: datetime)
     return key
 
 
+def _check_ids(
+    flag: str, values: Sequence[str], valid: Callable[[str], bool], example: str
+) -> None:
+    """A relation the file could not read back is refused, not written (issue 8)."""
+    for value in values:
+        if not valid(value):
+            raise UsageError(
+                f'{flag} "{value}" is not an id: give one id per {flag}, such as {example} '
+                "(a letter first, then letters, digits, -, _ or .)"
+            )
+
+
 def add_task(
     paths: WildPaths,
     description: str,
@@ -60,6 +72,8 @@ def add_task(
         raise UsageError(
             f"--priority must be {highest} or more ({highest} is the highest), not {priority}"
         )
+    _check_ids("--depends-on", depends_on, tasks_md.is_task_id, "task-001")
+    _check_ids("--blocked-by", blocked_by, barriers_md.is_barrier_id, "train-done")
     new_id = ""
 
     def edit(current: str) -> str:

@@ -9,6 +9,8 @@ Stored in `LoopState.extra` under camelCase keys, so older and newer wild versio
 - `notified`: `"<alert id>:<reason>"` -> when the human was told, so one alert escalates once
   per reason; after the human answers, the agent gets to work.
 - `lastProgressAt`: when an iteration last succeeded (the Stuck Duration rule counts from it).
+- `answers`: work key -> the question it asked and the human's answer, carried in that work's
+  prompts until it succeeds.
 
 `select_with_holds` is seed 001's selection with what waits for the human held back.
 """
@@ -26,6 +28,7 @@ AWAITING = "awaitingHuman"
 FAILURES = "failures"
 NOTIFIED = "notified"
 LAST_PROGRESS = "lastProgressAt"
+ANSWERS = "answers"
 
 
 def _str_map(value: object) -> dict[str, str]:
@@ -48,6 +51,7 @@ class Bookkeeping:
     failures: Mapping[str, int] = field(default_factory=dict)
     notified: Mapping[str, str] = field(default_factory=dict)
     last_progress_at: str | None = None
+    answers: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_extra(cls, extra: Mapping[str, Any]) -> Bookkeeping:
@@ -58,6 +62,7 @@ class Bookkeeping:
             failures=_int_map(extra.get(FAILURES)),
             notified=_str_map(extra.get(NOTIFIED)),
             last_progress_at=last if isinstance(last, str) else None,
+            answers=_str_map(extra.get(ANSWERS)),
         )
 
     def merged_into(self, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -67,6 +72,7 @@ class Bookkeeping:
             (AWAITING, self.awaiting),
             (FAILURES, self.failures),
             (NOTIFIED, self.notified),
+            (ANSWERS, self.answers),
         ):
             if value:
                 merged[key] = dict(value)
@@ -91,7 +97,20 @@ class Bookkeeping:
         return replace(self, failures={**self.failures, work_key: count}), count
 
     def succeeded(self, work_key: str) -> Bookkeeping:
-        return replace(self, failures={k: v for k, v in self.failures.items() if k != work_key})
+        """`work_key` is done: its failures are forgotten, and the answer it carried too."""
+        return replace(
+            self,
+            failures={k: v for k, v in self.failures.items() if k != work_key},
+            answers={k: v for k, v in self.answers.items() if k != work_key},
+        )
+
+    def with_answer(self, work_key: str, question: str, answer: str) -> Bookkeeping:
+        """The human answered the question `work_key` asked; its next prompts carry both."""
+        text = f"Question: {question.strip()}\nAnswer: {answer.strip()}"
+        earlier = self.answers.get(work_key)
+        if earlier is not None:
+            text = f"{earlier}\n\n{text}"
+        return replace(self, answers={**self.answers, work_key: text})
 
     def was_told(self, alert_id: str, reason: str) -> bool:
         return f"{alert_id}:{reason}" in self.notified
@@ -102,7 +121,8 @@ class Bookkeeping:
     def alert_closed(self, alert_id: str) -> Bookkeeping:
         """A resolved alert needs no memory of what the human was told about it."""
         notified = {k: v for k, v in self.notified.items() if not k.startswith(f"{alert_id}:")}
-        return replace(self, notified=notified)
+        answers = {k: v for k, v in self.answers.items() if k != alert_id}
+        return replace(self, notified=notified, answers=answers)
 
     def progressed(self, at: str) -> Bookkeeping:
         return replace(self, last_progress_at=at)

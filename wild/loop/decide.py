@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from wild.agents.runner import AgentRun
 from wild.clock import iso, parse_time
-from wild.loop import work
+from wild.loop import judge, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, summary
 from wild.loop.model import (
@@ -282,7 +282,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     """Judge the run, count the iteration, remember its summary, and wait out a usage limit."""
     run, running = event.run, model.running
     model = replace(model, agent_event=event.event_id)
-    outcome = work.finish(model, run, policy_at(model, at), at)
+    outcome = judge.finish(model, run, policy_at(model, at), at)
     model = replace(model.with_book(outcome.book), running=None)
     actions: list[Action] = list(outcome.actions)
     iteration = model.state.iteration + 1

@@ -408,7 +408,10 @@ class Loop:
             work_type=action.work_type,
             work_id=action.work_id,
         )
-        self.out(f"🤖 Iteration {action.iteration}: {action.work_type} {action.work_id}")
+        what = action.work_type
+        if action.work_id != action.work_type:  # a planning run's id is its type
+            what += f" {action.work_id}"
+        self.out(f"🤖 Iteration {action.iteration}: {what}")
         run = self.runner(request)
         self._record_agent(None)
         ended = self.events.append(

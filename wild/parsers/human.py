@@ -60,6 +60,8 @@ class HumanInput:
     type: str | None
     priority: str
     content: str
+    # An input's alert (`**Alert:**`); for a QUESTION wild asked, the work that asked
+    # (`**Related:**`: a task id, an alert id, `planning`), so the answer reaches it.
     related_alert: str | None
     span: Span
 

@@ -1,0 +1,97 @@
+"""Runs that fail leave the work as it was for the next attempt: a crash, garbage output, a
+timeout; a usage limit is waited out and counts as no failure. In-process: the scripted agent
+stands for the process (its exit code, its output, a timeout), the test's clock for the wait.
+The real process side (a hung agent and its grandchildren killed) stays in test_loop.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.loop.harness import (
+    PROCESSED,
+    RESOLVED,
+    T0,
+    TASK,
+    Actions,
+    add_alert,
+    new_project,
+    say,
+)
+from wild.commands import edits
+from wild.loop import LoopResult
+
+GARBAGE = say(
+    "lorem ipsum <promise>TASK_COMPLETE",  # never closed
+    "I would print <promise>ALERT_RESOLVED</promise> here",  # a mention, not a signal
+    "```",
+    "<promise>HUMAN_INPUT_PROCESSED</promise>",  # inside a code block
+    "```",
+)
+CRASH: Actions = [{"print": "starting"}, {"exit": 3}]
+
+
+@pytest.mark.parametrize("agent", [CRASH, GARBAGE], ids=["exit-3", "garbage"])
+@pytest.mark.parametrize("kind", ["task", "alert", "human-input"])
+def test_a_failed_run_changes_nothing_and_the_work_is_retried(
+    tmp_path: Path, agent: Actions, kind: str
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n" if kind == "task" else "")
+    if kind == "alert":
+        add_alert(sim.paths, "alert-1", severity="info")
+    if kind == "human-input":
+        edits.add_human_input(sim.paths, "Use batch size 32", urgent=False, now=T0)
+    sim.script = [agent]
+
+    result = sim.run(max_iterations=1)
+    assert (result.reason, result.iterations) == ("max-iterations", 1)
+    crashed = [line for line in sim.out if line.startswith("⚠️  Iteration 1:")]
+    log = sim.paths.logs / "iteration-1.log"
+    expected = f"⚠️  Iteration 1: the agent exited with 3: starting (log: {log})"
+    assert crashed == ([expected] if agent is CRASH else [])
+    state = sim.state()
+    assert state.consecutive_failures == 1
+    assert state.current_work is not None and state.current_work.type == kind
+    if kind == "task":
+        assert sim.task_status("task-001") == "in-progress"
+    if kind == "alert":
+        assert [line["status"] for line in sim.alert_lines()] == ["pending", "in-progress"]
+    if kind == "human-input":
+        assert [h.status for h in sim.human().inputs] == ["pending"]
+
+    sim.script = [say({"task": TASK, "alert": RESOLVED, "human-input": PROCESSED}[kind])]
+    result = sim.run()  # a new loop picks the same work up again and finishes it
+    assert (result.reason, result.iterations) == ("complete", 1)
+    assert sim.state().consecutive_failures == 0
+    assert sim.worked_on()[0] == sim.worked_on()[1]
+    if kind == "alert":
+        assert sim.alert_lines()[-2]["context"] == {"attempt": 2}
+
+
+def test_a_run_that_timed_out_is_a_failure_and_the_work_is_tried_again(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    timed_out = {"timed_out": True, "exit_code": -15, "duration_s": 1.0}
+    sim.script = [[*say("training…"), {"run": timed_out}], say(TASK)]
+    result = sim.run(agent_timeout_s=1.0)
+    assert (result.reason, result.iterations) == ("complete", 2)
+    log = sim.paths.logs / "iteration-1.log"
+    assert f"⚠️  Iteration 1: timed out after 1 s: training… (log: {log})" in sim.out
+    assert sim.state().recent_summaries[0] == (
+        "iteration 1: task task-001 → timed out (exit -15, signals none)"
+    )
+    assert sim.worked_on() == [("task", "task-001")] * 2
+
+
+def test_a_usage_limit_is_waited_out_not_counted_and_stop_ends_the_wait(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    sim.queue_request("stop")  # made while the loop waits for the limit to reset
+    sim.script = [[{"print": "Usage limit reached. Try again in 5 hours."}, {"exit": 1}]]
+    result = sim.run()
+    assert result == LoopResult("stopped", 1, "stopped on request")
+    assert "⏳ The agent hit a usage limit; waiting 18000 s for it to reset" in sim.out
+    assert [e["wait_s"] for e in sim.events("rate-limited")] == [18000.0]
+    assert (sim.state().consecutive_failures, sim.book().failures) == (0, {})
+    # It slept for the reset, and the stop ended that sleep: no time passed.
+    assert sim.watcher is not None and sim.watcher.timeouts == [18000.0]
+    assert sim.clock.now() == T0

@@ -1,0 +1,77 @@
+"""--once, --max-iterations and waiting: what ends the loop, and how it sleeps while blocked.
+In-process: the watcher stand-in records how long the loop asked to sleep, so "it does not
+spin" is a fact about its requests, not a race against a real clock (max-time: test_cycle.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.loop.harness import MONITORED, T0, TASK, new_project, say
+from wild.commands import edits
+from wild.loop import LoopResult
+
+GATE = "# Barriers\n\n## [WAITING] gate\n- Type: manual\n"
+BARRIER = (
+    "# Barriers\n\n## [WAITING] data-ready\n- Type: file-exists\n"
+    "- File: data/ready.flag\n- Interval: 1h\n"
+)
+
+
+def test_once_runs_one_iteration(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P2] task-002: B\n")
+    sim.script = [say(TASK)]
+    result = sim.run(once=True)
+    assert result == LoopResult("once", 1, "one iteration done")
+    assert (sim.task_status("task-001"), sim.task_status("task-002")) == ("complete", "todo")
+
+
+def test_once_with_nothing_to_run_returns_at_once(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n  - blockedBy: gate\n")
+    sim.paths.barriers.write_text(GATE)
+    result = sim.run(once=True)
+    assert result == LoopResult("once", 0, "nothing to run now")
+    assert sim.out == []
+    assert sim.watcher is not None and sim.watcher.timeouts == []  # it never slept
+
+
+def test_max_iterations_counts_agent_runs_not_idle_waits(tmp_path: Path) -> None:
+    sim = new_project(
+        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P2] task-002: B\n  - blockedBy: gate\n"
+    )
+    sim.paths.barriers.write_text(GATE)
+
+    def open_gate() -> None:
+        assert "⏳ Waiting (gate); sleeping until something changes" in sim.out
+        edits.satisfy_barrier(sim.paths, "gate", now=T0)
+
+    sim.queue_edit(sim.paths.barriers, open_gate)
+    sim.script = [say(TASK)]
+    result = sim.run(max_iterations=2)
+    assert result == LoopResult("max-iterations", 2, "reached 2 iterations")
+    assert sim.watcher is not None and sim.watcher.timeouts == [None]  # the one idle wait
+    assert sim.agent is not None
+    assert [sim.agent.env(n)["WILD_ITERATION"] for n in (1, 2)] == ["1", "2"]
+    assert sim.task_status("task-002") == "complete"
+
+
+def test_monitoring_repeats_while_the_loop_stays_blocked(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n  - blockedBy: data-ready\n")
+    sim.paths.barriers.write_text(BARRIER)
+    sim.script = [say("Still running.", MONITORED)]
+    result = sim.run(max_iterations=2, monitor_every_s=60.0)
+    assert result == LoopResult("max-iterations", 2, "reached 2 iterations")
+    assert sim.worked_on() == [("monitoring", "data-ready")] * 2
+    assert "⏳ Waiting (data-ready); sleeping until something changes" in sim.out
+    # Between the two runs it slept until the next monitoring was due, once.
+    assert sim.watcher is not None and sim.watcher.timeouts == [60.0]
+
+
+def test_idle_loop_does_not_wake_while_nothing_happens(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n  - blockedBy: gate\n")
+    sim.paths.barriers.write_text(GATE)
+    sim.queue_request("stop")
+    result = sim.run()
+    assert result == LoopResult("stopped", 0, "stopped on request")
+    # One sleep with no timeout (nothing is due), ended by the stop request alone.
+    assert sim.watcher is not None and sim.watcher.timeouts == [None]
+    assert [e["reasons"] for e in sim.events("wake")] == [["control"]]

@@ -1,0 +1,83 @@
+"""The line grammar of tasks.md: one regex classifies a line, tables map boxes to statuses.
+
+The parser, the fast re-parse and the surgical edits all read lines through these, so they
+agree on what a task line is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from wild.parsers.tasks.records import TaskStatus
+
+STATUS_OF_BOX: dict[str, TaskStatus] = {
+    " ": "todo",
+    "/": "in-progress",
+    "x": "complete",
+    "X": "complete",
+    "-": "cancelled",
+}
+BOX_OF_STATUS: dict[str, str] = {
+    "todo": " ",
+    "in-progress": "/",
+    "complete": "x",
+    "cancelled": "-",
+}
+
+# An id starts with a letter and holds a digit or one of -_. : the first non-letter must be
+# one of those, which is what tells `task-7:` (an id) from `Refactor:` (prose).
+_ID = r"[A-Za-z]+[0-9_.-][A-Za-z0-9_.-]*"
+ID_ONLY = re.compile(_ID)
+# `task-001 : Train`: an id typed with a space before its colon. Read as text, the task would
+# get a fresh id and the human's one would be lost in the text, so it is reported instead.
+SPACED_ID = re.compile(rf"(?P<id>{_ID})[ \t]+:(?=[ \t]|\r?$)")
+
+
+def is_task_id(text: str) -> bool:
+    """Whether `text` reads as a task id in tasks.md (`task-7`, `data.prep`; not `prep`)."""
+    return ID_ONLY.fullmatch(text) is not None
+
+
+_KEY = r"(?i:depends[-_]?on|blocked[-_]?by)"
+
+# One match per line (ending included) classifies it by the name of its last group:
+# box/prio/id (a checkbox line), key or bare_key (a relation).
+# Nothing matches the rest of the line: slicing from `match.end()` is cheaper than `(.*)`.
+LINE = re.compile(
+    rf"""
+    [ \t]*
+    (?:
+        [-*+][ \t]+
+        (?:
+            \[(?P<box>[^\]\r\n]{{0,2}})\](?!\()      # `- [a](url)` is a link, not a task
+            [ \t]*
+            (?:\[(?P<prio>[Pp](?:[0-9]+|[^\]\s]{{0,3}}))\][ \t]*|)   # (?:x|) is faster than (?:x)?
+            (?:(?P<id>{_ID}):(?=[ \t]|\r?$)[ \t]*|)
+          | (?P<key>{_KEY})[ \t]*:
+        )
+      | (?P<bare_key>{_KEY})[ \t]*:
+    )
+    """,
+    re.VERBOSE,
+)
+CHECKBOX_GROUPS = frozenset(("box", "prio", "id"))
+RELATION_GROUPS = frozenset(("key", "bare_key"))
+# Relation values: `a, b`, `a,b` and `a b` all name two ids (ids hold neither commas nor spaces).
+VALUE = re.compile(r"[^,\s]+")
+
+
+def priority_number(prio: str) -> int | None:
+    """The n of a `Pn` tag, or None when it is not an ASCII number (`Px`, `P`, `P١`)."""
+    digits = prio[1:]
+    return int(digits) if digits.isdigit() and digits.isascii() else None
+
+
+def is_task_line(line: str, match: re.Match[str], task_id: str) -> bool:
+    """Whether `parse` takes this line for a task with this id (the rules of `parser._Parser`)."""
+    prio = match.group("prio")
+    return (
+        line[0] not in " \t\r\n"
+        and match.group("id") == task_id
+        and match.group("box") in STATUS_OF_BOX
+        and (prio is None or priority_number(prio) is not None)
+    )

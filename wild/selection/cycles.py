@@ -1,0 +1,82 @@
+"""Dependency cycles among unfinished tasks, found fast enough for 10,000 tasks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from wild.parsers.tasks import Task
+from wild.selection.items import OPEN
+
+
+def cycle_members(
+    tasks: Mapping[str, Task], linked: Sequence[tuple[str, Task]]
+) -> dict[str, tuple[str, ...]]:
+    """Each unfinished task on a dependency cycle, mapped to the cycle path for the report.
+
+    `linked`: (id, task) of every unfinished task of `tasks` with dependencies, file order.
+    Only unfinished tasks count: a cycle through a finished task blocks nobody.
+    """
+    # Peel off tasks that cannot reach a cycle: those waiting on nothing unfinished, and
+    # those waiting only on peeled ones. Dependencies usually come earlier in the file, so
+    # one pass in file order peels most (all, without a cycle).
+    has_deps = {key for key, _ in linked}
+    waits: dict[str, list[str]] = {}
+    peeled: set[str] = set()
+    for key, task in linked:
+        targets = [
+            d for d in task.depends_on if (t := tasks.get(d)) is not None and t.status in OPEN
+        ]
+        waits[key] = targets
+        for target in targets:
+            if target in has_deps and target not in peeled:
+                break
+        else:
+            peeled.add(key)
+    # The rest, with their links to each other, peeled the thorough way: repeatedly.
+    deps = {
+        key: [d for d in targets if d in has_deps and d not in peeled]
+        for key, targets in waits.items()
+        if key not in peeled
+    }
+    if not deps:
+        return {}
+    waiting_on = {key: len(set(targets)) for key, targets in deps.items()}
+    needed_by: dict[str, list[str]] = {}
+    for key, targets in deps.items():
+        for target in set(targets):
+            needed_by.setdefault(target, []).append(key)
+    sinks = [key for key, count in waiting_on.items() if count == 0]
+    while sinks:
+        for user in needed_by.get(sinks.pop(), ()):
+            waiting_on[user] -= 1
+            if waiting_on[user] == 0:
+                sinks.append(user)
+    # Dicts keep file order, so the search (and which path names a cycle) is deterministic.
+    remaining = [key for key, count in waiting_on.items() if count]
+    on_cycle: dict[str, tuple[str, ...]] = {}
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    for start in remaining:
+        if state.get(start):
+            continue
+        # Iterative DFS: a 10,000-task chain must not hit Python's recursion limit.
+        path: list[str] = []
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            node, index = stack.pop()
+            if index == 0:
+                state[node] = 1
+                path.append(node)
+            node_deps = deps[node]
+            if index < len(node_deps):
+                stack.append((node, index + 1))
+                nxt = node_deps[index]
+                if state.get(nxt) == 1:
+                    cycle = (*path[path.index(nxt) :], nxt)
+                    for member in cycle:
+                        on_cycle.setdefault(member, cycle)
+                elif not state.get(nxt):
+                    stack.append((nxt, 0))
+            else:
+                state[node] = 2
+                path.pop()
+    return on_cycle

@@ -1,0 +1,101 @@
+"""Which open tasks can run, in what order, and which wait: the task part of the queue."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from wild.parsers.tasks import Task
+from wild.selection.blocked import blocked_item, blocked_reason
+from wild.selection.cycles import cycle_members
+from wild.selection.items import HUMAN_WAIT, OPEN, WorkItem, WorkSnapshot, task_key
+
+
+class TaskPlan(NamedTuple):
+    """Which open tasks can run and which wait, before any `WorkItem` is made for them.
+
+    Tasks are named by their place in `tasks` (file order).
+    """
+
+    tasks: tuple[Task, ...]
+    active: list[int]  # can run, already in progress: file order
+    todo: list[tuple[int, int]]  # can start: (priority, place)
+    blocked: list[tuple[int, str, str, tuple[str, ...]]]  # (place, key, reason, barriers)
+    problems: list[str]
+
+    def ready(self) -> list[Task]:
+        """The runnable tasks in queue order: those in progress, then by priority."""
+        return [self.tasks[at] for at in self.active + [at for _, at in sorted(self.todo)]]
+
+    def blocked_items(self) -> list[WorkItem]:
+        """The waiting tasks' queue items, in file order."""
+        return [blocked_item(self.tasks, *blocked) for blocked in self.blocked]
+
+
+def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
+    """One pass over every task, then one over those with dependencies or barriers (which
+    need every id known); a reason is written only for a task that waits.
+
+    Fast on purpose: the loop selects on every iteration, often among 10,000 tasks.
+    """
+    tasks = snapshot.tasks
+    awaiting = snapshot.awaiting_human
+    by_id: dict[str, Task] = {}
+    first_with = by_id.setdefault
+    active: list[int] = []
+    todo: list[tuple[int, int]] = []
+    later: list[int] = []
+    blocked: list[tuple[int, str, str, tuple[str, ...]]] = []
+    problems: list[tuple[int, str]] = []
+    for at, task in enumerate(tasks):
+        task_id = task.id
+        status = task.status
+        if task_id is not None and first_with(task_id, task) is not task:
+            if status in OPEN:
+                # Work is found by id, so a second task with the same id could never be run
+                # safely: it waits until a human renames it.
+                line = task.span.start + 1
+                duplicate = f"duplicate id {task_id} (line {line}); give it a new id"
+                blocked.append((at, f"line-{line}", duplicate, ()))
+                problems.append((at, f"{task_id}: {duplicate}"))
+        elif status not in OPEN:
+            continue
+        elif task_id is None or task.depends_on or task.blocked_by or task_id in awaiting:
+            later.append(at)
+        elif status == "todo":
+            todo.append((task.priority, at))  # most tasks: nothing to wait for
+        else:
+            active.append(at)
+    checked = [tasks[at] for at in later]
+    linked = [(t.id, t) for t in checked if t.id is not None and t.depends_on]
+    cycles = cycle_members(by_id, linked)
+    barriers = {b.id: b for b in snapshot.barriers}
+    for at, task in zip(later, checked, strict=True):
+        key = task_key(task)
+        reason: str | None
+        waiting_on: tuple[str, ...]
+        if key in awaiting:
+            reason, waiting_on = HUMAN_WAIT, ()
+        else:
+            reason, waiting_on = blocked_reason(task, by_id, barriers, cycles)
+        if reason is None:
+            if task.status == "in-progress":
+                active.append(at)
+            else:
+                todo.append((task.priority, at))
+            continue
+        blocked.append((at, key, reason, waiting_on))
+        # Typos in task ids and cycles need a human; a barrier the agent has not written
+        # yet is normal (it creates one when it launches the job), so only the reason says so.
+        if key not in awaiting and (
+            key in cycles or any(dep not in by_id for dep in task.depends_on)
+        ):
+            problems.append((at, f"{key}: {reason}"))
+    active.sort()
+    blocked.sort()
+    problems.sort()
+    return TaskPlan(tasks, active, todo, blocked, [problem for _, problem in problems])
+
+
+def ready_item(task: Task) -> WorkItem:
+    """The queue item of a task that can run."""
+    return WorkItem("task", task_key(task), task.text, priority=task.priority, status=task.status)
