@@ -19,7 +19,7 @@ from wild.control import ControlInbox
 from wild.errors import WildError
 from wild.liveness import this_process
 from wild.loop import decide as decide_module
-from wild.loop import driver
+from wild.loop import driver, effects
 from wild.parsers.alerts import status_update
 from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
@@ -132,7 +132,7 @@ def test_a_full_disk_is_waited_out_and_the_work_goes_on(
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         append_alert(path, record)
 
-    monkeypatch.setattr(driver, "append_alert", append)
+    monkeypatch.setattr(effects, "append_alert", append)
     add_alert(sim.paths, "alert-1", severity="info")
     sim.script = [say("<promise>ALERT_RESOLVED</promise>"), say(TASK)]
     result = sim.run()
@@ -152,7 +152,7 @@ def test_a_permission_error_stops_the_loop_with_the_file_and_what_to_do(
     def refuse(path: Path, *args: Any, **kwargs: Any) -> str:
         raise PermissionError(errno.EACCES, "Permission denied", str(path))
 
-    monkeypatch.setattr(driver, "update_text", refuse)
+    monkeypatch.setattr(effects, "update_text", refuse)
     with pytest.raises(WildError) as raised:
         sim.run()
     assert str(raised.value) == (

@@ -24,43 +24,30 @@ from wild.liveness import probe, this_host, this_process
 from wild.loop import io_errors, iteration
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.decide import decide, policy_at
+from wild.loop.effects import Effects
 from wild.loop.files import WATCHED, LoopFiles, Watched
 from wild.loop.model import (
     Action,
-    AddTask,
     AgentFinished,
-    AppendAlert,
-    Ask,
-    CompactAlerts,
     Continue,
     ControlRequested,
-    EditFile,
     End,
     Event,
-    FlushNotes,
-    Log,
     LoopModel,
     LoopOptions,
     LoopResult,
     Moment,
-    Notify,
-    Report,
     RunAgent,
     Say,
     Tick,
     Wait,
-    file_path,
 )
 from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
-from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.state import ProcessId
 from wild.paths import WildPaths
-from wild.store.alerts_compaction import compact
-from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
-from wild.store.files import update_text
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
 from wild.wake import FolderWatcher, Waker, WakeReason, install_signal_handlers
@@ -116,11 +103,14 @@ class Loop:
             paths,
             self.events,
             out,
-            self._remember(paths.human),
+            self.self_writes.remembering(paths.human),
             send=self.hooks.send_notification,
             cause=lambda: self._cause,
         )
         self.files = LoopFiles(paths)
+        self.effects = Effects(
+            paths, lambda: self.files, self.events, self.reporter, self.self_writes
+        )
         self._model: LoopModel | None = None
         # The events.log id of what the loop is acting on now (the loop's start, the last
         # wake-up or agent run): the cause of every event that names no other.
@@ -293,62 +283,11 @@ class Loop:
 
     def _effect(self, action: Action) -> set[Watched]:
         """Perform one action that is not a terminal; the files it touched."""
-        policy = policy_at(self.model, self._moment())
-        now = self.clock.now()
         if isinstance(action, Say):
             self.out(action.text)
-        elif isinstance(action, Log):
-            self.events.append(action.kind, cause=action.cause or self._cause, **action.fields)
-        elif isinstance(action, EditFile):
-            path = file_path(self.model.ws, action.file)
-            text = update_text(path, action.edit, self.paths.lock, on_written=self._remember(path))
-            self.files.wrote(action.file, text)
-            return {action.file}
-        elif isinstance(action, AppendAlert):
-            append_alert(self.paths.alerts, action.record)
-            return {"alerts"}
-        elif isinstance(action, AddTask):
-            self._add_task(action)
-            return {"tasks"}
-        elif isinstance(action, Ask):
-            self.reporter.ask(
-                policy,
-                now=now,
-                related=action.related,
-                title=action.title,
-                body=action.body,
-                cause=action.cause or self._cause,
-            )
-            return {"human"}
-        elif isinstance(action, Notify):
-            self.reporter.notify(
-                policy,
-                now=now,
-                related=action.related,
-                message=action.message,
-                cause=action.cause or self._cause,
-            )
-        elif isinstance(action, Report):
-            self.reporter.progress(
-                policy, now=now, summary=action.summary, cause=action.cause or self._cause
-            )
-            return {"human"}
-        elif isinstance(action, CompactAlerts):
-            report = compact(self.paths.alerts, self.paths.alerts_archive, self.paths.lock)
-            self.events.append(
-                "alerts-compacted",
-                cause=self._cause,
-                archived_alerts=report.archived_alerts,
-                archived_lines=report.archived_lines,
-                kept_lines=report.kept_lines,
-            )
-            return {"alerts"}
-        elif isinstance(action, FlushNotes):
-            if action.everything:
-                self.reporter.flush_all(policy)
-            else:
-                self.reporter.flush(policy, now)
-        return set()
+            return set()
+        policy = policy_at(self.model, self._moment())
+        return self.effects.perform(action, policy, self.clock.now(), self._cause)
 
     def _next_event(self, touched: set[Watched]) -> Event:
         """After the loop's own writes: read what they changed, then decide again."""
@@ -368,23 +307,6 @@ class Loop:
         self._model = replace(self.model, ws=self.files.view(self.clock.now()))
 
     # -- effects with results ------------------------------------------------------------
-
-    def _remember(self, path: os.PathLike[str]) -> Callable[[bytes], None]:
-        return lambda data: self.self_writes.remember(path, data)
-
-    def _add_task(self, action: AddTask) -> None:
-        added = [""]
-
-        def edit(current: str) -> str:
-            new_text, added[0] = tasks_md.add_task(current, action.text, priority=action.priority)
-            return new_text
-
-        text = update_text(
-            self.paths.tasks, edit, self.paths.lock, on_written=self._remember(self.paths.tasks)
-        )
-        self.files.wrote("tasks", text)
-        fields = {"related": action.related, "task": added[0]}
-        self.events.append("task-added", cause=action.cause or self._cause, **fields)
 
     def _run_agent(self, action: RunAgent) -> Event:
         """Run one agent process; its end, with the files it changed read, is the next event."""

@@ -20,6 +20,7 @@ from wild.loop.bookkeeping import Bookkeeping
 from wild.parsers.human import HumanInput
 from wild.parsers.state import LoopState
 from wild.parsers.tasks import Task
+from wild.paths import WildPaths
 from wild.workspace import Workspace
 
 EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped", "no-plan"]
@@ -269,11 +270,11 @@ class Step:
     actions: tuple[Action, ...]
 
 
-def file_path(ws: Workspace, name: FileName) -> Path:
+def file_path(paths: WildPaths, name: FileName) -> Path:
     """Where an `EditFile` lands."""
     return {
-        "tasks": ws.paths.tasks,
-        "human": ws.paths.human,
-        "barriers": ws.paths.barriers,
-        "policy": ws.paths.policy,
+        "tasks": paths.tasks,
+        "human": paths.human,
+        "barriers": paths.barriers,
+        "policy": paths.policy,
     }[name]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 
 
 def _key(path: str | os.PathLike[str]) -> str:
@@ -33,6 +34,10 @@ class SelfWrites:
         """Record `data`, the file's whole content once wild's write lands."""
         with self._lock:
             self._known[_key(path)] = (len(data), _digest(data))
+
+    def remembering(self, path: str | os.PathLike[str]) -> Callable[[bytes], None]:
+        """An `on_written` callback for writes to `path`."""
+        return lambda data: self.remember(path, data)
 
     def holds(self, path: str | os.PathLike[str], data: bytes) -> bool:
         """Whether `data`, the file's whole content as just read, is what wild wrote last.

@@ -1,0 +1,130 @@
+"""The loop's file and human effects: what the driver does for each non-terminal action.
+
+Terminal actions (run the agent, wait, end) and printing stay in the driver; everything here
+writes a file or speaks to the human and says which watched files it touched, so the driver
+re-reads exactly those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from wild.loop.files import LoopFiles, Watched
+from wild.loop.model import (
+    Action,
+    AddTask,
+    AppendAlert,
+    Ask,
+    CompactAlerts,
+    EditFile,
+    FlushNotes,
+    Log,
+    Notify,
+    Report,
+    file_path,
+)
+from wild.loop.reporting import Reporter
+from wild.parsers import tasks as tasks_md
+from wild.paths import WildPaths
+from wild.policy.model import HumanPolicy
+from wild.store.alerts_compaction import compact
+from wild.store.alerts_log import append_alert
+from wild.store.events_log import EventLog
+from wild.store.files import update_text
+from wild.store.self_writes import SelfWrites
+
+
+class Effects:
+    """Performs one action at a time for the driver, over the files it owns."""
+
+    def __init__(
+        self,
+        paths: WildPaths,
+        files: Callable[[], LoopFiles],
+        events: EventLog,
+        reporter: Reporter,
+        self_writes: SelfWrites,
+    ) -> None:
+        self.paths = paths
+        self._files = files  # the driver replaces its LoopFiles at start
+        self.events = events
+        self.reporter = reporter
+        self.self_writes = self_writes
+
+    def perform(
+        self, action: Action, policy: HumanPolicy, now: datetime, cause: str | None
+    ) -> set[Watched]:
+        """Do `action`; the watched files it touched. An action's own cause wins over
+        `cause`, what the loop is acting on now."""
+        if isinstance(action, Log):
+            self.events.append(action.kind, cause=action.cause or cause, **action.fields)
+        elif isinstance(action, EditFile):
+            path = file_path(self.paths, action.file)
+            on_written = self.self_writes.remembering(path)
+            text = update_text(path, action.edit, self.paths.lock, on_written=on_written)
+            self._files().wrote(action.file, text)
+            return {action.file}
+        elif isinstance(action, AppendAlert):
+            append_alert(self.paths.alerts, action.record)
+            return {"alerts"}
+        elif isinstance(action, AddTask):
+            self._add_task(action, action.cause or cause)
+            return {"tasks"}
+        elif isinstance(action, Ask | Notify | Report):
+            return self._tell(action, policy, now, action.cause or cause)
+        elif isinstance(action, CompactAlerts):
+            self._compact(cause)
+            return {"alerts"}
+        elif isinstance(action, FlushNotes):
+            if action.everything:
+                self.reporter.flush_all(policy)
+            else:
+                self.reporter.flush(policy, now)
+        return set()
+
+    def _tell(
+        self, action: Ask | Notify | Report, policy: HumanPolicy, now: datetime, cause: str | None
+    ) -> set[Watched]:
+        """Speak to the human: a question (written to human.md and sent), a note (batched), or
+        a progress report (written to human.md)."""
+        if isinstance(action, Ask):
+            self.reporter.ask(
+                policy,
+                now=now,
+                related=action.related,
+                title=action.title,
+                body=action.body,
+                cause=cause,
+            )
+            return {"human"}
+        if isinstance(action, Notify):
+            self.reporter.notify(
+                policy, now=now, related=action.related, message=action.message, cause=cause
+            )
+            return set()
+        self.reporter.progress(policy, now=now, summary=action.summary, cause=cause)
+        return {"human"}
+
+    def _add_task(self, action: AddTask, cause: str | None) -> None:
+        added = [""]
+
+        def edit(current: str) -> str:
+            new_text, added[0] = tasks_md.add_task(current, action.text, priority=action.priority)
+            return new_text
+
+        tasks = self.paths.tasks
+        remember = self.self_writes.remembering(tasks)
+        text = update_text(tasks, edit, self.paths.lock, on_written=remember)
+        self._files().wrote("tasks", text)
+        self.events.append("task-added", cause=cause, related=action.related, task=added[0])
+
+    def _compact(self, cause: str | None) -> None:
+        report = compact(self.paths.alerts, self.paths.alerts_archive, self.paths.lock)
+        self.events.append(
+            "alerts-compacted",
+            cause=cause,
+            archived_alerts=report.archived_alerts,
+            archived_lines=report.archived_lines,
+            kept_lines=report.kept_lines,
+        )
