@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from bench_select import tasks_text
+from figures import report
 
 from wild.parsers import tasks as tasks_md
 from wild.parsers.tasks import TaskStatus
@@ -61,6 +62,13 @@ def main() -> None:
     print(
         f"  median {statistics.median(samples):.1f} ms, p99 {percentile(samples, 0.99):.1f} ms, "
         f"min {min(samples):.1f} ms, max {max(samples):.1f} ms  (target ≤ 20)"
+    )
+    median = statistics.median(samples)
+    report(
+        "one checkbox update in a 10,000-task file, crash-safe",
+        f"median {median:.1f} ms, p99 {percentile(samples, 0.99):.1f} ms",
+        "≤ 20 ms, median (SPEC §10)",
+        median <= 20,
     )
 
 

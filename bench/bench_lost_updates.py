@@ -42,6 +42,7 @@ from pathlib import Path
 from unittest import mock
 
 import orjson
+from figures import report as figure
 
 from wild.errors import ConflictError
 from wild.parsers import tasks as tasks_md
@@ -491,6 +492,14 @@ def report(logs: dict[str, ActorLog], checks: list[Check], every: bool) -> None:
     print(
         f"lost updates: {len(own):,} of {len(checks) * len(ACTORS):,} "
         f"(rounds with a loss: {bad:,} of {len(checks):,}; target: 0)"
+    )
+    by_wild = sum(loss.eraser == "wild" for loss in own)
+    figure(
+        "loop + editor + agent writing one file: updates erased by wild's writes",
+        f"{by_wild} in {len(checks):,} rounds ({len(own):,} lost overall, erased by the "
+        "simulated editor and agent)",
+        "0 in ≥ 1,000 rounds (SPEC §10; the editor's and agent's own losses are theirs)",
+        by_wild == 0 and len(checks) >= 1000,
     )
     shown = None if every else EXAMPLES
     by_pair: dict[tuple[str, str], list[Loss]] = {}

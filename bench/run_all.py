@@ -1,8 +1,13 @@
-"""Run every `bench/bench_*.py` one after another, each capped in time, and print a summary.
+"""Run every `bench/bench_*.py` one after another, each capped in time, and gate on the figures.
 
 Run: `python bench/run_all.py [--timeout SECONDS] [NAME ...]` (NAME: `bench_alerts` or
 `alerts`, to run only some). Scripts run one at a time, in their own process group, so they
 do not skew each other's timings and a runaway one is killed with all its children.
+
+Each script reports its figures (`bench/figures.py`): what it measured, the goal (SPEC §10's
+targets and issue 8's table) and whether the goal is met. The exit status is 1 when any
+figure misses its goal, when a script fails, or when a script reports no figure at all
+(a figure nobody measured is not a figure met); 0 only when every goal is met.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from figures import Figure, parse_figures
 
 from wild.process import run_captured
 
@@ -30,6 +37,7 @@ class Outcome:
     status: str  # "ok", "exit N" or "timed out"
     seconds: float
     output: str
+    figures: tuple[Figure, ...]
 
 
 def scripts(names: list[str]) -> list[Path]:
@@ -59,7 +67,8 @@ def run(script: Path, timeout_s: float) -> Outcome:
         status = "ok"
     else:
         status = f"exit {result.exit_code}"
-    return Outcome(script.stem, status, result.duration_s, result.output)
+    figures = tuple(parse_figures(result.output))
+    return Outcome(script.stem, status, result.duration_s, result.output, figures)
 
 
 def machine() -> str:
@@ -95,11 +104,37 @@ def main() -> int:
         outcome = run(script, args.timeout)
         print(outcome.output.rstrip(), flush=True)
         outcomes.append(outcome)
-    print("\n## summary")
+    return summarize(outcomes)
+
+
+def _verdict(ok: bool | None) -> str:
+    return {True: "ok", False: "MISSED", None: "info"}[ok]
+
+
+def summarize(outcomes: list[Outcome]) -> int:
+    """Print every figure and each script's end; 1 when anything missed or failed."""
+    print("\n## figures")
+    rows = [(o.name, f) for o in outcomes for f in o.figures]
+    for name, f in rows:
+        print(f"{_verdict(f.ok):<6}  {f.figure}: {f.value} (goal: {f.goal}) [{name}]")
+    print("\n## scripts")
     width = max((len(o.name) for o in outcomes), default=5)
     for outcome in outcomes:
         print(f"{outcome.name:<{width}}  {outcome.status:<9}  {outcome.seconds:7.1f} s")
-    return 0 if all(o.status == "ok" for o in outcomes) else 1
+    missed = [f.figure for _, f in rows if f.ok is False]
+    failed = [o.name for o in outcomes if o.status != "ok"]
+    silent = [o.name for o in outcomes if o.status == "ok" and not o.figures]
+    for what, names in (
+        ("figures missed their goal", missed),
+        ("scripts failed", failed),
+        ("scripts reported no figure", silent),
+    ):
+        if names:
+            print(f"\n{len(names)} {what}: {'; '.join(names)}")
+    if missed or failed or silent:
+        return 1
+    print(f"\nall {sum(1 for _, f in rows if f.ok)} figures with a goal met")
+    return 0
 
 
 if __name__ == "__main__":

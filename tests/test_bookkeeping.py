@@ -8,10 +8,10 @@ from pathlib import Path
 from wild.commands import edits
 from wild.commands.init import init_wild
 from wild.loop.bookkeeping import Bookkeeping, select_with_holds
-from wild.parsers.alerts import AlertStatus, make_alert, status_update
+from wild.parsers.alerts import AlertIndex, AlertStatus, make_alert, status_update
 from wild.paths import WildPaths
 from wild.selection import HUMAN_WAIT
-from wild.store.alerts_log import append_alert
+from wild.store.alerts_log import append_alert, read_new
 from wild.workspace import Workspace, assemble_workspace, load_workspace
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
@@ -165,9 +165,12 @@ def test_a_workspace_knows_its_open_alerts(tmp_path: Path) -> None:
         )
         append_alert(ws.paths.alerts, status_update(record, status, T0))
     ws = load_workspace(ws.paths, T0)
-    assert [a.id for a in ws.alerts] == ["a1", "a2", "a3"]
+    # A read command's view holds only the open alerts (read from the alerts summary).
+    assert [a.id for a in ws.alerts] == ["a1", "a3"]
     assert [a.id for a in ws.open_alerts] == ["a1", "a3"]
     assert ws.snapshot().alerts == ws.open_alerts
+    every = AlertIndex(read_new(ws.paths.alerts, None).entries).all()
+    assert [a.id for a in every] == ["a1", "a2", "a3"]
     given = assemble_workspace(
         ws.paths,
         T0,
@@ -175,6 +178,16 @@ def test_a_workspace_knows_its_open_alerts(tmp_path: Path) -> None:
         barriers=ws.barriers,
         human=ws.human,
         policy_doc=ws.policy_doc,
-        alerts=ws.alerts[:1],
+        alerts=every,
     )
-    assert [a.id for a in given.open_alerts] == ["a1"]
+    assert [a.id for a in given.open_alerts] == ["a1", "a3"]
+    first_two = assemble_workspace(
+        ws.paths,
+        T0,
+        tasks=ws.tasks,
+        barriers=ws.barriers,
+        human=ws.human,
+        policy_doc=ws.policy_doc,
+        alerts=every[:2],
+    )
+    assert [a.id for a in first_two.open_alerts] == ["a1"]

@@ -7,8 +7,6 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol
 
-from dateutil import parser as date_parser
-
 _YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 
 
@@ -51,6 +49,9 @@ def parse_time(text: str | None) -> datetime | None:
         # dateutil reads almost anything ("T1" becomes a date); insist on a year.
         if not _YEAR.search(stripped):
             return None
+        # Imported here: dateutil costs ~5 ms to import and only a hand-written time needs it.
+        from dateutil import parser as date_parser  # noqa: PLC0415
+
         try:
             parsed = date_parser.parse(stripped)
         except (ValueError, OverflowError):

@@ -42,6 +42,11 @@ class WildPaths:
         return self.root / "alerts.jsonl"
 
     @property
+    def alerts_summary(self) -> Path:
+        """A cache of alerts.jsonl for read commands (`wild.store.alerts_summary`)."""
+        return self.root / "alerts.summary.json"
+
+    @property
     def alerts_archive(self) -> Path:
         return self.root / "alerts.archive.jsonl"
 

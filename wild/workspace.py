@@ -10,12 +10,12 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert, AlertIndex
+from wild.parsers.alerts import Alert
 from wild.parsers.lines import Problem
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
 from wild.selection import WorkSnapshot
-from wild.store.alerts_log import read_new
+from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text
 
 
@@ -25,7 +25,9 @@ class Workspace:
 
     paths: WildPaths
     tasks: tasks_md.TaskList
-    alerts: tuple[Alert, ...]  # latest state per id, resolved ones included
+    # Latest state per id: the loop's view holds resolved ones too; `load_workspace` (read
+    # commands) only the open ones, read from the alerts summary in O(what was appended).
+    alerts: tuple[Alert, ...]
     open_alerts: tuple[Alert, ...]  # those of `alerts` not resolved (often a small part)
     barriers: barriers_md.BarrierList
     human: human_md.HumanQueue
@@ -50,10 +52,10 @@ def require_initialised(paths: WildPaths) -> None:
         )
 
 
-def read_all_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...]]:
-    """Full read of alerts.jsonl: the CLI has no cursor to resume from."""
-    result = read_new(paths.alerts, None, file=str(paths.alerts))
-    return AlertIndex(result.entries).all(), result.problems
+def read_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...]]:
+    """The open alerts and every problem of alerts.jsonl, by way of its summary (which this
+    read brings up to date: a read command may write that cache file, nothing else)."""
+    return read_open_alerts(paths.alerts, paths.alerts_summary, file=str(paths.alerts))
 
 
 def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
@@ -64,7 +66,7 @@ def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
 def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
     """Parse every file; unknown lines become problems, never errors (the CLI's read side)."""
     require_initialised(paths)
-    alerts, alert_problems = read_all_alerts(paths)
+    alerts, alert_problems = read_alerts(paths)
     return assemble_workspace(
         paths,
         now,

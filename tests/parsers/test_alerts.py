@@ -52,6 +52,14 @@ def test_state_follows_file_order_not_timestamps() -> None:
     assert ids(AlertIndex([later, earlier]).active()) == [("a", "pending", 2)]
 
 
+def test_a_reopened_alert_goes_last_like_a_new_one() -> None:
+    data = line("a") + line("b") + line("a", "resolved") + line("a", "escalated") + line("b")
+    index = AlertIndex(parse_appended(data, 0).entries)
+    assert ids(index.all()) == [("b", "pending", 5), ("a", "escalated", 4)]
+    still = AlertIndex(parse_appended(line("a") + line("b") + line("a", "in-progress"), 0).entries)
+    assert ids(still.all()) == [("a", "in-progress", 3), ("b", "pending", 2)]
+
+
 def test_choices_and_escalation_time_are_read() -> None:
     data = line(
         "a", "escalated", choices=["Ignore", "Stop Job"], escalatedAt="2026-02-08T11:00:00Z"

@@ -289,7 +289,10 @@ def status_update(
 
 
 class AlertIndex:
-    """Latest state of every alert id, in file order of the id's first appearance."""
+    """Latest state of every alert id, in the order the alerts became open: file order of
+    the id's first line, except that an alert reopened after it was resolved moves to the
+    end, as a new alert would (so the open alerts' order can be kept without remembering
+    every resolved id: `wild.parsers.alerts_summary`)."""
 
     def __init__(self, entries: Iterable[Alert] = ()) -> None:
         self._latest: dict[str, Alert] = {}
@@ -298,8 +301,13 @@ class AlertIndex:
     def apply(self, entries: Iterable[Alert]) -> tuple[Alert, ...]:
         """Take entries in file order; returns the new state of each alert they changed."""
         changed: dict[str, Alert] = {}
+        latest = self._latest
         for alert in entries:
-            self._latest[alert.id] = alert  # an existing key keeps its place in the dict
+            before = latest.get(alert.id)
+            was_resolved = before is not None and before.status == "resolved"
+            if was_resolved and alert.status != "resolved":
+                del latest[alert.id]  # reopened: goes last, like a new alert
+            latest[alert.id] = alert  # an existing key keeps its place in the dict
             changed[alert.id] = alert
         return tuple(changed.values())
 

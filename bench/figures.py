@@ -1,0 +1,54 @@
+"""One way for every bench script to report a figure, and for `run_all.py` to read it back.
+
+A script calls `report(...)` once per figure it measures; the line it prints starts with
+`figure: ` and holds JSON (figure, value, goal, ok), so `run_all.py` can gate on it while a
+person reading the output sees the same facts. A goal is checked in the script that knows
+what it measured; `run_all.py` only counts the misses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+PREFIX = "figure: "
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure against its goal; `ok` is None for figures with no goal."""
+
+    figure: str
+    value: str
+    goal: str
+    ok: bool | None
+
+
+def report(figure: str, value: str, goal: str, ok: bool | None) -> None:
+    """Print one figure's line; `ok=None` marks a figure shown for information only."""
+    data = {"figure": figure, "value": value, "goal": goal, "ok": ok}
+    print(PREFIX + orjson.dumps(data).decode(), flush=True)
+
+
+def parse_figures(output: str) -> list[Figure]:
+    """Every figure line a script printed (other lines are its human-readable report)."""
+    found = []
+    for line in output.splitlines():
+        if not line.startswith(PREFIX):
+            continue
+        try:
+            data = orjson.loads(line[len(PREFIX) :])
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            ok = data.get("ok")
+            found.append(
+                Figure(
+                    str(data.get("figure", "?")),
+                    str(data.get("value", "?")),
+                    str(data.get("goal", "")),
+                    ok if isinstance(ok, bool) else None,
+                )
+            )
+    return found
