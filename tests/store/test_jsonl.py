@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,30 @@ def test_append_bytes_writes_several_lines_at_once_and_can_fsync(
     assert writes == [b"\na\nb\n", b"c\n"]
     assert len(synced) == 1
     assert path.read_bytes() == b"torn\na\nb\nc\n"
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from wild.store.jsonl import append_line
+for i in range(int(sys.argv[3])):
+    append_line(Path(sys.argv[1]), b'{"w": "%s", "i": %d, "pad": "%s"}' % (
+        sys.argv[2].encode(), i, b"x" * 900))
+"""
+
+
+def test_concurrent_appends_crossing_pages_leave_no_empty_line(tmp_path: Path) -> None:
+    """A line that crosses a page boundary is visible half-written to another appender, whose
+    torn-line check must not then add a newline of its own (an empty line in the log)."""
+    path = tmp_path / "log.jsonl"
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root}
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), name, "250"], env=env)
+        for name in "abcdef"
+    ]
+    assert [w.wait(60) for w in writers] == [0] * 6
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    assert [line for line in lines[:-1] if not line.startswith(b'{"w": ')] == []
+    assert len(lines) - 1 == 6 * 250

@@ -60,7 +60,16 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
             fcntl.flock(fd, fcntl.LOCK_SH)
             if not _is_current(fd, path):
                 continue
-            _write_all(fd, _seal(fd) + data)
+            seal = _seal(fd)
+            if seal:
+                # The end may look torn only because another append is halfway through a
+                # write that crosses a page (the kernel grows the file a page at a time).
+                # The exclusive lock waits for the appends under way; then judge again.
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if not _is_current(fd, path):
+                    continue
+                seal = _seal(fd)
+            _write_all(fd, seal + data)
             if durable:
                 os.fsync(fd)
             return
