@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 
 from wild.agents.registry import CUSTOM, agent_spec
-from wild.barriers.webhook import WebhookServer
 from wild.clock import Clock
 from wild.commands import edits
 from wild.commands.init import init_wild
@@ -112,6 +111,10 @@ def run_loop(
     loop = Loop(paths, options, clock=clock, out=out)
     if webhook_port is None:
         return loop.run()
+    # Imported only when asked for: http.server brings ssl and email, ~45 ms a loop without
+    # a webhook would pay before its first agent starts.
+    from wild.barriers.webhook import WebhookServer  # noqa: PLC0415
+
     token, secret = webhook_credentials(paths, os.environ)
     # Its writes land in barriers.md and alerts.jsonl, which wake the loop through the watcher.
     server = WebhookServer(
