@@ -10,10 +10,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner, Result
 
+from tests.cli_support import init_wild_dir, invoke
 from wild import cli as cli_module
-from wild.cli import cli
 from wild.commands.watch import watch_status
 from wild.paths import WildPaths
 from wild.workspace import Workspace
@@ -38,14 +37,8 @@ def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def wild_dir(tmp_path: Path) -> Path:
-    root = tmp_path / ".wild"
-    result = invoke("--init", "--dir", str(root))
-    assert result.exit_code == 0, result.output
+    root = init_wild_dir(tmp_path)
     return root
-
-
-def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
 
 
 def test_init_creates_every_file_and_never_overwrites(tmp_path: Path) -> None:

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner, Result
 
-from wild.cli import cli
+from tests.cli_support import init_wild_dir, invoke
 from wild.policy.presets import preset
 
 BARRIERS = """\
@@ -25,14 +24,9 @@ BARRIERS = """\
 """
 
 
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
 @pytest.fixture
 def wild_dir(tmp_path: Path) -> Path:
-    root = tmp_path / ".wild"
-    assert invoke("--init", "--dir", str(root)).exit_code == 0
+    root = init_wild_dir(tmp_path)
     (root / "barriers.md").write_text(BARRIERS)
     return root
 

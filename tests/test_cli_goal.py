@@ -7,14 +7,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner, Result
 
-from wild.cli import cli
+from tests.cli_support import invoke
 from wild.commands import demo as demo_module
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture

@@ -6,20 +6,15 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner, Result
 
+from tests.cli_support import init_wild_dir, invoke
 from wild.cli import cli
 from wild.commands.actions import EVERY, OPTION_ACTIONS
 
 
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
 @pytest.fixture
 def wild_dir(tmp_path: Path) -> Path:
-    root = tmp_path / ".wild"
-    assert invoke("--init", "--dir", str(root)).exit_code == 0
+    root = init_wild_dir(tmp_path)
     return root
 
 
