@@ -196,20 +196,31 @@ def _big_project(root: Path) -> WildPaths:
 
 
 class _InstantAgent:
-    """A runner that finishes each task at once and notes when the loop called it."""
+    """A runner that finishes each task at once and notes when the loop called it: by its
+    promise, or (`ticks`) by ticking the task's box in tasks.md itself, as agents often do."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, ticks: bool = False) -> None:
         self.calls: list[tuple[float, float]] = []
+        self.ticks = ticks
 
     def __call__(self, request: AgentRequest) -> AgentRun:
         start = time.perf_counter()
+        said = "<promise>TASK_COMPLETE</promise>"
+        if self.ticks:
+            tasks = Path(request.env["WILD_DIR"]) / "tasks.md"
+            mark = f"] {request.env['WILD_WORK_ID']}:"
+            text = tasks.read_text()
+            at = text.index(mark)
+            line = text.rfind("\n", 0, at) + 1
+            tasks.write_text(text[:line] + text[line:at].replace("[/]", "[x]", 1) + text[at:])
+            said = "Done; ticked the box."
         run = AgentRun(
             exit_code=0,
             timed_out=False,
             cancelled=False,
             duration_s=0.0,
-            final_text="<promise>TASK_COMPLETE</promise>",
-            signals=parse_signals("<promise>TASK_COMPLETE</promise>"),
+            final_text=said,
+            signals=parse_signals(said),
             cost_usd=None,
             input_tokens=None,
             output_tokens=None,
@@ -222,11 +233,11 @@ class _InstantAgent:
         return run
 
 
-def overhead(iterations: int) -> tuple[list[float], float]:
+def overhead(iterations: int, *, ticks: bool = False) -> tuple[list[float], float]:
     """Milliseconds between agent runs, and the first iteration's start-up (100k alerts read)."""
     with tempfile.TemporaryDirectory() as tmp:
         paths = _big_project(Path(tmp))
-        agent = _InstantAgent()
+        agent = _InstantAgent(ticks=ticks)
         options = LoopOptions(
             goal="bench",
             agent="custom",
@@ -273,6 +284,15 @@ def main() -> None:
         f"p50 {p50:.1f} ms, max {max(gaps):.1f} ms",
         "≤ 50 ms, p50 (SPEC §10; issue 8)",
         p50 <= 50,
+    )
+    ticked, _ = overhead(iterations, ticks=True)
+    print(_row("between runs, the agent ticks its box", ticked))
+    ratio = statistics.median(ticked) / p50
+    report(
+        "an agent ticking its own task (10k tasks): gap between iterations",
+        f"p50 {statistics.median(ticked):.1f} ms = {ratio:.2f}× the gap after a promise",
+        "no extra re-parse: ≤ 1.25× the gap after a promise, same run (issue 8)",
+        ratio <= 1.25,
     )
 
 
