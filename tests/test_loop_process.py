@@ -324,3 +324,29 @@ def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> N
         if line["id"] == "alert-1" and line["status"] == "in-progress"
     ]
     assert attempts == [1, 2]
+
+
+def test_a_second_loop_on_the_same_folder_refuses_to_start(wild: Wild) -> None:
+    gated_task(wild)
+    first = wild.start()
+    wild.wait_for("the loop to idle", lambda: "⏳ Waiting (gate)" in wild.output())
+    second = subprocess.run(
+        [sys.executable, "-m", "wild", "Ship the model", "--agent-cmd", "true"],
+        cwd=wild.paths.project,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        check=False,
+    )
+    assert second.returncode == 1
+    assert second.stderr.startswith(
+        "Error: .wild: another wild loop is running on this folder "
+        f"(pid {first.pid} on "
+    )
+    assert "stop it with `wild --stop`" in second.stderr
+    assert wild.agent_runs() == []  # the refused loop ran nothing
+    first.kill()  # kill -9: the kernel drops the lock with its holder
+    first.wait()
+    wild.cli("--satisfy", "gate")
+    again = wild.start()
+    assert again.wait(WAIT_S) == 0, wild.output()

@@ -48,6 +48,7 @@ from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.state import ProcessId
 from wild.paths import WildPaths
 from wild.store.events_log import EventLog
+from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
 from wild.wake import FolderWatcher, Waker, WakeReason, install_signal_handlers
@@ -134,6 +135,10 @@ class Loop:
     # -- lifecycle -----------------------------------------------------------------------
 
     def run(self) -> LoopResult:
+        with take_loop_lock(self.paths.root, lambda: running_loop(self.paths.state)):
+            return self._run()
+
+    def _run(self) -> LoopResult:
         self.paths.logs.mkdir(exist_ok=True)
         self._begin()
         watcher = self._watcher()

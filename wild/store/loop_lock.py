@@ -1,0 +1,62 @@
+"""One loop per state folder: an exclusive flock on `.wild/loop.lock`, held while it runs.
+
+The kernel drops a flock when its holder dies, even by SIGKILL, so a crashed loop never
+leaves the folder locked; no pid file to go stale. Two `wild "goal"` on one folder would
+otherwise both run every task.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from wild.errors import WildError
+from wild.parsers.state import LoadedState, parse_state
+from wild.store.files import read_bytes
+
+
+class LoopLock:
+    """The held lock; `release` (or the process's end) frees the folder."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def __enter__(self) -> LoopLock:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+
+def take_loop_lock(root: Path, holder: Callable[[], str | None] = lambda: None) -> LoopLock:
+    """Lock `root` for this loop, or raise WildError naming the `holder()` (who holds it, as
+    state.json says) when another loop runs on it."""
+    fd = os.open(root / "loop.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        named = holder()
+        who = f" ({named})" if named else ""
+        raise WildError(
+            f"{root}: another wild loop is running on this folder{who}; "
+            "stop it with `wild --stop`, or wait for it to end"
+        ) from None
+    return LoopLock(fd)
+
+
+def running_loop(state_path: Path) -> str | None:
+    """The loop that holds the folder, as its state.json names it (None when it cannot tell)."""
+    try:
+        loaded = parse_state(read_bytes(state_path), str(state_path))
+    except (OSError, WildError):
+        return None
+    process = loaded.state.loop_process if isinstance(loaded, LoadedState) else None
+    return None if process is None else f"pid {process.pid} on {process.host}"
