@@ -14,6 +14,7 @@ import pytest
 from tests.cli_support import init_wild_dir, invoke
 from wild import cli as cli_module
 from wild.commands.watch import watch_status
+from wild.parsers import human as human_md
 from wild.paths import WildPaths
 from wild.workspace import Workspace
 
@@ -431,3 +432,31 @@ def test_demo_into_a_closed_pipe_exits_quietly() -> None:
     proc.stderr.close()
     assert "crashed" not in stderr
     assert "Traceback" not in stderr
+
+
+_ADD_INPUTS = """
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from wild.commands.edits import add_human_input
+from wild.paths import WildPaths
+paths = WildPaths(Path(sys.argv[1]))
+now = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)  # every writer at the same instant
+for n in range(int(sys.argv[3])):
+    add_human_input(paths, f"{sys.argv[2]} {n}", urgent=False, now=now)
+"""
+
+
+def test_human_inputs_made_together_get_distinct_keys(wild_dir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _ADD_INPUTS, str(wild_dir), name, "25"], env=env)
+        for name in ("a", "b", "c", "d")
+    ]
+    assert [w.wait(60) for w in writers] == [0] * 4
+    inputs = human_md.parse((wild_dir / "human.md").read_text()).inputs
+    assert len(inputs) == 100
+    assert len({i.key for i in inputs}) == 100
+    assert sorted(i.content for i in inputs) == sorted(
+        f"{name} {n}" for name in "abcd" for n in range(25)
+    )

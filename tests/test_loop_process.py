@@ -340,8 +340,7 @@ def test_a_second_loop_on_the_same_folder_refuses_to_start(wild: Wild) -> None:
     )
     assert second.returncode == 1
     assert second.stderr.startswith(
-        "Error: .wild: another wild loop is running on this folder "
-        f"(pid {first.pid} on "
+        f"Error: .wild: another wild loop is running on this folder (pid {first.pid} on "
     )
     assert "stop it with `wild --stop`" in second.stderr
     assert wild.agent_runs() == []  # the refused loop ran nothing

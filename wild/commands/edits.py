@@ -29,15 +29,28 @@ def add_human_input(paths: WildPaths, text: str, *, urgent: bool, now: datetime)
         raise UsageError(
             '--human-input needs some text, e.g. wild --human-input "Use batch size 32"'
         )
-    taken = {h.key for h in human_md.parse(read_text(paths.human)).inputs}
-    # Seconds are what humans write; fall back to milliseconds so two quick inputs stay distinct.
-    key = iso(now) if iso(now) not in taken else iso_ms(now)
-    update_text(
-        paths.human,
-        lambda current: human_md.append_input(current, text, timestamp=key, urgent=urgent),
-        paths.lock,
-    )
+    key = ""
+
+    def edit(current: str) -> str:
+        # The key is chosen from the text being edited, under the lock: keys read before it
+        # collided when inputs came in together.
+        nonlocal key
+        key = _fresh_key({h.key for h in human_md.parse(current).inputs}, now)
+        return human_md.append_input(current, text, timestamp=key, urgent=urgent)
+
+    update_text(paths.human, edit, paths.lock)
     return key
+
+
+def _fresh_key(taken: set[str], now: datetime) -> str:
+    """Seconds are what humans write; then milliseconds, one later each time it is taken, so
+    inputs made together stay distinct."""
+    if iso(now) not in taken:
+        return iso(now)
+    at = now
+    while iso_ms(at) in taken:
+        at += timedelta(milliseconds=1)
+    return iso_ms(at)
 
 
 def _check_ids(
