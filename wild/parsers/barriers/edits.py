@@ -6,52 +6,18 @@ header's status word) and adds a missing field after the block's last one, in it
 
 from __future__ import annotations
 
-from wild.parsers.barriers.blocks import HEADER, Block, scan
+from wild.parsers.barriers.blocks import DIALECT
 from wild.parsers.barriers.records import BarrierStatus
 from wild.parsers.barriers.values import clean_result, one_line
-from wild.parsers.lines import append_lines, body, replace_body, split_lines
-
-
-def _block(lines: list[str], barrier_id: str) -> Block | None:
-    return next((b for b in scan(lines)[0] if b.id == barrier_id), None)
-
-
-def _insert(lines: list[str], at: int, bodies: list[str]) -> str:
-    return append_lines("".join(lines[:at]), bodies) + "".join(lines[at:])
+from wild.parsers.blocks import set_fields
+from wild.parsers.lines import split_lines
 
 
 def _apply(
     text: str, barrier_id: str, updates: list[tuple[str, str]], status: BarrierStatus | None
 ) -> str:
     """Set each field in place (or add it after the block's last field) and maybe the status."""
-    lines = split_lines(text)
-    block = _block(lines, barrier_id)
-    if block is None:
-        return text
-    missing = []
-    for name, new in updates:
-        f = block.first(name)
-        if f is None:
-            missing.append((name, new))
-            continue
-        prefix = body(lines[f.index])[: f.value_at]
-        prefix += "" if prefix.endswith((" ", "\t")) else " "
-        lines[f.index] = replace_body(lines[f.index], prefix + new)
-    header = HEADER.match(body(lines[block.header]))
-    if status is not None and header is not None and header["status"].lower() != status:
-        head = body(lines[block.header])
-        start, end = header.span("status")
-        lines[block.header] = replace_body(
-            lines[block.header], head[:start] + status.upper() + head[end:]
-        )
-    if not missing:
-        return "".join(lines)
-    last = block.fields[-1] if block.fields else None
-    lead, bold = (last.lead, last.bold) if last is not None else ("- ", False)
-    bodies = [
-        f"{lead}**{name}:** {new}" if bold else f"{lead}{name}: {new}" for name, new in missing
-    ]
-    return _insert(lines, (last.index if last is not None else block.header) + 1, bodies)
+    return set_fields(split_lines(text), DIALECT, barrier_id, updates, status)
 
 
 def record_check(
