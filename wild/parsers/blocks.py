@@ -18,6 +18,8 @@ from wild.parsers.lines import Problem, append_lines, body, replace_body
 HEADER = re.compile(
     r"##[ \t]*\[[ \t]*(?P<status>[^\]]*?)[ \t]*\][ \t]*(?P<id>\S*)[ \t]*(?P<rest>.*?)[ \t]*$"
 )
+# An id: a letter, then letters, digits, "_", "." and "-".
+ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 # A `#`/`##` heading (or `##[` typed without a space) ends the block above it.
 _BOUNDARY = re.compile(r"#{1,2}(?:[ \t]|$)|##\[")
 # `- Key: value` or `- **Key:** value` (also `**Key**:`), any bullet, any indent.

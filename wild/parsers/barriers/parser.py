@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from wild.clock import parse_time
-from wild.parsers.barriers.blocks import Block, FieldLine, scan
+from wild.parsers.barriers.blocks import DIALECT, Block, scan
 from wild.parsers.barriers.records import (
     BARRIER_TYPES,
     DEFAULT_INTERVAL_S,
@@ -17,16 +16,17 @@ from wild.parsers.barriers.records import (
     BarrierList,
     BarrierStatus,
 )
-from wild.parsers.barriers.values import parse_duration, unquote
+from wild.parsers.barriers.values import unquote
+from wild.parsers.block_reader import BlockReader
+from wild.parsers.blocks import ID
 from wild.parsers.lines import Problem, Span, split_lines
 
 _STATUS: dict[str, BarrierStatus] = {status: status for status in STATUSES}
-_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
 
 def is_barrier_id(text: str) -> bool:
     """Whether `text` reads as a barrier id in barriers.md (a letter, then letters, digits, _.-)."""
-    return _ID.fullmatch(text) is not None
+    return ID.fullmatch(text) is not None
 
 
 _REQUIRED = {
@@ -34,48 +34,13 @@ _REQUIRED = {
     "count-based": ("Check", "Target"),
     "file-exists": ("File",),
 }
-_TYPES_TEXT = ", ".join(BARRIER_TYPES[:-1]) + " or " + BARRIER_TYPES[-1]
 
 
-class _Reader:
-    """Reads one block's fields into record values, collecting problems instead of raising."""
+class _Reader(BlockReader):
+    """Reads one barrier block's fields into record values, collecting problems."""
 
     def __init__(self, block: Block) -> None:
-        self.block, self.id = block, block.id
-        self.problems: list[Problem] = []
-        self.found: dict[str, FieldLine] = {}
-        self.raw: dict[str, str] = {}
-        for f in block.fields:
-            self.raw.setdefault(f.key, f.value)
-            if f.canon is None:
-                continue
-            if f.canon in self.found:
-                self.report(
-                    f.index,
-                    f'barrier "{self.id}" sets {f.canon} twice (first at line '
-                    f"{self.found[f.canon].index + 1}); the first one is used",
-                )
-                continue
-            self.found[f.canon] = f
-
-    def report(self, index: int, message: str) -> None:
-        self.problems.append(Problem(FILE, index + 1, message))
-
-    def value(self, name: str) -> str | None:
-        f = self.found.get(name)
-        return f.value if f is not None and f.value else None
-
-    def bad(self, name: str, message: str) -> None:
-        self.report(
-            self.found[name].index, f'barrier "{self.id}" {name} "{self.value(name)}" {message}'
-        )
-
-    def duration(self, name: str, example: str) -> float | None:
-        text = self.value(name)
-        seconds = None if text is None else parse_duration(text)
-        if text is not None and seconds is None:
-            self.bad(name, f"is not a duration; write e.g. {example}")
-        return seconds
+        super().__init__(block, DIALECT)
 
     def target(self) -> int | None:
         text = self.value("Target")
@@ -84,61 +49,19 @@ class _Reader:
         self.bad("Target", "is not a whole number; write e.g. 8")
         return None
 
-    def time(self, name: str) -> str | None:
-        text = self.value(name)
-        if text is not None and parse_time(text) is None:
-            self.bad(name, "is not a time; write an ISO time such as 2026-02-08T10:00:00Z")
-        return text
-
     def status(self) -> BarrierStatus:
-        block = self.block
-        if not _ID.fullmatch(self.id):
-            self.report(
-                block.header,
-                f'barrier id "{self.id}" should start with a letter and '
-                'use only letters, digits, "_", "." and "-"',
-            )
-        if block.rest:
-            self.report(
-                block.header, f'text after barrier id "{self.id}" is ignored: "{block.rest}"'
-            )
-        status = _STATUS.get(block.status.lower())
-        if status is None:
-            self.report(
-                block.header,
-                f'barrier "{self.id}" has unknown status '
-                f'"{block.status}"; use WAITING, SATISFIED or FAILED (read as WAITING)',
-            )
-        return status or "waiting"
+        status = self.header_status(STATUSES)
+        return _STATUS.get(status, "waiting")
 
     def type(self) -> str:
-        raw = self.value("Type")
-        btype = re.sub(r"[\s_]+", "-", (raw or "").lower())
-        if raw is None:
-            self.report(
-                self.block.header,
-                f'barrier "{self.id}" has no "- Type:" line; add one ({_TYPES_TEXT})',
-            )
-        elif btype not in BARRIER_TYPES:
-            self.bad("Type", f"is not a barrier type; use {_TYPES_TEXT}")
-        for name in _REQUIRED.get(btype, ()):
-            if self.value(name) is None:
-                self.report(
-                    self.block.header,
-                    f'barrier "{self.id}" ({btype}) has no {name}; add a "- {name}: ..." line',
-                )
-        return btype
+        return self.kind(BARRIER_TYPES, _REQUIRED)
 
 
 def _barrier(block: Block) -> tuple[Barrier, list[Problem]]:
     """Turn one block into a record, reporting (never raising on) what a human got wrong."""
     read = _Reader(block)
     status, btype = read.status(), read.type()
-    for index in block.stray:
-        read.report(
-            index,
-            f'line is not a "- Key: value" field of barrier "{block.id}"; it is kept and ignored',
-        )
+    read.strays()
     interval = read.duration("Interval", "60s, 5m or 1h (using 60s)")
     expect, result = read.value("Expect"), read.value("Result")
     record = Barrier(
