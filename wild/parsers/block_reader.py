@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 
 from wild.clock import parse_time
-from wild.parsers.barriers.values import parse_duration
 from wild.parsers.blocks import ID, Block, Dialect, FieldLine
+from wild.parsers.field_values import parse_duration
 from wild.parsers.lines import Problem
 
 

@@ -1,8 +1,9 @@
 """Lossless parser and minimal id-keyed edits for `.wild/barriers.md` (what wild waits on).
 
-The package: `records` (Barrier, BarrierList, the barrier types and lookups), `values`
-(durations, results), `blocks` (which lines form each barrier block), `parser` (parse) and
-`edits` (record_check, set_status). Callers use the names re-exported here.
+The package: `records` (Barrier, BarrierList, the barrier types and lookups), `blocks` (the
+dialect of `wild.parsers.blocks`: which lines form each barrier block), `parser` (parse) and
+`edits` (record_check, set_status); values are read by `wild.parsers.field_values`. Callers
+use the names re-exported here.
 """
 
 from wild.parsers.barriers.edits import record_check, set_status
@@ -14,7 +15,6 @@ from wild.parsers.barriers.records import (
     DEFAULT_INTERVAL_S,
     EXTERNAL_TYPES,
     FILE,
-    RESULT_MAX_CHARS,
     STATUSES,
     Barrier,
     BarrierList,
@@ -23,7 +23,7 @@ from wild.parsers.barriers.records import (
     find,
     render,
 )
-from wild.parsers.barriers.values import clean_result, parse_duration
+from wild.parsers.field_values import RESULT_MAX_CHARS, clean_result, parse_duration
 
 __all__ = [
     "BARRIER_TYPES",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from wild.parsers.barriers.blocks import DIALECT
 from wild.parsers.barriers.records import BarrierStatus
-from wild.parsers.barriers.values import clean_result, one_line
 from wild.parsers.blocks import set_fields
+from wild.parsers.field_values import clean_result, one_line
 from wild.parsers.lines import split_lines
 
 

@@ -16,9 +16,9 @@ from wild.parsers.barriers.records import (
     BarrierList,
     BarrierStatus,
 )
-from wild.parsers.barriers.values import unquote
 from wild.parsers.block_reader import BlockReader
 from wild.parsers.blocks import ID
+from wild.parsers.field_values import unquote
 from wild.parsers.lines import Problem, Span, split_lines
 
 _STATUS: dict[str, BarrierStatus] = {status: status for status in STATUSES}

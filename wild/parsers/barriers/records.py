@@ -18,7 +18,6 @@ COMMAND_TYPES: frozenset[str] = frozenset({"command-check", "count-based"})
 CHECKABLE_TYPES: frozenset[str] = COMMAND_TYPES | {"file-exists"}
 EXTERNAL_TYPES: frozenset[str] = frozenset(BARRIER_TYPES) - CHECKABLE_TYPES
 DEFAULT_INTERVAL_S = 60.0
-RESULT_MAX_CHARS = 200
 FILE = "barriers.md"
 
 

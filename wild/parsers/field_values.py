@@ -1,12 +1,12 @@
-"""Field values of barriers.md: durations as read, and the one-line and quoting rules for
-the values wild writes."""
+"""Field values of barriers.md and checks.md: durations as read, and the one-line and quoting
+rules for the values wild writes."""
 
 from __future__ import annotations
 
 import re
 
-from wild.parsers.barriers.records import RESULT_MAX_CHARS
-
+# A `Result:` wild writes is one short line: the end of a long output is in the logs.
+RESULT_MAX_CHARS = 200
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d*)?|\.\d+)[ \t]*(?P<unit>[A-Za-z]*)")
 _UNIT_S = {
     **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), 1.0),
