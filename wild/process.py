@@ -25,6 +25,11 @@ STRAGGLER_GRACE_S = 0.5
 OUTPUT_CAP = 64 * 1024
 CANCEL_POLL_S = 0.05  # how soon a set cancel event is noticed
 
+# Variables a command from a state file may see (a check, a hook); everything else (API keys,
+# *_TOKEN, AWS_*) stays with wild.
+SAFE_ENV_KEYS = ("PATH", "HOME", "USER", "LANG", "TMPDIR", "SHELL")
+SAFE_ENV_PREFIXES = ("LC_", "WILD_", "SLURM_")
+
 Ending = Literal["exited", "timed-out", "cancelled"]
 
 
@@ -132,6 +137,20 @@ def group_alive(pgid: int) -> bool:
             if fields is not None and _running(fields) and fields[2] == str(pgid):
                 return True
     return False
+
+
+def scrubbed_env(
+    extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The allowlisted part of `base` (os.environ by default) plus the caller's `extra`."""
+    source = os.environ if base is None else base
+    env = {
+        key: value
+        for key, value in source.items()
+        if key in SAFE_ENV_KEYS or key.startswith(SAFE_ENV_PREFIXES)
+    }
+    env.update(extra or {})
+    return env
 
 
 def shell_argv(command: str) -> list[str]:

@@ -10,8 +10,8 @@ import pytest
 
 from tests.barriers.conftest import barrier
 from wild.barriers.approvals import Approvals, command_hash
-from wild.barriers.checks import CANCELLED, CheckResult, check_once, scrubbed_env
-from wild.process import pid_running
+from wild.barriers.checks import CANCELLED, CheckResult, check_once
+from wild.process import pid_running, scrubbed_env
 
 NOBODY = Approvals(frozenset())
 

@@ -6,7 +6,6 @@ the filesystem it checks and the command's output, and writes nothing.
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 import threading
@@ -17,12 +16,9 @@ from pathlib import Path
 from wild.barriers.approvals import Approvals, command_of
 from wild.parsers.barriers import COMMAND_TYPES, EXTERNAL_TYPES, Barrier
 from wild.parsers.barriers import clean_result as one_line
-from wild.process import ProcessResult, run_captured, shell_argv
+from wild.process import ProcessResult, run_captured, scrubbed_env, shell_argv
 
 DEFAULT_TIMEOUT_S = 60.0
-# Variables a check may see; everything else (API keys, *_TOKEN, AWS_*) stays with wild.
-SAFE_ENV_KEYS = ("PATH", "HOME", "USER", "LANG", "TMPDIR", "SHELL")
-SAFE_ENV_PREFIXES = ("LC_", "WILD_", "SLURM_")
 # What a check's stderr adds to a failure's `Result:` is one shortened line: its end suffices.
 _STDERR_TAIL = 4096
 CANCELLED = "not finished: wild is stopping"
@@ -37,20 +33,6 @@ class CheckResult:
     status_text: str  # one line, for the barrier's `Result:`
     error: str | None
     ran: bool
-
-
-def scrubbed_env(
-    extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The allowlisted part of `base` (os.environ by default) plus the caller's `extra`."""
-    source = os.environ if base is None else base
-    env = {
-        key: value
-        for key, value in source.items()
-        if key in SAFE_ENV_KEYS or key.startswith(SAFE_ENV_PREFIXES)
-    }
-    env.update(extra or {})
-    return env
 
 
 def unapproved_message(barrier_id: str) -> str:
