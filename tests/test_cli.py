@@ -47,14 +47,14 @@ def test_init_creates_every_file_and_never_overwrites(tmp_path: Path) -> None:
     first = invoke("--init", "--dir", str(root))
     assert first.exit_code == 0
     assert first.output == (
-        f"Initialised {root}: created alerts.jsonl, barriers.md, human-policy.md, human.md,"
-        " state.json, tasks.md\n"
+        f"Initialised {root}: created alerts.jsonl, barriers.md, checks.md, human-policy.md,"
+        " human.md, state.json, tasks.md\n"
     )
     (root / "tasks.md").write_text("- [ ] mine\n")
     again = invoke("--init", "--dir", str(root))
     assert again.output == (
         f"Initialised {root}: created nothing; kept existing alerts.jsonl, barriers.md,"
-        " human-policy.md, human.md, state.json, tasks.md\n"
+        " checks.md, human-policy.md, human.md, state.json, tasks.md\n"
     )
     assert (root / "tasks.md").read_text() == "- [ ] mine\n"
 

@@ -34,14 +34,14 @@ def wild_dir(tmp_path: Path) -> Path:
 def test_approve_lists_then_approves_a_command(wild_dir: Path) -> None:
     listing = invoke("--approve", "--dir", str(wild_dir))
     assert listing.output == (
-        "Commands awaiting approval (run wild --approve BARRIER for each you trust):\n"
+        "Commands awaiting approval (run wild --approve ID for each you trust):\n"
         "  data-ready: test -f ready.flag\n"
     )
     approved = invoke("--approve", "data-ready", "--dir", str(wild_dir))
     assert approved.exit_code == 0
     assert approved.output.startswith("Approved data-ready: test -f ready.flag (sha256 ")
     assert invoke("--approve", "--dir", str(wild_dir)).output == (
-        "No barrier commands await approval.\n"
+        "No barrier or check commands await approval.\n"
     )
     manual = invoke("--approve", "approval", "--dir", str(wild_dir))
     assert manual.exit_code == 1

@@ -44,7 +44,8 @@ def wild_dir(tmp_path: Path) -> Path:
         ),
         (
             ("--add-task", "x", "--json"),
-            "--json belongs to --status, --list-work, --show-policy or --check-barriers;"
+            "--json belongs to --status, --list-work, --show-policy, --check-barriers or"
+            " --run-checks;"
             " it does nothing with --add-task",
         ),
         (

@@ -14,7 +14,7 @@ from wild.cli import cli
 from wild.commands.run_loop import EXIT_CODES
 from wild.control import read_pending
 from wild.errors import UsageError, WildError
-from wild.parsers import barriers, human, policy, tasks
+from wild.parsers import barriers, checks, human, policy, tasks
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.store.alerts_log import read_new
@@ -122,6 +122,11 @@ def _barriers(text: str, _tmp: Path) -> tuple[int, list[str]]:
     return len(doc.barriers), [str(p) for p in doc.problems]
 
 
+def _checks(text: str, _tmp: Path) -> tuple[int, list[str]]:
+    doc = checks.parse(text)
+    return len(doc.checks), [str(p) for p in doc.problems]
+
+
 def _human(text: str, _tmp: Path) -> tuple[int, list[str]]:
     doc = human.parse(text)
     return len(doc.inputs), [str(p) for p in doc.problems]
@@ -168,6 +173,7 @@ READERS: dict[str, Reader] = {
     "tasks.md": _tasks,
     "alerts.jsonl": _alerts,
     "barriers.md": _barriers,
+    "checks.md": _checks,
     "human-policy.md": _policy,
     "human.md": _human,
     "state.json": _state,

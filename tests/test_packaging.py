@@ -38,7 +38,7 @@ def test_wheel_installs_templates_and_runs_init_and_demo_data(tmp_path: Path) ->
     # Every default file of `wild --init` ships in the wheel, dotted folder included.
     templates = ROOT / "wild" / "templates" / ".wild"
     expected = {f"wild/templates/.wild/{p.name}" for p in templates.iterdir()}
-    assert len(expected) == 5
+    assert len(expected) == 6
     assert expected <= set(zipfile.ZipFile(wheel).namelist())
     subprocess.run(
         [

@@ -180,12 +180,17 @@ def demo() -> None:
 @click.option("--force", is_flag=True, help="With --migrate: overwrite an existing .wild/.")
 @click.option("--check-barriers", is_flag=True, help="Check every waiting barrier once now.")
 @click.option(
+    "--run-checks",
+    is_flag=True,
+    help="Run the completion checks in checks.md now; exit 1 unless they pass.",
+)
+@click.option(
     "--approve",
     is_flag=False,
     flag_value="",
     default=None,
-    metavar="[BARRIER]",
-    help="Approve a barrier's command (no id: list commands awaiting approval).",
+    metavar="[ID]",
+    help="Approve a barrier's or check's command (no id: list commands awaiting approval).",
 )
 @click.option(
     "--generate-check",

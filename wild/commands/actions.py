@@ -169,19 +169,32 @@ def _check_barriers(call: Call) -> None:
     call.out(to_json(rows) if call.as_json else barrier_cmds.format_checks(rows))
 
 
-def _approve(call: Call) -> None:
-    from wild.commands import barrier_cmds
+def _run_checks(call: Call) -> None:
+    from wild.commands.completion_checks import checks_json, format_checks_run, run_checks
+    from wild.output import to_json
 
-    barrier_id = call.opts["approve"]
-    if barrier_id:
-        command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id, call.clock.now())
-        call.out(f"Approved {barrier_id}: {command} (sha256 {digest[:12]})")
+    run = run_checks(call.paths, call.clock)
+    call.out(to_json(checks_json(run)) if call.as_json else format_checks_run(run))
+    if not run.verdict.holds:
+        sys.exit(1)
+
+
+def _approve(call: Call) -> None:
+    from wild.commands import barrier_cmds, completion_checks
+
+    name = call.opts["approve"]
+    if name:
+        found = completion_checks.approve_check(call.paths, name)
+        if found is None or name in barrier_cmds.barrier_ids(call.paths):
+            found = barrier_cmds.approve_barrier(call.paths, name, call.clock.now())
+        command, digest = found
+        call.out(f"Approved {name}: {command} (sha256 {digest[:12]})")
         return
-    waiting = barrier_cmds.unapproved(call.paths)
+    waiting = barrier_cmds.unapproved(call.paths) + completion_checks.unapproved_checks(call.paths)
     if not waiting:
-        call.out("No barrier commands await approval.")
+        call.out("No barrier or check commands await approval.")
         return
-    call.out("Commands awaiting approval (run wild --approve BARRIER for each you trust):")
+    call.out("Commands awaiting approval (run wild --approve ID for each you trust):")
     for name, command in waiting:
         call.out(f"  {name}: {command}")
 
@@ -291,6 +304,7 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "satisfy": _satisfy,
     "migrate": _migrate,
     "check_barriers": _check_barriers,
+    "run_checks": _run_checks,
     "approve": _approve,
     "generate_check": _generate_check,
     "pause": _control("pause"),
@@ -308,7 +322,7 @@ EVERY = (*ACTIONS, LOOP)
 OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "wild_dir": EVERY,
     **{action: (action,) for action in ACTIONS},
-    "as_json": ("status", "list_work", "show_policy", "check_barriers"),
+    "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks"),
     "watch": ("status",),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),

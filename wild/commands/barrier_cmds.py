@@ -34,6 +34,10 @@ def approval_required(paths: WildPaths, now: datetime) -> bool:
     return policy.command_approval == "required"
 
 
+def barrier_ids(paths: WildPaths) -> set[str]:
+    return {b.id for b in _barrier_list(paths).barriers}
+
+
 def check_barriers(paths: WildPaths, clock: Clock) -> list[dict[str, Any]]:
     """One pass over every waiting barrier, results written back; returns what each found."""
     require_initialised(paths)

@@ -1,0 +1,111 @@
+"""`wild --run-checks`: run `.wild/checks.md` now, write each result back, judge the strategy.
+
+The commands come from a file an agent can edit, so the approval rule of barrier commands
+applies (SPEC §3): under `Command Approval: required`, only a command a human approved with
+`wild --approve CHECK` runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wild.barriers.approvals import approve, is_approved, load_approvals
+from wild.clock import Clock, iso
+from wild.commands.barrier_cmds import approval_required
+from wild.completion.run import run_check
+from wild.completion.verdict import CheckOutcome, Verdict, judge
+from wild.parsers import checks as checks_md
+from wild.paths import WildPaths
+from wild.store.files import read_text, update_text
+from wild.workspace import require_initialised
+
+
+@dataclass(frozen=True)
+class ChecksRun:
+    """What one `--run-checks` found."""
+
+    doc: checks_md.CheckList
+    verdict: Verdict
+
+
+def run_checks(paths: WildPaths, clock: Clock) -> ChecksRun:
+    """Run every check in file order and record each result in checks.md as it ends."""
+    require_initialised(paths)
+    doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
+    approvals = load_approvals(paths.project)
+    required = approval_required(paths, clock.now())
+
+    def may_run(command: str) -> bool:
+        return not required or approvals.allows(command)
+
+    outcomes = []
+    for check in doc.checks:
+        outcome = run_check(check, project_dir=paths.project, may_run=may_run)
+        outcomes.append(outcome)
+        _record(paths, outcome, iso(clock.now()))
+    return ChecksRun(doc, judge(doc.strategy, outcomes))
+
+
+def check_commands(paths: WildPaths) -> dict[str, str]:
+    """Each check's command by id, for the checks that run one."""
+    doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
+    return {c.id: c.command for c in doc.checks if c.type in checks_md.COMMAND_TYPES and c.command}
+
+
+def approve_check(paths: WildPaths, check_id: str) -> tuple[str, str] | None:
+    """Approve the named check's command; None when no check of that id runs one."""
+    command = check_commands(paths).get(check_id)
+    if command is None:
+        return None
+    return command, approve(paths.project, command)
+
+
+def unapproved_checks(paths: WildPaths) -> list[tuple[str, str]]:
+    """(id, command) of each check whose command no human has approved yet."""
+    return [
+        (check_id, command)
+        for check_id, command in check_commands(paths).items()
+        if not is_approved(paths.project, command)
+    ]
+
+
+def _record(paths: WildPaths, outcome: CheckOutcome, at: str) -> None:
+    def edit(text: str) -> str:
+        return checks_md.record_result(
+            text, outcome.id, ran_at=at, result=outcome.summary, status=outcome.status
+        )
+
+    update_text(paths.checks, edit, paths.lock)
+
+
+def checks_json(run: ChecksRun) -> dict[str, Any]:
+    return {
+        "strategy": run.doc.strategy,
+        "mode": run.doc.mode,
+        "passed": run.verdict.holds,
+        "checks": [
+            {
+                "id": o.id,
+                "status": o.status,
+                "ran": o.ran,
+                "result": o.summary,
+                "output": o.tail,
+            }
+            for o in run.verdict.outcomes
+        ],
+        "problems": [str(p) for p in run.doc.problems],
+    }
+
+
+def format_checks_run(run: ChecksRun) -> str:
+    if not run.verdict.outcomes:
+        return "No completion checks in checks.md: COMPLETE needs only that no work is left."
+    lines = [f"{o.id}: {o.status.upper()} — {o.summary}" for o in run.verdict.outcomes]
+    passed = sum(1 for o in run.verdict.outcomes if o.passed)
+    word = "holds" if run.verdict.holds else "fails"
+    lines.append(
+        f"Strategy {run.doc.strategy} {word}: {passed}/{len(run.verdict.outcomes)} passing"
+    )
+    lines.extend(f"Problem: {p}" for p in run.doc.problems)
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""What completion checks' outcomes mean: whether the strategy holds, and whether the loop may
+end when the agent says COMPLETE; pure decisions, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from wild.parsers.checks import CheckStatus, Mode, Strategy
+
+# How much of a failing check's output a prompt or `--run-checks` shows: its end says why.
+TAIL_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One check's run: passed, failed, or not run (unapproved, cancelled, misconfigured)."""
+
+    id: str
+    passed: bool
+    ran: bool
+    summary: str  # one line, for the check's `Result:`
+    tail: str = ""  # the end of its output, for the next prompt
+
+    @property
+    def status(self) -> CheckStatus:
+        """The header word written back: a check that could not run stays PENDING."""
+        if not self.ran:
+            return "pending"
+        return "passing" if self.passed else "failing"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The checks taken together under the file's strategy."""
+
+    holds: bool
+    failing: tuple[CheckOutcome, ...]  # every check that did not pass (run or not)
+    outcomes: tuple[CheckOutcome, ...]
+
+
+def judge(strategy: Strategy, outcomes: Sequence[CheckOutcome]) -> Verdict:
+    """`all`: every check passes; `any`: at least one does. No checks at all: it holds."""
+    failing = tuple(o for o in outcomes if not o.passed)
+    if not outcomes:
+        holds = True
+    elif strategy == "all":
+        holds = not failing
+    else:
+        holds = len(failing) < len(outcomes)
+    return Verdict(holds, failing, tuple(outcomes))
+
+
+Ending = Literal["end", "go-on"]
+
+
+def completion(
+    mode: Mode, *, agent_says_complete: bool, work_left: bool, verdict: Verdict
+) -> Ending:
+    """Whether the loop may end. Open work always keeps it going.
+
+    verify: the agent's COMPLETE and the checks; override: the checks alone (the agent's word
+    is not needed, nor enough); assist: the agent's word alone (the checks inform its prompt).
+    """
+    if work_left:
+        return "go-on"
+    if mode == "override":
+        return "end" if verdict.holds else "go-on"
+    if mode == "assist":
+        return "end" if agent_says_complete else "go-on"
+    return "end" if agent_says_complete and verdict.holds else "go-on"
+
+
+def tail(text: str, limit: int = TAIL_CHARS) -> str:
+    """The last `limit` characters of `text`, marked when cut."""
+    text = text.rstrip()
+    return text if len(text) <= limit else "…" + text[-limit:]
