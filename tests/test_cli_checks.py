@@ -86,3 +86,21 @@ def test_results_are_written_back_and_any_needs_one(wild_dir: Path) -> None:
     assert "".join(kept) == CHECKS.format(strategy="any").replace(
         "[PENDING] tests", "[PASSING] tests"
     ).replace("[PENDING] report", "[FAILING] report")
+
+
+def test_status_shows_where_the_checks_stand(wild_dir: Path) -> None:
+    write_checks(wild_dir)
+    invoke("--run-checks", "--dir", str(wild_dir))
+    status = invoke("--status", "--dir", str(wild_dir))
+    assert (
+        "Checks: 0/2 passing, 1 failing, 1 not run (strategy all, mode verify)\n" in status.output
+    )
+    data = json.loads(invoke("--status", "--json", "--dir", str(wild_dir)).output)
+    assert data["checks"] == {
+        "total": 2,
+        "passing": 0,
+        "failing": 1,
+        "pending": 1,
+        "strategy": "all",
+        "mode": "verify",
+    }

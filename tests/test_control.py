@@ -108,7 +108,10 @@ def test_unknown_command_and_missing_folder_are_clear_errors(tmp_path: Path) -> 
     paths = WildPaths(tmp_path / ".wild")
     with pytest.raises(UsageError) as usage:
         request(paths, "restart")
-    assert str(usage.value) == "unknown control command 'restart'; use one of: pause, resume, stop"
+    assert (
+        str(usage.value)
+        == "unknown control command 'restart'; use one of: pause, resume, stop, recheck"
+    )
     with pytest.raises(WildError) as missing:
         request(paths, "stop")
     assert str(missing.value) == (

@@ -29,6 +29,7 @@ MOMENT = datetime(2026, 5, 4, 12, 0, 0, tzinfo=UTC)
 WILD_FILES = (
     "alerts.jsonl",
     "barriers.md",
+    "checks.md",
     "events.log",
     "human-policy.md",
     "human.md",

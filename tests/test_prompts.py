@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from wild import prompts
+from wild.completion.verdict import CheckOutcome
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import parse_entry
@@ -59,6 +60,9 @@ def kind_values(kind: str) -> dict[str, object]:
         return prompts.task_values(task, "- iteration 1: task task-001 → failed")
     if kind == "planning":
         return prompts.planning_values(())
+    if kind == "checks":
+        failing = CheckOutcome("tests", False, True, "exit 1: 2 failed", "~~~~ E assert 1 == 2")
+        return prompts.checks_values((failing,))
     barriers = parse_barriers("## [WAITING] train-done\n- Type: file-exists\n- File: done\n")
     return prompts.monitoring_values(barriers.barriers)
 
@@ -73,6 +77,11 @@ def render(kind: str, prompts_dir: Path) -> str:
     )
     answers = {"answers": prompts.answers_block("Question: Which run?\nAnswer: The first.")}
     return prompts.render(kind, prompts_dir, {**common, **answers, **kind_values(kind)})
+
+
+def test_a_failing_check_is_named_with_the_end_of_its_output(tmp_path: Path) -> None:
+    text = render("checks", tmp_path / "no-overrides")
+    assert "#### tests: exit 1: 2 failed\n~~~~\n~~~ E assert 1 == 2\n~~~~\n" in text
 
 
 @pytest.mark.parametrize("kind", prompts.KINDS)

@@ -16,7 +16,9 @@ from wild.parsers.jsonl import split_complete_lines
 from wild.paths import WildPaths
 from wild.store.jsonl import append_line
 
-ControlCommand = Literal["pause", "resume", "stop"]
+# `recheck`: something the loop cannot watch changed (a human approved a command in the store
+# outside .wild/), so results judged before it are stale.
+ControlCommand = Literal["pause", "resume", "stop", "recheck"]
 COMMANDS: tuple[ControlCommand, ...] = get_args(ControlCommand)
 
 
@@ -97,7 +99,7 @@ class ControlState:
                 state = replace(state, paused=True)
             elif item.command == "resume":
                 state = replace(state, paused=False)
-            else:
+            elif item.command == "stop":
                 state = replace(state, stop_requested=True)
         return state
 

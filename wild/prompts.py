@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from string import Template
 
+from wild.completion.verdict import CheckOutcome
 from wild.parsers.alerts import Alert
 from wild.parsers.barriers import Barrier
 from wild.parsers.human import HumanInput
@@ -16,7 +17,7 @@ from wild.selection import task_key
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
 # One built-in template each.
-KINDS = ("human-input", "alert", "task", "monitoring", "planning")
+KINDS = ("human-input", "alert", "task", "monitoring", "planning", "checks")
 
 SIGNALS = """## Signals (write them in your final message, outside code blocks)
 - <promise>TASK_COMPLETE</promise> — the current task is done
@@ -181,3 +182,15 @@ def planning_values(tasks: tuple[Task, ...]) -> dict[str, object]:
         "progress": f"Every task of the plan is finished ({done} of {len(tasks)}). "
         "Check the goal once more: is anything left?\n"
     }
+
+
+def checks_values(failing: tuple[CheckOutcome, ...]) -> dict[str, object]:
+    """The failing completion checks, each with the end of its output."""
+    blocks = []
+    for outcome in failing:
+        block = f"#### {outcome.id}: {outcome.summary}"
+        if outcome.tail:
+            fence = "~~~~"  # the output's own fences cannot close it
+            block += f"\n{fence}\n{outcome.tail.replace(fence, '~~~')}\n{fence}"
+        blocks.append(block)
+    return {"failing": "\n\n".join(blocks)}

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
+from wild.parsers import checks as checks_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
@@ -35,6 +36,7 @@ class Workspace:
     policy: HumanPolicy
     policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
     problems: tuple[Problem, ...]
+    checks: checks_md.CheckList  # the completion checks (SPEC §8)
 
     def snapshot(self) -> WorkSnapshot:
         return WorkSnapshot(
@@ -74,6 +76,7 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
         barriers=barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers)),
         human=human_md.parse(read_text(paths.human), file=str(paths.human)),
         policy_doc=policy_md.parse(read_text(paths.policy), file=str(paths.policy)),
+        checks=checks_md.parse(read_text(paths.checks), file=str(paths.checks)),
         alerts=alerts,
         alert_problems=alert_problems,
     )
@@ -90,6 +93,7 @@ def assemble_workspace(
     alerts: tuple[Alert, ...],
     alert_problems: tuple[Problem, ...] = (),
     open_alerts: tuple[Alert, ...] | None = None,
+    checks: checks_md.CheckList | None = None,
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them."""
@@ -100,6 +104,7 @@ def assemble_workspace(
         *barriers.problems,
         *human.problems,
         *policy_doc.problems,
+        *(checks.problems if checks is not None else ()),
     )
     return Workspace(
         paths=paths,
@@ -112,4 +117,5 @@ def assemble_workspace(
         policy=policy,
         policy_note=note,
         problems=tuple(problems),
+        checks=checks if checks is not None else checks_md.parse(""),
     )

@@ -75,8 +75,8 @@ def test_a_quiet_wake_reads_no_file_and_a_file_event_reads_only_that_file(tmp_pa
     sim.queue(human_note)
     sim.script = [say("<promise>HUMAN_INPUT_PROCESSED</promise>")]
     sim.run(max_iterations=1)
-    # 4 Markdown files read at start; the quiet wake read none, the human.md event one.
-    assert seen == [4, 4]
+    # 5 Markdown files read at start; the quiet wake read none, the human.md event one.
+    assert seen == [5, 5]
     assert sim.worked_on() == [("human-input", sim.human().inputs[0].key)]
 
 

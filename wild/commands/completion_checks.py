@@ -13,8 +13,9 @@ from typing import Any
 from wild.barriers.approvals import approve, is_approved, load_approvals
 from wild.clock import Clock, iso
 from wild.commands.barrier_cmds import approval_required
-from wild.completion.run import run_check
+from wild.completion.run import record, run_check
 from wild.completion.verdict import CheckOutcome, Verdict, judge
+from wild.control import request
 from wild.parsers import checks as checks_md
 from wild.paths import WildPaths
 from wild.store.files import read_text, update_text
@@ -58,7 +59,9 @@ def approve_check(paths: WildPaths, check_id: str) -> tuple[str, str] | None:
     command = check_commands(paths).get(check_id)
     if command is None:
         return None
-    return command, approve(paths.project, command)
+    digest = approve(paths.project, command)
+    request(paths, "recheck")  # a running loop judged the checks without this command
+    return command, digest
 
 
 def unapproved_checks(paths: WildPaths) -> list[tuple[str, str]]:
@@ -71,12 +74,7 @@ def unapproved_checks(paths: WildPaths) -> list[tuple[str, str]]:
 
 
 def _record(paths: WildPaths, outcome: CheckOutcome, at: str) -> None:
-    def edit(text: str) -> str:
-        return checks_md.record_result(
-            text, outcome.id, ran_at=at, result=outcome.summary, status=outcome.status
-        )
-
-    update_text(paths.checks, edit, paths.lock)
+    update_text(paths.checks, record(outcome, at), paths.lock)
 
 
 def checks_json(run: ChecksRun) -> dict[str, Any]:

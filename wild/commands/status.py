@@ -160,6 +160,7 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
     alerts = [a for a in ws.alerts if a.status != "resolved"]
     severities = Counter(a.severity for a in alerts)
     barrier_counts = Counter(b.status for b in ws.barriers.barriers)
+    check_counts = Counter(c.status for c in ws.checks.checks)
     loaded = load_state(ws.paths.state)
     state = loaded.state
     loop = loop_json(state, now, _last_written(ws.paths.state), judge)
@@ -197,6 +198,14 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
             "waiting": barrier_counts["waiting"],
             "satisfied": barrier_counts["satisfied"],
             "failed": barrier_counts["failed"],
+        },
+        "checks": {
+            "total": len(ws.checks.checks),
+            "passing": check_counts["passing"],
+            "failing": check_counts["failing"],
+            "pending": check_counts["pending"],
+            "strategy": ws.checks.strategy,
+            "mode": ws.checks.mode,
         },
         "next": _next_json(selection),
         "problems": [str(p) for p in (*ws.problems, *loaded.problems)] + list(selection.problems),
@@ -310,8 +319,14 @@ def format_status(data: dict[str, Any]) -> str:
         f" {tasks['blocked']} blocked, {tasks['cancelled']} cancelled",
         f"Barriers: {barriers['waiting']} waiting, {barriers['satisfied']} satisfied,"
         f" {barriers['failed']} failed",
-        f"Next: {_next_text(data['next'])}",
     ]
+    checks = data["checks"]
+    if checks["total"]:
+        lines.append(
+            f"Checks: {checks['passing']}/{checks['total']} passing, {checks['failing']} failing,"
+            f" {checks['pending']} not run (strategy {checks['strategy']}, mode {checks['mode']})"
+        )
+    lines.append(f"Next: {_next_text(data['next'])}")
     if data["problems"]:
         lines.append(f"Problems ({len(data['problems'])}):")
         lines.extend(f"  {p}" for p in data["problems"])

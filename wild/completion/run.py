@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from wild.completion.verdict import CheckOutcome, tail
-from wild.parsers.checks import COMMAND_TYPES, Check
+from wild.parsers.checks import COMMAND_TYPES, Check, record_result
 from wild.parsers.field_values import clean_result
 from wild.process import ProcessResult, run_captured, scrubbed_env, shell_argv
 
@@ -21,6 +21,17 @@ MayRun = Callable[[str], bool]
 
 def unapproved(check_id: str) -> str:
     return f"not run: its command is not approved; run `wild --approve {check_id}` after reading it"
+
+
+def record(outcome: CheckOutcome, at: str) -> Callable[[str], str]:
+    """The minimal edit of checks.md that writes `outcome`'s result and status word."""
+
+    def edit(text: str) -> str:
+        return record_result(
+            text, outcome.id, ran_at=at, result=outcome.summary, status=outcome.status
+        )
+
+    return edit
 
 
 def run_check(
@@ -41,7 +52,7 @@ def run_check(
     if not check.command:
         return _not_run(check, "no `Command:` to run; add a `- Command: ...` line")
     if not may_run(check.command):
-        return _not_run(check, unapproved(check.id))
+        return CheckOutcome(check.id, False, False, unapproved(check.id), unapproved=True)
     extra = {"WILD_CHECK_ID": check.id, "WILD_PROJECT_DIR": str(project_dir), **(env or {})}
     try:
         result = run_captured(

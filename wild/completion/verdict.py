@@ -22,6 +22,7 @@ class CheckOutcome:
     ran: bool
     summary: str  # one line, for the check's `Result:`
     tail: str = ""  # the end of its output, for the next prompt
+    unapproved: bool = False  # not run: a human must approve its command first
 
     @property
     def status(self) -> CheckStatus:

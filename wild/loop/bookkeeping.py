@@ -86,6 +86,10 @@ class Bookkeeping:
         """`work_key` waits for the human's answer."""
         return replace(self, awaiting={**self.awaiting, work_key: reason})
 
+    def released(self, work_key: str) -> Bookkeeping:
+        """`work_key` no longer waits for the human (what it waited for happened)."""
+        return replace(self, awaiting={k: v for k, v in self.awaiting.items() if k != work_key})
+
     def answered(self) -> Bookkeeping:
         """The human answered: nothing waits any more, and what failed gets fresh attempts."""
         failures = {k: v for k, v in self.failures.items() if k not in self.awaiting}

@@ -22,12 +22,13 @@ from datetime import timedelta
 
 from wild.agents.runner import AgentRun
 from wild.clock import iso, parse_time
-from wild.loop import judge, work
+from wild.loop import ending, judge, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, summary
 from wild.loop.model import (
     Action,
     AgentFinished,
+    ChecksFinished,
     CompactAlerts,
     Continue,
     ControlRequested,
@@ -71,6 +72,9 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
         return _control(model, event)
     if isinstance(event, AgentFinished):
         return _agent_finished(model, event, at)
+    if isinstance(event, ChecksFinished):
+        model, actions = ending.checks_finished(model, event, policy_at(model, at))
+        return Step(model, (*actions, Continue()))
     return _tick(model, event, at)
 
 
@@ -91,7 +95,10 @@ def _control(model: LoopModel, event: ControlRequested) -> Step:
     state = model.state
     if control.paused != state.paused:
         state = replace(state, paused=control.paused)
-    return Step(replace(model, control=control, state=state), (*actions, Continue()))
+    model = replace(model, control=control, state=state)
+    if any(r.command == "recheck" for r in event.requests):
+        model = replace(model, checks_ran_at=None).with_book(model.book.released(work.CHECKS))
+    return Step(model, (*actions, Continue()))
 
 
 # -- one cycle: limits, reports, selection, then work or sleep --------------------------------
@@ -122,22 +129,8 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     if model.complete_claimed:
         model, judged = _judge_complete(model, selection)
         actions += judged
-    if selection is not None and selection.kind == "complete" and not _confirmed(model):
-        tries = model.book.failures.get(work.PLANNING, 0)
-        if tries >= PLANNING_TRIES:
-            message = (
-                f"the agent wrote no plan and did not confirm the goal in {tries} planning runs;"
-                " add tasks to .wild/tasks.md or read the agent's logs in .wild/logs/"
-            )
-            return _end(model, "no-plan", message, *actions)
-        model, planning = work.start_planning(replace(model, idle_note=None), at)
-        return Step(model, (*actions, *planning))
     if selection is not None and selection.kind == "complete":
-        done = (
-            Say("✅ All work complete."),
-            Log("complete", model.start_event, {"iterations": model.state.iteration}),
-        )
-        return _end(model, "complete", "all work complete", *actions, *done)
+        return _no_work_left(replace(model, idle_note=None), actions, at)
     started = _start_work(model, selection, policy, at)
     if started is not None:
         model, work_actions = started
@@ -174,20 +167,38 @@ def _compaction(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:
     return replace(model, compacted_with=resolved), (CompactAlerts(),)
 
 
-def _confirmed(model: LoopModel) -> bool:
-    """The loop may end: planning is off, or the last run, a planning run, confirmed the goal
-    is met with no work left."""
-    return not model.options.plan or model.confirmed_at == model.state.iteration
+def _no_work_left(model: LoopModel, actions: tuple[Action, ...], at: Moment) -> Step:
+    """Run the completion checks, work on them, plan, or end (wild/loop/ending.py)."""
+    following = ending.next_at_end(model, at)
+    if following is not None:
+        model, more = following
+        return Step(model, (*actions, *more))
+    if ending.may_end(model):
+        done = (
+            Say("✅ All work complete."),
+            Log("complete", model.start_event, {"iterations": model.state.iteration}),
+        )
+        return _end(model, "complete", "all work complete", *actions, *done)
+    tries = model.book.failures.get(work.PLANNING, 0)
+    if tries >= PLANNING_TRIES:
+        message = (
+            f"the agent wrote no plan and did not confirm the goal in {tries} planning runs;"
+            " add tasks to .wild/tasks.md or read the agent's logs in .wild/logs/"
+        )
+        return _end(model, "no-plan", message, *actions)
+    model, planning = work.start_planning(model, at)
+    return Step(model, (*actions, *planning))
 
 
 def _judge_complete(
     model: LoopModel, selection: Selection | None
 ) -> tuple[LoopModel, tuple[Action, ...]]:
     """COMPLETE with work left is recorded, and the next prompts say so; the loop goes on.
-    COMPLETE from a planning run with no work left confirms the goal is met."""
+    COMPLETE from a planning or checks run with no work left confirms the goal is met."""
     claim = model.complete_claimed
     model = replace(model, complete_claimed=None)
-    if selection is not None and selection.kind == "complete" and claim == "planning":
+    confirming = claim in (work.PLANNING, work.CHECKS)
+    if selection is not None and selection.kind == "complete" and confirming:
         return replace(model, confirmed_at=model.state.iteration), ()
     if selection is None or selection.kind == "complete" or not selection.queue:
         return model, ()
@@ -281,7 +292,11 @@ def _minutes_since_progress(model: LoopModel, at: Moment) -> float:
 def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     """Judge the run, count the iteration, remember its summary, and wait out a usage limit."""
     run, running = event.run, model.running
-    model = replace(model, agent_event=event.event_id)
+    model = replace(
+        model,
+        agent_event=event.event_id,
+        last_work_type=running.work_type if running is not None else None,
+    )
     outcome = judge.finish(model, run, policy_at(model, at), at)
     model = replace(model.with_book(outcome.book), running=None)
     actions: list[Action] = list(outcome.actions)

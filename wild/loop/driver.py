@@ -23,6 +23,7 @@ from wild.control import ControlInbox
 from wild.liveness import probe, this_host, this_process
 from wild.loop import io_errors, iteration
 from wild.loop.bookkeeping import Bookkeeping
+from wild.loop.checks_effect import run_completion_checks
 from wild.loop.decide import decide, policy_at
 from wild.loop.effects import Effects
 from wild.loop.files import WATCHED, LoopFiles, Watched
@@ -38,6 +39,7 @@ from wild.loop.model import (
     LoopResult,
     Moment,
     RunAgent,
+    RunChecks,
     Say,
     Tick,
     Wait,
@@ -279,6 +281,15 @@ class Loop:
                 return action.result
             if isinstance(action, RunAgent):
                 return self._run_agent(action)
+            if isinstance(action, RunChecks):
+                return run_completion_checks(
+                    self.paths,
+                    self.files,
+                    approval_required=self._approval_required,
+                    cancel=self.stop_event,
+                    self_writes=self.self_writes,
+                    at=iso(self.clock.now()),
+                )
             if isinstance(action, Wait):
                 return self._wait(action, watcher, checker)
             if isinstance(action, Continue):

@@ -18,6 +18,7 @@ from typing import Literal, TypeVar
 
 from wild.loop.model import FileName
 from wild.parsers import barriers as barriers_md
+from wild.parsers import checks as checks_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
@@ -29,13 +30,20 @@ from wild.store.files import read_text
 from wild.workspace import Workspace, assemble_workspace, open_alerts_of
 
 Watched = FileName | Literal["alerts"]
-WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "alerts")
-Doc = tasks_md.TaskList | barriers_md.BarrierList | human_md.HumanQueue | policy_md.PolicyDocument
+WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "checks", "alerts")
+Doc = (
+    tasks_md.TaskList
+    | barriers_md.BarrierList
+    | human_md.HumanQueue
+    | policy_md.PolicyDocument
+    | checks_md.CheckList
+)
 _PARSERS: dict[FileName, Callable[[str, str], Doc]] = {
     "tasks": tasks_md.parse,
     "barriers": barriers_md.parse,
     "human": human_md.parse,
     "policy": policy_md.parse,
+    "checks": checks_md.parse,
 }
 Signature = tuple[int, int, int] | None  # size, mtime_ns, inode; None: missing
 _T = TypeVar("_T")
@@ -107,7 +115,14 @@ class LoopFiles:
             alerts=self._alerts,
             alert_problems=self.alert_log.problems,
             open_alerts=self._open_alerts,
+            checks=self._doc("checks", checks_md.CheckList),
         )
+
+    def view_checks(self) -> checks_md.CheckList:
+        """checks.md as last read."""
+        if "checks" not in self._reads:
+            self.refresh(("checks",))
+        return self._doc("checks", checks_md.CheckList)
 
     def _keep(self, name: FileName, signature: Signature, text: str) -> None:
         known = self._reads.get(name)

@@ -41,7 +41,7 @@ from wild.loop.model import (
     Running,
     Say,
 )
-from wild.loop.work import PLANNING
+from wild.loop.work import CHECKS, PLANNING
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert, make_alert, status_update
@@ -91,6 +91,8 @@ def finish(model: LoopModel, run: AgentRun, policy: HumanPolicy, at: Moment) -> 
         return _task(model, running, run, policy, at)
     if running.work_type == "planning":
         return _planning(model, running, run, policy, at)
+    if running.work_type == CHECKS:
+        return _checks(model, run, at)
     acts = _Acts()
     _common(model, run, running.work_id, at=at, acts=acts)  # a question; no item to hold
     if _finished(_believed(run), "MONITORING_COMPLETE"):
@@ -334,6 +336,15 @@ def _planning(
     if _excused(run):
         return Outcome(model.book, tuple(acts.items))
     return _failed_attempt(model, PLANNING, run, policy, acts)
+
+
+def _checks(model: LoopModel, run: AgentRun, at: Moment) -> Outcome:
+    """A run on failing checks is judged by running them again (wild/loop/ending.py): done
+    here, unless the agent asked the human, which holds that work."""
+    acts = _Acts()
+    if _common(model, run, CHECKS, at=at, acts=acts):
+        return Outcome(model.book.hold(CHECKS, _reason(_believed(run))), tuple(acts.items))
+    return Outcome(model.book, tuple(acts.items), done=True)
 
 
 def _moved(before: Task, after: Task) -> bool:

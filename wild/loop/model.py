@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from wild.agents.runner import AgentRun
+from wild.completion.verdict import CheckOutcome, Verdict
 from wild.control import ControlRequest, ControlState
 from wild.loop.bookkeeping import Bookkeeping
 from wild.parsers.human import HumanInput
@@ -24,7 +25,7 @@ from wild.paths import WildPaths
 from wild.workspace import Workspace
 
 EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped", "no-plan"]
-FileName = Literal["tasks", "human", "barriers", "policy"]
+FileName = Literal["tasks", "human", "barriers", "policy", "checks"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,11 @@ class LoopModel:
     # The work type of the last run if it said COMPLETE; judged once the files are read.
     complete_claimed: str | None = None
     confirmed_at: int | None = None  # the iteration whose planning run confirmed the goal met
+    # The completion checks' last verdict, and the iteration it was judged after (stale once
+    # another agent ran, or a human approved a command).
+    verdict: Verdict | None = None
+    checks_ran_at: int | None = None
+    last_work_type: str | None = None  # what the last agent run worked on
     start_event: str | None = None  # events.log id of loop-start
     agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
 
@@ -131,7 +137,14 @@ class AgentFinished:
     event_id: str  # its agent-end line in events.log
 
 
-Event = Tick | ControlRequested | AgentFinished
+@dataclass(frozen=True)
+class ChecksFinished:
+    """The completion checks ran; their results are written to checks.md already."""
+
+    outcomes: tuple[CheckOutcome, ...]
+
+
+Event = Tick | ControlRequested | AgentFinished | ChecksFinished
 
 
 # -- actions: what the driver should do, in order -----------------------------------------
@@ -228,6 +241,11 @@ class RunAgent:
 
 
 @dataclass(frozen=True)
+class RunChecks:
+    """Run the completion checks in checks.md now (the last action of a step)."""
+
+
+@dataclass(frozen=True)
 class Wait:
     """Sleep until a file or job event, or `timeout_s` (None: no timed duty is pending)."""
 
@@ -256,6 +274,7 @@ Action = (
     | FlushNotes
     | CompactAlerts
     | RunAgent
+    | RunChecks
     | Wait
     | Continue
     | End
@@ -277,4 +296,5 @@ def file_path(paths: WildPaths, name: FileName) -> Path:
         "human": paths.human,
         "barriers": paths.barriers,
         "policy": paths.policy,
+        "checks": paths.checks,
     }[name]

@@ -13,6 +13,7 @@ from typing import TypeGuard
 
 from wild import prompts
 from wild.clock import iso
+from wild.completion.verdict import Verdict
 from wild.loop.model import (
     Action,
     AppendAlert,
@@ -34,6 +35,7 @@ from wild.policy.model import HumanPolicy
 from wild.selection import Selection, WorkItem, task_key
 
 PLANNING = "planning"  # the work key of planning runs: their failures, their holds
+CHECKS = "checks"  # the work key of runs that fix failing completion checks
 
 
 # -- starting work ---------------------------------------------------------------------------
@@ -76,6 +78,13 @@ def start_planning(model: LoopModel, at: Moment) -> tuple[LoopModel, tuple[Actio
     tasks = model.ws.tasks.tasks
     running = Running("planning", PLANNING, tasks_before=len(tasks))
     return _run(model, running, prompts.planning_values(tasks), at)
+
+
+def start_checks(
+    model: LoopModel, verdict: Verdict, at: Moment
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    """No work is left but completion checks fail: the agent gets the goal and what failed."""
+    return _run(model, Running("checks", CHECKS), prompts.checks_values(verdict.failing), at)
 
 
 def _run(
