@@ -83,8 +83,8 @@ class AgentRequest:
 class AgentRun:
     """How one run went. `exit_code` is the raw return code (negative: killed by that signal).
 
-    `signals` are read even from a run that timed out or was cancelled: the caller decides
-    whether a promise from a killed run counts (it should not end the loop).
+    `signals` are read even from a run that timed out, was cancelled or crashed: the caller
+    decides whether they count (`wild.loop.claims`: only a clean exit's do).
     """
 
     exit_code: int
