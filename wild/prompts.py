@@ -54,10 +54,15 @@ def quote_inline(text: str) -> str:
 
 
 def template_for(kind: str, prompts_dir: Path) -> Template:
-    """The user's `.wild/prompts/<kind>.md` when present, else the built-in one."""
+    """The user's `.wild/prompts/<kind>.md` when present, else the built-in one.
+
+    A user's template has its signal tags made inert: written to show the agent a promise, it
+    would otherwise hand one to an agent that echoes its prompt (the built-in ones hold none).
+    """
     override = prompts_dir / f"{kind}.md"
-    path = override if override.is_file() else BUILTIN / f"{kind}.md"
-    return Template(path.read_text(encoding="utf-8"))
+    if override.is_file():
+        return Template(inert(override.read_text(encoding="utf-8")))
+    return Template((BUILTIN / f"{kind}.md").read_text(encoding="utf-8"))
 
 
 def context_summary(
