@@ -45,7 +45,7 @@ soup = st.lists(st.one_of(st.sampled_from(SOUP), st.text(max_size=5)), max_size=
 printed_bytes = st.binary(max_size=300).map(lambda data: data.decode("utf-8", "replace"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.one_of(soup, printed_bytes, st.text()))
 def test_garbage_never_raises(text: str) -> None:
     signals = parse_signals(text)
@@ -111,7 +111,7 @@ def segment(draw: st.DrawFn) -> tuple[str, str | None]:
     return lines[kind], word if signals else None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(segment(), max_size=12), st.sampled_from(["\n", "\r\n"]))
 def test_only_well_formed_promise_lines_count(
     segments: list[tuple[str, str | None]], eol: str
@@ -124,7 +124,7 @@ def test_only_well_formed_promise_lines_count(
     assert list(parse_signals(text).promises) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.one_of(soup, printed_bytes))
 def test_inert_text_never_signals(text: str) -> None:
     signals = parse_signals(inert(text))
