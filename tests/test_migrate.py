@@ -397,6 +397,6 @@ def test_a_plain_wild_run_after_migration_uses_ralphs_goal_agent_and_model(
     ]
     assert "--model claude-opus-4" in (tmp_path / "argv.txt").read_text()
     prompt = (root / ".wild" / "logs" / "iteration-1.prompt.md").read_text()
-    assert "## Main Goal\nMigrate the data pipeline to Arrow" in prompt
+    assert "## Main Goal\n> Migrate the data pipeline to Arrow" in prompt
     given = CliRunner().invoke(cli, ["Another goal", "--once", "--agent-cmd", str(claude)])
     assert "from" not in given.output.splitlines()[0]  # what is given is used, silently

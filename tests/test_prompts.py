@@ -81,7 +81,7 @@ def render(kind: str, prompts_dir: Path) -> str:
 
 def test_a_failing_check_is_named_with_the_end_of_its_output(tmp_path: Path) -> None:
     text = render("checks", tmp_path / "no-overrides")
-    assert "#### tests: exit 1: 2 failed\n~~~~\n~~~ E assert 1 == 2\n~~~~\n" in text
+    assert "- tests: exit 1: 2 failed\n> ~~~~ E assert 1 == 2\n" in text
 
 
 @pytest.mark.parametrize("kind", prompts.KINDS)
@@ -89,7 +89,7 @@ def test_every_builtin_template_is_filled_completely(kind: str, tmp_path: Path) 
     text = render(kind, tmp_path / "no-overrides")
     assert re.findall(r"\$\{?[A-Za-z_]+", text) == []
     assert text.startswith("# Wild Loop - Iteration 7\n\n## Current System State\n")
-    assert "## Main Goal\nShip the model\n" in text
+    assert "## Main Goal\n> Ship the model\n" in text
     assert "<event_output>" in text  # the signals block closes every prompt
     assert text.endswith("</event_output>\n")
 
@@ -101,7 +101,7 @@ def test_human_input_prompt_lists_the_questions_it_may_answer(tmp_path: Path) ->
         "- **Related alert:** alert-1\n"
         "\n### Questions wild asked the human (this input may answer them):\n"
         "- 2026-02-08T10:00:00Z (about alert-1): Roll back or restart?\n"
-        "\n### Input:\nRoll back to step 200.\n"
+        "\n### Input:\n> Roll back to step 200.\n"
     ) in text
 
 
@@ -113,11 +113,14 @@ def test_human_input_prompt_without_questions_or_alert(tmp_path: Path) -> None:
 
 def test_alert_prompt_carries_choices_context_attempt_and_guidance(tmp_path: Path) -> None:
     text = render("alert", tmp_path)
-    assert '- **Context:** {"step": 300}\n- **Choices:** roll back; ignore\n' in text
+    assert (
+        '- **Context:** {"step": 300}\n- **Choices:** roll back; ignore\n'
+        "- **Description:**\n> loss jumped to 9.8\n"
+    ) in text
     assert "- **Current Attempt:** 2\n" in text
-    assert "### Guidance from the human:\nRoll back to step 200.\n" in text
+    assert "### Guidance from the human:\n> Roll back to step 200.\n" in text
 
 
 def test_a_users_template_wins_and_unknown_names_are_kept(tmp_path: Path) -> None:
     (tmp_path / "task.md").write_text("Do $title now ($unknown) for: $goal\n")
-    assert render("task", tmp_path) == "Do Train now ($unknown) for: Ship the model\n"
+    assert render("task", tmp_path) == "Do Train now ($unknown) for: > Ship the model\n"

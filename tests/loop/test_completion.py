@@ -39,7 +39,7 @@ def test_a_premature_complete_is_rejected_until_the_check_passes(tmp_path: Path)
     assert sim.worked_on() == [("task", "task-001"), ("checks", "checks"), ("checks", "checks")]
     prompt = sim.prompt(2)
     assert "## CURRENT WORK: Completion checks fail" in prompt
-    assert "#### report: report.md does not exist" in prompt
+    assert "- report: report.md does not exist" in prompt
     assert sim.agent is not None and sim.agent.env(2)["WILD_WORK_TYPE"] == "checks"
     checks = sim.paths.checks.read_text()
     assert "## [PASSING] report\n" in checks
@@ -58,7 +58,7 @@ def test_a_failing_checks_output_tail_reaches_the_next_prompt(tmp_path: Path) ->
     sim.script = [say("Looked; cannot fix it now.")]
     sim.run(plan=True, max_iterations=1)
     prompt = sim.prompt(1)
-    assert "#### tests: exit 1: E assert 0.1 < 0.05\n~~~~\ncollected 3 items\nE   assert" in prompt
+    assert "- tests: exit 1: E assert 0.1 < 0.05\n> collected 3 items\n> E   assert" in prompt
 
 
 def test_override_ends_on_the_checks_alone(tmp_path: Path) -> None:

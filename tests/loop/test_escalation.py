@@ -96,7 +96,7 @@ def test_need_human_input_on_an_alert_escalates_it_and_the_answer_guides_the_ret
     ]
     assert lines[3]["humanGuidance"] == "Roll back to step 200."
     assert lines[4]["context"] == {"attempt": 2}
-    assert "### Guidance from the human:\nRoll back to step 200." in sim.prompt(4)
+    assert "### Guidance from the human:\n> Roll back to step 200." in sim.prompt(4)
 
 
 def test_critical_alert_at_low_autonomy_is_escalated_blocking_and_resumes_after_input(

@@ -6,6 +6,7 @@ each an object with one action key and its options, run in order:
 
   {"print": "text"}          stdout line           {"write": "raw"}         stdout, no newline
   {"stderr": "text"}         stderr line           {"print_bytes": N}       N bytes of `payload`
+  {"print_hex": "ff fe 0a"}  raw stdout bytes (say, invalid UTF-8)   {"delete_file": "p"}
   {"write_file": "p", "text": "…"}   {"append_file": "p", "text": "…"}
   {"replace_in_file": "p", "old": "…", "new": "…"}                 (paths relative to the cwd)
   {"sleep": 1.5}             {"exit": 3}           {"kill_self": "SIGSEGV"}
@@ -27,7 +28,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,17 @@ WAIT_FOR_S = 60.0
 
 def payload(size: int) -> bytes:
     """`size` bytes of numbered 100-byte lines, so a test can check order and completeness."""
-    lines = (b"%08d " % i + b"x" * (_LINE - 10) + b"\n" for i in range(size // _LINE + 1))
-    return b"".join(lines)[:size]
+    return b"".join(_payload_chunks(size))
+
+
+def _payload_chunks(size: int, chunk: int = 64 * 1024) -> Iterator[bytes]:
+    """`payload(size)` a piece at a time, so printing 50 MB does not hold 50 MB."""
+    count = size // _LINE + 1
+    per_chunk = chunk // _LINE
+    for first in range(0, count, per_chunk):
+        lines = range(first, min(first + per_chunk, count))
+        data = b"".join(b"%08d " % i + b"x" * (_LINE - 10) + b"\n" for i in lines)
+        yield data[: max(0, size - first * _LINE)]
 
 
 def claude_events(
@@ -135,9 +145,8 @@ def _out(data: bytes) -> None:
 
 
 def _print_bytes(size: int) -> None:
-    data = payload(size)
-    for offset in range(0, len(data), 64 * 1024):
-        _out(data[offset : offset + 64 * 1024])
+    for data in _payload_chunks(size):
+        _out(data)
 
 
 def _spawn(argv: Sequence[str] | None, pid_file: str | None) -> None:
@@ -183,6 +192,10 @@ def _run(action: Mapping[str, Any]) -> None:
         sys.stderr.flush()
     elif "print_bytes" in action:
         _print_bytes(int(action["print_bytes"]))
+    elif "print_hex" in action:
+        _out(bytes.fromhex(str(action["print_hex"])))
+    elif "delete_file" in action:
+        Path(action["delete_file"]).unlink(missing_ok=True)
     elif "write_file" in action:
         Path(action["write_file"]).write_text(str(action.get("text", "")))
     elif "append_file" in action:

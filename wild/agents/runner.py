@@ -28,6 +28,7 @@ from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
 MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
+SKIP_CHUNK = 64 * 1024
 LOG_PREFIX = b"[wild] "
 HEARTBEAT_PREFIX = LOG_PREFIX + b"heartbeat "
 SHOWN_ARG_CHARS = 120  # the prompt argument is shortened in the log header
@@ -83,8 +84,8 @@ class AgentRequest:
 class AgentRun:
     """How one run went. `exit_code` is the raw return code (negative: killed by that signal).
 
-    `signals` are read even from a run that timed out or was cancelled: the caller decides
-    whether a promise from a killed run counts (it should not end the loop).
+    `signals` are read even from a run that timed out, was cancelled or crashed: the caller
+    decides whether they count (`wild.loop.claims`: only a clean exit's do).
     """
 
     exit_code: int
@@ -185,6 +186,19 @@ def _heartbeat(request: AgentRequest, pid: int, log: _Log, elapsed: float) -> No
         request.on_heartbeat(Heartbeat(elapsed_s=elapsed, output_bytes=output, pid=pid))
 
 
+def _skip_rest_of_line(log: IO[bytes], end: int) -> None:
+    """Move past the next newline (or to `end`) a small chunk at a time: an oversized line's
+    remainder, however long, is never held."""
+    while log.tell() < end:
+        chunk = log.read(min(SKIP_CHUNK, end - log.tell()))
+        if not chunk:
+            return
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            log.seek(newline + 1 - len(chunk), os.SEEK_CUR)
+            return
+
+
 def _log_lines(path: Path, start: int, end: int) -> Iterator[bytes]:
     """The agent's lines between two offsets, each at most MAX_EVENT_LINE, heartbeats dropped."""
     with path.open("rb") as log:
@@ -194,8 +208,7 @@ def _log_lines(path: Path, start: int, end: int) -> Iterator[bytes]:
             if not line:
                 return
             if not line.endswith(b"\n") and len(line) == MAX_EVENT_LINE:
-                while (rest := log.readline(MAX_EVENT_LINE)) and not rest.endswith(b"\n"):
-                    pass  # skip the remainder of an oversized line
+                _skip_rest_of_line(log, end)
                 continue
             if not line.startswith(HEARTBEAT_PREFIX):
                 yield line

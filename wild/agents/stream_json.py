@@ -96,7 +96,11 @@ class StreamJsonReader:
 
     def feed(self, line: bytes | str) -> None:
         """One output line; anything that is not a JSON object is counted and skipped."""
-        if not line.strip():
+        stripped = line.strip()
+        if not stripped:
+            return
+        if stripped[:1] not in (b"{", "{"):  # not an object: skip it without a failed parse
+            self.bad_lines += 1
             return
         try:
             event = orjson.loads(line)

@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from wild.agents.runner import AgentRun
 from wild.clock import iso, parse_time
-from wild.loop import ending, judge, work
+from wild.loop import claims, ending, judge, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, summary
 from wild.loop.model import (
@@ -329,7 +329,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
         counted=model.counted + (0 if run.rate_limited else 1),
     )
     model = model.with_book(book)
-    if run.signals.has("COMPLETE") and not run.timed_out and running is not None:
+    if claims.believed(run).has("COMPLETE") and running is not None:
         model = replace(model, complete_claimed=running.work_type)
     if run.rate_limited:
         wait_s = _rate_limit_wait(run, at)

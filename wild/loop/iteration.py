@@ -14,6 +14,7 @@ from wild import prompts
 from wild.agents.registry import build_command, output_format, prompt_on_stdin
 from wild.agents.runner import AgentRequest, AgentRun, agent_env
 from wild.clock import Clock
+from wild.loop import claims
 from wild.paths import WildPaths
 from wild.workspace import Workspace
 
@@ -99,7 +100,7 @@ def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: boo
         verdict = "failed"
     else:
         verdict = "not finished"
-    signals = ", ".join(run.signals.promises) or "none"
+    signals = claims.note(run)
     line = f"iteration {iteration}: {what} → {verdict} (exit {run.exit_code}, signals {signals})"
     out = run.signals.event_output
     return f"{line}: {out.summary}" if out is not None and out.summary else line
@@ -119,4 +120,6 @@ def failure_line(iteration: int, run: AgentRun) -> str | None:
         what = f"the agent exited with {run.exit_code}"
     lines = [line.strip() for line in run.final_text.splitlines() if line.strip()]
     said = f": {lines[-1][:LAST_WORDS_CHARS]}" if lines else ""
+    if run.signals.promises:  # such a run's claims are not believed (wild.loop.claims)
+        said += f"; its {', '.join(run.signals.promises)} was ignored"
     return f"⚠️  Iteration {iteration}: {what}{said} (log: {run.log_path})"

@@ -7,8 +7,9 @@
 - failed: a failed attempt: the agent exited non-zero, timed out or reported an error, said
   `<event_output>` status `failed`, or said nothing wild understands and changed nothing.
   Status `retry` is not a failure (the agent asks for another go), nor is a rate-limited run.
-- A cancelled run (`wild --stop`, SIGINT) changes nothing: the item resumes next time. A run that
-  timed out was killed mid-way, so its promises are not believed; only its file edits count.
+- A cancelled run (`wild --stop`, SIGINT) changes nothing: the item resumes next time. The
+  claims of a run that did not exit cleanly (killed, timed out, crashed, or reporting an error)
+  are not believed (`wild.loop.claims`): it is a failed attempt, and only its file edits count.
 - NEED_HUMAN_INPUT (also NEEDS_HUMAN, status `needs_human`) writes a QUESTION to human.md and
   holds the item until the human answers; NOTIFY_HUMAN tells the human and goes on.
 - `<resolve_alert>` resolves the alerts it names; `<event_output>` `new_events` become tasks
@@ -27,6 +28,7 @@ from typing import Any
 from wild.agents.runner import AgentRun
 from wild.agents.signals import AlertResolution, PromiseWord, Signals
 from wild.clock import iso
+from wild.loop import claims
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.model import (
     Action,
@@ -95,14 +97,9 @@ def finish(model: LoopModel, run: AgentRun, policy: HumanPolicy, at: Moment) -> 
         return _checks(model, run, at)
     acts = _Acts()
     _common(model, run, running.work_id, at=at, acts=acts)  # a question; no item to hold
-    if _finished(_believed(run), "MONITORING_COMPLETE"):
+    if _finished(claims.believed(run), "MONITORING_COMPLETE"):
         return Outcome(model.book, tuple(acts.items), done=True)
     return Outcome(model.book, tuple(acts.items), failed=_attempt_failed(run, changed=False))
-
-
-def _believed(run: AgentRun) -> Signals:
-    """The signals wild acts on: none from a run killed at its timeout."""
-    return Signals() if run.timed_out else run.signals
 
 
 def _finished(signals: Signals, promise: PromiseWord) -> bool:
@@ -121,7 +118,7 @@ def _needs_human(signals: Signals) -> bool:
 
 def _excused(run: AgentRun) -> bool:
     """Not the agent's failure: a usage limit, or the agent asking for another go (`retry`)."""
-    out = _believed(run).event_output
+    out = claims.believed(run).event_output
     return run.rate_limited or (out is not None and out.status == "retry")
 
 
@@ -129,7 +126,7 @@ def _attempt_failed(run: AgentRun, *, changed: bool) -> bool:
     """A failed attempt; `changed`: the agent visibly moved the item (say, ticked a subtask)."""
     if _excused(run):
         return False
-    signals = _believed(run)
+    signals = claims.believed(run)
     out = signals.event_output
     said_nothing = not signals.promises and out is None and not signals.resolutions
     return (
@@ -140,8 +137,11 @@ def _attempt_failed(run: AgentRun, *, changed: bool) -> bool:
 def _common(model: LoopModel, run: AgentRun, related: str, *, at: Moment, acts: _Acts) -> bool:
     """Act on NOTIFY_HUMAN, questions, `<resolve_alert>` and `<event_output>`; True when the
     agent asked the human (the caller decides how its item waits)."""
-    signals = _believed(run)
+    signals = claims.believed(run)
     cause = model.agent_event
+    ignored = claims.ignored(run, related, cause)
+    if ignored is not None:
+        acts.add(ignored)
     if signals.problems:
         problems = list(signals.problems)
         acts.add(Log("signal-problems", cause, {"related": related, "problems": problems}))
@@ -233,7 +233,7 @@ def _human_input(
     if entry is None:  # start() sets it for every human input
         raise ValueError("a human-input run without its entry")
     acts = _Acts()
-    signals = _believed(run)
+    signals = claims.believed(run)
     asked = _common(model, run, entry.key, at=at, acts=acts)
     if _finished(signals, "HUMAN_INPUT_PROCESSED"):
         _processed(model, running, run, at=at, acts=acts)
@@ -282,7 +282,7 @@ def _alert(
     model: LoopModel, running: Running, run: AgentRun, policy: HumanPolicy, at: Moment
 ) -> Outcome:
     acts = _Acts()
-    signals = _believed(run)
+    signals = claims.believed(run)
     asked = _common(model, run, running.work_id, at=at, acts=acts)
     latest = _open_alert(model, running.work_id)  # None: resolved by the agent's own append
     if latest is None or running.work_id in acts.resolved or _finished(signals, "ALERT_RESOLVED"):
@@ -301,7 +301,7 @@ def _task(
 ) -> Outcome:
     task_id = running.work_id
     acts = _Acts()
-    signals = _believed(run)
+    signals = claims.believed(run)
     asked = _common(model, run, task_id, at=at, acts=acts)
     after = tasks_md.find(model.ws.tasks, task_id)
     ticked = after is not None and after.status == "complete"
@@ -326,7 +326,7 @@ def _planning(
 ) -> Outcome:
     """Planned (tasks added) or confirmed (COMPLETE) is done; neither is a failed attempt."""
     acts = _Acts()
-    signals = _believed(run)
+    signals = claims.believed(run)
     asked = _common(model, run, PLANNING, at=at, acts=acts)
     planned = len(model.ws.tasks.tasks) > running.tasks_before
     if planned or signals.has("COMPLETE") or _finished(signals, "COMPLETE"):
@@ -343,7 +343,7 @@ def _checks(model: LoopModel, run: AgentRun, at: Moment) -> Outcome:
     here, unless the agent asked the human, which holds that work."""
     acts = _Acts()
     if _common(model, run, CHECKS, at=at, acts=acts):
-        return Outcome(model.book.hold(CHECKS, _reason(_believed(run))), tuple(acts.items))
+        return Outcome(model.book.hold(CHECKS, _reason(claims.believed(run))), tuple(acts.items))
     return Outcome(model.book, tuple(acts.items), done=True)
 
 

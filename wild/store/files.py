@@ -72,12 +72,18 @@ def read_text(path: Path) -> str:
     return decode(read_bytes(path))
 
 
+_MIN_READ = 64 * 1024  # past the size fstat gave: the file may have grown since
+
+
 def pread_all(fd: int, start: int, end: int | None = None) -> bytes:
     """Bytes from `start` to `end` (or to EOF), in chunks: pread caps one call near 2 GiB."""
     chunks: list[bytes] = []
     pos = start
     while end is None or pos < end:
-        want = 1 << 30 if end is None else min(end - pos, 1 << 30)
+        # Ask for what is there: pread allocates the whole request up front, so asking for
+        # 1 GiB to read a 1 KiB file takes 1 GiB of address space (MemoryError under a limit).
+        stop = os.fstat(fd).st_size if end is None else end
+        want = min(max(stop - pos, _MIN_READ), 1 << 30)
         chunk = os.pread(fd, want, pos)
         if not chunk:
             break
