@@ -65,7 +65,8 @@ while [ "$i" -lt "$count" ]; do
 done
 """
 
-# Each child writes a cut-off alert line and kills itself before the rest: a torn write.
+# Each child writes a cut-off alert line and kills itself before the rest: a torn write. Then
+# the parent appends a whole line of its own.
 _SELF_KILLING = """
 import json, os, random, signal, sys
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -81,6 +82,11 @@ for i in range(count):
         os.kill(os.getpid(), signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    # The next writer may be this one (its line glued onto the fragment) or any other.
+    after = json.dumps({"id": f"{name}-after-{i}", "severity": "critical"}).encode() + b"\\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    assert os.write(fd, after) == len(after)
+    os.close(fd)
 """
 
 # Writes part of a line, says so, and waits to be killed from outside.
@@ -177,6 +183,7 @@ def run(folder: Path, scale: int = 1) -> Outcome:
     written = [f"py{k}-{i}" for k in range(2) for i in range(py_count)]
     written += [f"sh{k}-{i}" for k in range(2) for i in range(sh_count)]
     written += [alert_id for out in printed for alert_id in out.split()]
+    written += [f"dead-after-{i}" for i in range(dead_count)]
     whole = read_new(path, None)
     summary, _ = read_open_alerts(path, summary_path, file="alerts.jsonl")
     return Outcome(

@@ -32,4 +32,5 @@ def test_every_complete_alert_is_read_exactly_once(tmp_path: Path) -> None:
     assert outcome.reads > 1
     unexpected = [p for p in outcome.problems if not p.message.startswith(FRAGMENT_PROBLEMS)]
     assert unexpected == []
-    assert len(outcome.problems) >= 2  # the fragments were there, and reported
+    glued = [p for p in outcome.problems if p.message.startswith(FRAGMENT_PROBLEMS[1])]
+    assert glued  # alerts glued onto fragments were among those read
