@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import orjson
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.parsers.alert_samples import line
 from wild.parsers.alerts import INCOMPLETE
+from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.lines import Problem
 from wild.store.alerts_log import AlertLog, read_new
 from wild.store.alerts_summary import read_open_alerts
@@ -58,7 +60,8 @@ def test_reading_at_any_moments_counts_each_alert_once(
     with tempfile.TemporaryDirectory() as folder:
         path, summary = Path(folder) / "alerts.jsonl", Path(folder) / "summary.json"
         path.write_bytes(b"")
-        seen, cursor = [], None
+        seen: list[dict[str, Any]] = []
+        cursor: AlertCursor | None = None
         for end in [*sorted(moments), len(content)]:
             _grow(path, content[path.stat().st_size : end])
             result = read_new(path, cursor)

@@ -149,6 +149,9 @@ def _after_fragment(
     """The alert a writer appended onto the fragment a dead writer left on this line, if any.
 
     The fragment is reported, never fatal; the object after it is read as a line of its own.
+    One case bytes cannot settle: a lone fragment cut right after a nested object that has an
+    "id" reads like a fragment cut after `"key":` with an alert glued on. It is read as an
+    alert: a spurious alert, shown with its fragment, costs less than a lost critical one.
     """
     start = trailing_object_start(data, MAX_LINE_BYTES)
     if not start:
