@@ -50,6 +50,8 @@ def test_split_keeps_whole_lines_and_leaves_the_tail(lines: list[bytes], tail: b
         (b'[{"id":"a"}]', None),
         (b'{"a":1}]', None),
         (b"", None),
+        (b"x{" + b"[" * 1000 + b"]" * 1000 + b"}", 1),
+        (b"x{" + b"[" * 1100 + b"]" * 1100 + b"}", None),  # deeper than orjson parses
     ],
 )
 def test_trailing_object_start(line: bytes, start: int | None) -> None:

@@ -30,7 +30,10 @@ def split_complete_lines(data: bytes) -> tuple[list[bytes], int]:
 _JSON_SPACE = b" \t\r\n"
 # The bytes that change a backward scan's state; everything else is skipped in one jump.
 _STRUCTURE = re.compile(rb'["{}\[\]]')
-_BACKSLASH = 0x5C
+_QUOTE, _BACKSLASH, _OPEN_BRACE = b'"'[0], b"\\"[0], b"{"[0]
+_CLOSERS = frozenset(b"}]")
+# orjson refuses nesting deeper than this, so a deeper object cannot be recovered anyway.
+_MAX_DEPTH = 1024
 
 
 def _escaped(data: bytes, quote: int) -> bool:
@@ -60,20 +63,22 @@ def trailing_object_start(line: bytes, limit: int) -> int | None:
         return None
     depth = 0
     in_string = False
-    for match in reversed(list(_STRUCTURE.finditer(line, max(0, end - limit), end))):
-        at = match.start()
-        char = line[at : at + 1]
-        if char == b'"':
+    found = [m.start() for m in _STRUCTURE.finditer(line, max(0, end - limit), end)]
+    for at in reversed(found):
+        byte = line[at]
+        if byte == _QUOTE:
             # Outside a string any quote ends one (read backwards: enters it); inside, only
             # an unescaped quote is its opening one.
             if not in_string or not _escaped(line, at):
                 in_string = not in_string
         elif in_string:
             continue
-        elif char in b"}]":
+        elif byte in _CLOSERS:
             depth += 1
+            if depth > _MAX_DEPTH:
+                return None
         else:
             depth -= 1
             if depth == 0:
-                return at if char == b"{" else None
+                return at if byte == _OPEN_BRACE else None
     return None
