@@ -156,14 +156,10 @@ def _after_fragment(
     start = trailing_object_start(data, MAX_LINE_BYTES)
     if not start:
         return None
-    rest = data[start:]  # begins with "{", so it is an object if it is JSON at all
-    try:
-        orjson.loads(rest)
-    except orjson.JSONDecodeError:
-        return None
-    alert, problems = parse_entry(rest, line_no, file)
+    # Scanning the rest again stops at its own start (0), so this recurses only once.
+    alert, problems = parse_entry(data[start:], line_no, file)
     if alert is None:
-        return None  # nothing to save: the whole line is reported as it is
+        return None  # not JSON, or no "id": the whole line is reported as it is
     fragment = Problem(
         file,
         line_no,
