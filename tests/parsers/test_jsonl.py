@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.parsers.jsonl import split_complete_lines
+from wild.parsers.jsonl import split_complete_lines, trailing_object_start
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,32 @@ def test_split_keeps_whole_lines_and_leaves_the_tail(lines: list[bytes], tail: b
     got, covered = split_complete_lines(data)
     assert got == lines
     assert data[covered:] == tail
+
+
+@pytest.mark.parametrize(
+    ("line", "start"),
+    [
+        (b'{"sev{"id":"a"}', 5),
+        (b'{"id":"a"}', 0),
+        (b'{"a":1}{"id":"b"}\r', 7),
+        (b'x{"a":{"b":[1,{"c":2}]}}  ', 1),
+        (b'{"d":"\\\\"}', 0),  # an escaped backslash ends the string
+        (b'{"d":"\\"}"}', 0),  # an escaped quote does not
+        (b'{"d":"a}"}', 0),  # a brace inside a string is text
+        (b'{"id":"a"', None),
+        (b'{"id":"a"}x', None),
+        (b'[{"id":"a"}]', None),
+        (b'{"a":1}]', None),
+        (b"", None),
+        (b"x{" + b"[" * 1000 + b"]" * 1000 + b"}", 1),
+        (b"x{" + b"[" * 1100 + b"]" * 1100 + b"}", None),  # deeper than orjson parses
+    ],
+)
+def test_trailing_object_start(line: bytes, start: int | None) -> None:
+    assert trailing_object_start(line, 1 << 20) == start
+
+
+def test_trailing_object_start_looks_back_only_as_far_as_it_is_told() -> None:
+    line = b'{"sev' + b'{"id":"a"}'
+    assert trailing_object_start(line, 10) == 5
+    assert trailing_object_start(line, 9) is None

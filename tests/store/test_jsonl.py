@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import subprocess
@@ -48,19 +49,61 @@ def test_append_lands_after_a_writer_that_already_moved_the_end(tmp_path: Path) 
     assert path.read_bytes() == b"1\n2\n3\n4\n"
 
 
-def test_append_retries_a_short_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "a.jsonl"
+def _cut_short(monkeypatch: pytest.MonkeyPatch, keep: int, then: bytes = b"") -> list[int]:
+    """Make `os.write` write only `keep` bytes (a disk filling up), then let another writer
+    append `then`; returns the sizes asked for."""
     real_write = os.write
     sizes: list[int] = []
 
     def short_write(fd: int, data: bytes | memoryview) -> int:
         sizes.append(len(data))
-        return real_write(fd, bytes(data)[:3])
+        written = real_write(fd, bytes(data)[:keep])
+        if then:
+            other = os.open(os.readlink(f"/proc/self/fd/{fd}"), os.O_WRONLY | os.O_APPEND)
+            real_write(other, then)
+            os.close(other)
+        return written
 
     monkeypatch.setattr(os, "write", short_write)
-    append_line(path, b"abcdefgh")
-    assert path.read_bytes() == b"abcdefgh\n"
-    assert sizes == [9, 6, 3]
+    return sizes
+
+
+def test_a_short_write_is_taken_back_out_and_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"old\ntorn")
+    sizes = _cut_short(monkeypatch, 3)
+    with pytest.raises(OSError, match=r"^\[Errno 28\] No space left on device: only 3 of 10 bytes"):
+        append_line(path, b"abcdefgh")
+    assert sizes == [10]  # the seal and the line, in one write, never finished by a second
+    assert path.read_bytes() == b"old\ntorn"
+
+
+def test_a_failed_fsync_takes_the_line_back_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"old\n")
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError, match="Input/output error"):
+        append_bytes(path, b"a\nb\n", durable=True)
+    assert path.read_bytes() == b"old\n"
+
+
+def test_a_short_write_another_writer_appended_after_is_left_for_readers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"old\n")
+    _cut_short(monkeypatch, 3, then=b'{"other":1}\n')
+    with pytest.raises(OSError, match="only 3 of 9 bytes"):
+        append_line(path, b"abcdefgh")
+    assert path.read_bytes() == b'old\nabc{"other":1}\n'  # the reader recovers "other"
 
 
 def test_append_holds_a_shared_flock_so_a_compaction_can_wait_for_it(

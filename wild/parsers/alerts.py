@@ -31,6 +31,7 @@ import orjson
 
 from wild.clock import iso
 from wild.errors import WildError
+from wild.parsers.jsonl import trailing_object_start
 from wild.parsers.lines import Problem
 from wild.parsers.severity import SEVERITIES, Severity, is_severity, listed
 
@@ -142,6 +143,32 @@ def _skipped(
     return None, (Problem(file, line_no, f"{what}, skipped; {fix}: {_snippet(data)}"),)
 
 
+def _after_fragment(
+    data: bytes, line_no: int, file: str
+) -> tuple[Alert | None, tuple[Problem, ...]] | None:
+    """The alert a writer appended onto the fragment a dead writer left on this line, if any.
+
+    The fragment is reported, never fatal; the object after it is read as a line of its own.
+    One case bytes cannot settle: a lone fragment cut right after a nested object that has an
+    "id" reads like a fragment cut after `"key":` with an alert glued on. It is read as an
+    alert: a spurious alert, shown with its fragment, costs less than a lost critical one.
+    """
+    start = trailing_object_start(data, MAX_LINE_BYTES)
+    if not start:
+        return None
+    # Scanning the rest again stops at its own start (0), so this recurses only once.
+    alert, problems = parse_entry(data[start:], line_no, file)
+    if alert is None:
+        return None  # not JSON, or no "id": the whole line is reported as it is
+    fragment = Problem(
+        file,
+        line_no,
+        f"a writer's unfinished line, skipped; the line appended after it was read: "
+        f"{_snippet(data[:start])}",
+    )
+    return alert, (fragment, *problems)
+
+
 def parse_entry(
     data: bytes, line_no: int, file: str = FILE
 ) -> tuple[Alert | None, tuple[Problem, ...]]:
@@ -151,7 +178,9 @@ def parse_entry(
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return _skipped(file, line_no, data, "not valid JSON", "fix or delete the line")
+        return _after_fragment(data, line_no, file) or _skipped(
+            file, line_no, data, "not valid JSON", "fix or delete the line"
+        )
     if not isinstance(obj, dict):
         return _skipped(
             file, line_no, data, "not a JSON object", "each line must be one alert object"

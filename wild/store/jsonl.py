@@ -3,6 +3,8 @@ by byte offset. Splitting the bytes into lines is `wild.parsers.jsonl`."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import os
 from pathlib import Path
@@ -16,13 +18,42 @@ _CREATE_MODE = 0o666
 _APPEND_ATTEMPTS = 20
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """Write every byte; one `os.write` unless the kernel writes less (a signal, a full disk)."""
-    view = memoryview(data)
-    while view:
-        # Finishing a short write is better than leaving a torn line behind, even though
-        # the rest is then a second write that another appender could precede.
-        view = view[os.write(fd, view) :]
+def _write_line(fd: int, data: bytes, *, durable: bool) -> None:
+    """One `os.write` of `data`; if the kernel takes only part of it (a full disk, a quota,
+    the file size limit) or the write or its fsync fails, take our bytes back out and raise.
+
+    Finishing a short write with a second write is not an option: another appender could
+    land between the two and both lines would be lost.
+    """
+    written = 0
+    try:
+        written = os.write(fd, data)
+        if written < len(data):
+            raise OSError(
+                errno.ENOSPC,
+                f"{os.strerror(errno.ENOSPC)}: only {written} of {len(data)} bytes were written",
+            )
+        if durable:
+            os.fsync(fd)
+    except OSError:
+        if written:
+            with contextlib.suppress(OSError):  # the first error is the one to report
+                _take_back(fd, written)
+        raise
+
+
+def _take_back(fd: int, written: int) -> None:
+    """Cut the `written` bytes we just appended off the file's end again.
+
+    With O_APPEND our write ended at the descriptor's offset. Under the exclusive flock no
+    other wild appender is mid-write; if the file still ends there, truncating to where our
+    bytes began restores its old size. If someone appended after us, their line is left
+    alone: our bytes are then a fragment that readers skip (and read the line glued onto it).
+    """
+    end = os.lseek(fd, 0, os.SEEK_CUR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    if os.fstat(fd).st_size == end:
+        os.ftruncate(fd, end - written)
 
 
 def _seal(fd: int) -> bytes:
@@ -69,9 +100,7 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
                 if not _is_current(fd, path):
                     continue
                 seal = _seal(fd)
-            _write_all(fd, seal + data)
-            if durable:
-                os.fsync(fd)
+            _write_line(fd, seal + data, durable=durable)
             return
         finally:
             os.close(fd)  # also releases the flock
