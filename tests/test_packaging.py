@@ -58,6 +58,10 @@ def test_wheel_installs_templates_and_runs_init_and_demo_data(tmp_path: Path) ->
     templates = ROOT / "wild" / "templates" / ".wild"
     expected = {f"wild/templates/.wild/{p.name}" for p in templates.iterdir()}
     assert len(expected) == 5
+    expected |= {
+        f"wild/check_scripts/{p.name}" for p in (ROOT / "wild" / "check_scripts").glob("*.py")
+    }
+    assert len(expected) == 10
     assert expected <= set(zipfile.ZipFile(wheel).namelist())
     # A PYTHONPATH pointing at the checkout (as the test command sets it) would shadow the wheel,
     # and pip would find the checkout's `wild.egg-info` and take wild as installed already.
@@ -115,3 +119,22 @@ def test_wheel_installs_templates_and_runs_init_and_demo_data(tmp_path: Path) ->
     )
     assert status.returncode == 0, status.stderr
     assert "Policy: semi-autonomous" in status.stdout
+    # The shipped check scripts ($WILD_CHECKS) are installed, executable, outside the checkout.
+    checks = subprocess.run(
+        [str(python), "-c", "from wild.barriers.library import CHECK_SCRIPTS_DIR as d; print(d)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert not Path(checks).is_relative_to(ROOT)
+    found = subprocess.run(
+        [str(Path(checks) / "files_exist.py"), ".wild/*.md", "3"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (found.returncode, found.stdout) == (0, "4 match '.wild/*.md' (need 3)\n")

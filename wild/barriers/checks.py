@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wild.barriers.approvals import Approvals, command_of
+from wild.barriers.library import CHECK_SCRIPTS_DIR, CHECKS_ENV
 from wild.parsers.barriers import COMMAND_TYPES, EXTERNAL_TYPES, Barrier
 from wild.parsers.barriers import clean_result as one_line
 from wild.process import ProcessResult, run_captured, shell_argv
@@ -93,7 +94,12 @@ def check_once(
     timeout = (
         barrier.timeout_s if barrier.timeout_s and barrier.timeout_s > 0 else DEFAULT_TIMEOUT_S
     )
-    extra = {"WILD_BARRIER_ID": barrier.id, "WILD_PROJECT_DIR": str(project_dir), **(env or {})}
+    extra = {
+        "WILD_BARRIER_ID": barrier.id,
+        "WILD_PROJECT_DIR": str(project_dir),
+        CHECKS_ENV: str(CHECK_SCRIPTS_DIR),
+        **(env or {}),
+    }
     try:
         result = _run(command, project_dir, timeout, scrubbed_env(extra), cancel)
     except OSError as exc:  # no /bin/sh, project folder gone, out of processes
