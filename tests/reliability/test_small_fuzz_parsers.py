@@ -109,7 +109,7 @@ STATE = {
 }
 
 
-@settings(max_examples=60 * SCALE)
+@settings(max_examples=50 * SCALE)
 @given(objects(STATE))
 def test_any_state_object_loads_and_survives_a_write_and_a_reread(raw: dict[str, Any]) -> None:
     try:
@@ -126,7 +126,7 @@ def test_any_state_object_loads_and_survives_a_write_and_a_reread(raw: dict[str,
 # ------------------------------------------------------------------------------- events.log
 
 
-@settings(max_examples=60 * SCALE)
+@settings(max_examples=40 * SCALE)
 @given(
     st.lists(st.binary(max_size=30) | st.builds(dumped, JSON), max_size=6), st.binary(max_size=8)
 )
@@ -308,7 +308,7 @@ PARSERS = {
 def test_a_mutated_real_file_round_trips_byte_for_byte(file: str) -> None:
     texts, parse, render = PARSERS[file]
 
-    @settings(max_examples=60 * SCALE)
+    @settings(max_examples=40 * SCALE)
     @given(mutated(texts))
     def check(text: str) -> None:
         assert render(parse(text)) == text  # type: ignore[operator]
