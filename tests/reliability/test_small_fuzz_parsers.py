@@ -338,3 +338,39 @@ def test_commands_that_read_a_mutated_file_never_crash(wild_dir: Path, file: str
         check()
     finally:
         (wild_dir / file).write_bytes(kept)
+
+
+# An action that writes each file, and whether it only appends (then the old bytes stay first).
+WRITERS = {
+    "tasks.md": (["--add-task", "Plot the loss curves"], True),
+    "human.md": (["--human-input", "Use the smaller model"], True),
+    "barriers.md": (["--satisfy", "barrier-x"], False),
+    "human-policy.md": (["--update-policy", "autonomous", "--duration", "6h"], False),
+}
+
+
+@pytest.mark.parametrize("file", sorted(WRITERS))
+def test_commands_that_write_a_mutated_file_never_crash_nor_lose_it(
+    wild_dir: Path, file: str
+) -> None:
+    texts = PARSERS[file][0]
+    action, appends = WRITERS[file]
+    kept = (wild_dir / file).read_bytes()
+
+    @settings(max_examples=10 * SCALE)
+    @given(mutated(texts))
+    def check(text: str) -> None:
+        before = text.encode("utf-8", "surrogateescape")
+        (wild_dir / file).write_bytes(before)
+        result = invoke(*action, "--dir", str(wild_dir))
+        assert result.exit_code in (0, 1), (action, result.output)
+        after = (wild_dir / file).read_bytes()
+        if result.exit_code == 1:
+            assert after == before  # refused: untouched
+        elif appends:
+            assert after.startswith(before.rstrip(b"\r\n"))
+
+    try:
+        check()
+    finally:
+        (wild_dir / file).write_bytes(kept)
