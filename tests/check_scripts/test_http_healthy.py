@@ -83,13 +83,13 @@ def test_nobody_listening(scripts: Scripts) -> None:
             ("file:///etc/passwd",),
             "http_healthy.py: URL must start with http:// or https://, not 'file:///etc/passwd'",
         ),
-        (
-            ("http://127.0.0.1/", "0"),
-            "http_healthy.py: TIMEOUT_S must be a positive number, not '0'",
-        ),
-        (
-            ("http://127.0.0.1/", "soon"),
-            "http_healthy.py: TIMEOUT_S must be a positive number, not 'soon'",
+        *(
+            (
+                ("http://127.0.0.1/", bad),
+                "http_healthy.py: TIMEOUT_S must be a number of seconds above 0 and at most "
+                f"86400, not {bad!r}",
+            )
+            for bad in ("0", "soon", "nan", "1e300")
         ),
     ],
 )

@@ -3,9 +3,10 @@
 
 usage: http_healthy.py URL [TIMEOUT_S]
 
-URL is http:// or https://; redirects are followed. TIMEOUT_S (default 10) bounds the whole
-wait for the status line, however slowly a server drips it. Exit 0 on a 2xx status, 1 on any
-other status, no answer or a timeout, 2 on a usage error; one line of output says why.
+URL is http:// or https://; redirects are followed. TIMEOUT_S (default 10, at most a day)
+bounds the whole wait for the status line, however slowly a server drips it. Exit 0 on a 2xx
+status, 1 on any other status, no answer or a timeout, 2 on a usage error; one line of output
+says why.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import urllib.request
 
 USAGE = "usage: http_healthy.py URL [TIMEOUT_S]"
 DEFAULT_TIMEOUT_S = 10.0
+MAX_TIMEOUT_S = 86400.0  # a day; far longer overflows the waits below
 
 
 def no_answer_within(url: str, timeout_s: float) -> str:
@@ -55,8 +57,11 @@ def judge(argv: list[str]) -> tuple[int, str]:
         timeout_s = float(timeout_text)
     except ValueError:
         timeout_s = math.nan
-    if not (math.isfinite(timeout_s) and timeout_s > 0):
-        return 2, f"http_healthy.py: TIMEOUT_S must be a positive number, not {timeout_text!r}"
+    if not 0 < timeout_s <= MAX_TIMEOUT_S:  # NaN fails too
+        return 2, (
+            f"http_healthy.py: TIMEOUT_S must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_S:g}, not {timeout_text!r}"
+        )
     answer: list[tuple[int, str]] = []
     # A daemon thread bounds the whole request: urllib's timeout is per socket operation only.
     worker = threading.Thread(target=fetch_status, args=(url, timeout_s, answer), daemon=True)

@@ -35,7 +35,7 @@ def numbers(path: str, key: str) -> list[tuple[int, float]]:
         for number, raw in enumerate(lines, start=1):
             try:
                 record = json.loads(raw)
-            except ValueError:  # torn, garbage or not UTF-8
+            except (ValueError, RecursionError):  # torn, garbage, not UTF-8, nested too deep
                 continue
             value = record.get(key) if isinstance(record, dict) else None
             if isinstance(value, bool) or not isinstance(value, int | float):
