@@ -26,7 +26,7 @@ class Scripts:
         self.project.mkdir()
         self.bin = root / "bin"
         self.bin.mkdir()
-        # `#!/usr/bin/env python3` finds this interpreter, and nothing else of the host's PATH.
+        # `#!/usr/bin/env python3` finds this interpreter; PATH is this folder, /usr/bin and /bin.
         (self.bin / "python3").symlink_to(sys.executable)
 
     def fake(self, name: str, stdout: str = "", *, stderr: str = "", code: int = 0) -> Path:
@@ -36,7 +36,7 @@ class Scripts:
         script = self.bin / name
         script.write_text(
             "#!/bin/sh\n"
-            f'printf "%s\\n" "$*" >> "$0.argv"\n'
+            'printf "%s\\n" "$*" >> "$0.argv"\n'
             'cat "$0.out"\n'
             'cat "$0.err" >&2\n'
             f"exit {code}\n"
