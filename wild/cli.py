@@ -7,6 +7,7 @@ log), 130 interrupted.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ class GuardedCommand(click.Command):
     """Maps wild's errors to one `Error: …` line and an exit code, also under CliRunner."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        _print_undecodable_bytes_as_they_are()
         try:
             return super().invoke(ctx)
         except WildError as exc:
@@ -57,6 +59,17 @@ class GuardedCommand(click.Command):
                 err=True,
             )
             ctx.exit(3)
+
+
+def _print_undecodable_bytes_as_they_are() -> None:
+    """Let stdout write back the bytes of a file that are not UTF-8, as `cat` would.
+
+    wild reads files with surrogateescape, so such a byte is a lone surrogate in the text; a
+    strict UTF-8 stdout (a desktop locale) would fail on it. stderr already escapes them.
+    """
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper) and stdout.errors == "strict":
+        stdout.reconfigure(errors="surrogateescape")
 
 
 class WildCommand(GuardedCommand):

@@ -10,6 +10,11 @@ DEFAULT_DIR = ".wild"
 # The initial files of `wild --init`, shipped as package data (setup.cfg names the dotted
 # folder explicitly, since package_data globs do not descend into it on their own).
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / ".wild"
+# The check scripts shipped with wild, offered to every barrier and completion check as
+# $WILD_CHECKS. They live in wild's installed package, outside any project, so an agent
+# confined to the project cannot change what an approved `"$WILD_CHECKS/…"` command runs.
+CHECKS_ENV = "WILD_CHECKS"
+CHECK_SCRIPTS_DIR = Path(__file__).resolve().parent / "check_scripts"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from wild.barriers.approvals import Approvals, command_of
 from wild.parsers.barriers import COMMAND_TYPES, EXTERNAL_TYPES, Barrier
 from wild.parsers.barriers import clean_result as one_line
+from wild.paths import CHECK_SCRIPTS_DIR, CHECKS_ENV
 from wild.process import ProcessResult, run_captured, scrubbed_env, shell_argv
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -75,7 +76,12 @@ def check_once(
     timeout = (
         barrier.timeout_s if barrier.timeout_s and barrier.timeout_s > 0 else DEFAULT_TIMEOUT_S
     )
-    extra = {"WILD_BARRIER_ID": barrier.id, "WILD_PROJECT_DIR": str(project_dir), **(env or {})}
+    extra = {
+        "WILD_BARRIER_ID": barrier.id,
+        "WILD_PROJECT_DIR": str(project_dir),
+        CHECKS_ENV: str(CHECK_SCRIPTS_DIR),
+        **(env or {}),
+    }
     try:
         result = _run(command, project_dir, timeout, scrubbed_env(extra), cancel)
     except OSError as exc:  # no /bin/sh, project folder gone, out of processes

@@ -3,7 +3,8 @@
 The script judges exactly as wild does (exit code, or the whitespace-stripped output against
 `Expect:`, or a count against `Target:`, or a file's existence) and exits 0 when the barrier
 is satisfied. The command line is copied verbatim, it is code the human already wrote; every
-other value is shell-quoted.
+other value is shell-quoted. `$WILD_CHECKS` is set as the checker sets it, so a command that
+calls a shipped check script (`"$WILD_CHECKS/files_exist.py" …`) runs the same by hand.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from wild.errors import WildError
 from wild.parsers.barriers import COMMAND_TYPES, Barrier
+from wild.paths import CHECK_SCRIPTS_DIR, CHECKS_ENV
 from wild.store.files import atomic_write, encode
 
 SCRIPTS_DIR = Path("scripts") / "check_barriers"
@@ -76,6 +78,9 @@ def generate_check_script(barrier: Barrier, project_dir: Path) -> Path:
         "# Exits 0 when the barrier is satisfied. Run from anywhere: it works in the project root.",
         "set -eu",
         'cd "$(dirname "$0")/../.."',
+        "# The check scripts shipped with wild, as the checker offers them (docs/formats.md).",
+        f'[ -n "${{{CHECKS_ENV}:-}}" ] || {CHECKS_ENV}={shlex.quote(str(CHECK_SCRIPTS_DIR))}',
+        f"export {CHECKS_ENV}",
         *_check_lines(barrier),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)

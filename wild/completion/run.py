@@ -11,6 +11,7 @@ from pathlib import Path
 from wild.completion.verdict import CheckOutcome, tail
 from wild.parsers.checks import COMMAND_TYPES, Check, record_result
 from wild.parsers.field_values import clean_result
+from wild.paths import CHECK_SCRIPTS_DIR, CHECKS_ENV
 from wild.process import ProcessResult, run_captured, scrubbed_env, shell_argv
 
 # A file-contains check reads at most this much: a report, not a dataset.
@@ -53,7 +54,12 @@ def run_check(
         return _not_run(check, "no `Command:` to run; add a `- Command: ...` line")
     if not may_run(check.command):
         return CheckOutcome(check.id, False, False, unapproved(check.id), unapproved=True)
-    extra = {"WILD_CHECK_ID": check.id, "WILD_PROJECT_DIR": str(project_dir), **(env or {})}
+    extra = {
+        "WILD_CHECK_ID": check.id,
+        "WILD_PROJECT_DIR": str(project_dir),
+        **(env or {}),
+        CHECKS_ENV: str(CHECK_SCRIPTS_DIR),
+    }
     try:
         result = run_captured(
             shell_argv(check.command),
