@@ -80,3 +80,12 @@ def test_help_lists_the_demo_command_and_how_to_use_demo_as_a_goal() -> None:
     assert "`wild -- demo`" in help_text and "`wild --goal demo`" in help_text
     demo_help = invoke("demo", "--help").output
     assert demo_help.startswith("Usage: wild demo [OPTIONS]\n")
+
+
+def test_a_loop_stopped_by_a_limit_exits_4(project: Path) -> None:
+    assert invoke("--add-task", "Say bye", "--dir", str(project)).exit_code == 0
+    agent = str(project.parent / "agent.sh")
+    options = ("--agent-cmd", agent, "--max-iterations", "1", "--dir", str(project))
+    result = invoke(*options, "greet")
+    assert result.exit_code == 4, result.output
+    assert result.output.splitlines()[-1] == "wild stopped: reached 1 iterations (1 iterations)"

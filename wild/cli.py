@@ -239,6 +239,18 @@ def demo() -> None:
 )
 @click.option("--max-time", metavar="D", help="Stop after this long (4h, 90m).")
 @click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True, max=1e12),
+    metavar="USD",
+    help="Stop once the agent's reported cost reaches this (kept across restarts).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Stop once the agent's reported tokens reach this (kept across restarts).",
+)
+@click.option(
     "--agent-timeout",
     metavar="D",
     default="1h",

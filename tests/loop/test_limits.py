@@ -75,3 +75,44 @@ def test_idle_loop_does_not_wake_while_nothing_happens(tmp_path: Path) -> None:
     # One sleep with no timeout (nothing is due), ended by the stop request alone.
     assert sim.watcher is not None and sim.watcher.timeouts == [None]
     assert [e["reasons"] for e in sim.events("wake")] == [["control"]]
+
+
+def costly(usd: float, tokens: int) -> list[dict[str, object]]:
+    return [{"run": {"cost_usd": usd, "input_tokens": tokens, "output_tokens": tokens}}]
+
+
+def test_max_cost_stops_the_run_and_holds_across_restarts(tmp_path: Path) -> None:
+    tasks = "".join(f"- [ ] [P1] task-00{n}: T{n}\n" for n in range(1, 6))
+    sim = new_project(tmp_path, tasks)
+    sim.script = [[*costly(0.60, 1000), *say(TASK)]]
+    first = sim.run(max_cost_usd=1.0)
+    assert first == LoopResult(
+        "max-cost", 2, "reached the cost limit ($1.20 of $1.00); a higher --max-cost goes on"
+    )
+    assert sim.state().total_cost_usd == 1.2
+    # The same limit again (a killed loop restarted): no agent starts.
+    again = sim.run(max_cost_usd=1.0)
+    assert (again.reason, again.iterations) == ("max-cost", 0)
+    # A higher limit lets the run go on, counting from what was spent.
+    more = sim.run(max_cost_usd=2.0)
+    assert (more.reason, more.iterations) == ("max-cost", 2)
+    assert [sim.task_status(f"task-00{n}") for n in range(1, 6)] == ["complete"] * 4 + ["todo"]
+
+
+def test_max_tokens_counts_input_and_output(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    sim.script = [[*costly(0.0, 500), *say(TASK)]]
+    result = sim.run(max_tokens=1000)
+    assert result == LoopResult(
+        "max-tokens",
+        1,
+        "reached the token limit (1,000 of 1,000 tokens); a higher --max-tokens goes on",
+    )
+
+
+def test_once_with_only_work_waiting_for_the_human_says_so(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [say("<promise>NEED_HUMAN_INPUT</promise><reason>which data?</reason>")]
+    sim.run(once=True)
+    result = sim.run(once=True)
+    assert result == LoopResult("waiting-human", 0, "waiting for the human's answer")

@@ -255,6 +255,8 @@ def _loop(call: Call) -> None:
         agent_cmd=opts["agent_cmd"],
         max_iterations=opts["max_iterations"],
         max_time_s=_seconds("--max-time", opts["max_time"]),
+        max_cost_usd=opts["max_cost"],
+        max_tokens=opts["max_tokens"],
         once=opts["once"],
         agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
     )
@@ -345,6 +347,8 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "policy_file": (LOOP,),
     "max_iterations": (LOOP,),
     "max_time": (LOOP,),
+    "max_cost": (LOOP,),
+    "max_tokens": (LOOP,),
     "agent_timeout": (LOOP,),
     "webhook_port": (LOOP,),
     "once": (LOOP,),

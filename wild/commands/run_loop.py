@@ -17,13 +17,17 @@ from wild.loop import Loop, LoopOptions, LoopResult
 from wild.paths import WildPaths
 from wild.store.files import read_text, update_text
 
+# Documented in docs/cli.md: the cases a script running wild must tell apart.
 EXIT_CODES = {
     "complete": 0,
     "once": 0,
-    "max-iterations": 0,
-    "max-time": 0,
-    "stopped": 130,
     "no-plan": 1,
+    "max-iterations": 4,
+    "max-time": 4,
+    "max-cost": 4,
+    "max-tokens": 4,
+    "waiting-human": 5,
+    "stopped": 130,
 }
 
 

@@ -53,7 +53,7 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy, effective_policy
-from wild.selection import Selection
+from wild.selection import HUMAN_WAIT, Selection
 
 # Resolved alerts kept in alerts.jsonl before the loop moves them to the archive: enough that
 # compaction is rare (it rewrites the file), few enough that a cold read of the log stays fast.
@@ -112,6 +112,9 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         return _end(model, "max-iterations", f"reached {limit} iterations")
     if _time_left(model, at) == 0.0:
         return _end(model, "max-time", "reached the time limit")
+    spent = _spend_limit(model)
+    if spent is not None:
+        return _end(model, *spent)
     if tasks_md.missing_ids(model.ws.tasks):
         # Ids first (one minimal edit), so every piece of work has a name to be held by.
         return Step(model, (EditFile("tasks", tasks_md.assign_missing_ids), Continue()))
@@ -137,6 +140,9 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         model = replace(model, idle_note=None)
         return Step(model, (*actions, *work_actions))
     if model.options.once:
+        item = selection.item if selection is not None else None
+        if item is not None and item.reason == HUMAN_WAIT:
+            return _end(model, "waiting-human", "waiting for the human's answer", *actions)
         return _end(model, "once", "nothing to run now", *actions)
     note = _idle_note(selection)
     if note is not None and note != model.idle_note:
@@ -240,6 +246,19 @@ def _idle_note(selection: Selection | None) -> str | None:
         return None
     waiting = ", ".join(b.id for b in selection.waiting_barriers) or selection.item.reason
     return f"⏳ Waiting ({waiting}); sleeping until something changes"
+
+
+def _spend_limit(model: LoopModel) -> tuple[EndReason, str] | None:
+    """A spend cap reached by the run's totals, which state.json keeps: a restarted loop with
+    the same cap starts no agent, one with a higher cap goes on."""
+    state, options = model.state, model.options
+    if options.max_cost_usd is not None and state.total_cost_usd >= options.max_cost_usd:
+        spent = f"${state.total_cost_usd:.2f} of ${options.max_cost_usd:.2f}"
+        return "max-cost", f"reached the cost limit ({spent}); a higher --max-cost goes on"
+    if options.max_tokens is not None and state.total_tokens >= options.max_tokens:
+        spent = f"{state.total_tokens:,} of {options.max_tokens:,} tokens"
+        return "max-tokens", f"reached the token limit ({spent}); a higher --max-tokens goes on"
+    return None
 
 
 def _time_left(model: LoopModel, at: Moment) -> float | None:

@@ -24,7 +24,17 @@ from wild.parsers.tasks import Task
 from wild.paths import WildPaths
 from wild.workspace import Workspace
 
-EndReason = Literal["complete", "max-iterations", "max-time", "once", "stopped", "no-plan"]
+EndReason = Literal[
+    "complete",
+    "max-iterations",
+    "max-time",
+    "max-cost",
+    "max-tokens",
+    "once",
+    "waiting-human",
+    "stopped",
+    "no-plan",
+]
 FileName = Literal["tasks", "human", "barriers", "policy", "checks"]
 
 
@@ -40,6 +50,9 @@ class LoopOptions:
     agent_cmd: str | None = None
     max_iterations: int | None = None
     max_time_s: float | None = None
+    # Spend caps, against the totals state.json keeps across restarts (the agent's own figures).
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
     once: bool = False
     agent_timeout_s: float | None = 3600.0
     heartbeat_s: float = 60.0
