@@ -8,7 +8,7 @@ Side requests (titles, summaries, token counts) and any other endpoint get somet
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,6 +38,19 @@ class Turn:
     tool_use: ToolUse | None = None
 
 
+# The turns of one conversation, chosen from its first user message (each agent run of a loop
+# is a fresh conversation, so a script can answer each iteration's prompt differently).
+Script = Sequence[Turn] | Callable[[str], Sequence[Turn]]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The token counts each scripted message reports (what Claude Code prices)."""
+
+    input_tokens: int = INPUT_TOKENS
+    output_tokens: int = OUTPUT_TOKENS
+
+
 @dataclass
 class Recorded:
     """What the server saw; read by the tests after the run."""
@@ -51,7 +64,19 @@ def _sse(event: str, data: Mapping[str, Any]) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
 
 
-def _message_events(turn: Turn, model: str, number: int) -> Iterator[bytes]:
+def _first_user_text(messages: Sequence[Any]) -> str:
+    """The text of the conversation's first user message (the prompt)."""
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+def _message_events(turn: Turn, model: str, number: int, usage: Usage) -> Iterator[bytes]:
     """The event stream of one assistant message, as the Messages API streams it."""
     yield _sse(
         "message_start",
@@ -65,7 +90,7 @@ def _message_events(turn: Turn, model: str, number: int) -> Iterator[bytes]:
                 "content": [],
                 "stop_reason": None,
                 "stop_sequence": None,
-                "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": 1},
+                "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1},
             },
         },
     )
@@ -99,7 +124,7 @@ def _message_events(turn: Turn, model: str, number: int) -> Iterator[bytes]:
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": OUTPUT_TOKENS},
+            "usage": {"output_tokens": usage.output_tokens},
         },
     )
     yield _sse("message_stop", {"type": "message_stop"})
@@ -118,7 +143,7 @@ def _plain_message(text: str, model: str) -> dict[str, Any]:
     }
 
 
-def _handler(turns: Sequence[Turn], recorded: Recorded) -> type[BaseHTTPRequestHandler]:
+def _handler(script: Script, recorded: Recorded, usage: Usage) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -177,9 +202,10 @@ def _handler(turns: Sequence[Turn], recorded: Recorded) -> type[BaseHTTPRequestH
                 recorded.main_requests.append(request)
             messages = request.get("messages") or []
             index = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+            turns = script(_first_user_text(messages)) if callable(script) else script
             turn = turns[min(index, len(turns) - 1)]
             if request.get("stream"):
-                body = b"".join(_message_events(turn, model, index))
+                body = b"".join(_message_events(turn, model, index, usage))
                 self._reply(200, body, "text/event-stream")
             else:
                 self._reply(200, orjson.dumps(_plain_message(turn.text, model)))
@@ -189,7 +215,8 @@ def _handler(turns: Sequence[Turn], recorded: Recorded) -> type[BaseHTTPRequestH
             message = _plain_message('{"title": "test", "isNewTopic": false}', model)
             if request.get("stream"):
                 turn = Turn(text=message["content"][0]["text"])
-                self._reply(200, b"".join(_message_events(turn, model, 999)), "text/event-stream")
+                events = _message_events(turn, model, 999, Usage(10, 1))
+                self._reply(200, b"".join(events), "text/event-stream")
             else:
                 self._reply(200, orjson.dumps(message))
 
@@ -197,12 +224,12 @@ def _handler(turns: Sequence[Turn], recorded: Recorded) -> type[BaseHTTPRequestH
 
 
 @contextmanager
-def serve(turns: Sequence[Turn]) -> Iterator[tuple[str, Recorded]]:
+def serve(script: Script, usage: Usage | None = None) -> Iterator[tuple[str, Recorded]]:
     """Run the server on a random 127.0.0.1 port; yields its base URL and the request record."""
-    if not turns:
+    if not callable(script) and not script:
         raise ValueError("serve() needs at least one scripted turn")
     recorded = Recorded()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(turns, recorded))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script, recorded, usage or Usage()))
     server.daemon_threads = True
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
