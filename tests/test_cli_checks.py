@@ -104,3 +104,17 @@ def test_status_shows_where_the_checks_stand(wild_dir: Path) -> None:
         "strategy": "all",
         "mode": "verify",
     }
+
+
+def test_a_tasks_own_check_is_listed_and_approved_by_the_task_id(wild_dir: Path) -> None:
+    (wild_dir / "tasks.md").write_text("- [ ] [P1] task-001: Build\n  - check: make test\n")
+    listing = invoke("--approve", "--dir", str(wild_dir))
+    assert "  task-001: make test\n" in listing.output
+    approved = invoke("--approve", "task-001", "--dir", str(wild_dir))
+    assert approved.output.startswith("Approved task-001: make test (sha256 ")
+    assert (
+        "No barrier or check commands await approval."
+        in invoke("--approve", "--dir", str(wild_dir)).output
+    )
+    # A running loop is told to try again what waited for this approval.
+    assert '"command":"recheck"' in (wild_dir / "control").read_text()

@@ -187,6 +187,26 @@ def test_relations_accumulate_in_every_spelling() -> None:
     assert task.span == Span(0, 7)
 
 
+def test_a_check_line_holds_a_command_and_the_first_one_counts() -> None:
+    text = (
+        "- [ ] [P1] task-010: Evaluate\n"
+        "  - check: pytest -q tests/test_eval.py, -k 'not slow'\n"
+        "  - Check: echo second\n"
+        "  - dependsOn: task-001\n"
+        "- [ ] task-011: No check\n"
+        "  - check:\n"
+    )
+    first, second = parse(text).tasks
+    assert first.check == "pytest -q tests/test_eval.py, -k 'not slow'"
+    assert first.depends_on == ("task-001",)
+    assert first.span == Span(0, 4)
+    assert second.check is None
+    outside = parse("- check: make test\n")
+    assert [str(p) for p in outside.problems] == [
+        "tasks.md:1: check line outside any task: indent it under the task it belongs to"
+    ]
+
+
 def test_notes_belong_to_their_task_and_trailing_blank_lines_do_not() -> None:
     text = (
         "# Tasks\n"

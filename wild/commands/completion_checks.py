@@ -17,6 +17,7 @@ from wild.completion.run import record, run_check
 from wild.completion.verdict import CheckOutcome, Verdict, judge
 from wild.control import request
 from wild.parsers import checks as checks_md
+from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
 from wild.store.files import read_text, update_text
 from wild.workspace import require_initialised
@@ -49,9 +50,19 @@ def run_checks(paths: WildPaths, clock: Clock) -> ChecksRun:
 
 
 def check_commands(paths: WildPaths) -> dict[str, str]:
-    """Each check's command by id, for the checks that run one."""
+    """The command of each completion check that runs one, and of each open task's own
+    `- check:` line, by id."""
     doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
-    return {c.id: c.command for c in doc.checks if c.type in checks_md.COMMAND_TYPES and c.command}
+    tasks = tasks_md.parse(read_text(paths.tasks), file=str(paths.tasks))
+    found = {
+        t.id: t.check
+        for t in tasks.tasks
+        if t.id and t.check and t.status in ("todo", "in-progress")
+    }
+    found.update(
+        (c.id, c.command) for c in doc.checks if c.type in checks_md.COMMAND_TYPES and c.command
+    )
+    return found
 
 
 def approve_check(paths: WildPaths, check_id: str) -> tuple[str, str] | None:

@@ -7,10 +7,12 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from wild.completion.verdict import CheckOutcome, tail
-from wild.parsers.checks import COMMAND_TYPES, Check, record_result
+from wild.parsers.checks import COMMAND_TYPES, DEFAULT_TIMEOUT_S, Check, record_result
 from wild.parsers.field_values import clean_result
+from wild.parsers.lines import Span
 from wild.paths import CHECK_SCRIPTS_DIR, CHECKS_ENV
 from wild.process import ProcessResult, run_captured, scrubbed_env, shell_argv
 
@@ -33,6 +35,23 @@ def record(outcome: CheckOutcome, at: str) -> Callable[[str], str]:
         )
 
     return edit
+
+
+def task_check(task_id: str, command: str) -> Check:
+    """A task's `- check: <command>` line as a check: it passes when the command exits 0."""
+    return Check(
+        id=task_id,
+        status="pending",
+        type="command-succeeds",
+        command=command,
+        timeout_s=DEFAULT_TIMEOUT_S,
+        file=None,
+        pattern=None,
+        last_run=None,
+        result=None,
+        fields=MappingProxyType({}),
+        span=Span(0, 0),
+    )
 
 
 def run_check(

@@ -1,5 +1,6 @@
-"""Running the completion checks for the loop: each in turn, its result written to checks.md
-as it ends (a self-write the watcher ignores), the outcomes handed back as the next event."""
+"""Running checks for the loop: the completion checks of checks.md (each result written back
+as it ends, a self-write the watcher ignores) and a task's own `- check:` command; the
+outcomes come back as the next event."""
 
 from __future__ import annotations
 
@@ -7,37 +8,51 @@ import threading
 from collections.abc import Callable
 
 from wild.barriers.approvals import load_approvals
-from wild.completion.run import record, run_check
+from wild.completion.run import record, run_check, task_check
 from wild.loop.files import LoopFiles
-from wild.loop.model import ChecksFinished
+from wild.loop.model import ChecksFinished, RunChecks, TaskVerified, VerifyTask
 from wild.paths import WildPaths
 from wild.store.files import update_text
 from wild.store.self_writes import SelfWrites
 
 
-def run_completion_checks(
-    paths: WildPaths,
-    files: LoopFiles,
-    *,
-    approval_required: Callable[[], bool],
-    cancel: threading.Event,
-    self_writes: SelfWrites,
-    at: str,
-) -> ChecksFinished:
-    """Run every check of the loop's checks.md; a stop cancels the one running."""
-    approvals = load_approvals(paths.project)
-    required = approval_required()
+class LoopChecks:
+    """Runs what `RunChecks` and `VerifyTask` ask for; a stop cancels the check running."""
 
-    def may_run(command: str) -> bool:
-        return not required or approvals.allows(command)
+    def __init__(
+        self,
+        paths: WildPaths,
+        self_writes: SelfWrites,
+        cancel: threading.Event,
+        approval_required: Callable[[], bool],
+    ) -> None:
+        self.paths = paths
+        self.self_writes = self_writes
+        self.cancel = cancel
+        self.approval_required = approval_required
 
-    outcomes = []
-    for check in files.view_checks().checks:
-        outcome = run_check(check, project_dir=paths.project, may_run=may_run, cancel=cancel)
-        outcomes.append(outcome)
-        if cancel.is_set():
-            break  # nothing is written for a check that did not finish
-        remember = self_writes.remembering(paths.checks)
-        text = update_text(paths.checks, record(outcome, at), paths.lock, on_written=remember)
-        files.wrote("checks", text)
-    return ChecksFinished(tuple(outcomes))
+    def _may_run(self) -> Callable[[str], bool]:
+        approvals = load_approvals(self.paths.project)
+        required = self.approval_required()
+        return lambda command: not required or approvals.allows(command)
+
+    def perform(
+        self, action: RunChecks | VerifyTask, files: LoopFiles, at: str
+    ) -> ChecksFinished | TaskVerified:
+        may_run = self._may_run()
+        project = self.paths.project
+        if isinstance(action, VerifyTask):
+            check = task_check(action.task_id, action.command)
+            outcome = run_check(check, project_dir=project, may_run=may_run, cancel=self.cancel)
+            return TaskVerified(action.task_id, outcome, action.ticked_by_agent)
+        outcomes = []
+        for check in files.view_checks().checks:
+            outcome = run_check(check, project_dir=project, may_run=may_run, cancel=self.cancel)
+            outcomes.append(outcome)
+            if self.cancel.is_set():
+                break  # nothing is written for a check that did not finish
+            remember = self.self_writes.remembering(self.paths.checks)
+            edit = record(outcome, at)
+            text = update_text(self.paths.checks, edit, self.paths.lock, on_written=remember)
+            files.wrote("checks", text)
+        return ChecksFinished(tuple(outcomes))

@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from wild.agents.runner import AgentRun
 from wild.clock import iso, parse_time
-from wild.loop import claims, ending, judge, work
+from wild.loop import claims, ending, judge, task_checks, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, summary
 from wild.loop.model import (
@@ -45,6 +45,7 @@ from wild.loop.model import (
     RunAgent,
     Say,
     Step,
+    TaskVerified,
     Tick,
     Wait,
 )
@@ -72,6 +73,8 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
         return _control(model, event)
     if isinstance(event, AgentFinished):
         return _agent_finished(model, event, at)
+    if isinstance(event, TaskVerified):
+        return task_checks.task_verified(model, event, policy_at(model, at))
     if isinstance(event, ChecksFinished):
         model, actions = ending.checks_finished(model, event, policy_at(model, at))
         return Step(model, (*actions, Continue()))
@@ -97,7 +100,12 @@ def _control(model: LoopModel, event: ControlRequested) -> Step:
         state = replace(state, paused=control.paused)
     model = replace(model, control=control, state=state)
     if any(r.command == "recheck" for r in event.requests):
-        model = replace(model, checks_ran_at=None).with_book(model.book.released(work.CHECKS))
+        # A command was approved: what waited for an approval is tried again.
+        book = model.book.released(work.CHECKS)
+        for key, reason in model.book.awaiting.items():
+            if reason == task_checks.approval_reason(key):
+                book = book.released(key)
+        model = replace(model, checks_ran_at=None).with_book(book)
     return Step(model, (*actions, Continue()))
 
 
@@ -357,6 +365,8 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
             Log("rate-limited", event.event_id, {"wait_s": wait_s}),
         ]
         model = replace(model, rate_limited_until=at.mono + wait_s)
+    if outcome.verify is not None:  # the task's own check decides; --once ends after it
+        return Step(model, (*actions, outcome.verify))
     if model.options.once and running is not None:
         return _end(model, "once", "one iteration done", *actions)
     return Step(model, (*actions, Continue()))

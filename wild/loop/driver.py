@@ -23,7 +23,7 @@ from wild.control import ControlInbox
 from wild.liveness import probe, this_host, this_process
 from wild.loop import io_errors, iteration
 from wild.loop.bookkeeping import Bookkeeping
-from wild.loop.checks_effect import run_completion_checks
+from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
 from wild.loop.effects import Effects
 from wild.loop.files import WATCHED, LoopFiles, Watched
@@ -42,6 +42,7 @@ from wild.loop.model import (
     RunChecks,
     Say,
     Tick,
+    VerifyTask,
     Wait,
 )
 from wild.loop.notify_command import send_notification
@@ -114,6 +115,7 @@ class Loop:
         self.effects = Effects(
             paths, lambda: self.files, self.events, self.reporter, self.self_writes
         )
+        self.checks = LoopChecks(paths, self.self_writes, self.stop_event, self._approval_required)
         self._model: LoopModel | None = None
         # The events.log id of what the loop is acting on now (the loop's start, the last
         # wake-up or agent run): the cause of every event that names no other.
@@ -281,15 +283,8 @@ class Loop:
                 return action.result
             if isinstance(action, RunAgent):
                 return self._run_agent(action)
-            if isinstance(action, RunChecks):
-                return run_completion_checks(
-                    self.paths,
-                    self.files,
-                    approval_required=self._approval_required,
-                    cancel=self.stop_event,
-                    self_writes=self.self_writes,
-                    at=iso(self.clock.now()),
-                )
+            if isinstance(action, RunChecks | VerifyTask):
+                return self.checks.perform(action, self.files, iso(self.clock.now()))
             if isinstance(action, Wait):
                 return self._wait(action, watcher, checker)
             if isinstance(action, Continue):

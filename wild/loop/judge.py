@@ -42,6 +42,7 @@ from wild.loop.model import (
     Notify,
     Running,
     Say,
+    VerifyTask,
 )
 from wild.loop.work import CHECKS, PLANNING
 from wild.parsers import human as human_md
@@ -62,6 +63,7 @@ class Outcome:
     ran: bool = True  # False: no agent ran (an escalation came first)
     done: bool = False
     failed: bool = False
+    verify: VerifyTask | None = None  # the task's own check must pass before it is done
 
 
 @dataclass
@@ -212,15 +214,24 @@ def _failed_attempt(
     model: LoopModel, key: str, run: AgentRun, policy: HumanPolicy, acts: _Acts
 ) -> Outcome:
     """Count a failed attempt at a task or human input and escalate as the policy says."""
+    book, escalated = failed_attempt(model, key, f"Last log: {run.log_path}", policy)
+    acts.add(*escalated)
+    return Outcome(book, tuple(acts.items), failed=True)
+
+
+def failed_attempt(
+    model: LoopModel, key: str, detail: str, policy: HumanPolicy
+) -> tuple[Bookkeeping, tuple[Action, ...]]:
+    """One more failed attempt at `key`; past the policy's Max Retry Attempts, the human is
+    asked (the work waits for them) or told, as the policy says."""
     book, count = model.book.failed(key)
     escalation = should_escalate_failures(key, policy, count)
-    if escalation.escalate and escalation.reason:
-        if escalation.blocking:
-            acts.add(Ask(key, escalation.reason, f"Last log: {run.log_path}", model.agent_event))
-            book = book.hold(key, escalation.reason)
-        else:
-            acts.add(Notify(key, escalation.reason, model.agent_event))
-    return Outcome(book, tuple(acts.items), failed=True)
+    if not (escalation.escalate and escalation.reason):
+        return book, ()
+    if escalation.blocking:
+        ask = Ask(key, escalation.reason, detail, model.agent_event)
+        return book.hold(key, escalation.reason), (ask,)
+    return book, (Notify(key, escalation.reason, model.agent_event),)
 
 
 # -- the three kinds of work ----------------------------------------------------------------
@@ -305,6 +316,12 @@ def _task(
     asked = _common(model, run, task_id, at=at, acts=acts)
     after = tasks_md.find(model.ws.tasks, task_id)
     ticked = after is not None and after.status == "complete"
+    # The check as it was before the run: an agent deleting the line does not skip it.
+    before = running.task
+    check = (before.check if before is not None else None) or (after and after.check)
+    if check and (ticked or _finished(signals, "TASK_COMPLETE")):
+        verify = VerifyTask(task_id, check, ticked_by_agent=ticked)
+        return Outcome(model.book, tuple(acts.items), verify=verify)
     if ticked or _finished(signals, "TASK_COMPLETE"):
         if not ticked:
             acts.add(EditFile("tasks", lambda text: tasks_md.set_status(text, task_id, "complete")))
@@ -315,7 +332,6 @@ def _task(
         return Outcome(model.book.succeeded(task_id), tuple(acts.items), done=True)
     if asked:
         return Outcome(model.book.hold(task_id, _reason(signals)), tuple(acts.items))
-    before = running.task
     if _attempt_failed(run, changed=before is not None and _moved(before, after)):
         return _failed_attempt(model, task_id, run, policy, acts)
     return Outcome(model.book.succeeded(task_id), tuple(acts.items))

@@ -157,7 +157,16 @@ class ChecksFinished:
     outcomes: tuple[CheckOutcome, ...]
 
 
-Event = Tick | ControlRequested | AgentFinished | ChecksFinished
+@dataclass(frozen=True)
+class TaskVerified:
+    """A task's own check ran after the agent said it was done."""
+
+    task_id: str
+    outcome: CheckOutcome
+    ticked_by_agent: bool  # the agent ticked the box itself (set back if the check fails)
+
+
+Event = Tick | ControlRequested | AgentFinished | ChecksFinished | TaskVerified
 
 
 # -- actions: what the driver should do, in order -----------------------------------------
@@ -259,6 +268,15 @@ class RunChecks:
 
 
 @dataclass(frozen=True)
+class VerifyTask:
+    """Run a task's `- check:` command before its completion counts (the last action)."""
+
+    task_id: str
+    command: str
+    ticked_by_agent: bool
+
+
+@dataclass(frozen=True)
 class Wait:
     """Sleep until a file or job event, or `timeout_s` (None: no timed duty is pending)."""
 
@@ -288,6 +306,7 @@ Action = (
     | CompactAlerts
     | RunAgent
     | RunChecks
+    | VerifyTask
     | Wait
     | Continue
     | End

@@ -38,7 +38,8 @@ def is_task_id(text: str) -> bool:
     return ID_ONLY.fullmatch(text) is not None
 
 
-_KEY = r"(?i:depends[-_]?on|blocked[-_]?by)"
+# `check:` holds a shell command that verifies the task (not ids): read whole by the parser.
+_KEY = r"(?i:depends[-_]?on|blocked[-_]?by|check)"
 
 # One match per line (ending included) classifies it by the name of its last group:
 # box/prio/id (a checkbox line), key or bare_key (a relation).

@@ -57,6 +57,7 @@ class _Parser:
         depends_on: list[str] | None = None
         blocked_by: list[str] | None = None
         subtasks: list[Subtask] | None = None
+        check: str | None = None
         broken = False  # under a task-looking line wild rejected: its children are not reported
         hidden = iter(blocks)  # the next comment or fence opens at `opens`, ends before `ends`
         block = next(hidden, None)
@@ -65,6 +66,11 @@ class _Parser:
         find_values = VALUE.findall
         status_of = STATUS_OF_BOX.get
         first_line_of = self.first_line_of.setdefault
+
+        def close(end: int) -> None:
+            """The open task ends before line `end`."""
+            tasks.append(_task(head, depends_on, blocked_by, subtasks, (start, end), check=check))
+
         # Lines keep their endings; every rule below treats "\r\n" as trailing whitespace.
         for index, line in enumerate(lines):
             if index >= opens:
@@ -72,7 +78,9 @@ class _Parser:
                     # Opening at column 0, it ends the task above like any such line.
                     if start >= 0:
                         span = (start, last + 1)
-                        tasks.append(_task(head, depends_on, blocked_by, subtasks, span))
+                        tasks.append(
+                            _task(head, depends_on, blocked_by, subtasks, span, check=check)
+                        )
                         start = -1
                     broken = False
                 last = index  # inside a task, the block is part of its note
@@ -83,7 +91,11 @@ class _Parser:
             at_column_0 = line[0] not in " \t\r\n"
             if at_column_0:  # a non-blank line at column 0 ends the task above
                 if start >= 0:
-                    tasks.append(_task(head, depends_on, blocked_by, subtasks, (start, last + 1)))
+                    tasks.append(
+                        _task(
+                            head, depends_on, blocked_by, subtasks, (start, last + 1), check=check
+                        )
+                    )
                     start = -1
                 broken = False
             match = match_line(line)
@@ -112,6 +124,7 @@ class _Parser:
                     head = (task_id, line[match.end() :].strip(), priority, status)
                     start = index
                     depends_on = blocked_by = subtasks = None
+                    check = None
                 elif start >= 0:
                     subtask = Subtask(line[match.end("box") + 1 :].strip(), status, index + 1)
                     if subtasks is None:
@@ -123,6 +136,10 @@ class _Parser:
             elif kind in RELATION_GROUPS:
                 key = match.group(kind)
                 if start >= 0:
+                    if key[0] in "cC":
+                        check = check or line[match.end() :].strip() or None  # the first one
+                        last = index
+                        continue
                     values = find_values(line, match.end())
                     if key[0] in "dD":
                         if depends_on is None:
@@ -137,7 +154,9 @@ class _Parser:
                     self._report_outside(index, key)
             last = index
         if start >= 0:
-            tasks.append(_task(head, depends_on, blocked_by, subtasks, (start, last + 1)))
+            tasks.append(
+                _task(head, depends_on, blocked_by, subtasks, (start, last + 1), check=check)
+            )
         return tuple(tasks)
 
     def _report(self, index: int, message: str) -> None:
@@ -191,6 +210,8 @@ def _task(
     blocked_by: list[str] | None,
     subtasks: list[Subtask] | None,
     span: tuple[int, int],
+    *,
+    check: str | None,
 ) -> Task:
     task_id, text, priority, status = head
     return Task(
@@ -202,6 +223,7 @@ def _task(
         () if blocked_by is None else tuple(blocked_by),
         () if subtasks is None else tuple(subtasks),
         Span(*span),
+        check,
     )
 
 

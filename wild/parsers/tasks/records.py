@@ -36,6 +36,7 @@ class Task:
     blocked_by: tuple[str, ...]
     subtasks: tuple[Subtask, ...]
     span: Span
+    check: str | None = None  # a `- check: <command>` line: what proves the task done
 
 
 @dataclass(frozen=True, slots=True)
