@@ -19,6 +19,7 @@ from pathlib import Path
 
 from wild.errors import ConflictError
 from wild.store.self_writes import SelfWrites
+from wild.store.write_guard import check_writable
 
 ENCODING = "utf-8"
 # Bytes that are not UTF-8 survive a read/write round trip as lone surrogates.
@@ -148,8 +149,10 @@ def _write_temp(path: Path, data: bytes) -> tuple[Path, Path]:
     """Write and fsync `data` beside `path`'s real target; returns (target, temp file).
 
     Same folder because os.replace cannot cross filesystems; symlinks are followed so a
-    user's link stays a link; the old file mode is kept (mkstemp makes 0600).
+    user's link stays a link; the old file mode is kept (mkstemp makes 0600). A file the
+    user made read-only, or a link leading out of the project, is refused (`write_guard`).
     """
+    check_writable(path)
     target = Path(os.path.realpath(path))
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
