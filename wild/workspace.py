@@ -17,6 +17,9 @@ from wild.policy.model import HumanPolicy, effective_policy, policy_from_documen
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text
+from wild.store.write_guard import link_refusal, refusal
+
+EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wild edits
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,13 @@ class Workspace:
     policy: HumanPolicy
     policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
     problems: tuple[Problem, ...]
+    # (file name, message) for each file wild will not write: read-only, or linked out of
+    # the project (`store.write_guard`). Its work waits until the human makes it writable.
+    refusals: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def refused(self) -> frozenset[str]:
+        return frozenset(name for name, _ in self.refusals)
 
     def snapshot(self) -> WorkSnapshot:
         return WorkSnapshot(
@@ -58,6 +68,14 @@ def read_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...
     return read_open_alerts(paths.alerts, paths.alerts_summary, file=str(paths.alerts))
 
 
+def refusals_of(paths: WildPaths) -> tuple[tuple[str, str], ...]:
+    """The edited files wild must not write now, each with what the human can do about it."""
+    found = [(name, refusal(getattr(paths, name))) for name in EDITED_FILES]
+    # An append replaces nothing: alerts.jsonl is refused only as a link out of the project.
+    found.append(("alerts", link_refusal(paths.alerts)))
+    return tuple((name, message) for name, message in found if message is not None)
+
+
 def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
     """The alerts still to be dealt with: every one not resolved."""
     return tuple(a for a in alerts if a.status != "resolved")
@@ -76,6 +94,7 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
         policy_doc=policy_md.parse(read_text(paths.policy), file=str(paths.policy)),
         alerts=alerts,
         alert_problems=alert_problems,
+        refusals=refusals_of(paths),
     )
 
 
@@ -90,6 +109,7 @@ def assemble_workspace(
     alerts: tuple[Alert, ...],
     alert_problems: tuple[Problem, ...] = (),
     open_alerts: tuple[Alert, ...] | None = None,
+    refusals: tuple[tuple[str, str], ...] = (),
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them."""
@@ -112,4 +132,5 @@ def assemble_workspace(
         policy=policy,
         policy_note=note,
         problems=tuple(problems),
+        refusals=refusals,
     )

@@ -105,7 +105,10 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         return _end(model, "max-iterations", f"reached {limit} iterations")
     if _time_left(model, at) == 0.0:
         return _end(model, "max-time", "reached the time limit")
-    if tasks_md.missing_ids(model.ws.tasks):
+    model, told = _tell_refusals(model)
+    if told:
+        return Step(model, (*told, Continue()))
+    if tasks_md.missing_ids(model.ws.tasks) and "tasks" not in model.ws.refused:
         # Ids first (one minimal edit), so every piece of work has a name to be held by.
         return Step(model, (EditFile("tasks", tasks_md.assign_missing_ids), Continue()))
     policy = policy_at(model, at)
@@ -150,6 +153,22 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         actions += (Say(note),)  # said once per reason, not at every wake-up
     model = replace(model, idle_note=note)
     return Step(model, (*actions, Wait(_idle_timeout(model, policy, selection, at))))
+
+
+def _tell_refusals(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:
+    """Say once that a file is read-only or linked out of the project (its work waits, see
+    `refused_work`); said again only if it comes back after the human fixed it."""
+    refusals = model.ws.refusals
+    if refusals == model.refusals_told:
+        return model, ()
+    actions: list[Action] = []
+    for name, message in refusals:
+        if (name, message) not in model.refusals_told:
+            actions.append(Say(f"⚠️  {message}"))
+            actions.append(
+                Log("write-refused", model.start_event, {"file": name, "error": message})
+            )
+    return replace(model, refusals_told=refusals), tuple(actions)
 
 
 def _reports(

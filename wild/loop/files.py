@@ -26,7 +26,7 @@ from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text
-from wild.workspace import Workspace, assemble_workspace, open_alerts_of
+from wild.workspace import Workspace, assemble_workspace, open_alerts_of, refusals_of
 
 Watched = FileName | Literal["alerts"]
 WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "alerts")
@@ -107,6 +107,7 @@ class LoopFiles:
             alerts=self._alerts,
             alert_problems=self.alert_log.problems,
             open_alerts=self._open_alerts,
+            refusals=refusals_of(self.paths),  # a few stats: a chmod changes no content
         )
 
     def _keep(self, name: FileName, signature: Signature, text: str) -> None:

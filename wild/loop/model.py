@@ -96,6 +96,7 @@ class LoopModel:
     confirmed_at: int | None = None  # the iteration whose planning run confirmed the goal met
     start_event: str | None = None  # events.log id of loop-start
     agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
+    refusals_told: tuple[tuple[str, str], ...] = ()  # the files wild may not write, as said
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""
