@@ -17,6 +17,7 @@ from wild.policy.model import HumanPolicy, effective_policy, policy_from_documen
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text
+from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
 
 EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wild edits
@@ -41,6 +42,8 @@ class Workspace:
     # (file name, message) for each file wild will not write: read-only, or linked out of
     # the project (`store.write_guard`). Its work waits until the human makes it writable.
     refusals: tuple[tuple[str, str], ...] = ()
+    # Problems with a whole file, said once by the loop: tasks.md damaged (`tasks_backup`).
+    notices: tuple[str, ...] = ()
 
     @property
     def refused(self) -> frozenset[str]:
@@ -85,16 +88,21 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
     """Parse every file; unknown lines become problems, never errors (the CLI's read side)."""
     require_initialised(paths)
     alerts, alert_problems = read_alerts(paths)
+    tasks_text = read_text(paths.tasks)
+    tasks = tasks_md.parse(tasks_text, file=str(paths.tasks))
+    present = tasks_text != "" or paths.tasks.exists()
+    damaged = damage_notice(paths, tasks_text if present else None, len(tasks.tasks))
     return assemble_workspace(
         paths,
         now,
-        tasks=tasks_md.parse(read_text(paths.tasks), file=str(paths.tasks)),
+        tasks=tasks,
         barriers=barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers)),
         human=human_md.parse(read_text(paths.human), file=str(paths.human)),
         policy_doc=policy_md.parse(read_text(paths.policy), file=str(paths.policy)),
         alerts=alerts,
         alert_problems=alert_problems,
         refusals=refusals_of(paths),
+        notices=() if damaged is None else (damaged,),
     )
 
 
@@ -110,6 +118,7 @@ def assemble_workspace(
     alert_problems: tuple[Problem, ...] = (),
     open_alerts: tuple[Alert, ...] | None = None,
     refusals: tuple[tuple[str, str], ...] = (),
+    notices: tuple[str, ...] = (),
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them."""
@@ -133,4 +142,5 @@ def assemble_workspace(
         policy_note=note,
         problems=tuple(problems),
         refusals=refusals,
+        notices=notices,
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.cli_support import invoke
 from tests.loop.harness import RESOLVED, TASK, add_alert, new_project, say
-from wild.wake import WakeReason
 
 READ_ONLY = "the file is read-only (mode 444)"
 
@@ -46,10 +46,68 @@ def test_a_file_made_read_only_while_an_agent_works_is_refused_once(tmp_path: Pa
         tasks.chmod(0o444)
 
     sim.script = [[{"call": lock_it}, *say("Done.", TASK)], say("Done.", TASK)]
-    sim.queue(lambda: (tasks.chmod(0o644), WakeReason("file", str(tasks)))[1])
+    sim.queue_edit(tasks, lambda: tasks.chmod(0o644))
     result = sim.run()
     assert result.reason == "complete"
     assert sum(READ_ONLY in line for line in sim.out) == 1
     # wild could not tick task-001 after its first run, so it ran again once writable.
     assert sim.worked_on() == [("task", "task-001"), ("task", "task-001"), ("task", "task-002")]
     assert len(sim.events("write-refused")) == 2  # the tick refused, then said once
+
+
+# -- an agent that deletes tasks.md or fills it with garbage ------------------------------------
+
+
+def test_an_agent_deleting_tasks_md_loses_no_task_text(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] task-001: Keep this precious text\n- [ ] task-002: B\n")
+    tasks = sim.paths.tasks
+    good = tasks.read_text()
+    # The agent wipes the file; the planning run that follows fills it with garbage.
+    sim.script = [
+        [{"call": lambda _request: tasks.unlink()}, *say("Cleaned up.")],
+        [{"write_file": ".wild/tasks.md", "text": "I could not find any tasks \0\0"}],
+    ]
+    sim.run(max_iterations=3, plan=True)
+    backups = sorted((sim.paths.root / "backup").iterdir())
+    assert [b.read_text() for b in backups] == [good]
+    said = [line for line in sim.out if "the last good version is kept in" in line]
+    assert said == [
+        f"⚠️  {tasks}: it was deleted; the last good version is kept in {backups[0]};"
+        f" restore it with `cp {backups[0]} {tasks}`"
+        f" (if that change was on purpose, `rm -r {sim.paths.root / 'backup'}` silences this)",
+        f"⚠️  {tasks}: it holds binary data (NUL bytes); the last good version is kept in"
+        f" {backups[0]}; restore it with `cp {backups[0]} {tasks}`"
+        f" (if that change was on purpose, `rm -r {sim.paths.root / 'backup'}` silences this)",
+    ]
+    assert [e["kind"] for e in sim.events("file-damaged")] == ["file-damaged"] * 2
+
+
+def test_status_names_the_copy_to_restore(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] task-001: Keep this precious text\n")
+    sim.script = [
+        [
+            {
+                "write_file": ".wild/tasks.md",
+                "text": "- [ ] task-001: Keep this precious text\n- [ ] task-002: New\n",
+            }
+        ],
+        [{"write_file": ".wild/tasks.md", "text": "Sure! I tidied up the file.\n"}],
+    ]
+    sim.run(max_iterations=2)
+    backups = sorted((sim.paths.root / "backup").iterdir())
+    assert len(backups) == 2 and "task-002: New" in backups[-1].read_text()
+    status = invoke("--status", "--dir", str(sim.paths.root))
+    assert (
+        f"  {sim.paths.tasks}: it holds no task any more; the last good version is kept in"
+        f" {backups[-1]}; restore it with `cp {backups[-1]} {sim.paths.tasks}`"
+    ) in status.output
+    assert invoke("--status", "--dir", str(sim.paths.root)).exit_code == 0
+    sim.paths.tasks.write_bytes(backups[-1].read_bytes())
+    assert "last good version" not in invoke("--status", "--dir", str(sim.paths.root)).output
+
+
+def test_status_names_a_read_only_file(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] task-001: A\n")
+    sim.paths.human.chmod(0o444)
+    status = invoke("--status", "--dir", str(sim.paths.root))
+    assert f"  {sim.paths.human}: the file is read-only (mode 444)" in status.output

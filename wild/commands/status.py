@@ -199,7 +199,10 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
             "failed": barrier_counts["failed"],
         },
         "next": _next_json(selection),
-        "problems": [str(p) for p in (*ws.problems, *loaded.problems)] + list(selection.problems),
+        "problems": [str(p) for p in (*ws.problems, *loaded.problems)]
+        + list(selection.problems)
+        + [message for _, message in ws.refusals]
+        + list(ws.notices),
     }
 
 

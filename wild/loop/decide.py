@@ -157,18 +157,18 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
 
 def _tell_refusals(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:
     """Say once that a file is read-only or linked out of the project (its work waits, see
-    `refused_work`); said again only if it comes back after the human fixed it."""
-    refusals = model.ws.refusals
-    if refusals == model.refusals_told:
+    `refused_work`), or that tasks.md was damaged; again only if it comes back after the
+    human fixed it."""
+    told = (*model.ws.refusals, *(("tasks", notice) for notice in model.ws.notices))
+    if told == model.refusals_told:
         return model, ()
     actions: list[Action] = []
-    for name, message in refusals:
+    for name, message in told:
         if (name, message) not in model.refusals_told:
+            kind = "write-refused" if (name, message) in model.ws.refusals else "file-damaged"
             actions.append(Say(f"⚠️  {message}"))
-            actions.append(
-                Log("write-refused", model.start_event, {"file": name, "error": message})
-            )
-    return replace(model, refusals_told=refusals), tuple(actions)
+            actions.append(Log(kind, model.start_event, {"file": name, "error": message}))
+    return replace(model, refusals_told=told), tuple(actions)
 
 
 def _reports(
