@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import os
 import stat
@@ -119,12 +120,20 @@ def read_settled(
         time.sleep(min(SETTLE_S - age_s, SETTLE_S, max(deadline - time.monotonic(), 0.0)))
 
 
-def _read_settled(path: Path) -> bytes:
-    """`read_settled` of the whole file at `path` (b"" when missing)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return b""
+def _read_settled(path: Path, missing_wait_s: float = 0.0) -> bytes:
+    """`read_settled` of the whole file at `path`; b"" when it is still missing after
+    `missing_wait_s`: an editor saving by rename (vim moves the file aside, then creates it
+    anew) leaves no file for an instant, which is not an empty file."""
+    deadline = time.monotonic() + missing_wait_s
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            break
+        except FileNotFoundError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b""
+            time.sleep(min(SETTLE_S / 4, left))
     try:
         return read_settled(fd, usable=lambda data: _OWN.holds(path, data))
     finally:
@@ -212,16 +221,21 @@ def wild_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
         yield
 
 
-def _exchange(tmp: Path, target: Path) -> bytes | None:
+def _exchange(tmp: Path, target: Path, *, must_exist: bool) -> bytes | None:
     """Atomically swap `tmp` and `target` (Linux renameat2 RENAME_EXCHANGE).
 
     Returns the bytes that were at `target` just before the swap (now gone from it), or None
     when the swap is not possible here, in which case a plain replace was done instead.
+    Raises FileNotFoundError (`tmp` discarded) when `must_exist` and the target is gone: an
+    editor saving by rename is about to create it, and would then write into our file.
     """
     if _renameat2 is not None:
         result = _renameat2(
             _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE
         )
+        if result != 0 and must_exist and ctypes.get_errno() == errno.ENOENT:
+            _discard(tmp)
+            raise FileNotFoundError(errno.ENOENT, "vanished before the swap", str(target))
         if result == 0:
             # An in-place writer may still be finishing into the inode we swapped out,
             # unless that inode is still exactly what we wrote last time.
@@ -255,25 +269,31 @@ def update_text(
     instant between the re-check and the swap, re-apply the edit on top of what they saved.
     """
     with wild_lock(lock_path):
-        expected = _read_settled(path)  # what should be on disk now
+        expected = _read_settled(path, SETTLE_S)  # what should be on disk now
         source = expected  # the text our edit applies to
         for _ in range(CAS_ATTEMPTS):
+            # A file that was there and is gone is most likely being saved by rename.
+            patience_s = MAX_SETTLE_S if expected else SETTLE_S
             new_text = edit(decode(source))
             new_bytes = encode(new_text)
             if new_bytes == expected:
-                if _read_settled(path) == expected:
+                if _read_settled(path, patience_s) == expected:
                     return new_text
-                expected = source = _read_settled(path)
+                expected = source = _read_settled(path, patience_s)
                 continue
             target, tmp = _write_temp(path, new_bytes)
             if read_bytes(path) != expected:
                 _discard(tmp)
-                expected = source = _read_settled(path)
+                expected = source = _read_settled(path, patience_s)
                 continue
             # Announce before swapping: the watcher may see the change before we return.
             if on_written is not None:
                 on_written(new_bytes)
-            displaced = _exchange(tmp, target)
+            try:
+                displaced = _exchange(tmp, target, must_exist=bool(expected))
+            except FileNotFoundError:
+                expected = source = _read_settled(path, patience_s)
+                continue
             _OWN.remember(target, new_bytes)
             if displaced is None or displaced == expected:
                 return new_text

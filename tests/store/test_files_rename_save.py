@@ -1,0 +1,68 @@
+"""An editor saving by rename leaves no file for an instant (vim: rename tasks.md to tasks.md~,
+create tasks.md, write it). wild must neither take that instant for an empty file nor create
+the file itself then: the editor would write into wild's file, and wild's edit is lost."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from wild.parsers import tasks as tasks_md
+from wild.store.files import update_text
+
+START = "- [ ] task-001: a\n- [ ] task-002: b\n"
+
+
+def _save_by_rename(path: Path, text: str, gap_s: float) -> threading.Thread:
+    """vim's rename save: move the file aside now; after `gap_s`, create it (no O_TRUNC,
+    as vim opens it) and write the new text, then drop the backup."""
+    os.rename(path, path.with_name(path.name + "~"))
+
+    def finish() -> None:
+        time.sleep(gap_s)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(fd, text.encode())
+        os.close(fd)
+        os.unlink(path.with_name(path.name + "~"))
+
+    thread = threading.Thread(target=finish)
+    thread.start()
+    return thread
+
+
+def test_a_rename_save_just_before_the_swap_keeps_both_edits(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.md"
+    tasks.write_text(START)
+    saved = START + "- [ ] task-003: the editor's\n"
+    threads: list[threading.Thread] = []
+
+    def on_written(_data: bytes) -> None:
+        if not threads:  # the first attempt only
+            threads.append(_save_by_rename(tasks, saved, gap_s=0.005))
+
+    def tick(text: str) -> str:
+        return tasks_md.set_status(text, "task-001", "complete")
+
+    done = update_text(tasks, tick, tmp_path / ".lock", on_written=on_written)
+    threads[0].join()
+    expected = saved.replace("- [ ] task-001", "- [x] task-001")
+    assert tasks.read_text() == expected
+    assert done == expected
+
+
+def test_a_rename_save_as_wild_reads_is_not_an_empty_file(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.md"
+    tasks.write_text(START)
+    saved = START + "- [ ] task-003: the editor's\n"
+    thread = _save_by_rename(tasks, saved, gap_s=0.005)
+
+    def tick(text: str) -> str:
+        return tasks_md.set_status(text, "task-002", "complete")
+
+    done = update_text(tasks, tick, tmp_path / ".lock")
+    thread.join()
+    expected = saved.replace("- [ ] task-002", "- [x] task-002")
+    assert tasks.read_text() == expected
+    assert done == expected
