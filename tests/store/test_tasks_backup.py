@@ -72,3 +72,14 @@ def test_damage_is_named_with_the_copy_to_restore(tmp_path: Path) -> None:
     assert copies(paths) == [copy]
     assert damage_notice(paths, "- [ ] task-001: precious\n", 1) is None
     assert damage_notice(WildPaths(tmp_path / "none"), None, 0) is None  # no copy, no notice
+
+
+def test_a_ticked_box_is_not_worth_a_copy(tmp_path: Path) -> None:
+    paths = WildPaths(tmp_path / ".wild")
+    paths.root.mkdir()
+    backup = TasksBackup(paths)
+    backup.observe("# T\n- [ ] task-001: a\n- [ ] task-002: b\n", 2, T0)
+    backup.observe("# T\n- [x] task-001: a\n- [/] task-002: b\n", 2, T0 + timedelta(seconds=1))
+    assert len(copies(paths)) == 1
+    backup.observe("# T\n- [x] task-001: a\n- [/] task-002: B\n", 2, T0 + timedelta(seconds=2))
+    assert copies(paths)[-1].read_text() == "# T\n- [x] task-001: a\n- [/] task-002: B\n"
