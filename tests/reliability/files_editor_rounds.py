@@ -179,11 +179,11 @@ class Agent:
         self.proc.wait(timeout=10)
 
 
-def run_vim(path: Path, settings: str, line: str) -> None:
+def run_vim(path: Path, settings: str, line: str, write: str = "wq") -> None:
     vim = shutil.which("vim")
     assert vim is not None, "vim is not installed: apt-get install -y vim-tiny"
     # Ex mode, silent, no vimrc, no viminfo, no swap file: set, append a line, write, quit.
-    commands = ("-c", settings, "-c", f"call append('$', '{line}')", "-c", "wq")
+    commands = ("-c", settings, "-c", f"call append('$', '{line}')", "-c", write)
     result = subprocess.run(
         [vim, "-es", "-u", "NONE", "-i", "NONE", "-N", "-n", *commands, path.name],
         cwd=path.parent,

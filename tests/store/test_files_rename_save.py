@@ -66,3 +66,37 @@ def test_a_rename_save_as_wild_reads_is_not_an_empty_file(tmp_path: Path) -> Non
     expected = saved.replace("- [ ] task-002", "- [x] task-002")
     assert tasks.read_text() == expected
     assert done == expected
+
+
+def test_a_file_emptied_by_an_in_place_writer_that_pauses_is_not_taken_as_empty(
+    tmp_path: Path,
+) -> None:
+    """vim writing in place truncates the file, then writes it; on a busy machine it may be
+    descheduled in between for longer than wild's settle time."""
+    tasks = tmp_path / "tasks.md"
+    tasks.write_text(START)
+    saved = START + "- [ ] task-003: the editor's\n"
+    threads: list[threading.Thread] = []
+
+    def slow_writer() -> None:
+        fd = os.open(tasks, os.O_WRONLY)
+        os.ftruncate(fd, 0)
+
+        def finish() -> None:
+            time.sleep(0.1)  # five times wild's settle time
+            os.write(fd, saved.encode())
+            os.close(fd)
+
+        threads.append(threading.Thread(target=finish))
+        threads[0].start()
+
+    def tick(text: str) -> str:
+        if not threads:
+            slow_writer()  # after wild's read: its re-check finds the file empty
+        return tasks_md.set_status(text, "task-001", "complete")
+
+    done = update_text(tasks, tick, tmp_path / ".lock")
+    threads[0].join()
+    expected = saved.replace("- [ ] task-001", "- [x] task-001")
+    assert tasks.read_text() == expected
+    assert done == expected

@@ -30,6 +30,8 @@ CAS_ATTEMPTS = 20
 # A file changed less than this long ago may still be being written in place by someone.
 SETTLE_S = 0.02
 MAX_SETTLE_S = 2.0
+# An empty or missing file changed less than this long ago may be an editor's save under way.
+ABSENT_SETTLE_S = 0.5
 # What this process wrote last to each file: such a file is complete, and is read at once.
 _OWN = SelfWrites()
 
@@ -120,24 +122,42 @@ def read_settled(
         time.sleep(min(SETTLE_S - age_s, SETTLE_S, max(deadline - time.monotonic(), 0.0)))
 
 
-def _read_settled(path: Path, missing_wait_s: float = 0.0) -> bytes:
-    """`read_settled` of the whole file at `path`; b"" when it is still missing after
-    `missing_wait_s`: an editor saving by rename (vim moves the file aside, then creates it
-    anew) leaves no file for an instant, which is not an empty file."""
-    deadline = time.monotonic() + missing_wait_s
+def _read_settled(path: Path, own: Path | None = None) -> bytes:
+    """`read_settled` of the whole file at `path`; b"" when it is missing or empty, and has
+    been for ABSENT_SETTLE_S (or MAX_SETTLE_S went by). An editor saving by rename (vim moves
+    the file aside, then creates it anew) leaves no file for an instant, and one writing in
+    place leaves it empty between its truncate and its write, on a busy machine for longer
+    than SETTLE_S: neither is an empty file to edit and write back. `own`: the name wild
+    writes the file under, when `path` is another name for it (what wild swapped out)."""
+    key = own or path
+    deadline = time.monotonic() + MAX_SETTLE_S
     while True:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            break
         except FileNotFoundError:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return b""
-            time.sleep(min(SETTLE_S / 4, left))
+            data = b""
+            changed = _mtime_ns(path.parent)  # a rename-save changes the folder
+        else:
+            try:
+                data = read_settled(fd, usable=lambda data: _OWN.holds(key, data))
+                changed = os.fstat(fd).st_mtime_ns
+            finally:
+                os.close(fd)
+        absent_s = (time.time_ns() - changed) / 1e9
+        # A timestamp far in the future (a touched file, clock skew) says nothing either.
+        if data or absent_s >= ABSENT_SETTLE_S or absent_s < -1.0:
+            return data
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return data
+        time.sleep(min(SETTLE_S / 4, left))
+
+
+def _mtime_ns(path: Path) -> int:
     try:
-        return read_settled(fd, usable=lambda data: _OWN.holds(path, data))
-    finally:
-        os.close(fd)
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0  # long ago
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -239,11 +259,7 @@ def _exchange(tmp: Path, target: Path, *, must_exist: bool) -> bytes | None:
         if result == 0:
             # An in-place writer may still be finishing into the inode we swapped out,
             # unless that inode is still exactly what we wrote last time.
-            fd = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                displaced = read_settled(fd, usable=lambda data: _OWN.holds(target, data))
-            finally:
-                os.close(fd)
+            displaced = _read_settled(tmp, own=target)
             _discard(tmp)
             _fsync_dir(target.parent)
             return displaced
@@ -269,22 +285,20 @@ def update_text(
     instant between the re-check and the swap, re-apply the edit on top of what they saved.
     """
     with wild_lock(lock_path):
-        expected = _read_settled(path, SETTLE_S)  # what should be on disk now
+        expected = _read_settled(path)  # what should be on disk now
         source = expected  # the text our edit applies to
         for _ in range(CAS_ATTEMPTS):
-            # A file that was there and is gone is most likely being saved by rename.
-            patience_s = MAX_SETTLE_S if expected else SETTLE_S
             new_text = edit(decode(source))
             new_bytes = encode(new_text)
             if new_bytes == expected:
-                if _read_settled(path, patience_s) == expected:
+                if _read_settled(path) == expected:
                     return new_text
-                expected = source = _read_settled(path, patience_s)
+                expected = source = _read_settled(path)
                 continue
             target, tmp = _write_temp(path, new_bytes)
             if read_bytes(path) != expected:
                 _discard(tmp)
-                expected = source = _read_settled(path, patience_s)
+                expected = source = _read_settled(path)
                 continue
             # Announce before swapping: the watcher may see the change before we return.
             if on_written is not None:
@@ -292,7 +306,7 @@ def update_text(
             try:
                 displaced = _exchange(tmp, target, must_exist=bool(expected))
             except FileNotFoundError:
-                expected = source = _read_settled(path, patience_s)
+                expected = source = _read_settled(path)
                 continue
             _OWN.remember(target, new_bytes)
             if displaced is None or displaced == expected:
