@@ -100,3 +100,37 @@ def test_a_file_emptied_by_an_in_place_writer_that_pauses_is_not_taken_as_empty(
     expected = saved.replace("- [ ] task-001", "- [x] task-001")
     assert tasks.read_text() == expected
     assert done == expected
+
+
+def test_a_save_displaced_by_the_swap_is_put_back_before_anyone_reads_around_it(
+    tmp_path: Path,
+) -> None:
+    """An agent saves by rename in the instant between wild's re-check and its swap, and vim
+    opens the file a moment later. vim must read the agent's save, not wild's file without it
+    (vim would build on that and erase the agent's change for good)."""
+    tasks = tmp_path / "tasks.md"
+    tasks.write_text(START)
+    agent = START.replace("- [ ] task-002", "- [x] task-002")
+    vim_saw: list[str] = []
+    threads: list[threading.Thread] = []
+
+    def on_written(_data: bytes) -> None:
+        if threads:
+            return
+        (tmp_path / "agent.tmp").write_text(agent)
+        os.replace(tmp_path / "agent.tmp", tasks)  # the agent's save, just before the swap
+
+        def vim_reads() -> None:
+            time.sleep(0.005)
+            vim_saw.append(tasks.read_text())
+
+        threads.append(threading.Thread(target=vim_reads))
+        threads[0].start()
+
+    def tick(text: str) -> str:
+        return tasks_md.set_status(text, "task-001", "complete")
+
+    done = update_text(tasks, tick, tmp_path / ".lock", on_written=on_written)
+    threads[0].join()
+    assert "- [x] task-002" in vim_saw[0], "vim read wild's file without the agent's save"
+    assert done == agent.replace("- [ ] task-001", "- [x] task-001") == tasks.read_text()

@@ -94,6 +94,13 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int]:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+def _stamp_of(path: Path) -> tuple[int, int, int] | None:
+    try:
+        return _stamp(os.stat(path))
+    except FileNotFoundError:
+        return None
+
+
 def read_settled(
     fd: int, start: int = 0, *, usable: Callable[[bytes], bool] | None = None
 ) -> bytes:
@@ -241,21 +248,39 @@ def wild_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
         yield
 
 
-def _exchange(tmp: Path, target: Path, *, must_exist: bool) -> bytes | None:
+class _SavedMeanwhile(Exception):
+    """Someone saved between wild's re-check and its swap; their file is back in place."""
+
+
+def _swap(a: Path, b: Path) -> int:
+    """renameat2(a, b, RENAME_EXCHANGE): 0 when done (-1 where it does not exist)."""
+    if _renameat2 is None:
+        return -1
+    return int(_renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE))
+
+
+def _exchange(
+    tmp: Path, target: Path, *, must_exist: bool, checked: tuple[int, int, int] | None = None
+) -> bytes | None:
     """Atomically swap `tmp` and `target` (Linux renameat2 RENAME_EXCHANGE).
 
     Returns the bytes that were at `target` just before the swap (now gone from it), or None
     when the swap is not possible here, in which case a plain replace was done instead.
     Raises FileNotFoundError (`tmp` discarded) when `must_exist` and the target is gone: an
     editor saving by rename is about to create it, and would then write into our file.
+    `checked`: the target's stamp when wild re-checked its content. If what the swap took
+    out is not that file any more, someone saved in between: their file is swapped back at
+    once (raising _SavedMeanwhile), before anyone can read ours, which lacks their change.
     """
     if _renameat2 is not None:
-        result = _renameat2(
-            _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE
-        )
+        result = _swap(tmp, target)
         if result != 0 and must_exist and ctypes.get_errno() == errno.ENOENT:
             _discard(tmp)
             raise FileNotFoundError(errno.ENOENT, "vanished before the swap", str(target))
+        moved = result == 0 and checked is not None and _stamp(os.stat(tmp)) != checked
+        if moved and _swap(tmp, target) == 0:
+            _discard(tmp)
+            raise _SavedMeanwhile
         if result == 0:
             # An in-place writer may still be finishing into the inode we swapped out,
             # unless that inode is still exactly what we wrote last time.
@@ -296,6 +321,7 @@ def update_text(
                 expected = source = _read_settled(path)
                 continue
             target, tmp = _write_temp(path, new_bytes)
+            checked = _stamp_of(path)  # before the read: a save after it changes the stamp
             if read_bytes(path) != expected:
                 _discard(tmp)
                 expected = source = _read_settled(path)
@@ -304,8 +330,8 @@ def update_text(
             if on_written is not None:
                 on_written(new_bytes)
             try:
-                displaced = _exchange(tmp, target, must_exist=bool(expected))
-            except FileNotFoundError:
+                displaced = _exchange(tmp, target, must_exist=bool(expected), checked=checked)
+            except (FileNotFoundError, _SavedMeanwhile):
                 expected = source = _read_settled(path)
                 continue
             _OWN.remember(target, new_bytes)
