@@ -221,9 +221,9 @@ def wild_round(actor: Actor, i: int) -> Attempts:
         reads.append(_now())
         return data
 
-    def timed_exchange(tmp: Path, target: Path) -> bytes | None:
+    def timed_exchange(tmp: Path, target: Path, *, must_exist: bool) -> bytes | None:
         t0 = _now()
-        displaced = real_exchange(tmp, target)
+        displaced = real_exchange(tmp, target, must_exist=must_exist)
         commits.append((reads[-1], t0, _now()))
         return displaced
 

@@ -27,3 +27,12 @@ class FileFormatError(WildError):
 
 class ConflictError(WildError):
     """An edit could not be applied because the file kept changing under us."""
+
+
+class RefusedWriteError(WildError):
+    """wild will not write a file: the user made it read-only, or it is a link leading out of
+    the project. The message names the file and what to do."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path

@@ -18,6 +18,10 @@ from wild.policy.model import HumanPolicy, effective_policy, policy_from_documen
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text
+from wild.store.tasks_backup import damage_notice
+from wild.store.write_guard import link_refusal, refusal
+
+EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wild edits
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,15 @@ class Workspace:
     policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
     problems: tuple[Problem, ...]
     checks: checks_md.CheckList  # the completion checks (SPEC §8)
+    # (file name, message) for each file wild will not write: read-only, or linked out of
+    # the project (`store.write_guard`). Its work waits until the human makes it writable.
+    refusals: tuple[tuple[str, str], ...] = ()
+    # Problems with a whole file, said once by the loop: tasks.md damaged (`tasks_backup`).
+    notices: tuple[str, ...] = ()
+
+    @property
+    def refused(self) -> frozenset[str]:
+        return frozenset(name for name, _ in self.refusals)
 
     def snapshot(self) -> WorkSnapshot:
         return WorkSnapshot(
@@ -60,6 +73,14 @@ def read_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...
     return read_open_alerts(paths.alerts, paths.alerts_summary, file=str(paths.alerts))
 
 
+def refusals_of(paths: WildPaths) -> tuple[tuple[str, str], ...]:
+    """The edited files wild must not write now, each with what the human can do about it."""
+    found = [(name, refusal(getattr(paths, name))) for name in EDITED_FILES]
+    # An append replaces nothing: alerts.jsonl is refused only as a link out of the project.
+    found.append(("alerts", link_refusal(paths.alerts)))
+    return tuple((name, message) for name, message in found if message is not None)
+
+
 def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
     """The alerts still to be dealt with: every one not resolved."""
     return tuple(a for a in alerts if a.status != "resolved")
@@ -69,16 +90,22 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
     """Parse every file; unknown lines become problems, never errors (the CLI's read side)."""
     require_initialised(paths)
     alerts, alert_problems = read_alerts(paths)
+    tasks_text = read_text(paths.tasks)
+    tasks = tasks_md.parse(tasks_text, file=str(paths.tasks))
+    present = tasks_text != "" or paths.tasks.exists()
+    damaged = damage_notice(paths, tasks_text if present else None, len(tasks.tasks))
     return assemble_workspace(
         paths,
         now,
-        tasks=tasks_md.parse(read_text(paths.tasks), file=str(paths.tasks)),
+        tasks=tasks,
         barriers=barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers)),
         human=human_md.parse(read_text(paths.human), file=str(paths.human)),
         policy_doc=policy_md.parse(read_text(paths.policy), file=str(paths.policy)),
         checks=checks_md.parse(read_text(paths.checks), file=str(paths.checks)),
         alerts=alerts,
         alert_problems=alert_problems,
+        refusals=refusals_of(paths),
+        notices=() if damaged is None else (damaged,),
     )
 
 
@@ -94,6 +121,8 @@ def assemble_workspace(
     alert_problems: tuple[Problem, ...] = (),
     open_alerts: tuple[Alert, ...] | None = None,
     checks: checks_md.CheckList | None = None,
+    refusals: tuple[tuple[str, str], ...] = (),
+    notices: tuple[str, ...] = (),
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them."""
@@ -118,4 +147,6 @@ def assemble_workspace(
         policy_note=note,
         problems=tuple(problems),
         checks=checks if checks is not None else checks_md.parse(""),
+        refusals=refusals,
+        notices=notices,
     )

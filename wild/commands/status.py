@@ -208,7 +208,10 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
             "mode": ws.checks.mode,
         },
         "next": _next_json(selection),
-        "problems": [str(p) for p in (*ws.problems, *loaded.problems)] + list(selection.problems),
+        "problems": [str(p) for p in (*ws.problems, *loaded.problems)]
+        + list(selection.problems)
+        + [message for _, message in ws.refusals]
+        + list(ws.notices),
     }
 
 

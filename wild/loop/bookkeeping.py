@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work
+from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work, task_key
 from wild.workspace import Workspace
 
 AWAITING = "awaitingHuman"
@@ -132,9 +132,24 @@ class Bookkeeping:
         return replace(self, last_progress_at=at)
 
 
+def refused_work(ws: Workspace) -> frozenset[str]:
+    """Work whose file wild may not write (read-only, or linked out of the project): it waits
+    for the human, since wild could neither mark it started nor done and would redo it."""
+    keys: set[str] = set()
+    if "tasks" in ws.refused:
+        keys.update(task_key(task) for task in ws.tasks.tasks)
+    if "human" in ws.refused:
+        keys.update(entry.key for entry in ws.human.inputs)
+    if "alerts" in ws.refused:
+        keys.update(alert.id for alert in ws.open_alerts)
+    return frozenset(keys)
+
+
 def select_with_holds(ws: Workspace, held: frozenset[str]) -> Selection:
     """What to do next, not starting what waits for the human (`held` work keys, escalated
-    alerts); at autonomy level low nothing but human input starts while anything waits."""
+    alerts, work in a file wild may not write); at autonomy level low nothing but human
+    input starts while anything waits."""
+    held |= refused_work(ws)
     selection = select_work(replace(ws.snapshot(), awaiting_human=held))
     waiting = sorted(held) + [a.id for a in ws.open_alerts if a.status == "escalated"]
     interactive = ws.policy.autonomy_level == "low" and selection.kind in ("alert", "task")

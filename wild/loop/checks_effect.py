@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from wild.barriers.approvals import load_approvals
 from wild.completion.run import record, run_check, task_check
+from wild.errors import RefusedWriteError
 from wild.loop.files import LoopFiles
 from wild.loop.model import ChecksFinished, RunChecks, TaskVerified, VerifyTask
 from wild.paths import WildPaths
@@ -53,6 +54,9 @@ class LoopChecks:
                 break  # nothing is written for a check that did not finish
             remember = self.self_writes.remembering(self.paths.checks)
             edit = record(outcome, at)
-            text = update_text(self.paths.checks, edit, self.paths.lock, on_written=remember)
+            try:
+                text = update_text(self.paths.checks, edit, self.paths.lock, on_written=remember)
+            except RefusedWriteError:
+                continue  # the human made checks.md read-only: the verdict stands unrecorded
             files.wrote("checks", text)
         return ChecksFinished(tuple(outcomes))

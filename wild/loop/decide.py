@@ -123,7 +123,10 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     spent = _spend_limit(model)
     if spent is not None:
         return _end(model, *spent)
-    if tasks_md.missing_ids(model.ws.tasks):
+    model, told = _tell_refusals(model)
+    if told:
+        return Step(model, (*told, Continue()))
+    if tasks_md.missing_ids(model.ws.tasks) and "tasks" not in model.ws.refused:
         # Ids first (one minimal edit), so every piece of work has a name to be held by.
         return Step(model, (EditFile("tasks", tasks_md.assign_missing_ids), Continue()))
     policy = policy_at(model, at)
@@ -157,6 +160,22 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         actions += (Say(note),)  # said once per reason, not at every wake-up
     model = replace(model, idle_note=note)
     return Step(model, (*actions, Wait(_idle_timeout(model, policy, selection, at))))
+
+
+def _tell_refusals(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:
+    """Say once that a file is read-only or linked out of the project (its work waits, see
+    `refused_work`), or that tasks.md was damaged; again only if it comes back after the
+    human fixed it."""
+    told = (*model.ws.refusals, *(("tasks", notice) for notice in model.ws.notices))
+    if told == model.refusals_told:
+        return model, ()
+    actions: list[Action] = []
+    for name, message in told:
+        if (name, message) not in model.refusals_told:
+            kind = "write-refused" if (name, message) in model.ws.refusals else "file-damaged"
+            actions.append(Say(f"⚠️  {message}"))
+            actions.append(Log(kind, model.start_event, {"file": name, "error": message}))
+    return replace(model, refusals_told=told), tuple(actions)
 
 
 def _reports(

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from wild.loop.files import LoopFiles, Watched
+from wild.errors import RefusedWriteError
+from wild.loop.files import WATCHED, LoopFiles, Watched
 from wild.loop.model import (
     Action,
     AddTask,
@@ -51,8 +52,24 @@ class Effects:
         self.events = events
         self.reporter = reporter
         self.self_writes = self_writes
+        self._refusals_logged: set[str] = set()
 
     def perform(
+        self, action: Action, policy: HumanPolicy, now: datetime, cause: str | None
+    ) -> set[Watched]:
+        """Do `action`; the watched files it touched. A write wild must not make (a file the
+        user made read-only, a link out of the project) is said once and skipped: the loop
+        goes on, and the work that needs that file waits (`bookkeeping.refused_work`)."""
+        try:
+            return self._apply(action, policy, now, cause)
+        except RefusedWriteError as error:
+            # `decide` says it, from the workspace, once the driver has read the files again.
+            if str(error) not in self._refusals_logged:
+                self._refusals_logged.add(str(error))
+                self.events.append("write-refused", cause=cause, file=error.path, error=str(error))
+            return set(WATCHED)
+
+    def _apply(
         self, action: Action, policy: HumanPolicy, now: datetime, cause: str | None
     ) -> set[Watched]:
         """Do `action`; the watched files it touched. An action's own cause wins over

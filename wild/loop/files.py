@@ -27,7 +27,8 @@ from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text
-from wild.workspace import Workspace, assemble_workspace, open_alerts_of
+from wild.store.tasks_backup import TasksBackup
+from wild.workspace import Workspace, assemble_workspace, open_alerts_of, refusals_of
 
 Watched = FileName | Literal["alerts"]
 WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "checks", "alerts")
@@ -75,6 +76,8 @@ class LoopFiles:
         self._alerts: tuple[Alert, ...] = ()
         self._open_alerts: tuple[Alert, ...] = ()
         self.reads = 0  # how many times a file's text was read (what a test can count)
+        self._backup = TasksBackup(paths)
+        self._tasks_damage: str | None = None  # tasks.md damaged: where its good copy is
 
     def path_of(self, name: Watched) -> Path:
         path: Path = self.paths.alerts if name == "alerts" else getattr(self.paths, name)
@@ -96,6 +99,8 @@ class LoopFiles:
                 if known is None or known.signature != signature:
                     self.reads += 1
                     self._keep(name, signature, read_text(self.path_of(name)))
+                    if name == "tasks":
+                        self._back_up_tasks(signature)
 
     def wrote(self, name: FileName, text: str) -> None:
         """The loop itself just wrote `text` to the file: no need to read it back."""
@@ -116,6 +121,8 @@ class LoopFiles:
             alert_problems=self.alert_log.problems,
             open_alerts=self._open_alerts,
             checks=self._doc("checks", checks_md.CheckList),
+            refusals=refusals_of(self.paths),  # a few stats: a chmod changes no content
+            notices=() if self._tasks_damage is None else (self._tasks_damage,),
         )
 
     def view_checks(self) -> checks_md.CheckList:
@@ -123,6 +130,14 @@ class LoopFiles:
         if "checks" not in self._reads:
             self.refresh(("checks",))
         return self._doc("checks", checks_md.CheckList)
+
+    def _back_up_tasks(self, signature: Signature) -> None:
+        """A copy of each new good version (an agent may yet delete it); after the loop's own
+        writes there is none to make: they only tick boxes of a version already kept."""
+        read = self._reads["tasks"]
+        text = None if signature is None else read.text
+        count = len(self._doc("tasks", tasks_md.TaskList).tasks)
+        self._tasks_damage = self._backup.observe(text, count)
 
     def _keep(self, name: FileName, signature: Signature, text: str) -> None:
         known = self._reads.get(name)

@@ -115,6 +115,7 @@ class LoopModel:
     last_work_type: str | None = None  # what the last agent run worked on
     start_event: str | None = None  # events.log id of loop-start
     agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
+    refusals_told: tuple[tuple[str, str], ...] = ()  # the files wild may not write, as said
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""

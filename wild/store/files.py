@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import os
 import stat
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from wild.errors import ConflictError
 from wild.store.self_writes import SelfWrites
+from wild.store.write_guard import check_writable
 
 ENCODING = "utf-8"
 # Bytes that are not UTF-8 survive a read/write round trip as lone surrogates.
@@ -28,6 +30,8 @@ CAS_ATTEMPTS = 20
 # A file changed less than this long ago may still be being written in place by someone.
 SETTLE_S = 0.02
 MAX_SETTLE_S = 2.0
+# An empty or missing file changed less than this long ago may be an editor's save under way.
+ABSENT_SETTLE_S = 0.5
 # What this process wrote last to each file: such a file is complete, and is read at once.
 _OWN = SelfWrites()
 
@@ -96,6 +100,13 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int]:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+def _stamp_of(path: Path) -> tuple[int, int, int] | None:
+    try:
+        return _stamp(os.stat(path))
+    except FileNotFoundError:
+        return None
+
+
 def read_settled(
     fd: int, start: int = 0, *, usable: Callable[[bytes], bool] | None = None
 ) -> bytes:
@@ -124,16 +135,42 @@ def read_settled(
         time.sleep(min(SETTLE_S - age_s, SETTLE_S, max(deadline - time.monotonic(), 0.0)))
 
 
-def _read_settled(path: Path) -> bytes:
-    """`read_settled` of the whole file at `path` (b"" when missing)."""
+def _read_settled(path: Path, own: Path | None = None) -> bytes:
+    """`read_settled` of the whole file at `path`; b"" when it is missing or empty, and has
+    been for ABSENT_SETTLE_S (or MAX_SETTLE_S went by). An editor saving by rename (vim moves
+    the file aside, then creates it anew) leaves no file for an instant, and one writing in
+    place leaves it empty between its truncate and its write, on a busy machine for longer
+    than SETTLE_S: neither is an empty file to edit and write back. `own`: the name wild
+    writes the file under, when `path` is another name for it (what wild swapped out)."""
+    key = own or path
+    deadline = time.monotonic() + MAX_SETTLE_S
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            data = b""
+            changed = _mtime_ns(path.parent)  # a rename-save changes the folder
+        else:
+            try:
+                data = read_settled(fd, usable=lambda data: _OWN.holds(key, data))
+                changed = os.fstat(fd).st_mtime_ns
+            finally:
+                os.close(fd)
+        absent_s = (time.time_ns() - changed) / 1e9
+        # A timestamp far in the future (a touched file, clock skew) says nothing either.
+        if data or absent_s >= ABSENT_SETTLE_S or absent_s < -1.0:
+            return data
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return data
+        time.sleep(min(SETTLE_S / 4, left))
+
+
+def _mtime_ns(path: Path) -> int:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return b""
-    try:
-        return read_settled(fd, usable=lambda data: _OWN.holds(path, data))
-    finally:
-        os.close(fd)
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0  # long ago
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -154,8 +191,10 @@ def _write_temp(path: Path, data: bytes) -> tuple[Path, Path]:
     """Write and fsync `data` beside `path`'s real target; returns (target, temp file).
 
     Same folder because os.replace cannot cross filesystems; symlinks are followed so a
-    user's link stays a link; the old file mode is kept (mkstemp makes 0600).
+    user's link stays a link; the old file mode is kept (mkstemp makes 0600). A file the
+    user made read-only, or a link leading out of the project, is refused (`write_guard`).
     """
+    check_writable(path)
     target = Path(os.path.realpath(path))
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
@@ -215,24 +254,43 @@ def wild_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
         yield
 
 
-def _exchange(tmp: Path, target: Path) -> bytes | None:
+class _SavedMeanwhile(Exception):
+    """Someone saved between wild's re-check and its swap; their file is back in place."""
+
+
+def _swap(a: Path, b: Path) -> int:
+    """renameat2(a, b, RENAME_EXCHANGE): 0 when done (-1 where it does not exist)."""
+    if _renameat2 is None:
+        return -1
+    return int(_renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE))
+
+
+def _exchange(
+    tmp: Path, target: Path, *, must_exist: bool, checked: tuple[int, int, int] | None = None
+) -> bytes | None:
     """Atomically swap `tmp` and `target` (Linux renameat2 RENAME_EXCHANGE).
 
     Returns the bytes that were at `target` just before the swap (now gone from it), or None
     when the swap is not possible here, in which case a plain replace was done instead.
+    Raises FileNotFoundError (`tmp` discarded) when `must_exist` and the target is gone: an
+    editor saving by rename is about to create it, and would then write into our file.
+    `checked`: the target's stamp when wild re-checked its content. If what the swap took
+    out is not that file any more, someone saved in between: their file is swapped back at
+    once (raising _SavedMeanwhile), before anyone can read ours, which lacks their change.
     """
     if _renameat2 is not None:
-        result = _renameat2(
-            _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE
-        )
+        result = _swap(tmp, target)
+        if result != 0 and must_exist and ctypes.get_errno() == errno.ENOENT:
+            _discard(tmp)
+            raise FileNotFoundError(errno.ENOENT, "vanished before the swap", str(target))
+        moved = result == 0 and checked is not None and _stamp(os.stat(tmp)) != checked
+        if moved and _swap(tmp, target) == 0:
+            _discard(tmp)
+            raise _SavedMeanwhile
         if result == 0:
             # An in-place writer may still be finishing into the inode we swapped out,
             # unless that inode is still exactly what we wrote last time.
-            fd = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                displaced = read_settled(fd, usable=lambda data: _OWN.holds(target, data))
-            finally:
-                os.close(fd)
+            displaced = _read_settled(tmp, own=target)
             _discard(tmp)
             _fsync_dir(target.parent)
             return displaced
@@ -269,6 +327,7 @@ def update_text(
                 expected = source = _read_settled(path)
                 continue
             target, tmp = _write_temp(path, new_bytes)
+            checked = _stamp_of(path)  # before the read: a save after it changes the stamp
             if read_bytes(path) != expected:
                 _discard(tmp)
                 expected = source = _read_settled(path)
@@ -276,7 +335,11 @@ def update_text(
             # Announce before swapping: the watcher may see the change before we return.
             if on_written is not None:
                 on_written(new_bytes)
-            displaced = _exchange(tmp, target)
+            try:
+                displaced = _exchange(tmp, target, must_exist=bool(expected), checked=checked)
+            except (FileNotFoundError, _SavedMeanwhile):
+                expected = source = _read_settled(path)
+                continue
             _OWN.remember(target, new_bytes)
             if displaced is None or displaced == expected:
                 return new_text

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from wild.errors import WildError
 from wild.parsers.jsonl import NEWLINE
+from wild.store.write_guard import check_appendable
 
 # Files wild creates are group/world readable like any file an editor would make.
 _CREATE_MODE = 0o666
@@ -84,6 +85,7 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
     file just before the rename sees the inode changed and retries on the new file, so no
     line lands in a file that is about to disappear. `durable` fsyncs before returning.
     """
+    check_appendable(path)
     for _ in range(_APPEND_ATTEMPTS):
         # O_RDWR only so `_seal` can read the last byte; O_APPEND still puts the write at the end.
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, _CREATE_MODE)
