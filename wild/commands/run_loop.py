@@ -117,11 +117,12 @@ def run_loop(
 
     token, secret = webhook_credentials(paths, os.environ)
     # Its writes land in barriers.md and alerts.jsonl, which wake the loop through the watcher.
+    # A refused client costs one rate-limited line on the terminal, never a traceback.
     server = WebhookServer(
-        paths, token=token, secret=secret, port=webhook_port, wake=lambda _id: None
+        paths, token=token, secret=secret, port=webhook_port, wake=lambda _id: None, report=out
     )
     port = server.start()
-    auth = "the token in .wild/webhook-token" if secret is None else "X-Hub-Signature-256"
+    auth = "the token in .wild/webhook-token" if secret is None else "X-Wild-Signature"
     out(f"🔗 Webhook on http://127.0.0.1:{port}/ (POST /barriers/ID/satisfy, POST /alerts; {auth})")
     try:
         return loop.run()
