@@ -110,12 +110,11 @@ class DeadlineReader(io.RawIOBase):
 
     def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
         left = self._deadline - time.monotonic()
-        if left <= 0:
-            self.expired = True
-            raise TimeoutError(f"no complete request within {self.seconds:g} s")
-        self._sock.settimeout(left)
-        try:
-            return self._sock.recv_into(buffer)
-        except TimeoutError:
-            self.expired = True
-            raise
+        if left > 0:
+            self._sock.settimeout(left)
+            try:
+                return self._sock.recv_into(buffer)
+            except TimeoutError:
+                pass
+        self.expired = True
+        raise TimeoutError(f"no complete request within {self.seconds:g} s")

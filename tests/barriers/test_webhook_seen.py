@@ -1,0 +1,40 @@
+"""The webhook's spent ids on disk: kept across restarts, forgotten after their window."""
+
+from __future__ import annotations
+
+from wild.barriers.webhook_seen import SeenIds
+from wild.parsers.webhook_seen import parse
+from wild.paths import WildPaths
+
+
+def test_spent_ids_are_on_disk_before_spend_returns(paths: WildPaths) -> None:
+    seen = SeenIds(paths.webhook_seen, now=100)
+    seen.spend([("sig:a", 400.0), ("x-wild-delivery:d", 400.0)], now=100)
+    assert parse(paths.webhook_seen.read_bytes()) == {"sig:a": 400.0, "x-wild-delivery:d": 400.0}
+    reopened = SeenIds(paths.webhook_seen, now=399)
+    assert "sig:a" in reopened and "x-wild-delivery:d" in reopened and "other" not in reopened
+
+
+def test_opening_forgets_closed_windows_and_rewrites_the_file(paths: WildPaths) -> None:
+    seen = SeenIds(paths.webhook_seen, now=0)
+    seen.spend([("old", 50.0), ("new", 500.0)], now=0)
+    reopened = SeenIds(paths.webhook_seen, now=100)
+    assert "old" not in reopened and "new" in reopened
+    assert parse(paths.webhook_seen.read_bytes()) == {"new": 500.0}
+
+
+def test_the_file_stays_as_small_as_one_window(paths: WildPaths) -> None:
+    # A 5 s window and 300 requests, one a second: dead lines are dropped once they pile up.
+    seen = SeenIds(paths.webhook_seen, now=0)
+    for second in range(300):
+        seen.spend([(f"sig:{second}", second + 5.0)], now=second)
+    assert len(seen) == 6
+    assert paths.webhook_seen.read_bytes().count(b"\n") < 300 - 256 + 6
+
+
+def test_a_garbage_file_costs_only_its_bad_lines(paths: WildPaths) -> None:
+    paths.webhook_seen.write_bytes(b'\x00\xff garbage\n{"key": "k", "until": 900}\n{"torn')
+    seen = SeenIds(paths.webhook_seen, now=0)
+    assert "k" in seen
+    seen.spend([("j", 900.0)], now=0)
+    assert parse(paths.webhook_seen.read_bytes()) == {"k": 900.0, "j": 900.0}
