@@ -121,7 +121,7 @@ def test_a_github_body_only_signature_is_refused_as_replayable(served: Served) -
     assert BODY_ONLY_SIGNATURE == (
         "X-Hub-Signature-256 signs only the body, so a copy of the request could be replayed; "
         'sign "TIMESTAMP.BODY" into X-Wild-Signature and send X-Wild-Timestamp '
-        "(see docs/cli.md, Webhook)"
+        "(see docs/webhook.md)"
     )
     assert served.paths.barriers.read_text() == BARRIERS
 

@@ -33,7 +33,7 @@ UNAUTHORIZED = f"missing or wrong Authorization bearer token or {SIGNATURE_HEADE
 BODY_ONLY_SIGNATURE = (
     f"{GITHUB_SIGNATURE_HEADER} signs only the body, so a copy of the request could be "
     f'replayed; sign "TIMESTAMP.BODY" into {SIGNATURE_HEADER} and send {TIMESTAMP_HEADER} '
-    "(see docs/cli.md, Webhook)"
+    "(see docs/webhook.md)"
 )
 NO_TIMESTAMP = (
     f"{SIGNATURE_HEADER} needs {TIMESTAMP_HEADER} (unix seconds, the one that was signed)"
