@@ -347,3 +347,23 @@ def test_a_server_without_any_auth_is_refused(paths: WildPaths) -> None:
     assert str(caught.value) == (
         "the webhook needs a bearer token or an HMAC secret; configure one, then start it"
     )
+
+
+def test_a_failed_write_is_a_500_and_one_line_not_a_traceback(
+    paths: WildPaths, clock: FakeClock, capfd: pytest.CaptureFixture[str]
+) -> None:
+    paths.alerts.mkdir()  # appending to it fails, as a full disk would
+    lines: list[str] = []
+    server = WebhookServer(
+        paths, token=TOKEN, secret=None, wake=lambda _: None, report=lines.append
+    )
+    port = server.start()
+    try:
+        status, reply = Served(paths, port, []).bearer("/alerts", orjson.dumps(ALERT))
+    finally:
+        server.stop()
+    assert status == 500
+    assert str(reply["error"]).startswith("wild could not record this request: ")
+    assert "alerts.jsonl" in str(reply["error"])
+    assert len(lines) == 1 and ": 500 wild could not record this request: " in lines[0]
+    assert "Traceback" not in capfd.readouterr().err

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
+
+import pytest
+
 from wild.barriers.webhook_seen import SeenIds
-from wild.parsers.webhook_seen import parse
+from wild.parsers.webhook_seen import encode, parse
 from wild.paths import WildPaths
 
 
@@ -38,3 +43,18 @@ def test_a_garbage_file_costs_only_its_bad_lines(paths: WildPaths) -> None:
     assert "k" in seen
     seen.spend([("j", 900.0)], now=0)
     assert parse(paths.webhook_seen.read_bytes()) == {"k": 900.0, "j": 900.0}
+
+
+def test_a_compaction_that_cannot_write_changes_nothing(
+    paths: WildPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths.webhook_seen.write_bytes(encode("old", 1.0) + encode("new", 900.0))
+
+    def full_disk(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("wild.barriers.webhook_seen.atomic_write", full_disk)
+    seen = SeenIds(paths.webhook_seen, now=100)
+    seen.spend([("j", 900.0)], now=100)
+    assert "new" in seen and "j" in seen and "old" not in seen
+    assert parse(paths.webhook_seen.read_bytes()) == {"old": 1.0, "new": 900.0, "j": 900.0}

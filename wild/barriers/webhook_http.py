@@ -105,9 +105,9 @@ class Handler(BaseHTTPRequestHandler):
             self._dropped = str(dropped)
             self.close_connection = True
             return
-        except Exception:  # a full disk or a lock timeout: report, keep serving
-            log.exception("webhook request failed")
-            status, payload = 500, {"error": "wild could not record this request; see its log"}
+        except Exception as exc:  # a full disk or a lock timeout: one line, keep serving
+            log.debug("webhook request failed", exc_info=True)
+            status, payload = 500, {"error": f"wild could not record this request: {exc}"}
         self._reply(status, payload)
 
     def _not_allowed(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from wild.errors import WildError
 from wild.parsers import webhook_seen
 from wild.store.files import atomic_write, read_bytes
 from wild.store.jsonl import append_bytes
@@ -51,5 +52,10 @@ class SeenIds:
             self._rewrite()
 
     def _rewrite(self) -> None:
-        atomic_write(self._path, webhook_seen.render(self._spent))
+        # Only a compaction: the appended file is right as it is, just longer, so a folder
+        # that refuses the rewrite (read-only, full) must not refuse requests or the start.
+        try:
+            atomic_write(self._path, webhook_seen.render(self._spent))
+        except (OSError, WildError):
+            return
         self._lines = len(self._spent)
