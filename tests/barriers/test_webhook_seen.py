@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from wild.barriers.webhook_seen import SeenIds
+from wild.errors import WildError
 from wild.parsers.webhook_seen import encode, parse
 from wild.paths import WildPaths
 
@@ -58,3 +59,13 @@ def test_a_compaction_that_cannot_write_changes_nothing(
     seen.spend([("j", 900.0)], now=100)
     assert "new" in seen and "j" in seen and "old" not in seen
     assert parse(paths.webhook_seen.read_bytes()) == {"old": 1.0, "new": 900.0, "j": 900.0}
+
+
+def test_an_unreadable_file_stops_the_start_with_a_clear_error(paths: WildPaths) -> None:
+    paths.webhook_seen.mkdir()
+    with pytest.raises(WildError) as caught:
+        SeenIds(paths.webhook_seen, now=0)
+    assert str(caught.value) == (
+        f"{paths.webhook_seen}: cannot read the webhook's spent ids (Is a directory); "
+        "fix or remove that file, then start again"
+    )

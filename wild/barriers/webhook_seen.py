@@ -25,7 +25,15 @@ class SeenIds:
 
     def __init__(self, path: Path, now: float) -> None:
         self._path = path
-        everything = webhook_seen.parse(read_bytes(path))
+        try:
+            data = read_bytes(path)
+        except OSError as exc:
+            # Serving without them would reopen the replay window: refuse to start instead.
+            raise WildError(
+                f"{path}: cannot read the webhook's spent ids ({exc.strerror or exc}); "
+                "fix or remove that file, then start again"
+            ) from exc
+        everything = webhook_seen.parse(data)
         self._spent = webhook_seen.live(everything, now)
         self._lines = len(everything)
         if len(self._spent) < len(everything):
