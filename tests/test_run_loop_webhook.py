@@ -51,20 +51,26 @@ def test_webhook_satisfies_a_barrier_and_the_loop_finishes(tmp_path: Path) -> No
     port = int(re.findall(r"127\.0\.0\.1:(\d+)", said[0])[0])
     token = (paths.root / "webhook-token").read_text().strip()
     assert stat.S_IMODE((paths.root / "webhook-token").stat().st_mode) == 0o600
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request(
-        "POST",
-        "/barriers/deployed/satisfy",
-        body=b"{}",
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )
-    assert conn.getresponse().status == 200
-    conn.close()
+    for authorization, status in (("Bearer wrong", 401), (f"Bearer {token}", 200)):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request(
+            "POST",
+            "/barriers/deployed/satisfy",
+            body=b"{}",
+            headers={"Authorization": authorization, "Content-Type": "application/json"},
+        )
+        assert conn.getresponse().status == status
+        conn.close()
     worker.join(60)
     assert not worker.is_alive()
     assert [r.reason for r in results] == ["complete"]
     assert "- [x] [P1] task-001" in paths.tasks.read_text()
     assert "## [SATISFIED] deployed" in paths.barriers.read_text()
+    # The refused request is one line among the loop's own output, not a traceback.
+    refused = [line for line in said if line.startswith("webhook: refused 127.0.0.1:")]
+    assert len(refused) == 1 and refused[0].endswith(
+        ": 401 missing or wrong Authorization bearer token or X-Wild-Signature"
+    )
 
 
 def test_webhook_credentials_prefer_the_environment(tmp_path: Path) -> None:

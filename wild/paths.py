@@ -90,3 +90,8 @@ class WildPaths:
     @property
     def control(self) -> Path:
         return self.root / "control"
+
+    @property
+    def webhook_seen(self) -> Path:
+        """Signatures and delivery ids the webhook spent within its replay window."""
+        return self.root / "webhook-seen.jsonl"

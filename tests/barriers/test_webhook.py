@@ -1,4 +1,8 @@
-"""The loopback webhook: auth (bearer, GitHub HMAC), Host/Origin checks, size cap, effects."""
+"""The loopback webhook: auth (bearer, timestamped HMAC), Host/Origin checks, size cap, effects.
+
+Replays, stale signatures, slow clients and connection caps:
+tests/reliability/test_webhook_attacks.py.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,9 @@ from dataclasses import dataclass
 import orjson
 import pytest
 
-from tests.barriers.conftest import FakeClock
+from tests.barriers.conftest import T0, FakeClock
 from wild.barriers.webhook import WebhookServer
+from wild.barriers.webhook_auth import BODY_ONLY_SIGNATURE, UNAUTHORIZED, sign
 from wild.errors import WildError
 from wild.paths import WildPaths
 
@@ -21,7 +26,10 @@ TOKEN = "s3cret-token"
 # GitHub's documented test vector (docs: "Validating webhook deliveries").
 SECRET = b"It's a Secret to Everybody"
 PAYLOAD = b"Hello, World!"
-SIGNATURE = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+GITHUB_SIGNATURE = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+NOW = str(int(T0.timestamp()))
+SIGNATURE = sign(SECRET, NOW, PAYLOAD)
+SIGNED = {"X-Wild-Timestamp": NOW, "X-Wild-Signature": SIGNATURE}
 
 BARRIERS = (
     "# Wild Loop Barriers\n"
@@ -76,7 +84,12 @@ SATISFIED = BARRIERS.replace(
 
 
 def test_github_test_vector_is_what_we_compute() -> None:
-    assert "sha256=" + hmac.new(SECRET, PAYLOAD, hashlib.sha256).hexdigest() == SIGNATURE
+    assert "sha256=" + hmac.new(SECRET, PAYLOAD, hashlib.sha256).hexdigest() == GITHUB_SIGNATURE
+
+
+def test_the_signature_covers_timestamp_dot_body() -> None:
+    expected = hmac.new(SECRET, NOW.encode() + b"." + PAYLOAD, hashlib.sha256).hexdigest()
+    assert "sha256=" + expected == SIGNATURE
 
 
 def test_right_bearer_satisfies_the_barrier(served: Served) -> None:
@@ -94,13 +107,23 @@ def test_satisfying_twice_changes_nothing_more(served: Served) -> None:
     assert served.wakes == ["hook"]
 
 
-def test_right_hmac_of_the_raw_body_is_accepted(served: Served) -> None:
-    status, _ = served.post("/barriers/hook/satisfy", PAYLOAD, {"X-Hub-Signature-256": SIGNATURE})
+def test_right_signature_of_timestamp_and_body_is_accepted(served: Served) -> None:
+    status, _ = served.post("/barriers/hook/satisfy", PAYLOAD, SIGNED)
     assert status == 200
     assert served.paths.barriers.read_text() == SATISFIED
 
 
-UNAUTHORIZED = {"error": "missing or wrong Authorization bearer token or X-Hub-Signature-256"}
+def test_a_github_body_only_signature_is_refused_as_replayable(served: Served) -> None:
+    status, reply = served.post(
+        "/barriers/hook/satisfy", PAYLOAD, {"X-Hub-Signature-256": GITHUB_SIGNATURE}
+    )
+    assert (status, reply) == (401, {"error": BODY_ONLY_SIGNATURE})
+    assert BODY_ONLY_SIGNATURE == (
+        "X-Hub-Signature-256 signs only the body, so a copy of the request could be replayed; "
+        'sign "TIMESTAMP.BODY" into X-Wild-Signature and send X-Wild-Timestamp '
+        "(see docs/webhook.md)"
+    )
+    assert served.paths.barriers.read_text() == BARRIERS
 
 
 @pytest.mark.parametrize(
@@ -110,22 +133,22 @@ UNAUTHORIZED = {"error": "missing or wrong Authorization bearer token or X-Hub-S
         {"Authorization": "Bearer wrong-token"},
         {"Authorization": f"Bearer {TOKEN}x"},
         {"Authorization": f"Basic {TOKEN}"},
-        {"X-Hub-Signature-256": SIGNATURE.replace("757107", "757108")},
-        {"X-Hub-Signature-256": SIGNATURE.removeprefix("sha256=")},
-        {"X-Hub-Signature-256": "sha256=" + hmac.new(b"other", PAYLOAD, "sha256").hexdigest()},
+        {**SIGNED, "X-Wild-Signature": SIGNATURE[:-1] + ("0" if SIGNATURE[-1] != "0" else "1")},
+        {**SIGNED, "X-Wild-Signature": SIGNATURE.removeprefix("sha256=")},
+        {**SIGNED, "X-Wild-Signature": sign(b"other", NOW, PAYLOAD)},
+        {**SIGNED, "X-Wild-Timestamp": str(int(NOW) - 1)},
     ],
 )
 def test_wrong_auth_is_401_and_changes_nothing(served: Served, headers: dict[str, str]) -> None:
     status, reply = served.post("/barriers/hook/satisfy", PAYLOAD, headers)
-    assert (status, reply) == (401, UNAUTHORIZED)
+    assert (status, reply) == (401, {"error": UNAUTHORIZED})
+    assert UNAUTHORIZED == "missing or wrong Authorization bearer token or X-Wild-Signature"
     assert served.paths.barriers.read_text() == BARRIERS
     assert served.wakes == []
 
 
 def test_hmac_of_another_body_is_401(served: Served) -> None:
-    status, _ = served.post(
-        "/barriers/hook/satisfy", b"Hello, World?", {"X-Hub-Signature-256": SIGNATURE}
-    )
+    status, _ = served.post("/barriers/hook/satisfy", b"Hello, World?", SIGNED)
     assert status == 401
 
 
@@ -293,10 +316,14 @@ def test_a_redelivery_is_acknowledged_but_not_applied_twice(served: Served) -> N
     first = served.bearer("/alerts", body, **{"X-GitHub-Delivery": "d-1"})
     again = served.bearer("/alerts", body, **{"X-GitHub-Delivery": "d-1"})
     other = served.bearer("/alerts", body, **{"X-Request-Id": "d-1"})
+    ours = served.bearer("/alerts", body, **{"X-Wild-Delivery": "d-1"})
+    ours_again = served.bearer("/alerts", body, **{"X-Wild-Delivery": "d-1"})
     assert first[0] == 200
     assert again == (200, {"ok": True, "duplicate": True})
     assert other[0] == 200
-    assert len(served.paths.alerts.read_bytes().splitlines()) == 2
+    assert ours[0] == 200
+    assert ours_again == (200, {"ok": True, "duplicate": True})
+    assert len(served.paths.alerts.read_bytes().splitlines()) == 3
 
 
 def test_requests_leave_stderr_quiet(served: Served, capfd: pytest.CaptureFixture[str]) -> None:
@@ -320,3 +347,23 @@ def test_a_server_without_any_auth_is_refused(paths: WildPaths) -> None:
     assert str(caught.value) == (
         "the webhook needs a bearer token or an HMAC secret; configure one, then start it"
     )
+
+
+def test_a_failed_write_is_a_500_and_one_line_not_a_traceback(
+    paths: WildPaths, clock: FakeClock, capfd: pytest.CaptureFixture[str]
+) -> None:
+    paths.alerts.mkdir()  # appending to it fails, as a full disk would
+    lines: list[str] = []
+    server = WebhookServer(
+        paths, token=TOKEN, secret=None, wake=lambda _: None, report=lines.append
+    )
+    port = server.start()
+    try:
+        status, reply = Served(paths, port, []).bearer("/alerts", orjson.dumps(ALERT))
+    finally:
+        server.stop()
+    assert status == 500
+    assert str(reply["error"]).startswith("wild could not record this request: ")
+    assert "alerts.jsonl" in str(reply["error"])
+    assert len(lines) == 1 and ": 500 wild could not record this request: " in lines[0]
+    assert "Traceback" not in capfd.readouterr().err

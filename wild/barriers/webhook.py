@@ -1,31 +1,42 @@
 """The loopback webhook: an authenticated 127.0.0.1 endpoint to satisfy a barrier or add an alert.
 
 Any local process, and through DNS rebinding any web page the user visits, can reach a
-loopback port, so every request must carry a bearer token or a GitHub-style HMAC of its raw
-body; `Host` must name the loopback address (this is what defeats DNS rebinding), and a
-request with an `Origin` header came from a browser and is refused. Nothing from a payload is
-ever executed: it only becomes a status change or an alert record.
+loopback port, so every request must carry a bearer token or a timestamped HMAC signature
+(`wild.barriers.webhook_auth` decides; spent signatures and delivery ids are kept in
+`.wild/` so a replay is refused even after a restart); `Host` must name the loopback address
+(this is what defeats DNS rebinding), and a request with an `Origin` header came from a
+browser and is refused. Slow and greedy clients meet a deadline per request and connection
+caps (`wild.barriers.webhook_guard`). Nothing from a payload is ever executed: it only
+becomes a status change or an alert record.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import logging
 import re
 import socket
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import orjson
 
+from wild.barriers import webhook_auth
+from wild.barriers.webhook_auth import Credentials, Duplicate, Refuse
+from wild.barriers.webhook_guard import (
+    MAX_CONNECTIONS,
+    MAX_PER_CLIENT,
+    REQUEST_DEADLINE_S,
+    ConnectionLimits,
+    RefusalLog,
+)
+from wild.barriers.webhook_http import Dropped, Handler, Reply, Server
+from wild.barriers.webhook_seen import SeenIds
 from wild.clock import Clock, SystemClock, iso
 from wild.errors import WildError
 from wild.parsers import alerts
@@ -39,12 +50,7 @@ log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 MAX_BODY = 64 * 1024
-READ_TIMEOUT_S = 10.0  # a client that stalls mid-request must not hold a thread forever
-DELIVERIES_KEPT = 1024
-DELIVERY_HEADERS = ("X-GitHub-Delivery", "X-Request-Id")
 _SATISFY = re.compile(r"/barriers/([^/]+)/satisfy")
-
-Reply = tuple[int, dict[str, Any]]
 
 
 class _Refused(Exception):
@@ -69,31 +75,43 @@ class WebhookServer:
         wake: Callable[[str], None],
         clock: Clock | None = None,
         on_written: Callable[[Path, bytes], None] | None = None,
+        tolerance: float = webhook_auth.TOLERANCE_S,
+        request_deadline: float = REQUEST_DEADLINE_S,
+        max_connections: int = MAX_CONNECTIONS,
+        max_per_client: int = MAX_PER_CLIENT,
+        report: Callable[[str], None] = log.info,
     ) -> None:
         if not token and not secret:
             raise WildError(
                 "the webhook needs a bearer token or an HMAC secret; configure one, then start it"
             )
         self._paths = paths
-        self._token = token.encode() if token else None
-        self._secret = secret or None
+        self._credentials = Credentials(
+            token=token.encode() if token else None, secret=secret or None
+        )
         self._port = port
         self._max_body = max_body
         self._wake = wake
         self._clock: Clock = clock or SystemClock()
         self._on_written = on_written
-        self._deliveries: OrderedDict[str, None] = OrderedDict()
-        # One request changes state at a time: dedupe + write must not interleave.
+        self._tolerance = tolerance
+        self.request_deadline = request_deadline
+        self.limits = ConnectionLimits(max_connections, max_per_client)
+        self.refusals = RefusalLog(report)
+        self._seen: SeenIds | None = None
+        # One request changes state at a time: the replay check, the spend and the write
+        # must not interleave.
         self._lock = threading.Lock()
         self._hosts: frozenset[str] = frozenset()
-        self._server: _Server | None = None
+        self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> int:
         """Bind 127.0.0.1 and serve from a background thread; returns the bound port."""
-        server = _Server((HOST, self._port), _Handler)
+        self._seen = SeenIds(self._paths.webhook_seen, self._now())
+        server = Server((HOST, self._port), Handler)
         server.app = self
         port = server.server_address[1]
         self._hosts = frozenset({f"{HOST}:{port}", f"localhost:{port}"})
@@ -138,26 +156,43 @@ class WebhookServer:
     # -- one request -------------------------------------------------------------------
 
     def respond(self, handler: BaseHTTPRequestHandler) -> Reply:
-        """Check, authenticate and serve one POST; every refusal is a status and a reason."""
+        """Check, authenticate and serve one POST; every refusal is a status and a reason.
+
+        Raises `Dropped` when the client sent no complete request in time (or hung up).
+        """
         try:
             # The (capped) body is read first even for requests refused below: closing a socket
             # with unread data resets it, and the client would never see why it was refused.
             body = self._read_body(handler)
             route = self._screen(handler.headers, handler.path)
-            if not self._authorized(handler.headers, body):
-                raise _Refused(
-                    401, "missing or wrong Authorization bearer token or X-Hub-Signature-256"
-                )
+            headers: dict[str, str] = {}
+            for name, value in handler.headers.items():
+                # The first of a repeated header counts, as `Message.get` would have it.
+                headers.setdefault(name.lower(), value)
             with self._lock:
-                delivery = _delivery_id(handler.headers)
-                if delivery is not None and delivery in self._deliveries:
-                    return 200, {"ok": True, "duplicate": True}
-                reply = self._dispatch(route, body)
-                if delivery is not None:
-                    self._remember(delivery)
-                return reply
+                return self._decide_and_act(route, body, headers)
         except _Refused as refused:
             return refused.status, {"error": str(refused)}
+
+    def _decide_and_act(self, route: str, body: bytes, headers: Mapping[str, str]) -> Reply:
+        seen = self._seen
+        if seen is None:
+            raise WildError("the webhook is not running; start it first")
+        now = self._now()
+        verdict = webhook_auth.verify(
+            body, headers, self._credentials, now=now, seen=seen, tolerance=self._tolerance
+        )
+        if isinstance(verdict, Refuse):
+            raise _Refused(verdict.status, verdict.reason)
+        if isinstance(verdict, Duplicate):
+            return 200, {"ok": True, "duplicate": True}
+        seen.spend(((s.key, s.until) for s in verdict.spend_now), now)
+        reply = self._dispatch(route, body)
+        seen.spend(((s.key, s.until) for s in verdict.spend_when_done), now)
+        return reply
+
+    def _now(self) -> float:
+        return self._clock.now().timestamp()
 
     def _screen(self, headers: Message, path: str) -> str:
         """Refuse browsers, rebinding hosts and unknown endpoints before authenticating."""
@@ -181,30 +216,13 @@ class WebhookServer:
         length = int(raw)
         if length > self._max_body:
             raise _Refused(413, f"body of {length} bytes is over the {self._max_body}-byte limit")
-        body = handler.rfile.read(length)
+        try:
+            body = handler.rfile.read(length)
+        except OSError as exc:  # the deadline passed (TimeoutError) or the client hung up
+            raise Dropped(str(exc) or type(exc).__name__) from exc
         if len(body) != length:
             raise _Refused(400, "the body ended before its Content-Length")
         return body
-
-    def _authorized(self, headers: Message, body: bytes) -> bool:
-        """Bearer token or HMAC-SHA256 of the raw body, both compared in constant time."""
-        if self._token is not None:
-            scheme, _, given = (headers.get("Authorization") or "").partition(" ")
-            if scheme.lower() == "bearer" and hmac.compare_digest(
-                _ascii(given.strip()), self._token
-            ):
-                return True
-        if self._secret is not None:
-            expected = "sha256=" + hmac.new(self._secret, body, hashlib.sha256).hexdigest()
-            given = (headers.get("X-Hub-Signature-256") or "").strip()
-            if hmac.compare_digest(_ascii(given), expected.encode()):
-                return True
-        return False
-
-    def _remember(self, delivery: str) -> None:
-        self._deliveries[delivery] = None
-        while len(self._deliveries) > DELIVERIES_KEPT:
-            self._deliveries.popitem(last=False)
 
     def _dispatch(self, route: str, body: bytes) -> Reply:
         match = _SATISFY.fullmatch(route)
@@ -254,19 +272,6 @@ class WebhookServer:
         return None if on_written is None else (lambda data: on_written(path, data))
 
 
-def _ascii(text: str) -> bytes:
-    # Header values arrive latin-1 decoded; bytes let compare_digest take any of them.
-    return text.encode("utf-8", "surrogateescape")
-
-
-def _delivery_id(headers: Message) -> str | None:
-    for name in DELIVERY_HEADERS:
-        value = headers.get(name)
-        if value:
-            return f"{name.lower()}:{value.strip()}"
-    return None
-
-
 def _text_field(data: Mapping[str, Any], name: str, *, default: str | None = None) -> str:
     value = data.get(name, default)
     if not isinstance(value, str) or not value.strip():
@@ -299,47 +304,3 @@ def _alert_fields(body: bytes) -> dict[str, Any]:
         "context": context,
         "choices": tuple(choices),
     }
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    app: WebhookServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client hanging up mid-request is routine; never spray tracebacks on the user's terminal.
-        log.debug("webhook request from %s failed", client_address, exc_info=True)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    timeout = READ_TIMEOUT_S
-    server_version = "wild-webhook"
-    sys_version = ""
-
-    def do_POST(self) -> None:
-        try:
-            status, payload = self.server.app.respond(self)
-        except Exception:  # a full disk or a lock timeout: report, keep serving
-            log.exception("webhook request failed")
-            status, payload = 500, {"error": "wild could not record this request; see its log"}
-        self._reply(status, payload)
-
-    def _not_allowed(self) -> None:
-        self._reply(405, {"error": "only POST is served"})
-
-    do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = _not_allowed
-
-    def _reply(self, status: int, payload: Mapping[str, Any]) -> None:
-        data = orjson.dumps(payload) + b"\n"
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        # An unread body (413, early refusals) must not be parsed as the next request.
-        self.send_header("Connection", "close")
-        self.close_connection = True
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("webhook: " + format, *args)

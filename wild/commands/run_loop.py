@@ -16,6 +16,7 @@ from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.paths import WildPaths
 from wild.store.files import read_text, update_text
+from wild.wake import WakeReason
 
 # Documented in docs/cli.md: the cases a script running wild must tell apart.
 EXIT_CODES = {
@@ -120,12 +121,19 @@ def run_loop(
     from wild.barriers.webhook import WebhookServer  # noqa: PLC0415
 
     token, secret = webhook_credentials(paths, os.environ)
-    # Its writes land in barriers.md and alerts.jsonl, which wake the loop through the watcher.
+    # Its writes land in barriers.md and alerts.jsonl, which the watcher sees, but not one that
+    # lands after the loop's first read and before its watcher starts: wake the loop directly.
+    # A refused client costs one rate-limited line on the terminal, never a traceback.
     server = WebhookServer(
-        paths, token=token, secret=secret, port=webhook_port, wake=lambda _id: None
+        paths,
+        token=token,
+        secret=secret,
+        port=webhook_port,
+        wake=lambda item: loop.waker.wake(WakeReason("rescan", detail=f"webhook: {item}")),
+        report=out,
     )
     port = server.start()
-    auth = "the token in .wild/webhook-token" if secret is None else "X-Hub-Signature-256"
+    auth = "the token in .wild/webhook-token" if secret is None else "X-Wild-Signature"
     out(f"🔗 Webhook on http://127.0.0.1:{port}/ (POST /barriers/ID/satisfy, POST /alerts; {auth})")
     try:
         return loop.run()
