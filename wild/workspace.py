@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from wild.barriers.approvals import (
+    NO_APPROVALS,
+    Approvals,
+    approvals_path,
+    changing_store,
+    load_project,
+)
+from wild.barriers.command_gate import may_run
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
@@ -14,6 +23,16 @@ from wild.parsers.alerts import Alert
 from wild.parsers.lines import Problem
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
+from wild.policy.trust import (
+    NOTIFY_APPROVAL_ID,
+    HeldPolicy,
+    RecordedTrust,
+    hold_policy,
+    loosened_message,
+    trust_from_json,
+    trust_of,
+    trust_to_json,
+)
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text
@@ -32,9 +51,14 @@ class Workspace:
     barriers: barriers_md.BarrierList
     human: human_md.HumanQueue
     policy_doc: policy_md.PolicyDocument
-    policy: HumanPolicy
+    policy: HumanPolicy  # in force: expiry applied, loosenings beyond the recorded trust held
     policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
     problems: tuple[Problem, ...]
+    # From the approval store outside `.wild/`: what a human approved and the trust last set
+    # through the CLI (None: never; the default policy's then).
+    approvals: Approvals = NO_APPROVALS
+    recorded_trust: RecordedTrust | None = None
+    held: HeldPolicy | None = None  # how `policy` was held to the recorded trust
 
     def snapshot(self) -> WorkSnapshot:
         return WorkSnapshot(
@@ -63,10 +87,71 @@ def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
     return tuple(a for a in alerts if a.status != "resolved")
 
 
+def read_trust(paths: WildPaths) -> tuple[Approvals, RecordedTrust | None]:
+    """This project's approvals and recorded trust, from the store outside `.wild/`."""
+    approvals, trust = load_project(paths.project, path=approvals_path())
+    return approvals, trust_from_json(trust)
+
+
+def policy_in_force(
+    policy_doc: policy_md.PolicyDocument, recorded: RecordedTrust | None, now: datetime
+) -> tuple[HeldPolicy, str | None]:
+    """The file's policy at `now` (expiry applied), held to the trust a human recorded; and
+    the expiry note, if any. Pure."""
+    policy, note = effective_policy(policy_from_document(policy_doc), now)
+    return hold_policy(policy, recorded, now), note
+
+
+def stated_policy(paths: WildPaths, now: datetime) -> HumanPolicy:
+    """The policy as human-policy.md states it at `now` (expiry applied, nothing held back)."""
+    doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
+    return effective_policy(policy_from_document(doc), now)[0]
+
+
+def record_trust(
+    paths: WildPaths, now: datetime, edit_policy: Callable[[], object] | None = None
+) -> RecordedTrust:
+    """A human, through the CLI, sets the policy: `edit_policy` writes human-policy.md, and
+    the trust of the file as it then stands is recorded, both under the store's lock (a loop
+    reading in between sees the old pair or the new one, never half)."""
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        if edit_policy is not None:
+            edit_policy()
+        trust = trust_of(stated_policy(paths, now))
+        entry.trust = trust_to_json(trust)
+    return trust
+
+
+def keep_stricter_trust(paths: WildPaths, now: datetime) -> RecordedTrust | None:
+    """A policy file stricter than the record (a hand tightening) becomes the record, so an
+    agent cannot loosen it back; returns what was recorded (None: the file was not stricter)."""
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        held = hold_policy(stated_policy(paths, now), trust_from_json(entry.trust), now)
+        if held.stricter is not None:
+            entry.trust = trust_to_json(held.stricter)
+        return held.stricter
+
+
+def trust_problems(ws: Workspace) -> list[str]:
+    """What the policy file asks that wild does not do, for `wild --status`."""
+    problems = []
+    if ws.held is not None and ws.held.loosened:
+        problems.append(loosened_message(ws.held.loosened, str(ws.paths.policy)))
+    command = ws.policy.notify_command
+    required = ws.policy.command_approval == "required"
+    if command and not may_run(command, approval_required=required, approvals=ws.approvals):
+        problems.append(
+            f"{ws.paths.policy}: the Notify Command is not approved, so it is not run; read it "
+            f"and run `wild --approve {NOTIFY_APPROVAL_ID}` to allow `{command}`"
+        )
+    return problems
+
+
 def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
     """Parse every file; unknown lines become problems, never errors (the CLI's read side)."""
     require_initialised(paths)
     alerts, alert_problems = read_alerts(paths)
+    approvals, recorded = read_trust(paths)
     return assemble_workspace(
         paths,
         now,
@@ -76,6 +161,8 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
         policy_doc=policy_md.parse(read_text(paths.policy), file=str(paths.policy)),
         alerts=alerts,
         alert_problems=alert_problems,
+        approvals=approvals,
+        recorded_trust=recorded,
     )
 
 
@@ -90,10 +177,13 @@ def assemble_workspace(
     alerts: tuple[Alert, ...],
     alert_problems: tuple[Problem, ...] = (),
     open_alerts: tuple[Alert, ...] | None = None,
+    approvals: Approvals = NO_APPROVALS,
+    recorded_trust: RecordedTrust | None = None,
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
-    events and passes them here; `open_alerts` may be given when the caller keeps them."""
-    policy, note = effective_policy(policy_from_document(policy_doc), now)
+    events and passes them here; `open_alerts` may be given when the caller keeps them.
+    With no recorded trust, the default policy's holds (fail closed)."""
+    held, note = policy_in_force(policy_doc, recorded_trust, now)
     problems = (
         *tasks.problems,
         *alert_problems,
@@ -109,7 +199,10 @@ def assemble_workspace(
         barriers=barriers,
         human=human,
         policy_doc=policy_doc,
-        policy=policy,
+        policy=held.policy,
         policy_note=note,
         problems=tuple(problems),
+        approvals=approvals,
+        recorded_trust=recorded_trust,
+        held=held,
     )

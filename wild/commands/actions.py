@@ -171,13 +171,21 @@ def _check_barriers(call: Call) -> None:
 
 def _approve(call: Call) -> None:
     from wild.commands import barrier_cmds
+    from wild.policy.trust import POLICY_APPROVAL_ID
 
     barrier_id = call.opts["approve"]
+    if barrier_id == POLICY_APPROVAL_ID:
+        policy = barrier_cmds.approve_policy(call.paths, call.clock.now())
+        call.out(
+            f"Approved {call.paths.policy} as it stands: mode {policy.mode}, "
+            f"command approval {policy.command_approval}"
+        )
+        return
     if barrier_id:
         command, digest = barrier_cmds.approve_barrier(call.paths, barrier_id, call.clock.now())
         call.out(f"Approved {barrier_id}: {command} (sha256 {digest[:12]})")
         return
-    waiting = barrier_cmds.unapproved(call.paths)
+    waiting = barrier_cmds.unapproved(call.paths, call.clock.now())
     if not waiting:
         call.out("No barrier commands await approval.")
         return

@@ -16,6 +16,7 @@ from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.paths import WildPaths
 from wild.store.files import read_text, update_text
+from wild.workspace import record_trust
 
 EXIT_CODES = {
     "complete": 0,
@@ -42,7 +43,10 @@ def start_policy(
                 f"{policy_file}: no such policy file; check the path given to --policy-file"
             )
         text = read_text(policy_file)
-        update_text(paths.policy, lambda _current: text, paths.lock)
+        # Given on the command line by a human: its trust is recorded, as --update-policy's.
+        record_trust(
+            paths, clock.now(), lambda: update_text(paths.policy, lambda _current: text, paths.lock)
+        )
     if policy is not None:
         edits.update_policy(paths, policy, duration=duration, now=clock.now())
     elif duration is not None and policy_file is None:

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from wild.barriers.approvals import Approvals, approvals_path
 from wild.loop.model import FileName
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
@@ -24,9 +25,10 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths
+from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text
-from wild.workspace import Workspace, assemble_workspace, open_alerts_of
+from wild.workspace import Workspace, assemble_workspace, open_alerts_of, read_trust
 
 Watched = FileName | Literal["alerts"]
 WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "alerts")
@@ -67,6 +69,8 @@ class LoopFiles:
         self._alerts: tuple[Alert, ...] = ()
         self._open_alerts: tuple[Alert, ...] = ()
         self.reads = 0  # how many times a file's text was read (what a test can count)
+        # The approval store outside `.wild/` (no file event tells of it): stat on each view.
+        self._trust: tuple[Signature, tuple[Approvals, RecordedTrust | None]] | None = None
 
     def path_of(self, name: Watched) -> Path:
         path: Path = self.paths.alerts if name == "alerts" else getattr(self.paths, name)
@@ -97,6 +101,7 @@ class LoopFiles:
         """The documents as one workspace (the policy's expiry judged at `now`)."""
         if len(self._reads) < len(_PARSERS):
             self.refresh()
+        approvals, recorded = self._read_trust()
         return assemble_workspace(
             self.paths,
             now,
@@ -107,7 +112,16 @@ class LoopFiles:
             alerts=self._alerts,
             alert_problems=self.alert_log.problems,
             open_alerts=self._open_alerts,
+            approvals=approvals,
+            recorded_trust=recorded,
         )
+
+    def _read_trust(self) -> tuple[Approvals, RecordedTrust | None]:
+        """What a human approved and the trust recorded, read again when the store changed."""
+        signature = _signature(approvals_path())
+        if self._trust is None or self._trust[0] != signature:
+            self._trust = (signature, read_trust(self.paths))
+        return self._trust[1]
 
     def _keep(self, name: FileName, signature: Signature, text: str) -> None:
         known = self._reads.get(name)
