@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from tests.cli_support import init_wild_dir, invoke
-from tests.loop.harness import RESOLVED, TASK, T0, new_project, say, set_policy
+from tests.loop.harness import RESOLVED, T0, TASK, new_project, say, set_policy
 from wild.loop.files import LoopFiles
 from wild.paths import WildPaths
 from wild.workspace import load_workspace
