@@ -77,6 +77,9 @@ def test_an_agent_loosening_the_policy_does_not_get_its_command_run(root: Path, 
     assert "was loosened by hand" in status and "wild --approve @policy" in status
     listing = invoke("--approve", "--dir", str(root)).output
     assert "  @policy: Command Approval: trusted (wild keeps required)" in listing
+    shown = orjson.loads(invoke("--show-policy", "--json", "--dir", str(root)).output)
+    assert shown["commandApproval"] == "required"
+    assert "Command Approval: trusted (wild keeps required)" in shown["heldBack"]
 
 
 def test_update_policy_through_the_cli_is_trusted(root: Path) -> None:

@@ -136,7 +136,10 @@ def changing_store(project: Path, *, path: Path | None = None) -> Iterator[Proje
         yield entry
         if (entry.hashes, entry.trust) == before:
             return
-        everything.projects[key] = entry.hashes
+        if entry.hashes:
+            everything.projects[key] = entry.hashes
+        else:
+            everything.projects.pop(key, None)
         if entry.trust is None:
             everything.trust.pop(key, None)
         else:
@@ -159,6 +162,13 @@ class ProjectEntry:
 
     hashes: set[str]
     trust: object  # None: no trust recorded (the default policy's applies)
+
+
+def forget_project(project: Path, *, path: Path | None = None) -> None:
+    """Drop everything recorded for `project` (the demo's throwaway folder)."""
+    with changing_store(project, path=path) as entry:
+        entry.hashes.clear()
+        entry.trust = None
 
 
 def approve(project: Path, command: str, *, path: Path | None = None) -> str:
