@@ -35,7 +35,7 @@ from wild.policy.trust import (
 )
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
-from wild.store.files import read_text
+from wild.store.files import read_text, update_text
 
 
 @dataclass(frozen=True)
@@ -109,27 +109,31 @@ def stated_policy(paths: WildPaths, now: datetime) -> HumanPolicy:
 
 
 def record_trust(
-    paths: WildPaths, now: datetime, edit_policy: Callable[[], object] | None = None
+    paths: WildPaths, now: datetime, edit: Callable[[str], str] | None = None
 ) -> RecordedTrust:
-    """A human, through the CLI, sets the policy: `edit_policy` writes human-policy.md, and
-    the trust of the file as it then stands is recorded, both under the store's lock (a loop
-    reading in between sees the old pair or the new one, never half)."""
+    """A human, through the CLI, sets the policy: the trust of human-policy.md as `edit`
+    makes it (as it stands without one) is recorded, then the file is written, both under the
+    store's lock. The record comes first: a loop woken by the file's change reads it already."""
     with changing_store(paths.project, path=approvals_path()) as entry:
-        if edit_policy is not None:
-            edit_policy()
-        trust = trust_of(stated_policy(paths, now))
+        text = read_text(paths.policy)
+        doc = policy_md.parse(edit(text) if edit is not None else text, file=str(paths.policy))
+        trust = trust_of(effective_policy(policy_from_document(doc), now)[0])
         entry.trust = trust_to_json(trust)
+        entry.save()
+        if edit is not None:
+            update_text(paths.policy, edit, paths.lock)
     return trust
 
 
-def keep_stricter_trust(paths: WildPaths, now: datetime) -> RecordedTrust | None:
-    """A policy file stricter than the record (a hand tightening) becomes the record, so an
-    agent cannot loosen it back; returns what was recorded (None: the file was not stricter)."""
+def settle_trust(paths: WildPaths, now: datetime) -> HeldPolicy:
+    """The file and the record read together under the store's lock (so never half of a
+    `record_trust`); a file stricter than the record (a hand tightening) becomes the record, so
+    an agent cannot loosen it back. Returns how the file is held."""
     with changing_store(paths.project, path=approvals_path()) as entry:
         held = hold_policy(stated_policy(paths, now), trust_from_json(entry.trust), now)
         if held.stricter is not None:
             entry.trust = trust_to_json(held.stricter)
-        return held.stricter
+        return held
 
 
 def trust_problems(ws: Workspace) -> list[str]:

@@ -12,16 +12,22 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 import pytest
 
+from tests.barriers.conftest import FakeClock
 from tests.cli_support import init_wild_dir, invoke
 from tests.loop.harness import RESOLVED, T0, TASK, new_project, say, set_policy
 from wild.loop.files import LoopFiles
+from wild.loop.trust_guard import TrustGuard
+from wild.parsers import policy as policy_md
 from wild.paths import WildPaths
-from wild.workspace import load_workspace
+from wild.policy.presets import update_policy_text
+from wild.policy.trust import RecordedTrust
+from wild.workspace import Workspace, load_workspace, policy_in_force, read_trust, record_trust
 
 APPROVAL = "- **Command Approval:** required"
 MODE = "- **Mode:** semi-autonomous"
@@ -240,3 +246,56 @@ def test_the_real_loop_does_not_run_an_agents_command(root: Path, how: str) -> N
     assert not marker.exists()
     assert _unapproved_raised(root)
     assert "policy-loosened" in (root / "alerts.jsonl").read_text()
+
+
+# ---------------------------------------------------- a loop reading during --update-policy
+
+
+def test_update_policy_records_the_trust_before_it_writes_the_file(root: Path) -> None:
+    """A loop woken by the file's change must find the new record already there."""
+    paths = WildPaths(root)
+    seen: list[RecordedTrust | None] = []
+
+    def edit(text: str) -> str:
+        seen.append(read_trust(paths)[1])
+        return update_policy_text(text, "autonomous", now=T0, duration=None)
+
+    record_trust(paths, T0, edit)
+    assert seen[0] is None  # computing the trust, before anything is written
+    assert seen[-1] == RecordedTrust("autonomous", "trusted")  # update_text writing the file
+    assert "- **Command Approval:** trusted" in paths.policy.read_text()
+
+
+def test_a_view_caught_between_record_and_file_raises_nothing_and_records_nothing(
+    root: Path,
+) -> None:
+    paths = WildPaths(root)
+    before = paths.policy.read_text()
+    assert invoke("--update-policy", "autonomous", "--dir", str(root)).exit_code == 0
+    out: list[str] = []
+    guard = TrustGuard(paths, FakeClock(), out.append)
+    fresh = load_workspace(paths, T0)
+    # The file already new, the record read before it changed: looks loosened.
+    guard.observe(replace(fresh, **_held(fresh, recorded=None)))
+    # The record already new, the file read before it changed: looks stricter.
+    old_doc = policy_md.parse(before)
+    guard.observe(replace(fresh, **_held(fresh, doc=old_doc)))
+    assert (
+        not (root / "alerts.jsonl").exists()
+        or "policy-loosened" not in (root / "alerts.jsonl").read_text()
+    )
+    assert read_trust(paths)[1] == RecordedTrust("autonomous", "trusted")
+    assert out == []
+
+
+def _held(
+    ws: Workspace,
+    *,
+    recorded: RecordedTrust | str | None = "keep",
+    doc: policy_md.PolicyDocument | None = None,
+) -> dict[str, object]:
+    trust = ws.recorded_trust if recorded == "keep" else recorded
+    assert not isinstance(trust, str)
+    held, _ = policy_in_force(doc or ws.policy_doc, trust, T0)
+    assert held.loosened or held.stricter
+    return {"held": held, "policy": held.policy, "recorded_trust": trust}

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -121,7 +121,8 @@ def is_approved(project: Path, command: str, *, path: Path | None = None) -> boo
 
 @contextmanager
 def changing_store(project: Path, *, path: Path | None = None) -> Iterator[ProjectEntry]:
-    """Change this project's entry under the store's lock; written back if it changed.
+    """Change this project's entry under the store's lock; written back at the end if it
+    changed (or earlier, by `entry.save()`).
 
     Whatever a caller does inside (such as writing human-policy.md, or reading it again to
     record a stricter trust) is one step for every other user of the store.
@@ -131,29 +132,38 @@ def changing_store(project: Path, *, path: Path | None = None) -> Iterator[Proje
     with wild_lock(store.with_name(store.name + ".lock")):
         everything = _load_all(store, strict=True)
         key = project_key(project)
-        entry = ProjectEntry(set(everything.projects.get(key, set())), everything.trust.get(key))
-        before = (set(entry.hashes), entry.trust)
+        saved = [(set(everything.projects.get(key, set())), everything.trust.get(key))]
+
+        def save(entry: ProjectEntry) -> None:
+            if (entry.hashes, entry.trust) == saved[0]:
+                return
+            saved[0] = (set(entry.hashes), entry.trust)
+            _write(store, everything, key, entry)
+
+        entry = ProjectEntry(set(saved[0][0]), saved[0][1], save)
         yield entry
-        if (entry.hashes, entry.trust) == before:
-            return
-        if entry.hashes:
-            everything.projects[key] = entry.hashes
-        else:
-            everything.projects.pop(key, None)
-        if entry.trust is None:
-            everything.trust.pop(key, None)
-        else:
-            everything.trust[key] = entry.trust
-        document: dict[str, object] = {
-            "format": FORMAT,
-            "projects": {k: sorted(v) for k, v in sorted(everything.projects.items())},
-        }
-        if everything.trust:  # absent until a human first sets a policy through the CLI
-            document["trust"] = dict(sorted(everything.trust.items()))
-        if not store.exists():
-            # atomic_write keeps an existing file's mode: create it private first.
-            os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
-        atomic_write(store, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        entry.save()
+
+
+def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> None:
+    if entry.hashes:
+        everything.projects[key] = set(entry.hashes)
+    else:
+        everything.projects.pop(key, None)
+    if entry.trust is None:
+        everything.trust.pop(key, None)
+    else:
+        everything.trust[key] = entry.trust
+    document: dict[str, object] = {
+        "format": FORMAT,
+        "projects": {k: sorted(v) for k, v in sorted(everything.projects.items())},
+    }
+    if everything.trust:  # absent until a human first sets a policy through the CLI
+        document["trust"] = dict(sorted(everything.trust.items()))
+    if not store.exists():
+        # atomic_write keeps an existing file's mode: create it private first.
+        os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
+    atomic_write(store, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 @dataclass
@@ -162,6 +172,11 @@ class ProjectEntry:
 
     hashes: set[str]
     trust: object  # None: no trust recorded (the default policy's applies)
+    _save: Callable[[ProjectEntry], None] = field(repr=False, compare=False)
+
+    def save(self) -> None:
+        """Write the entry now, still under the lock (before a file that depends on it)."""
+        self._save(self)
 
 
 def forget_project(project: Path, *, path: Path | None = None) -> None:

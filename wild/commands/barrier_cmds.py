@@ -14,7 +14,6 @@ from wild.clock import Clock
 from wild.commands.edits import find_barrier
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
-from wild.parsers import policy as policy_md
 from wild.parsers.alerts import Alert, AlertIndex, status_update
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
@@ -27,11 +26,10 @@ from wild.policy.trust import (
 from wild.store.alerts_log import append_alert, read_new
 from wild.store.files import read_text
 from wild.workspace import (
-    keep_stricter_trust,
-    policy_in_force,
     read_trust,
     record_trust,
     require_initialised,
+    settle_trust,
     stated_policy,
 )
 
@@ -44,9 +42,7 @@ def _barrier_list(paths: WildPaths) -> barriers_md.BarrierList:
 def held_policy(paths: WildPaths, now: datetime) -> HeldPolicy:
     """The policy in force, held to the trust a human recorded (a stricter file is recorded
     first, as the loop does, so an agent cannot loosen it back)."""
-    keep_stricter_trust(paths, now)
-    doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
-    return policy_in_force(doc, read_trust(paths)[1], now)[0]
+    return settle_trust(paths, now)
 
 
 def approval_required(paths: WildPaths, now: datetime) -> bool:

@@ -180,11 +180,5 @@ def update_policy(
     `.wild/`, where an agent's edit of the file cannot reach it)."""
     require_initialised(paths)
     record_trust(
-        paths,
-        now,
-        lambda: update_text(
-            paths.policy,
-            lambda current: update_policy_text(current, mode, now=now, duration=duration),
-            paths.lock,
-        ),
+        paths, now, lambda current: update_policy_text(current, mode, now=now, duration=duration)
     )

@@ -15,7 +15,7 @@ from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.paths import WildPaths
-from wild.store.files import read_text, update_text
+from wild.store.files import read_text
 from wild.workspace import record_trust
 
 EXIT_CODES = {
@@ -44,9 +44,7 @@ def start_policy(
             )
         text = read_text(policy_file)
         # Given on the command line by a human: its trust is recorded, as --update-policy's.
-        record_trust(
-            paths, clock.now(), lambda: update_text(paths.policy, lambda _current: text, paths.lock)
-        )
+        record_trust(paths, clock.now(), lambda _current: text)
     if policy is not None:
         edits.update_policy(paths, policy, duration=duration, now=clock.now())
     elif duration is not None and policy_file is None:

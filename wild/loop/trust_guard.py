@@ -23,7 +23,7 @@ from wild.policy.trust import (
     loosened_message,
 )
 from wild.store.alerts_log import append_alert
-from wild.workspace import Workspace, keep_stricter_trust
+from wild.workspace import Workspace, settle_trust
 
 
 def approval_required(model: LoopModel | None, at: Moment) -> bool:
@@ -51,15 +51,18 @@ class TrustGuard:
         held = ws.held
         if held is None:
             return
-        if held.stricter is not None:
-            self._keep_stricter()
-        if held.loosened:
+        loosened = held.loosened
+        if held.stricter is not None or (loosened and not self._known(loosened)):
+            # Read the file and the record again under the store's lock: what this view saw
+            # may be half of a `wild --update-policy`, and a stricter file is recorded there.
+            loosened = self._settle(loosened)
+        if loosened:
             self._raise(
                 ws,
                 POLICY_LOOSENED_TYPE,
-                loosened_key(held.loosened),
-                loosened_message(held.loosened, str(self._paths.policy)),
-                {"loosened": list(held.loosened), "approve": POLICY_APPROVAL_ID},
+                loosened_key(loosened),
+                loosened_message(loosened, str(self._paths.policy)),
+                {"loosened": list(loosened), "approve": POLICY_APPROVAL_ID},
             )
         command = ws.policy.notify_command
         required = ws.policy.command_approval == "required"
@@ -73,13 +76,17 @@ class TrustGuard:
                 {"barrier": NOTIFY_APPROVAL_ID, "command": command},
             )
 
-    def _keep_stricter(self) -> None:
+    def _known(self, loosened: tuple[str, ...]) -> bool:
+        return (POLICY_LOOSENED_TYPE, loosened_key(loosened)) in self._raised
+
+    def _settle(self, seen: tuple[str, ...]) -> tuple[str, ...]:
         try:
-            keep_stricter_trust(self._paths, self._clock.now())
-        except (OSError, WildError) as error:  # the stricter file still applies this run
+            return settle_trust(self._paths, self._clock.now()).loosened
+        except (OSError, WildError) as error:  # what this view holds back stays held back
             if not self._store_failed:
                 self._store_failed = True
-                self._out(f"⚠️  could not record the stricter policy in the approval store: {error}")
+                self._out(f"⚠️  could not read or update the approval store: {error}")
+            return seen
 
     def _raise(
         self, ws: Workspace, kind: str, key: str, description: str, context: dict[str, object]
