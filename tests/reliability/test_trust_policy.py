@@ -21,6 +21,7 @@ import pytest
 from tests.barriers.conftest import FakeClock
 from tests.cli_support import init_wild_dir, invoke
 from tests.loop.harness import RESOLVED, T0, TASK, new_project, say, set_policy
+from wild.barriers.checker import open_unapproved_alerts
 from wild.loop.files import LoopFiles
 from wild.loop.trust_guard import TrustGuard
 from wild.parsers import policy as policy_md
@@ -189,6 +190,11 @@ def test_an_agent_written_notify_command_is_not_run(tmp_path: Path) -> None:
     assert ("unapproved-command", "@notify") in types
     status = invoke("--status", "--dir", str(sim.paths.root)).output
     assert "the Notify Command is not approved" in status
+    approved = invoke("--approve", "@notify", "--dir", str(sim.paths.root))
+    assert approved.output.startswith(f"Approved @notify: touch {marker} (sha256 ")
+    status = invoke("--status", "--dir", str(sim.paths.root)).output
+    assert "the Notify Command is not approved" not in status
+    assert not [k for k in open_unapproved_alerts(sim.paths.alerts) if k[0] == "@notify"]
 
 
 # ---------------------------------------------------------------- the real loop, end to end
@@ -276,10 +282,10 @@ def test_a_view_caught_between_record_and_file_raises_nothing_and_records_nothin
     guard = TrustGuard(paths, FakeClock(), out.append)
     fresh = load_workspace(paths, T0)
     # The file already new, the record read before it changed: looks loosened.
-    guard.observe(replace(fresh, **_held(fresh, recorded=None)))
+    guard.observe(_stale(fresh, None, fresh.policy_doc))
     # The record already new, the file read before it changed: looks stricter.
     old_doc = policy_md.parse(before)
-    guard.observe(replace(fresh, **_held(fresh, doc=old_doc)))
+    guard.observe(_stale(fresh, fresh.recorded_trust, old_doc))
     assert (
         not (root / "alerts.jsonl").exists()
         or "policy-loosened" not in (root / "alerts.jsonl").read_text()
@@ -288,14 +294,10 @@ def test_a_view_caught_between_record_and_file_raises_nothing_and_records_nothin
     assert out == []
 
 
-def _held(
-    ws: Workspace,
-    *,
-    recorded: RecordedTrust | str | None = "keep",
-    doc: policy_md.PolicyDocument | None = None,
-) -> dict[str, object]:
-    trust = ws.recorded_trust if recorded == "keep" else recorded
-    assert not isinstance(trust, str)
-    held, _ = policy_in_force(doc or ws.policy_doc, trust, T0)
+def _stale(
+    ws: Workspace, recorded: RecordedTrust | None, doc: policy_md.PolicyDocument
+) -> Workspace:
+    """`ws` as a view that read `doc` and `recorded` would hold it."""
+    held, _ = policy_in_force(doc, recorded, T0)
     assert held.loosened or held.stricter
-    return {"held": held, "policy": held.policy, "recorded_trust": trust}
+    return replace(ws, held=held, policy=held.policy, recorded_trust=recorded)
