@@ -1,4 +1,8 @@
-"""Load every `.wild/` file into one parsed view; the read side shared by the CLI and the loop."""
+"""Load every `.wild/` file into one parsed view; the read side shared by the CLI and the loop.
+
+It also holds the policy to the trust recorded outside `.wild/` (`wild.policy.trust`), and
+records that trust (`record_trust`, `settle_trust`) for the CLI and the loop alike.
+"""
 
 from __future__ import annotations
 
@@ -102,9 +106,11 @@ def policy_in_force(
     return hold_policy(policy, recorded, now), note
 
 
-def stated_policy(paths: WildPaths, now: datetime) -> HumanPolicy:
-    """The policy as human-policy.md states it at `now` (expiry applied, nothing held back)."""
-    doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
+def stated_policy(paths: WildPaths, now: datetime, text: str | None = None) -> HumanPolicy:
+    """The policy as human-policy.md (or `text` for it) states it at `now`: expiry applied,
+    nothing held back."""
+    text = read_text(paths.policy) if text is None else text
+    doc = policy_md.parse(text, file=str(paths.policy))
     return effective_policy(policy_from_document(doc), now)[0]
 
 
@@ -116,8 +122,7 @@ def record_trust(
     store's lock. The record comes first: a loop woken by the file's change reads it already."""
     with changing_store(paths.project, path=approvals_path()) as entry:
         text = read_text(paths.policy)
-        doc = policy_md.parse(edit(text) if edit is not None else text, file=str(paths.policy))
-        trust = trust_of(effective_policy(policy_from_document(doc), now)[0])
+        trust = trust_of(stated_policy(paths, now, edit(text) if edit is not None else text))
         entry.trust = trust_to_json(trust)
         entry.save()
         if edit is not None:

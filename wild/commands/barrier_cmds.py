@@ -21,7 +21,6 @@ from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,
     POLICY_APPROVAL_ID,
     POLICY_LOOSENED_TYPE,
-    HeldPolicy,
 )
 from wild.store.alerts_log import append_alert, read_new
 from wild.store.files import read_text
@@ -39,14 +38,10 @@ def _barrier_list(paths: WildPaths) -> barriers_md.BarrierList:
     return barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers))
 
 
-def held_policy(paths: WildPaths, now: datetime) -> HeldPolicy:
-    """The policy in force, held to the trust a human recorded (a stricter file is recorded
-    first, as the loop does, so an agent cannot loosen it back)."""
-    return settle_trust(paths, now)
-
-
 def approval_required(paths: WildPaths, now: datetime) -> bool:
-    return held_policy(paths, now).policy.command_approval == "required"
+    """The policy in force, held to the trust a human recorded (a stricter file is recorded
+    first, as the loop does, so an agent cannot loosen it back), requires approval."""
+    return settle_trust(paths, now).policy.command_approval == "required"
 
 
 def check_barriers(paths: WildPaths, clock: Clock) -> list[dict[str, Any]]:
@@ -121,7 +116,7 @@ def unapproved(paths: WildPaths, now: datetime) -> list[tuple[str, str]]:
     policy file awaiting a human's approval."""
     doc = _barrier_list(paths)
     waiting = [(b.id, command_of(b) or "") for b in pending_approvals(doc, paths.project)]
-    held = held_policy(paths, now)
+    held = settle_trust(paths, now)
     notify = held.policy.notify_command
     required = held.policy.command_approval == "required"
     approvals = read_trust(paths)[0]
