@@ -1,10 +1,23 @@
-"""Load every `.wild/` file into one parsed view; the read side shared by the CLI and the loop."""
+"""Load every `.wild/` file into one parsed view; the read side shared by the CLI and the loop.
+
+It also holds the policy to the trust recorded outside `.wild/` (`wild.policy.trust`), and
+records that trust (`record_trust`, `settle_trust`) for the CLI and the loop alike.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from wild.barriers.approvals import (
+    NO_APPROVALS,
+    Approvals,
+    approvals_path,
+    changing_store,
+    load_project,
+)
+from wild.barriers.command_gate import may_run
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import checks as checks_md
@@ -15,9 +28,19 @@ from wild.parsers.alerts import Alert
 from wild.parsers.lines import Problem
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
+from wild.policy.trust import (
+    NOTIFY_APPROVAL_ID,
+    HeldPolicy,
+    RecordedTrust,
+    hold_policy,
+    loosened_message,
+    trust_from_json,
+    trust_of,
+    trust_to_json,
+)
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
-from wild.store.files import read_text
+from wild.store.files import read_text, update_text
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
 
@@ -37,7 +60,7 @@ class Workspace:
     barriers: barriers_md.BarrierList
     human: human_md.HumanQueue
     policy_doc: policy_md.PolicyDocument
-    policy: HumanPolicy
+    policy: HumanPolicy  # in force: expiry applied, loosenings beyond the recorded trust held
     policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
     problems: tuple[Problem, ...]
     checks: checks_md.CheckList  # the completion checks (SPEC §8)
@@ -50,6 +73,12 @@ class Workspace:
     @property
     def refused(self) -> frozenset[str]:
         return frozenset(name for name, _ in self.refusals)
+
+    # From the approval store outside `.wild/`: what a human approved and the trust last set
+    # through the CLI (None: never; the default policy's then).
+    approvals: Approvals = NO_APPROVALS
+    recorded_trust: RecordedTrust | None = None
+    held: HeldPolicy | None = None  # how `policy` was held to the recorded trust
 
     def snapshot(self) -> WorkSnapshot:
         return WorkSnapshot(
@@ -86,6 +115,71 @@ def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
     return tuple(a for a in alerts if a.status != "resolved")
 
 
+def read_trust(paths: WildPaths) -> tuple[Approvals, RecordedTrust | None]:
+    """This project's approvals and recorded trust, from the store outside `.wild/`."""
+    approvals, trust = load_project(paths.project, path=approvals_path())
+    return approvals, trust_from_json(trust)
+
+
+def policy_in_force(
+    policy_doc: policy_md.PolicyDocument, recorded: RecordedTrust | None, now: datetime
+) -> tuple[HeldPolicy, str | None]:
+    """The file's policy at `now` (expiry applied), held to the trust a human recorded; and
+    the expiry note, if any. Pure."""
+    policy, note = effective_policy(policy_from_document(policy_doc), now)
+    return hold_policy(policy, recorded, now), note
+
+
+def stated_policy(paths: WildPaths, now: datetime, text: str | None = None) -> HumanPolicy:
+    """The policy as human-policy.md (or `text` for it) states it at `now`: expiry applied,
+    nothing held back."""
+    text = read_text(paths.policy) if text is None else text
+    doc = policy_md.parse(text, file=str(paths.policy))
+    return effective_policy(policy_from_document(doc), now)[0]
+
+
+def record_trust(
+    paths: WildPaths, now: datetime, edit: Callable[[str], str] | None = None
+) -> RecordedTrust:
+    """A human, through the CLI, sets the policy: the trust of human-policy.md as `edit`
+    makes it (as it stands without one) is recorded, then the file is written, both under the
+    store's lock. The record comes first: a loop woken by the file's change reads it already."""
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        text = read_text(paths.policy)
+        trust = trust_of(stated_policy(paths, now, edit(text) if edit is not None else text))
+        entry.trust = trust_to_json(trust)
+        entry.save()
+        if edit is not None:
+            update_text(paths.policy, edit, paths.lock)
+    return trust
+
+
+def settle_trust(paths: WildPaths, now: datetime) -> HeldPolicy:
+    """The file and the record read together under the store's lock (so never half of a
+    `record_trust`); a file stricter than the record (a hand tightening) becomes the record, so
+    an agent cannot loosen it back. Returns how the file is held."""
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        held = hold_policy(stated_policy(paths, now), trust_from_json(entry.trust), now)
+        if held.stricter is not None:
+            entry.trust = trust_to_json(held.stricter)
+        return held
+
+
+def trust_problems(ws: Workspace) -> list[str]:
+    """What the policy file asks that wild does not do, for `wild --status`."""
+    problems = []
+    if ws.held is not None and ws.held.loosened:
+        problems.append(loosened_message(ws.held.loosened, str(ws.paths.policy)))
+    command = ws.policy.notify_command
+    required = ws.policy.command_approval == "required"
+    if command and not may_run(command, approval_required=required, approvals=ws.approvals):
+        problems.append(
+            f"{ws.paths.policy}: the Notify Command is not approved, so it is not run; read it "
+            f"and run `wild --approve {NOTIFY_APPROVAL_ID}` to allow `{command}`"
+        )
+    return problems
+
+
 def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
     """Parse every file; unknown lines become problems, never errors (the CLI's read side)."""
     require_initialised(paths)
@@ -94,6 +188,7 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
     tasks = tasks_md.parse(tasks_text, file=str(paths.tasks))
     present = tasks_text != "" or paths.tasks.exists()
     damaged = damage_notice(paths, tasks_text if present else None, len(tasks.tasks))
+    approvals, recorded = read_trust(paths)
     return assemble_workspace(
         paths,
         now,
@@ -106,6 +201,8 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
         alert_problems=alert_problems,
         refusals=refusals_of(paths),
         notices=() if damaged is None else (damaged,),
+        approvals=approvals,
+        recorded_trust=recorded,
     )
 
 
@@ -123,10 +220,13 @@ def assemble_workspace(
     checks: checks_md.CheckList | None = None,
     refusals: tuple[tuple[str, str], ...] = (),
     notices: tuple[str, ...] = (),
+    approvals: Approvals = NO_APPROVALS,
+    recorded_trust: RecordedTrust | None = None,
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
-    events and passes them here; `open_alerts` may be given when the caller keeps them."""
-    policy, note = effective_policy(policy_from_document(policy_doc), now)
+    events and passes them here; `open_alerts` may be given when the caller keeps them.
+    With no recorded trust, the default policy's holds (fail closed)."""
+    held, note = policy_in_force(policy_doc, recorded_trust, now)
     problems = (
         *tasks.problems,
         *alert_problems,
@@ -143,10 +243,13 @@ def assemble_workspace(
         barriers=barriers,
         human=human,
         policy_doc=policy_doc,
-        policy=policy,
+        policy=held.policy,
         policy_note=note,
         problems=tuple(problems),
         checks=checks if checks is not None else checks_md.parse(""),
         refusals=refusals,
         notices=notices,
+        approvals=approvals,
+        recorded_trust=recorded_trust,
+        held=held,
     )

@@ -11,11 +11,15 @@ import orjson
 import pytest
 
 from wild.barriers.approvals import (
+    Approvals,
     approvals_path,
     approve,
+    changing_store,
     command_hash,
+    forget_project,
     is_approved,
     load_approvals,
+    load_project,
     pending_approvals,
 )
 from wild.errors import FileFormatError
@@ -125,3 +129,25 @@ def test_pending_approvals_lists_waiting_unapproved_commands(tmp_path: Path) -> 
     )
     approve(tmp_path, "make c")
     assert [b.id for b in pending_approvals(doc, tmp_path)] == ["a", "b"]
+
+
+def test_the_recorded_trust_sits_beside_the_approvals_and_can_be_forgotten(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    approve(project, "make check")
+    with changing_store(project) as entry:
+        entry.trust = {"mode": "autonomous", "commandApproval": "trusted", "expiresAt": None}
+    approvals, trust = load_project(project)
+    assert approvals.allows("make check")
+    assert trust == {"mode": "autonomous", "commandApproval": "trusted", "expiresAt": None}
+    forget_project(project)
+    assert orjson.loads(approvals_path().read_bytes()) == {"format": 1, "projects": {}}
+
+
+def test_a_damaged_store_records_no_trust(tmp_path: Path) -> None:
+    store = approvals_path()
+    store.parent.mkdir(parents=True)
+    store.write_text('{"projects": {}, "trust": []}')
+    assert load_project(tmp_path) == (Approvals(frozenset()), None)

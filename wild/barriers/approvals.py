@@ -4,13 +4,19 @@ A barrier command is code that runs as the user. An agent confined to the projec
 `barriers.md` (and `human-policy.md`), so the record of what a human allowed lives under
 `$XDG_CONFIG_HOME/wild/approvals.json` (direnv's model): project real path → sha256 of each
 exact command string. Changing one byte of a command makes it unapproved again.
+
+The same file keeps, per project, the trust a human last set through the CLI (the settings of
+human-policy.md that loosen what runs, `wild.policy.trust`), so a hand edit of the policy file
+cannot loosen it either.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -55,22 +61,38 @@ class Approvals:
         return command_hash(command) in self.hashes
 
 
-def _load_all(path: Path, *, strict: bool) -> dict[str, set[str]]:
-    """Every project's hashes; a damaged file reads as empty (nothing approved) unless strict."""
+NO_APPROVALS = Approvals(frozenset())
+
+
+@dataclass
+class _Store:
+    """The whole approvals file: each project's approved hashes and its recorded trust."""
+
+    projects: dict[str, set[str]]
+    trust: dict[str, object]  # project -> the trust object wild.policy.trust reads
+
+
+def _load_all(path: Path, *, strict: bool) -> _Store:
+    """Every project's entries; a damaged file reads as empty (nothing approved) unless strict."""
     data = read_bytes(path)
     if not data.strip():
-        return {}
+        return _Store({}, {})
     try:
-        projects = orjson.loads(data).get("projects")
+        document = orjson.loads(data)
+        projects, trust = document.get("projects"), document.get("trust", {})
     except (orjson.JSONDecodeError, AttributeError):
-        projects = None
-    if isinstance(projects, dict) and all(
-        isinstance(hashes, list) and all(isinstance(h, str) for h in hashes)
-        for hashes in projects.values()
+        projects = trust = None
+    if (
+        isinstance(projects, dict)
+        and all(
+            isinstance(hashes, list) and all(isinstance(h, str) for h in hashes)
+            for hashes in projects.values()
+        )
+        and isinstance(trust, dict)
     ):
-        return {str(key): set(hashes) for key, hashes in projects.items()}
+        return _Store({str(key): set(hashes) for key, hashes in projects.items()}, trust)
     if not strict:
-        return {}
+        return _Store({}, {})
     raise FileFormatError(
         str(path),
         None,
@@ -79,35 +101,96 @@ def _load_all(path: Path, *, strict: bool) -> dict[str, set[str]]:
     )
 
 
+def load_project(project: Path, *, path: Path | None = None) -> tuple[Approvals, object]:
+    """This project's approvals and recorded trust (None: never recorded), in one read; an
+    unreadable file approves nothing and records nothing (fail closed).
+    `wild.policy.trust.trust_from_json` reads the trust."""
+    everything = _load_all(path or approvals_path(), strict=False)
+    key = project_key(project)
+    return Approvals(frozenset(everything.projects.get(key, set()))), everything.trust.get(key)
+
+
 def load_approvals(project: Path, *, path: Path | None = None) -> Approvals:
     """This project's approvals; an unreadable file approves nothing (fail closed)."""
-    store = path or approvals_path()
-    return Approvals(frozenset(_load_all(store, strict=False).get(project_key(project), set())))
+    return load_project(project, path=path)[0]
 
 
 def is_approved(project: Path, command: str, *, path: Path | None = None) -> bool:
     return load_approvals(project, path=path).allows(command)
 
 
-def approve(project: Path, command: str, *, path: Path | None = None) -> str:
-    """Record a human's approval of `command` for `project`; returns its hash."""
+@contextmanager
+def changing_store(project: Path, *, path: Path | None = None) -> Iterator[ProjectEntry]:
+    """Change this project's entry under the store's lock; written back at the end if it
+    changed (or earlier, by `entry.save()`).
+
+    Whatever a caller does inside (such as writing human-policy.md, or reading it again to
+    record a stricter trust) is one step for every other user of the store.
+    """
     store = path or approvals_path()
-    digest = command_hash(command)
     store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with wild_lock(store.with_name(store.name + ".lock")):
-        projects = _load_all(store, strict=True)
-        hashes = projects.setdefault(project_key(project), set())
-        if digest in hashes:
-            return digest
-        hashes.add(digest)
-        document = {
-            "format": FORMAT,
-            "projects": {k: sorted(v) for k, v in sorted(projects.items())},
-        }
-        if not store.exists():
-            # atomic_write keeps an existing file's mode: create it private first.
-            os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
-        atomic_write(store, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        everything = _load_all(store, strict=True)
+        key = project_key(project)
+        saved = [(set(everything.projects.get(key, set())), everything.trust.get(key))]
+
+        def save(entry: ProjectEntry) -> None:
+            if (entry.hashes, entry.trust) == saved[0]:
+                return
+            saved[0] = (set(entry.hashes), entry.trust)
+            _write(store, everything, key, entry)
+
+        entry = ProjectEntry(set(saved[0][0]), saved[0][1], save)
+        yield entry
+        entry.save()
+
+
+def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> None:
+    if entry.hashes:
+        everything.projects[key] = set(entry.hashes)
+    else:
+        everything.projects.pop(key, None)
+    if entry.trust is None:
+        everything.trust.pop(key, None)
+    else:
+        everything.trust[key] = entry.trust
+    document: dict[str, object] = {
+        "format": FORMAT,
+        "projects": {k: sorted(v) for k, v in sorted(everything.projects.items())},
+    }
+    if everything.trust:  # absent until a human first sets a policy through the CLI
+        document["trust"] = dict(sorted(everything.trust.items()))
+    if not store.exists():
+        # atomic_write keeps an existing file's mode: create it private first.
+        os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
+    atomic_write(store, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+@dataclass
+class ProjectEntry:
+    """One project's part of the store, for `changing_store` to edit."""
+
+    hashes: set[str]
+    trust: object  # None: no trust recorded (the default policy's applies)
+    _save: Callable[[ProjectEntry], None] = field(repr=False, compare=False)
+
+    def save(self) -> None:
+        """Write the entry now, still under the lock (before a file that depends on it)."""
+        self._save(self)
+
+
+def forget_project(project: Path, *, path: Path | None = None) -> None:
+    """Drop everything recorded for `project` (the demo's throwaway folder)."""
+    with changing_store(project, path=path) as entry:
+        entry.hashes.clear()
+        entry.trust = None
+
+
+def approve(project: Path, command: str, *, path: Path | None = None) -> str:
+    """Record a human's approval of `command` for `project`; returns its hash."""
+    digest = command_hash(command)
+    with changing_store(project, path=path) as entry:
+        entry.hashes.add(digest)
     return digest
 
 

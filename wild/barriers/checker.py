@@ -18,6 +18,7 @@ from pathlib import Path
 
 from wild.barriers.approvals import Approvals, command_hash, command_of, load_approvals
 from wild.barriers.checks import CheckResult, check_once
+from wild.barriers.command_gate import may_run
 from wild.clock import Clock, SystemClock, iso, parse_time
 from wild.parsers import alerts
 from wild.parsers.barriers import CHECKABLE_TYPES, Barrier, find, parse, record_check
@@ -281,7 +282,7 @@ def load_barriers(paths: WildPaths) -> tuple[Barrier, ...]:
 
 def _refused_command(barrier: Barrier, approvals: Approvals, require: bool) -> str | None:
     command = command_of(barrier)
-    if not require or command is None or approvals.allows(command):
+    if command is None or may_run(command, approval_required=require, approvals=approvals):
         return None
     return command
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wild.barriers.approvals import Approvals, command_of
+from wild.barriers.command_gate import may_run
 from wild.parsers.barriers import COMMAND_TYPES, EXTERNAL_TYPES, Barrier
 from wild.parsers.barriers import clean_result as one_line
 from wild.paths import CHECK_SCRIPTS_DIR, CHECKS_ENV
@@ -70,7 +71,7 @@ def check_once(
     if barrier.type == "count-based" and barrier.target is None:
         problem = "count-based barrier has no `Target:`; add a `- Target: N` line"
         return CheckResult(False, problem, problem, ran=False)
-    if require_approval and not approvals.allows(command):
+    if not may_run(command, approval_required=require_approval, approvals=approvals):
         message = unapproved_message(barrier.id)
         return CheckResult(False, message, message, ran=False)
     timeout = (

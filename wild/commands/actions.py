@@ -181,8 +181,16 @@ def _run_checks(call: Call) -> None:
 
 def _approve(call: Call) -> None:
     from wild.commands import barrier_cmds, completion_checks
+    from wild.policy.trust import POLICY_APPROVAL_ID
 
     name = call.opts["approve"]
+    if name == POLICY_APPROVAL_ID:
+        policy = barrier_cmds.approve_policy(call.paths, call.clock.now())
+        call.out(
+            f"Approved {call.paths.policy} as it stands: mode {policy.mode}, "
+            f"command approval {policy.command_approval}"
+        )
+        return
     if name:
         found = completion_checks.approve_check(call.paths, name)
         if found is None or name in barrier_cmds.barrier_ids(call.paths):
@@ -190,7 +198,8 @@ def _approve(call: Call) -> None:
         command, digest = found
         call.out(f"Approved {name}: {command} (sha256 {digest[:12]})")
         return
-    waiting = barrier_cmds.unapproved(call.paths) + completion_checks.unapproved_checks(call.paths)
+    waiting = barrier_cmds.unapproved(call.paths, call.clock.now())
+    waiting += completion_checks.unapproved_checks(call.paths)
     if not waiting:
         call.out("No barrier or check commands await approval.")
         return

@@ -6,21 +6,31 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wild.barriers.approvals import approve, command_of, is_approved, pending_approvals
+from wild.barriers.approvals import approve, command_of, pending_approvals
 from wild.barriers.checker import check_all_now, open_unapproved_alerts
+from wild.barriers.command_gate import may_run
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
 from wild.commands.edits import find_barrier
 from wild.errors import WildError
-from wild.loop.reporting import NOTIFY_APPROVAL_ID
 from wild.parsers import barriers as barriers_md
-from wild.parsers import policy as policy_md
-from wild.parsers.alerts import status_update
+from wild.parsers.alerts import Alert, AlertIndex, status_update
 from wild.paths import WildPaths
-from wild.policy.model import effective_policy, policy_from_document
-from wild.store.alerts_log import append_alert
+from wild.policy.model import HumanPolicy
+from wild.policy.trust import (
+    NOTIFY_APPROVAL_ID,
+    POLICY_APPROVAL_ID,
+    POLICY_LOOSENED_TYPE,
+)
+from wild.store.alerts_log import append_alert, read_new
 from wild.store.files import read_text
-from wild.workspace import require_initialised
+from wild.workspace import (
+    read_trust,
+    record_trust,
+    require_initialised,
+    settle_trust,
+    stated_policy,
+)
 
 
 def _barrier_list(paths: WildPaths) -> barriers_md.BarrierList:
@@ -29,9 +39,9 @@ def _barrier_list(paths: WildPaths) -> barriers_md.BarrierList:
 
 
 def approval_required(paths: WildPaths, now: datetime) -> bool:
-    doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
-    policy, _ = effective_policy(policy_from_document(doc), now)
-    return policy.command_approval == "required"
+    """The policy in force, held to the trust a human recorded (a stricter file is recorded
+    first, as the loop does, so an agent cannot loosen it back), requires approval."""
+    return settle_trust(paths, now).policy.command_approval == "required"
 
 
 def barrier_ids(paths: WildPaths) -> set[str]:
@@ -70,37 +80,54 @@ def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[s
     """Approve one barrier's command (or, for `@notify`, the policy's Notify Command) for this
     project, and resolve the alerts that asked for it; returns (command, sha256)."""
     if barrier_id == NOTIFY_APPROVAL_ID:
-        command = _notify_command(paths)
+        command = stated_policy(paths, now).notify_command
         if command is None:
             raise WildError(f"{paths.policy}: the policy has no Notify Command; nothing to approve")
-        return command, approve(paths.project, command)
-    barrier = find_barrier(paths, barrier_id)
-    command = command_of(barrier)
-    if command is None:
-        raise WildError(
-            f"{paths.barriers}: barrier {barrier_id} runs no command "
-            f"(type {barrier.type or 'missing'}); nothing to approve"
-        )
+    else:
+        barrier = find_barrier(paths, barrier_id)
+        found = command_of(barrier)
+        if found is None:
+            raise WildError(
+                f"{paths.barriers}: barrier {barrier_id} runs no command "
+                f"(type {barrier.type or 'missing'}); nothing to approve"
+            )
+        command = found
     digest = approve(paths.project, command)
-    for alert in open_unapproved_alerts(paths.alerts).get((barrier_id, digest), []):
-        note = f"approved by the human (wild --approve {barrier_id})"
-        resolution = {"choice": None, "note": note}
-        append_alert(paths.alerts, status_update(alert, "resolved", now, resolution=resolution))
+    _resolve(paths, open_unapproved_alerts(paths.alerts).get((barrier_id, digest), []), now)
     return command, digest
 
 
-def _notify_command(paths: WildPaths) -> str | None:
-    doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
-    return policy_from_document(doc).notify_command
+def approve_policy(paths: WildPaths, now: datetime) -> HumanPolicy:
+    """`wild --approve @policy`: a human accepts human-policy.md as it stands (a hand edit that
+    loosened it included); its trust is recorded and the alerts that asked are resolved."""
+    require_initialised(paths)
+    record_trust(paths, now)
+    index = AlertIndex(read_new(paths.alerts, None).entries)
+    _resolve(paths, [a for a in index.active() if a.type == POLICY_LOOSENED_TYPE], now)
+    return stated_policy(paths, now)
 
 
-def unapproved(paths: WildPaths) -> list[tuple[str, str]]:
-    """(id, command) for every waiting barrier, and the Notify Command, awaiting approval."""
+def _resolve(paths: WildPaths, alerts: list[Alert], now: datetime) -> None:
+    for alert in alerts:
+        subject = alert.context.get("barrier") or POLICY_APPROVAL_ID
+        note = f"approved by the human (wild --approve {subject})"
+        resolution = {"choice": None, "note": note}
+        append_alert(paths.alerts, status_update(alert, "resolved", now, resolution=resolution))
+
+
+def unapproved(paths: WildPaths, now: datetime) -> list[tuple[str, str]]:
+    """(id, what) for every waiting barrier's command, the Notify Command and a loosened
+    policy file awaiting a human's approval."""
     doc = _barrier_list(paths)
     waiting = [(b.id, command_of(b) or "") for b in pending_approvals(doc, paths.project)]
-    notify = _notify_command(paths)
-    if notify and not is_approved(paths.project, notify):
+    held = settle_trust(paths, now)
+    notify = held.policy.notify_command
+    required = held.policy.command_approval == "required"
+    approvals = read_trust(paths)[0]
+    if notify and not may_run(notify, approval_required=required, approvals=approvals):
         waiting.append((NOTIFY_APPROVAL_ID, notify))
+    if held.loosened:
+        waiting.append((POLICY_APPROVAL_ID, "; ".join(held.loosened)))
     return waiting
 
 

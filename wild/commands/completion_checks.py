@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wild.barriers.approvals import approve, is_approved, load_approvals
+from wild.barriers.command_gate import may_run
 from wild.clock import Clock, iso
 from wild.commands.barrier_cmds import approval_required
 from wild.completion.run import record, run_check
@@ -38,12 +39,12 @@ def run_checks(paths: WildPaths, clock: Clock) -> ChecksRun:
     approvals = load_approvals(paths.project)
     required = approval_required(paths, clock.now())
 
-    def may_run(command: str) -> bool:
-        return not required or approvals.allows(command)
+    def allowed(command: str) -> bool:
+        return may_run(command, approval_required=required, approvals=approvals)
 
     outcomes = []
     for check in doc.checks:
-        outcome = run_check(check, project_dir=paths.project, may_run=may_run)
+        outcome = run_check(check, project_dir=paths.project, may_run=allowed)
         outcomes.append(outcome)
         _record(paths, outcome, iso(clock.now()))
     return ChecksRun(doc, judge(doc.strategy, outcomes))

@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from wild.barriers.approvals import forget_project
 from wild.clock import SystemClock
 from wild.commands import edits
 from wild.commands.init import init_wild
@@ -102,7 +103,10 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
             heartbeat_s=10.0,
             safety_rescan_s=SAFETY_RESCAN_S,
         )
-        result = Loop(paths, options, clock=clock, out=loop_out).run()
+        try:
+            result = Loop(paths, options, clock=clock, out=loop_out).run()
+        finally:
+            forget_project(project)  # its trust was recorded by --update-policy above
         section("Done", format_status(status_data(load_workspace(paths, clock.now()))))
         out(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
         out("Every step is in .wild/events.log and .wild/logs/ (deleted with the demo folder).")

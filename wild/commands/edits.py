@@ -19,7 +19,7 @@ from wild.paths import WildPaths
 from wild.policy.presets import update_policy_text
 from wild.store.alerts_log import append_alert
 from wild.store.files import read_text, update_text
-from wild.workspace import require_initialised
+from wild.workspace import record_trust, require_initialised
 
 
 def add_human_input(paths: WildPaths, text: str, *, urgent: bool, now: datetime) -> str:
@@ -176,9 +176,9 @@ def satisfy_barrier(paths: WildPaths, barrier_id: str, *, now: datetime) -> bool
 def update_policy(
     paths: WildPaths, mode: str, *, duration: timedelta | None, now: datetime
 ) -> None:
+    """`wild --update-policy MODE`: a human's choice, so its trust is recorded too (outside
+    `.wild/`, where an agent's edit of the file cannot reach it)."""
     require_initialised(paths)
-    update_text(
-        paths.policy,
-        lambda current: update_policy_text(current, mode, now=now, duration=duration),
-        paths.lock,
+    record_trust(
+        paths, now, lambda current: update_policy_text(current, mode, now=now, duration=duration)
     )

@@ -29,6 +29,8 @@ def policy_json(ws: Workspace) -> dict[str, Any]:
         "activeFrom": iso(policy.active_from) if policy.active_from else None,
         "expiresAt": iso(policy.expires_at) if policy.expires_at else None,
         "note": ws.policy_note,
+        # What human-policy.md asks beyond the trust set through the CLI (wild --approve @policy).
+        "heldBack": list(ws.held.loosened) if ws.held is not None else [],
         "instructions": policy.instructions,
     }
 
@@ -55,6 +57,9 @@ def format_policy(ws: Workspace) -> str:
         lines.append(f"Active from {data['activeFrom']} until {data['expiresAt']}")
     if data["note"]:
         lines.append(f"Note: {data['note']}")
+    if data["heldBack"]:
+        held = "; ".join(data["heldBack"])
+        lines.append(f"Held back: {held} (run wild --approve @policy to accept the file)")
     if data["instructions"].strip():
         lines += [
             "Instructions:",

@@ -15,8 +15,9 @@ from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.paths import WildPaths
-from wild.store.files import read_text, update_text
+from wild.store.files import read_text
 from wild.wake import WakeReason
+from wild.workspace import record_trust
 
 # Documented in docs/cli.md: the cases a script running wild must tell apart.
 EXIT_CODES = {
@@ -47,7 +48,8 @@ def start_policy(
                 f"{policy_file}: no such policy file; check the path given to --policy-file"
             )
         text = read_text(policy_file)
-        update_text(paths.policy, lambda _current: text, paths.lock)
+        # Given on the command line by a human: its trust is recorded, as --update-policy's.
+        record_trust(paths, clock.now(), lambda _current: text)
     if policy is not None:
         edits.update_policy(paths, policy, duration=duration, now=clock.now())
     elif duration is not None and policy_file is None:

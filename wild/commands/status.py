@@ -18,7 +18,7 @@ from wild.parsers.human import HumanQueue
 from wild.parsers.state import LoopState, ProcessId
 from wild.selection import Selection, WorkItem, select_work
 from wild.store.state_file import load_state
-from wild.workspace import Workspace
+from wild.workspace import Workspace, trust_problems
 
 Judge = Callable[[ProcessId], Liveness]
 
@@ -211,7 +211,8 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
         "problems": [str(p) for p in (*ws.problems, *loaded.problems)]
         + list(selection.problems)
         + [message for _, message in ws.refusals]
-        + list(ws.notices),
+        + list(ws.notices)
+        + trust_problems(ws),
     }
 
 

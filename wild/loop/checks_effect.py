@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 from wild.barriers.approvals import load_approvals
+from wild.barriers.command_gate import may_run
 from wild.completion.run import record, run_check, task_check
 from wild.errors import RefusedWriteError
 from wild.loop.files import LoopFiles
@@ -35,7 +36,7 @@ class LoopChecks:
     def _may_run(self) -> Callable[[str], bool]:
         approvals = load_approvals(self.paths.project)
         required = self.approval_required()
-        return lambda command: not required or approvals.allows(command)
+        return lambda command: may_run(command, approval_required=required, approvals=approvals)
 
     def perform(
         self, action: RunChecks | VerifyTask, files: LoopFiles, at: str

@@ -54,6 +54,7 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy, effective_policy
+from wild.policy.trust import hold_policy
 from wild.selection import HUMAN_WAIT, Selection
 
 # Resolved alerts kept in alerts.jsonl before the loop moves them to the archive: enough that
@@ -82,8 +83,10 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
 
 
 def policy_at(model: LoopModel, at: Moment) -> HumanPolicy:
-    """The policy in force now (a timed policy may have expired since the file was read)."""
-    return effective_policy(model.ws.policy, at.now)[0]
+    """The policy in force now (a timed policy, or the trust a human recorded, may have
+    expired since the file was read)."""
+    policy = effective_policy(model.ws.policy, at.now)[0]
+    return hold_policy(policy, model.ws.recorded_trust, at.now).policy
 
 
 def _end(model: LoopModel, reason: EndReason, message: str, *before: Action) -> Step:

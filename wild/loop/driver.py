@@ -47,6 +47,7 @@ from wild.loop.model import (
 )
 from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
+from wild.loop.trust_guard import TrustGuard, approval_required
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.state import ProcessId
 from wild.paths import WildPaths
@@ -112,10 +113,16 @@ class Loop:
             cause=lambda: self._cause,
         )
         self.files = LoopFiles(paths)
+        self.trust_guard = TrustGuard(paths, self.clock, out)
         self.effects = Effects(
             paths, lambda: self.files, self.events, self.reporter, self.self_writes
         )
-        self.checks = LoopChecks(paths, self.self_writes, self.stop_event, self._approval_required)
+        self.checks = LoopChecks(
+            paths,
+            self.self_writes,
+            self.stop_event,
+            lambda: approval_required(self._model, self._moment()),
+        )
         self._model: LoopModel | None = None
         # The events.log id of what the loop is acting on now (the loop's start, the last
         # wake-up or agent run): the cause of every event that names no other.
@@ -200,6 +207,7 @@ class Loop:
         )
         self._model = None  # so the first commit writes state.json
         self._commit(model)
+        self.trust_guard.observe(model.ws)
 
     def _watcher(self) -> Watcher:
         if self.hooks.watcher is not None:
@@ -219,13 +227,9 @@ class Loop:
             self.paths,
             clock=self.clock,
             wake=lambda barrier_id: self.waker.wake(WakeReason("barrier", detail=barrier_id)),
-            require_approval=self._approval_required,
+            require_approval=lambda: approval_required(self._model, self._moment()),
             on_written=self.self_writes.remember,
         )
-
-    def _approval_required(self) -> bool:
-        model = self._model
-        return model is None or policy_at(model, self._moment()).command_approval == "required"
 
     # -- the cycle -----------------------------------------------------------------------
 
@@ -316,6 +320,7 @@ class Loop:
         if names:
             self.files.refresh(names)
         self._model = replace(self.model, ws=self.files.view(self.clock.now()))
+        self.trust_guard.observe(self.model.ws)
 
     # -- effects with results ------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from wild.barriers.approvals import Approvals, approvals_path
 from wild.loop.model import FileName
 from wild.parsers import barriers as barriers_md
 from wild.parsers import checks as checks_md
@@ -25,10 +26,11 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths
+from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text
 from wild.store.tasks_backup import TasksBackup
-from wild.workspace import Workspace, assemble_workspace, open_alerts_of, refusals_of
+from wild.workspace import Workspace, assemble_workspace, open_alerts_of, read_trust, refusals_of
 
 Watched = FileName | Literal["alerts"]
 WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "checks", "alerts")
@@ -78,6 +80,8 @@ class LoopFiles:
         self.reads = 0  # how many times a file's text was read (what a test can count)
         self._backup = TasksBackup(paths)
         self._tasks_damage: str | None = None  # tasks.md damaged: where its good copy is
+        # The approval store outside `.wild/` (no file event tells of it): stat on each view.
+        self._trust: tuple[Signature, tuple[Approvals, RecordedTrust | None]] | None = None
 
     def path_of(self, name: Watched) -> Path:
         path: Path = self.paths.alerts if name == "alerts" else getattr(self.paths, name)
@@ -110,6 +114,7 @@ class LoopFiles:
         """The documents as one workspace (the policy's expiry judged at `now`)."""
         if len(self._reads) < len(_PARSERS):
             self.refresh()
+        approvals, recorded = self._read_trust()
         return assemble_workspace(
             self.paths,
             now,
@@ -123,6 +128,8 @@ class LoopFiles:
             checks=self._doc("checks", checks_md.CheckList),
             refusals=refusals_of(self.paths),  # a few stats: a chmod changes no content
             notices=() if self._tasks_damage is None else (self._tasks_damage,),
+            approvals=approvals,
+            recorded_trust=recorded,
         )
 
     def view_checks(self) -> checks_md.CheckList:
@@ -138,6 +145,13 @@ class LoopFiles:
         text = None if signature is None else read.text
         count = len(self._doc("tasks", tasks_md.TaskList).tasks)
         self._tasks_damage = self._backup.observe(text, count)
+
+    def _read_trust(self) -> tuple[Approvals, RecordedTrust | None]:
+        """What a human approved and the trust recorded, read again when the store changed."""
+        signature = _signature(approvals_path())
+        if self._trust is None or self._trust[0] != signature:
+            self._trust = (signature, read_trust(self.paths))
+        return self._trust[1]
 
     def _keep(self, name: FileName, signature: Signature, text: str) -> None:
         known = self._reads.get(name)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from wild.barriers.approvals import is_approved
+from wild.barriers.approvals import load_approvals
+from wild.barriers.command_gate import may_run
 from wild.clock import iso
 from wild.loop.notify_command import send_notification
 from wild.parsers import human as human_md
@@ -14,6 +15,7 @@ from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
 from wild.policy.notify import NotificationBatcher, join_messages
+from wild.policy.trust import NOTIFY_APPROVAL_ID
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
 from wild.workspace import Workspace
@@ -21,8 +23,6 @@ from wild.workspace import Workspace
 NOTIFY_TIMEOUT_S = 30.0
 # (command, message, timeout) -> None on success, else a one-line error; tests pass a recorder.
 SendNotification = Callable[..., str | None]
-# `wild --approve @notify` approves the policy's Notify Command (no barrier id has an "@").
-NOTIFY_APPROVAL_ID = "@notify"
 
 
 class Reporter:
@@ -128,10 +128,9 @@ class Reporter:
         text = join_messages(messages)
         self._out(f"📣 {text}")
         command = policy.notify_command
-        if (
-            command
-            and policy.command_approval == "required"
-            and not is_approved(self._paths.project, command)
+        required = policy.command_approval == "required"  # as held to the recorded trust
+        if command and not may_run(
+            command, approval_required=required, approvals=load_approvals(self._paths.project)
         ):
             # The policy file is editable by the agent, so its command is code like a barrier's.
             if command not in self._unapproved_said:
