@@ -19,6 +19,7 @@ from wild.parsers.barriers.records import (
 )
 from wild.parsers.barriers.values import parse_duration, unquote
 from wild.parsers.lines import Problem, Span, split_lines
+from wild.parsers.numbers import bounded_int
 
 _STATUS: dict[str, BarrierStatus] = {status: status for status in STATUSES}
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
@@ -79,8 +80,11 @@ class _Reader:
 
     def target(self) -> int | None:
         text = self.value("Target")
-        if text is None or re.fullmatch(r"[+-]?\d+", text):
-            return None if text is None else int(text)
+        if text is None:
+            return None
+        number = bounded_int(text) if re.fullmatch(r"[+-]?\d+", text) else None
+        if number is not None:
+            return number
         self.bad("Target", "is not a whole number; write e.g. 8")
         return None
 
