@@ -21,6 +21,7 @@ from click.core import ParameterSource
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
 from wild.errors import UsageError, WildError
+from wild.output import capped
 from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
 
@@ -34,7 +35,7 @@ class GuardedCommand(click.Command):
         try:
             return super().invoke(ctx)
         except WildError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {capped(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
@@ -47,13 +48,13 @@ class GuardedCommand(click.Command):
         except OSError as exc:  # the system refused: a lock held, a file wild cannot use
             has_dir = "wild_dir" in ctx.params
             folder = WildPaths.resolve(ctx.params["wild_dir"]).root if has_dir else None
-            click.echo(f"Error: {os_error_message(exc, folder)}", err=True)
+            click.echo(f"Error: {capped(os_error_message(exc, folder))}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
             log = _crash_log(exc)
             click.echo(
-                f"Error: wild crashed ({type(exc).__name__}: {exc}); details are in {log}; "
-                "please report it with that file",
+                f"Error: wild crashed ({type(exc).__name__}: {capped(str(exc))}); "
+                f"details are in {log}; please report it with that file",
                 err=True,
             )
             ctx.exit(3)
@@ -259,10 +260,15 @@ def cli(
         paths=paths,
         opts={**options, "goal": goal, "as_json": as_json},
         clock=clock,
-        out=click.echo,
+        out=click.echo if as_json else _echo_capped,
         clear=click.clear,
     )
     HANDLERS[action](call)
+
+
+def _echo_capped(text: str) -> None:
+    """Human output: text from the files (alert descriptions, task titles) may be huge."""
+    click.echo(capped(text))
 
 
 def _check_options_belong(ctx: click.Context, action: str) -> None:

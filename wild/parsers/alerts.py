@@ -32,6 +32,7 @@ import orjson
 from wild.clock import iso
 from wild.errors import WildError
 from wild.parsers.lines import Problem
+from wild.parsers.oversize import LONGEST_VALUE_CHARS, shrink
 from wild.parsers.severity import SEVERITIES, Severity, is_severity, listed
 
 AlertStatus = Literal["pending", "in-progress", "resolved", "escalated"]
@@ -142,6 +143,10 @@ def _skipped(
     return None, (Problem(file, line_no, f"{what}, skipped; {fix}: {_snippet(data)}"),)
 
 
+def _fits(obj: dict[str, Any]) -> bool:
+    return len(orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)) <= MAX_LINE_BYTES
+
+
 def parse_entry(
     data: bytes, line_no: int, file: str = FILE
 ) -> tuple[Alert | None, tuple[Problem, ...]]:
@@ -156,10 +161,17 @@ def parse_entry(
         return _skipped(
             file, line_no, data, "not a JSON object", "each line must be one alert object"
         )
+    notes: list[str] = []
+    if len(data) > MAX_LINE_BYTES:
+        obj = shrink(obj, _fits)
+        notes.append(
+            f"the line is {len(data)} bytes, over the {MAX_LINE_BYTES}-byte limit; wild uses it "
+            f"with values cut to {LONGEST_VALUE_CHARS} characters (the file keeps them whole); "
+            "put large output in a file and name it in the context"
+        )
     alert_id = obj.get("id")
     if not isinstance(alert_id, str) or not alert_id.strip():
         return _skipped(file, line_no, data, 'no "id"', 'give the alert a unique string "id"')
-    notes: list[str] = []
     alert = Alert(
         id=alert_id,
         timestamp=_text(obj, "timestamp", notes) or "",
