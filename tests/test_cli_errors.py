@@ -62,7 +62,8 @@ def test_a_folder_where_a_file_belongs_names_the_file(wild_dir: Path) -> None:
     result = invoke("--status", "--dir", str(wild_dir))
     assert result.exit_code == 1
     assert result.output == (
-        f"Error: {wild_dir / 'tasks.md'}: Is a directory; check that path's type and permissions\n"
+        f"Error: {wild_dir / 'tasks.md'}: Is a directory; a folder stands where a file "
+        "should be (or the reverse); move it aside\n"
     )
 
 
@@ -87,7 +88,8 @@ def test_an_unreadable_file_names_the_file(wild_dir: Path) -> None:
         tasks.chmod(0o644)
     assert result.exit_code == 1
     assert result.output == (
-        f"Error: {tasks}: Permission denied; check that path's type and permissions\n"
+        f"Error: {tasks}: Permission denied; make it and its folder readable and writable by "
+        "this user, then try again\n"
     )
 
 
@@ -103,5 +105,6 @@ def test_in_a_real_process_there_is_no_traceback(wild_dir: Path) -> None:
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr == (
-        f"Error: {wild_dir / 'human.md'}: Is a directory; check that path's type and permissions\n"
+        f"Error: {wild_dir / 'human.md'}: Is a directory; a folder stands where a file "
+        "should be (or the reverse); move it aside\n"
     )

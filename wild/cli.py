@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from tempfile import gettempdir
+from tempfile import mkstemp
 from typing import Any
 
 import click
@@ -20,7 +20,7 @@ from click.core import ParameterSource
 
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
-from wild.errors import UsageError, WildError
+from wild.errors import UsageError, WildError, describe_os_error
 from wild.output import capped
 from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
@@ -51,10 +51,9 @@ class GuardedCommand(click.Command):
             click.echo(f"Error: {capped(os_error_message(exc, folder))}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
-            log = _crash_log(exc)
             click.echo(
                 f"Error: wild crashed ({type(exc).__name__}: {capped(str(exc))}); "
-                f"details are in {log}; please report it with that file",
+                + _crash_log(exc),
                 err=True,
             )
             ctx.exit(3)
@@ -296,22 +295,28 @@ def os_error_message(exc: OSError, folder: Path | None) -> str:
             f"{lock.parent} is locked by another wild process ({lock.name}); "
             "wait or stop it (wild --stop)"
         )
-    what = exc.strerror or str(exc) or type(exc).__name__
-    if exc.filename is None:
-        if folder is None:
-            return f"{what}; check the types and permissions of wild's files"
-        return f"{folder}: {what} on one of its files; check their types and permissions"
-    where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
-    return f"{where}: {what}; check that path's type and permissions"
+    return describe_os_error(exc, folder)
 
 
-def _crash_log(exc: BaseException) -> Path:
+def _crash_log(exc: BaseException) -> str:
+    """Write the traceback to a new file; the end of the error line, saying where it is.
+
+    The name is made unique by O_EXCL (mkstemp), so crashes in the same second (several wild
+    processes, or one in a loop) never overwrite each other's log.
+    """
     import traceback  # noqa: PLC0415  (only after a crash; every command would pay for it)
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    path = Path(gettempdir()) / f"wild-crash-{stamp}.log"
-    path.write_text("".join(traceback.format_exception(exc)))
-    return path
+    try:
+        fd, name = mkstemp(prefix=f"wild-crash-{stamp}-{os.getpid()}-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as log:
+            log.write("".join(traceback.format_exception(exc)))
+    except OSError as error:  # a full or read-only temp folder: still one line, no traceback
+        return (
+            f"no crash log could be written ({describe_os_error(error)}); "
+            "please report it with the command you ran"
+        )
+    return f"details are in {name}; please report it with that file"
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from wild.errors import ConflictError
+from wild.errors import ConflictError, with_filename
 from wild.store.self_writes import SelfWrites
 
 ENCODING = "utf-8"
@@ -126,6 +126,8 @@ def _read_settled(path: Path) -> bytes:
         return b""
     try:
         return read_settled(fd, usable=lambda data: _OWN.holds(path, data))
+    except OSError as error:  # a folder where the file belongs: name it
+        raise with_filename(error, path) from None
     finally:
         os.close(fd)
 
@@ -162,8 +164,10 @@ def _write_temp(path: Path, data: bytes) -> tuple[Path, Path]:
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
-    except BaseException:
+    except BaseException as error:
         _discard(Path(tmp_name))
+        if isinstance(error, OSError):  # a full disk on write: name the file it was for
+            raise with_filename(error, target) from None
         raise
     return target, Path(tmp_name)
 

@@ -7,7 +7,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from wild.errors import WildError
+from wild.errors import WildError, with_filename
 from wild.parsers.jsonl import NEWLINE
 
 # Files wild creates are group/world readable like any file an editor would make.
@@ -73,6 +73,8 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
             if durable:
                 os.fsync(fd)
             return
+        except OSError as error:  # a full disk on write: name the file
+            raise with_filename(error, path) from None
         finally:
             os.close(fd)  # also releases the flock
     raise WildError(f"{path}: the file kept being replaced while appending; try again")
