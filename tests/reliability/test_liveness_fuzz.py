@@ -217,3 +217,13 @@ def test_cli_flag_values_give_an_error_not_a_crash(call: tuple[str, ...], text: 
         assert "crashed" not in result.output, (args, result.output)
         errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
         assert len(errors) <= 1, result.output
+
+
+@pytest.mark.parametrize("extreme", EXTREMES[:6] + EXTREMES[7:8], ids=lambda text: text[:24])
+def test_the_loop_starts_and_runs_with_an_extreme_value_in_every_field(extreme: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / ".wild"
+        write_folder(root, [extreme] * 8)
+        result = invoke("Goal", "--agent-cmd", "true", "--once", "--dir", str(root))
+        assert result.exit_code == 0, result.output
+        assert "Error" not in result.output, result.output
