@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import os
 
 
 class WildError(Exception):
@@ -48,7 +47,7 @@ _ADVICE: tuple[tuple[frozenset[int], str], ...] = (
 )
 
 
-def describe_os_error(error: OSError, folder: os.PathLike[str] | str | None = None) -> str:
+def describe_os_error(error: OSError, folder: object = None) -> str:
     """One line for an OSError: the file it names (else `folder`), the system's words, and
     what to do about it."""
     what = error.strerror or str(error) or type(error).__name__
@@ -60,19 +59,18 @@ def describe_os_error(error: OSError, folder: os.PathLike[str] | str | None = No
         where = f"{error.filename} -> {error.filename2}" if error.filename2 else error.filename
         return f"{where}: {what}; {advice}"
     if folder is not None:  # an error on an open descriptor names no file
-        return f"{os.fspath(folder)}: {what} on one of its files; {advice}"
+        return f"{folder}: {what} on one of its files; {advice}"
     return f"{what}; {advice}"
 
 
-def with_filename(error: OSError, path: os.PathLike[str] | str) -> OSError:
+def with_filename(error: OSError, path: object) -> OSError:
     """`error`, naming `path` when it names no file (an error on a descriptor names none)."""
     if error.filename is not None:
         return error
-    named = OSError(error.errno, error.strerror or str(error), os.fspath(path))
-    named.__traceback__ = error.__traceback__
-    return named
+    # OSError(errno, …) picks the subclass again (PermissionError, IsADirectoryError …).
+    return OSError(error.errno, error.strerror or str(error), str(path))
 
 
-def from_os_error(error: OSError, folder: os.PathLike[str] | str | None = None) -> WildError:
+def from_os_error(error: OSError, folder: object = None) -> WildError:
     """The WildError (exit 1) for an OSError that waiting will not fix."""
     return WildError(describe_os_error(error, folder))

@@ -149,9 +149,9 @@ def test_a_read_only_wild_folder_is_one_error_line_for_each_writer(
             "and writable by this user, then try again",
             error,
         ), (command, error)
-    for command in (*READERS, ("--init",)):
-        result = run_as_nobody(command, cwd=project, home=home)
-        assert result.returncode == 0, (command, result.stderr)
+    for reader in (*READERS, ("--init",)):
+        result = run_as_nobody(reader, cwd=project, home=home)
+        assert result.returncode == 0, (reader, result.stderr)
     assert {p.name: p.read_bytes() for p in wild_dir.iterdir() if p.is_file()} == before
 
 
