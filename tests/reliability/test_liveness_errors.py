@@ -170,6 +170,27 @@ def test_an_unreadable_file_is_one_error_line_naming_it(
         )
 
 
+@needs_root()
+def test_a_wild_folder_made_read_only_mid_loop_stops_it_with_one_line(
+    nobodys_project: tuple[Path, Path],
+) -> None:
+    project, home = nobodys_project
+    agent = project / "agent.sh"
+    agent.write_text(f"#!/bin/sh\ncat >/dev/null\nchmod 555 .wild\necho '{TASK}'\n")
+    agent.chmod(0o755)
+    os.chown(agent, 65534, 65534)
+    result = run_as_nobody(
+        ["Goal", "--agent-cmd", str(agent), "--max-iterations", "2"], cwd=project, home=home
+    )
+    (project / ".wild").chmod(0o755)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert re.fullmatch(
+        r"Error: \S*/\.wild/(state\.json|tasks\.md|events\.log): Permission denied; make it "
+        "and its folder readable and writable by this user, then try again",
+        _one_error_line(result.stderr),
+    ), result.stderr
+
+
 # ------------------------------------------------------------------ a folder for a file
 
 

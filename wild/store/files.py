@@ -157,7 +157,10 @@ def _write_temp(path: Path, data: bytes) -> tuple[Path, Path]:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_current_umask()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:  # a read-only folder: name the file, not the random temp name
+        raise OSError(error.errno, error.strerror, str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
