@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.cli_support import invoke
+from wild.errors import WildError
 from wild.parsers import barriers, human, policy, tasks
 from wild.parsers.alerts import parse_entry
+from wild.parsers.events_log import parse_events
 from wild.parsers.state import parse_state
 from wild.policy.model import effective_policy, policy_from_document
 
@@ -227,3 +229,33 @@ def test_the_loop_starts_and_runs_with_an_extreme_value_in_every_field(extreme: 
         result = invoke("Goal", "--agent-cmd", "true", "--once", "--dir", str(root))
         assert result.exit_code == 0, result.output
         assert "Error" not in result.output, result.output
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=10,
+)
+STATE_KEYS = ["format", "active", "iteration", "startedAt", "lastProgressReport", "currentWork"]
+STATE_KEYS += ["loopProcess", "agentProcess", "alertsFilePosition", "totalCostUsd"]
+
+
+@settings(max_examples=60)
+@given(st.dictionaries(st.sampled_from(STATE_KEYS), json_values), st.binary(max_size=200))
+def test_state_and_event_log_garbage_is_reported_not_raised(
+    state: dict[str, object], garbage: bytes
+) -> None:
+    # A state.json of any shape is read or called unreadable; a newer format is the one
+    # refusal (wild must not overwrite it), and it is a WildError with what to do.
+    try:
+        parse_state(orjson.dumps({"format": 1, **state}), "state.json")
+    except WildError as error:
+        assert "newer" in str(error)
+    parse_state(garbage, "state.json")
+    parse_state(b'{"format": 1, "iteration": 1' + b"9" * 30 + b', "totalCostUsd": 1e999}', "s")
+    parse_events(garbage, "events.log")
+    parse_events(orjson.dumps(state) + b"\n" + garbage, "events.log")
