@@ -3,16 +3,18 @@ prints to the terminal is capped."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 
 from tests.cli_support import init_wild_dir, invoke
 from wild.output import SHOWN_LINE_CHARS, capped, cut
-from wild.parsers.alerts import MAX_LINE_BYTES, parse_entry
+from wild.parsers.alerts import MAX_LINE_BYTES, encode_alert, parse_entry, status_update
 from wild.parsers.oversize import LONGEST_VALUE_CHARS
 
 BIG = 10_000_000
+NOW = datetime(2026, 2, 8, tzinfo=UTC)
 MARKER_CHARS = 40  # "… (9999999 more bytes)" and some
 
 
@@ -85,3 +87,16 @@ def test_cut_says_how_many_bytes_were_left_out() -> None:
     assert cut("short", 10) == "short"
     assert cut("abcdé" * 3, 5) == "abcdé… (12 more bytes)"
     assert capped("a\n" + "b" * 12, 10) == "a\nbbbbbbbbbb… (2 more bytes)"
+
+
+def test_wild_s_own_line_for_an_alert_always_fits_however_long_the_guidance() -> None:
+    near_limit = {"id": "a", "severity": "info", "description": "d" * (MAX_LINE_BYTES - 100)}
+    alert, problems = parse_entry(orjson.dumps(near_limit), 1)
+    assert alert is not None and problems == ()  # under the limit: used as it is
+    for update in (
+        status_update(alert, "in-progress", NOW),
+        status_update(alert, "pending", NOW, humanGuidance="g" * (2 * MAX_LINE_BYTES)),
+        status_update(alert, "resolved", NOW, resolution="r" * (2 * MAX_LINE_BYTES)),
+    ):
+        assert len(encode_alert(update)) <= MAX_LINE_BYTES
+        assert update["id"] == "a" and "more bytes)" in orjson.dumps(update).decode()

@@ -144,7 +144,11 @@ def _skipped(
 
 
 def _fits(obj: dict[str, Any]) -> bool:
-    return len(orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)) <= MAX_LINE_BYTES
+    try:
+        data = orjson.dumps(obj, default=_jsonable, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return True  # not JSON at all: encode_alert says so
+    return len(data) <= MAX_LINE_BYTES
 
 
 def parse_entry(
@@ -294,7 +298,9 @@ def status_update(
             context["attempt"] = 1
         record["context"] = context
     record.update(extra)
-    return record
+    # wild's own line must always be writable: the job's line may be near the size limit, a
+    # human's guidance or an agent's resolution long; else every loop start would stop here.
+    return record if _fits(record) else shrink(record, _fits)
 
 
 # ---------------------------------------------------------------------------------- index
