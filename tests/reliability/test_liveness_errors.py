@@ -19,7 +19,13 @@ import pytest
 
 from tests.cli_support import init_wild_dir, invoke
 from tests.loop.harness import TASK, new_project, say
-from tests.reliability.liveness_system import fill, give_to_nobody, needs_root, run_as_nobody, small_tmpfs
+from tests.reliability.liveness_system import (
+    fill,
+    give_to_nobody,
+    needs_root,
+    run_as_nobody,
+    small_tmpfs,
+)
 from wild import cli
 from wild.commands.actions import HANDLERS
 from wild.wake import WakeReason
