@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from tempfile import gettempdir
+from tempfile import mkstemp
 from typing import Any
 
 import click
@@ -21,7 +21,8 @@ from click.core import ParameterSource
 
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
-from wild.errors import UsageError, WildError
+from wild.errors import UsageError, WildError, describe_os_error
+from wild.output import capped
 from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
 
@@ -36,7 +37,7 @@ class GuardedCommand(click.Command):
         try:
             return super().invoke(ctx)
         except WildError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {capped(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
@@ -49,13 +50,12 @@ class GuardedCommand(click.Command):
         except OSError as exc:  # the system refused: a lock held, a file wild cannot use
             has_dir = "wild_dir" in ctx.params
             folder = WildPaths.resolve(ctx.params["wild_dir"]).root if has_dir else None
-            click.echo(f"Error: {os_error_message(exc, folder)}", err=True)
+            click.echo(f"Error: {capped(os_error_message(exc, folder))}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
-            log = _crash_log(exc)
             click.echo(
-                f"Error: wild crashed ({type(exc).__name__}: {exc}); details are in {log}; "
-                "please report it with that file",
+                f"Error: wild crashed ({type(exc).__name__}: {capped(str(exc))}); "
+                + _crash_log(exc),
                 err=True,
             )
             ctx.exit(3)
@@ -289,10 +289,15 @@ def cli(
         paths=paths,
         opts={**options, "goal": goal, "as_json": as_json},
         clock=clock,
-        out=click.echo,
+        out=click.echo if as_json else _echo_capped,
         clear=click.clear,
     )
     HANDLERS[action](call)
+
+
+def _echo_capped(text: str) -> None:
+    """Human output: text from the files (alert descriptions, task titles) may be huge."""
+    click.echo(capped(text))
 
 
 def _check_options_belong(ctx: click.Context, action: str) -> None:
@@ -320,22 +325,28 @@ def os_error_message(exc: OSError, folder: Path | None) -> str:
             f"{lock.parent} is locked by another wild process ({lock.name}); "
             "wait or stop it (wild --stop)"
         )
-    what = exc.strerror or str(exc) or type(exc).__name__
-    if exc.filename is None:
-        if folder is None:
-            return f"{what}; check the types and permissions of wild's files"
-        return f"{folder}: {what} on one of its files; check their types and permissions"
-    where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
-    return f"{where}: {what}; check that path's type and permissions"
+    return describe_os_error(exc, folder)
 
 
-def _crash_log(exc: BaseException) -> Path:
+def _crash_log(exc: BaseException) -> str:
+    """Write the traceback to a new file; the end of the error line, saying where it is.
+
+    The name is made unique by O_EXCL (mkstemp), so crashes in the same second (several wild
+    processes, or one in a loop) never overwrite each other's log.
+    """
     import traceback  # noqa: PLC0415  (only after a crash; every command would pay for it)
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    path = Path(gettempdir()) / f"wild-crash-{stamp}.log"
-    path.write_text("".join(traceback.format_exception(exc)))
-    return path
+    try:
+        fd, name = mkstemp(prefix=f"wild-crash-{stamp}-{os.getpid()}-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as log:
+            log.write("".join(traceback.format_exception(exc)))
+    except OSError as error:  # a full or read-only temp folder: still one line, no traceback
+        return (
+            f"no crash log could be written ({describe_os_error(error)}); "
+            "please report it with the command you ran"
+        )
+    return f"details are in {name}; please report it with that file"
 
 
 def main() -> None:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 _YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
+
+# The longest span wild accepts, from a file or a flag: a hundred years is forever for a loop,
+# and anything longer only overflows `datetime` (it ends at year 9999).
+LONGEST_SPAN = timedelta(days=36525)
+LONGEST_SPAN_TEXT = "100 years (36525d)"
+_END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
 
 class Clock(Protocol):
@@ -58,4 +64,23 @@ def parse_time(text: str | None) -> datetime | None:
             return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is before the first moment UTC can hold
+        return None
+
+
+def later(moment: datetime, span: timedelta) -> datetime:
+    """`moment + span`, or the end of time where that would pass year 9999 (a date from a file
+    near the end, plus any duration, must not overflow)."""
+    try:
+        return moment + span
+    except OverflowError:
+        return _END_OF_TIME if span >= timedelta(0) else datetime.min.replace(tzinfo=UTC)
+
+
+def span_of(seconds: float) -> timedelta | None:
+    """`seconds` as a timedelta; None when negative, not a number or longer than LONGEST_SPAN."""
+    if not 0 <= seconds <= LONGEST_SPAN.total_seconds():  # NaN fails both comparisons
+        return None
+    return timedelta(seconds=seconds)

@@ -1,4 +1,5 @@
-"""Shared output conventions: one JSON document on stdout for --json, human text otherwise."""
+"""Shared output conventions: one JSON document on stdout for --json, human text otherwise, and
+a cap on any line shown to a person (files hold text from jobs and agents, of any size)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import orjson
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 # How a byte that is not UTF-8 comes out of a file read with surrogateescape.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# The longest line wild prints to a terminal: a 10 MB alert description must not flood it.
+SHOWN_LINE_CHARS = 1000
 
 
 def to_json(data: Any) -> str:
@@ -29,3 +32,19 @@ def _replace_lone_surrogates(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_replace_lone_surrogates(item) for item in value]
     return value
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and a visible `… (N more bytes)`."""
+    if len(text) <= limit:
+        return text
+    rest = len(text[limit:].encode("utf-8", "surrogatepass"))
+    return f"{text[:limit]}… ({rest} more bytes)"
+
+
+def capped(text: str, limit: int = SHOWN_LINE_CHARS) -> str:
+    """Human text for the terminal: every line of it at most `limit` characters (plus the
+    marker). Every place that prints text from the files goes through this."""
+    if len(text) <= limit:  # the common case: nothing to split
+        return text
+    return "\n".join(cut(line, limit) for line in text.split("\n"))

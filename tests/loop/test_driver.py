@@ -156,8 +156,8 @@ def test_a_permission_error_stops_the_loop_with_the_file_and_what_to_do(
     with pytest.raises(WildError) as raised:
         sim.run()
     assert str(raised.value) == (
-        f"{sim.paths.tasks}: Permission denied; make the file and its folder writable by "
-        "this user, then start wild again"
+        f"{sim.paths.tasks}: Permission denied; make it and its folder readable and writable "
+        "by this user, then try again"
     )
     assert not sim.state().active  # the state still says the loop is over
 

@@ -128,11 +128,11 @@ def test_tolerant_golden_reads_what_humans_type_and_reports_the_rest() -> None:
     ]
     assert [str(problem) for problem in doc.problems] == [
         'human-policy.md:8: Expires At "tomorrow-ish" is not a time like '
-        "2026-02-08T16:00:00Z; wild ignores it",
+        "2026-02-08T16:00:00Z, in years 1 to 9999 UTC; wild ignores it",
         'human-policy.md:9: unknown field "Owner"; wild reads Active From, Duration and '
         "Expires At here",
-        'human-policy.md:15: Max Retry Attempts "lots" is not a whole number like 3; '
-        "the mode's default applies",
+        'human-policy.md:15: Max Retry Attempts "lots" is not a whole number like 3, '
+        "at most 1000000; the mode's default applies",
         'human-policy.md:20: duplicate "Mode"; the first one (line 13) applies',
         'human-policy.md:21: unknown setting "Colour"; wild knows Mode, Preset, Autonomy '
         "Level, Max Retry Attempts, Escalation Threshold, Progress Reports, Context Switch "

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
-from wild.clock import parse_time
+from wild.clock import later, parse_time, span_of
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,8 @@ def reset_time(line: str, now: datetime) -> datetime | None:
         return parse_time(match.group(1))
     if match := _RELATIVE_FORM.search(line):
         unit = _UNIT_SECONDS[match.group(2)[0].lower()]
-        return now + timedelta(seconds=float(match.group(1)) * unit)
+        span = span_of(float(match.group(1)) * unit)
+        return None if span is None else later(now, span)
     if match := _CLOCK_FORM.search(line):
         return _next_clock(match, now)
     return None

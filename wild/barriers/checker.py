@@ -19,7 +19,7 @@ from pathlib import Path
 from wild.barriers.approvals import Approvals, command_hash, command_of, load_approvals
 from wild.barriers.checks import CheckResult, check_once
 from wild.barriers.command_gate import may_run
-from wild.clock import Clock, SystemClock, iso, parse_time
+from wild.clock import Clock, SystemClock, iso, later, parse_time
 from wild.parsers import alerts
 from wild.parsers.barriers import CHECKABLE_TYPES, Barrier, find, parse, record_check
 from wild.paths import WildPaths
@@ -106,7 +106,7 @@ class BarrierChecker:
         if last is None or last > now:  # never checked, or a timestamp from the future
             return 0.0
         interval = timedelta(seconds=max(barrier.interval_s, MIN_INTERVAL_S))
-        return max(0.0, (last + interval - now).total_seconds())
+        return max(0.0, (later(last, interval) - now).total_seconds())
 
     def due(self, barriers: Iterable[Barrier], now: datetime) -> list[Barrier]:
         """Waiting, checkable barriers whose last check is at least `Interval:` old."""

@@ -21,7 +21,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from wild.agents.runner import AgentRun
-from wild.clock import iso, parse_time
+from wild.clock import iso, later, parse_time
 from wild.loop import claims, ending, judge, task_checks, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, summary
@@ -318,13 +318,13 @@ def _idle_timeout(
     if policy.progress_report_minutes > 0:
         last = parse_time(model.state.last_progress_report) or parse_time(model.state.started_at)
         if last is not None:
-            moments.append(last + timedelta(minutes=policy.progress_report_minutes))
+            moments.append(later(last, timedelta(minutes=policy.progress_report_minutes)))
     waits = [max(0.0, (m - at.now).total_seconds()) for m in moments if m is not None]
-    later = (
+    timers = (
         _time_left(model, at),
         None if selection is None else _monitor_in(model, selection, at),
     )
-    waits += [w for w in later if w is not None]
+    waits += [w for w in timers if w is not None]
     return min(waits) if waits else None
 
 

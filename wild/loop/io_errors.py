@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 
-from wild.errors import WildError
+from wild.errors import WildError, describe_os_error, from_os_error
 
 # Errors that may clear by themselves: disk full or over quota (someone frees space), I/O and
 # stale-handle errors on network filesystems, a resource briefly busy or unavailable.
@@ -47,19 +47,9 @@ def retry_wait(failures: int) -> float | None:
 
 def describe(error: OSError) -> str:
     """One line: the file, what went wrong, and what to do about it."""
-    where = f"{error.filename}: " if error.filename else ""
-    what = error.strerror or str(error)
-    if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        advice = "free some disk space, then start wild again"
-    elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        advice = "make the file and its folder writable by this user, then start wild again"
-    elif error.errno in (errno.EISDIR, errno.ENOTDIR):
-        advice = "a folder stands where a file should be (or the reverse); move it aside"
-    else:
-        advice = "check the file and the disk, then start wild again"
-    return f"{where}{what}; {advice}"
+    return describe_os_error(error)
 
 
 def fatal(error: OSError) -> WildError:
     """The error the loop stops with (exit 1), naming the file."""
-    return WildError(describe(error))
+    return from_os_error(error)

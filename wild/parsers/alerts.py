@@ -33,6 +33,7 @@ from wild.clock import iso
 from wild.errors import WildError
 from wild.parsers.jsonl import trailing_object_start
 from wild.parsers.lines import Problem
+from wild.parsers.oversize import LONGEST_VALUE_CHARS, shrink
 from wild.parsers.severity import SEVERITIES, Severity, is_severity, listed
 
 AlertStatus = Literal["pending", "in-progress", "resolved", "escalated"]
@@ -169,6 +170,14 @@ def _after_fragment(
     return alert, (fragment, *problems)
 
 
+def _fits(obj: dict[str, Any]) -> bool:
+    try:
+        data = orjson.dumps(obj, default=_jsonable, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return True  # not JSON at all: encode_alert says so
+    return len(data) <= MAX_LINE_BYTES
+
+
 def parse_entry(
     data: bytes, line_no: int, file: str = FILE
 ) -> tuple[Alert | None, tuple[Problem, ...]]:
@@ -185,10 +194,17 @@ def parse_entry(
         return _skipped(
             file, line_no, data, "not a JSON object", "each line must be one alert object"
         )
+    notes: list[str] = []
+    if len(data) > MAX_LINE_BYTES:
+        obj = shrink(obj, _fits)
+        notes.append(
+            f"the line is {len(data)} bytes, over the {MAX_LINE_BYTES}-byte limit; wild uses it "
+            f"with values cut to {LONGEST_VALUE_CHARS} characters (the file keeps them whole); "
+            "put large output in a file and name it in the context"
+        )
     alert_id = obj.get("id")
     if not isinstance(alert_id, str) or not alert_id.strip():
         return _skipped(file, line_no, data, 'no "id"', 'give the alert a unique string "id"')
-    notes: list[str] = []
     alert = Alert(
         id=alert_id,
         timestamp=_text(obj, "timestamp", notes) or "",
@@ -311,7 +327,9 @@ def status_update(
             context["attempt"] = 1
         record["context"] = context
     record.update(extra)
-    return record
+    # wild's own line must always be writable: the job's line may be near the size limit, a
+    # human's guidance or an agent's resolution long; else every loop start would stop here.
+    return record if _fits(record) else shrink(record, _fits)
 
 
 # ---------------------------------------------------------------------------------- index

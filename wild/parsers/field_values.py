@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from wild.clock import span_of
+
 # A `Result:` wild writes is one short line: the end of a long output is in the logs.
 RESULT_MAX_CHARS = 200
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d*)?|\.\d+)[ \t]*(?P<unit>[A-Za-z]*)")
@@ -17,12 +19,13 @@ _UNIT_S = {
 
 
 def parse_duration(text: str) -> float | None:
-    """Seconds in `60s`, `5m`, `1.5h`, `2 days` or a bare `90`; None unless a positive duration."""
+    """Seconds in `60s`, `5m`, `1.5h`, `2 days` or a bare `90`; None unless a positive duration
+    of at most LONGEST_SPAN (a longer one overflows the dates and timeouts it is added to)."""
     match = _DURATION.fullmatch(text.strip())
     if match is None or match["unit"].lower() not in _UNIT_S:
         return None
-    seconds = float(match["n"]) * _UNIT_S[match["unit"].lower()]
-    return seconds if seconds > 0 else None
+    span = span_of(float(match["n"]) * _UNIT_S[match["unit"].lower()])
+    return span.total_seconds() if span is not None and span else None
 
 
 def clean_result(result: str) -> str:

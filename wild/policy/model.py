@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from wild.clock import iso, parse_time
+from wild.clock import LONGEST_SPAN_TEXT, iso, later, parse_time, span_of
 from wild.errors import WildError
 from wild.parsers.policy import (
     AutonomyLevel,
@@ -20,6 +20,7 @@ from wild.parsers.policy import (
     EscalationThreshold,
     Mode,
     PolicyDocument,
+    duration_seconds,
     read_approval,
     read_command,
     read_count,
@@ -132,9 +133,12 @@ _DURATION_HELP = "use a number with a unit, e.g. 6h, 90m, 2d or 1h30m"
 
 def parse_duration(text: str) -> timedelta:
     """`6h`, `90m`, `2d`, `1h30m`, `6 hours`; raises WildError for anything else."""
-    duration = read_duration(text, whole=True)
-    if duration is None:
+    seconds = duration_seconds(text, whole=True)
+    if seconds is None:
         raise WildError(f'invalid duration "{text}"; {_DURATION_HELP}')
+    duration = span_of(seconds)
+    if duration is None:
+        raise WildError(f'duration "{text}" is too long; use at most {LONGEST_SPAN_TEXT}')
     if duration <= timedelta(0):
         raise WildError(f'duration "{text}" must be longer than zero; {_DURATION_HELP}')
     return duration
@@ -165,7 +169,7 @@ def _times(doc: PolicyDocument) -> tuple[datetime | None, datetime | None]:
     expires_at = parse_time(doc.expires_at)
     duration = read_duration(doc.duration) if doc.duration else None
     if expires_at is None and active_from is not None and duration is not None:
-        expires_at = active_from + duration
+        expires_at = later(active_from, duration)
     return active_from, expires_at
 
 
@@ -268,7 +272,7 @@ def render_policy_section(policy: HumanPolicy, *, now: datetime, duration: timed
         lines += [
             f"**Active From:** {iso(now)}  ",
             f"**Duration:** {format_duration(duration)}  ",
-            f"**Expires At:** {iso(now + duration)}",
+            f"**Expires At:** {iso(later(now, duration))}",
             "",
         ]
     rules = policy.escalate_on

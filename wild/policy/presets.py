@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from wild.clock import iso
+from wild.clock import iso, later
 from wild.errors import WildError
 from wild.parsers.policy import INTERRUPTION_MODES, MODES, apply_policy, parse
 from wild.policy.model import (
@@ -100,7 +100,7 @@ def preset(name: str) -> HumanPolicy:
 def history_entry(policy: HumanPolicy, *, now: datetime, duration: timedelta | None) -> str:
     """`### 2026-02-08 10:00 - Autonomous Mode` with the mode, preset and duration lines."""
     until = (
-        f"{format_duration(duration)} (until {iso(now + duration)})"
+        f"{format_duration(duration)} (until {iso(later(now, duration))})"
         if duration
         else "until changed"
     )

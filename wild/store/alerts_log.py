@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wild.errors import WildError
 from wild.parsers.alerts import Alert, AlertIndex, changed_for_the_loop, encode_alert
 from wild.parsers.alerts_file import AlertCursor, parse_appended
 from wild.parsers.lines import Problem
@@ -27,14 +26,8 @@ FINGERPRINT_BYTES = 64
 
 def append_alert(path: Path | str, record: Mapping[str, Any]) -> None:
     """Append one alert line; safe against concurrent appenders and a running compaction."""
-    data = encode_alert(record)
-    try:
-        append_bytes(Path(path), data)
-    except OSError as err:
-        raise WildError(
-            f"{path}: cannot append the alert ({err.strerror}); "
-            "check that the folder exists and is writable"
-        ) from None
+    # An OSError goes up as it is: the loop waits out a full disk, the CLI names the file.
+    append_bytes(Path(path), encode_alert(record))
 
 
 # --------------------------------------------------------------------------------- cursors

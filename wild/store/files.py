@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from wild.errors import ConflictError
+from wild.errors import ConflictError, with_filename
 from wild.store.self_writes import SelfWrites
 from wild.store.write_guard import check_writable
 
@@ -154,6 +154,8 @@ def _read_settled(path: Path, own: Path | None = None) -> bytes:
             try:
                 data = read_settled(fd, usable=lambda data: _OWN.holds(key, data))
                 changed = os.fstat(fd).st_mtime_ns
+            except OSError as error:  # a folder where the file belongs: name it
+                raise with_filename(error, path) from None
             finally:
                 os.close(fd)
         absent_s = (time.time_ns() - changed) / 1e9
@@ -200,15 +202,20 @@ def _write_temp(path: Path, data: bytes) -> tuple[Path, Path]:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_current_umask()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:  # a read-only folder: name the file, not the random temp name
+        raise OSError(error.errno, error.strerror, str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
-    except BaseException:
+    except BaseException as error:
         _discard(Path(tmp_name))
+        if isinstance(error, OSError):  # a full disk on write: name the file it was for
+            raise with_filename(error, target) from None
         raise
     return target, Path(tmp_name)
 

@@ -9,7 +9,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from wild.errors import WildError
+from wild.errors import WildError, with_filename
 from wild.parsers.jsonl import NEWLINE
 from wild.store.write_guard import check_appendable
 
@@ -104,6 +104,8 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
                 seal = _seal(fd)
             _write_line(fd, seal + data, durable=durable)
             return
+        except OSError as error:  # a full disk on write: name the file
+            raise with_filename(error, path) from None
         finally:
             os.close(fd)  # also releases the flock
     raise WildError(f"{path}: the file kept being replaced while appending; try again")

@@ -20,6 +20,7 @@ from wild.parsers.block_reader import BlockReader
 from wild.parsers.blocks import ID
 from wild.parsers.field_values import unquote
 from wild.parsers.lines import Problem, Span, split_lines
+from wild.parsers.numbers import bounded_int
 
 _STATUS: dict[str, BarrierStatus] = {status: status for status in STATUSES}
 
@@ -44,8 +45,11 @@ class _Reader(BlockReader):
 
     def target(self) -> int | None:
         text = self.value("Target")
-        if text is None or re.fullmatch(r"[+-]?\d+", text):
-            return None if text is None else int(text)
+        if text is None:
+            return None
+        number = bounded_int(text) if re.fullmatch(r"[+-]?\d+", text) else None
+        if number is not None:
+            return number
         self.bad("Target", "is not a whole number; write e.g. 8")
         return None
 

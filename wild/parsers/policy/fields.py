@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping
 
-from wild.clock import parse_time
+from wild.clock import LONGEST_SPAN_TEXT, parse_time
 from wild.parsers.policy.values import (
     AUTONOMY_LEVELS,
     INTERRUPTION_MODES,
     MODES,
+    MOST_COUNT,
     THRESHOLDS,
     read_approval,
     read_command,
@@ -32,7 +33,7 @@ SETTINGS: Mapping[str, tuple[_Reader, str]] = {
     "mode": (read_mode, "one of " + ", ".join(MODES)),
     "preset": (read_preset, "one of " + ", ".join(INTERRUPTION_MODES)),
     "autonomy level": (read_level, "one of " + ", ".join(AUTONOMY_LEVELS)),
-    "max retry attempts": (read_count, "a whole number like 3"),
+    "max retry attempts": (read_count, f"a whole number like 3, at most {MOST_COUNT}"),
     "escalation threshold": (read_threshold, "one of " + ", ".join(THRESHOLDS)),
     "progress reports": (read_minutes, 'a time like "Every 30 minutes", "45m" or "none"'),
     "context switch penalty": (read_minutes, 'a time like "15 minutes" or "none"'),
@@ -76,10 +77,10 @@ def value_problem(part: str, key: str, value: str) -> str | None:
     if part == "header":
         if lower == "duration":
             ok = read_duration(value) is not None or says_off(value)
-            hint = 'a duration like "6 hours"'
+            hint = f'a duration like "6 hours", at most {LONGEST_SPAN_TEXT}'
         else:
             ok = parse_time(value) is not None or says_off(value)
-            hint = "a time like 2026-02-08T16:00:00Z"
+            hint = "a time like 2026-02-08T16:00:00Z, in years 1 to 9999 UTC"
         return None if ok else f'{key} "{value}" is not {hint}; wild ignores it'
     reader, hint = (SETTINGS if part == "settings" else RULES)[lower]
     if reader(value) is None:

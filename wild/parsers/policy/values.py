@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Literal, TypeVar
 
+from wild.clock import LONGEST_SPAN, span_of
+from wild.parsers.numbers import bounded_int
+
 Mode = Literal["interactive", "semi-autonomous", "autonomous", "hands-off"]
 AutonomyLevel = Literal["low", "medium", "high"]
 EscalationThreshold = Literal["all", "warnings", "critical-only", "never"]
@@ -48,8 +51,15 @@ _ON = re.compile(
     r"\b(?:always|yes|true|on|enabled?|escalate|notify|page|tell|ping)\b", re.IGNORECASE
 )
 _INT = re.compile(r"\d+")
+MOST_COUNT = 1_000_000  # a count over this is a typo, and "never" says what it would mean
+_MOST_MINUTES = int(LONGEST_SPAN.total_seconds() // 60)
 _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-_PART = r"(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])"
+# A part starts where a number does: without the look-behind, a long run of digits and no unit
+# is retried from each digit, quadratic in its length (5000 digits took seconds).
+_PART = (
+    r"(?<![\d.])(\d+(?:\.\d+)?)\s*"
+    r"(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])"
+)
 _PART_RE = re.compile(_PART, re.IGNORECASE)
 _WHOLE_DURATION = re.compile(rf"\s*(?:{_PART}[\s,]*(?:and\s+)?)+", re.IGNORECASE)
 
@@ -100,33 +110,46 @@ def read_command(value: str) -> str:
     return "" if _OFF.fullmatch(command) else command
 
 
+def _whole_number(value: str, most: int) -> int | None:
+    """The first whole number in `value`, or None when there is none or it is over `most`."""
+    number = _INT.search(value)
+    return None if number is None else bounded_int(number.group(), most)
+
+
 def read_count(value: str) -> int | None:
     """The first whole number ("Escalate after 5 failed attempts" -> 5); "never" is 0."""
-    number = _INT.search(value)
-    if number is not None:
-        return int(number.group())
+    if _INT.search(value) is not None:
+        return _whole_number(value, MOST_COUNT)
     return 0 if _OFF.search(value) else None
 
 
-def read_duration(value: str, *, whole: bool = False) -> timedelta | None:
-    """Sum of `<number><unit>` parts ("6 hours", "1h30m"); `whole` demands nothing else."""
+def duration_seconds(value: str, *, whole: bool = False) -> float | None:
+    """Sum of `<number><unit>` parts ("6 hours", "1h30m") in seconds, however large; `whole`
+    demands nothing else."""
     if whole and not _WHOLE_DURATION.fullmatch(value):
         return None
     parts = _PART_RE.findall(value)
     if not parts:
         return None
-    seconds = sum(float(amount) * _UNIT_SECONDS[unit[0].lower()] for amount, unit in parts)
-    return timedelta(seconds=seconds)
+    return sum(float(amount) * _UNIT_SECONDS[unit[0].lower()] for amount, unit in parts)
+
+
+def read_duration(value: str, *, whole: bool = False) -> timedelta | None:
+    """The duration `value` gives; None when it gives none or one over LONGEST_SPAN."""
+    seconds = duration_seconds(value, whole=whole)
+    return None if seconds is None else span_of(seconds)
 
 
 def read_minutes(value: str) -> int | None:
-    """Whole minutes ("Every 30 minutes", "30m", "1h30m", "hourly", "45"); "none"/"never" is 0."""
-    duration = read_duration(value)
-    if duration is not None:
-        return math.ceil(duration.total_seconds() / 60)
-    number = _INT.search(value)
-    if number is not None:
-        return int(number.group())
+    """Whole minutes ("Every 30 minutes", "30m", "1h30m", "hourly", "45"); "none"/"never" is 0.
+
+    None for a span over LONGEST_SPAN: it could not be added to a date.
+    """
+    if duration_seconds(value) is not None:
+        duration = read_duration(value)
+        return None if duration is None else math.ceil(duration.total_seconds() / 60)
+    if _INT.search(value) is not None:
+        return _whole_number(value, _MOST_MINUTES)
     if re.search(r"\bhour(?:ly)?\b", value, re.IGNORECASE):
         return 60
     return 0 if _OFF.search(value) else None

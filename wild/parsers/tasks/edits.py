@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from wild.parsers import masking
 from wild.parsers.lines import append_lines, body, replace_body
+from wild.parsers.numbers import bounded_int
 from wild.parsers.tasks.grammar import (
     BOX_OF_STATUS,
     ID_ONLY,
@@ -35,11 +36,12 @@ def _highest_task_number(doc: TaskList) -> int:
         names.append(task.id)
         names.extend(task.depends_on)
     numbers = [
-        int(match.group(1))
+        bounded_int(match.group(1))
         for name in names
         if name is not None and (match := _TASK_NUMBER.fullmatch(name))
     ]
-    return max(numbers, default=0)
+    # A task number too large to read (task-999…9) cannot collide with the next one either.
+    return max((n for n in numbers if n is not None), default=0)
 
 
 def _task_id(number: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from wild.parsers.numbers import bounded_int
 from wild.parsers.tasks.records import TaskStatus
 
 STATUS_OF_BOX: dict[str, TaskStatus] = {
@@ -70,7 +71,7 @@ VALUE = re.compile(r"[^,\s]+")
 def priority_number(prio: str) -> int | None:
     """The n of a `Pn` tag, or None when it is not an ASCII number (`Px`, `P`, `P١`)."""
     digits = prio[1:]
-    return int(digits) if digits.isdigit() and digits.isascii() else None
+    return bounded_int(digits) if digits[:1].isdigit() else None
 
 
 def is_task_line(line: str, match: re.Match[str], task_id: str) -> bool:
