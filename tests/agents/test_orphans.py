@@ -1,0 +1,132 @@
+"""No agent outlives its run or its loop: the sweep by run id, and the parent-death signal."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from wild.agents import orphans
+from wild.agents.runner import AgentRequest, run_agent
+from wild.process import pid_running
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = (sys.executable, "-m", "wild.agents.fake_agent")
+DEADLINE_S = 30.0  # never reached when healthy
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+def _pid(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _script(tmp_path: Path, actions: list[dict[str, Any]]) -> Path:
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"iterations": [actions]}))
+    return script
+
+
+def test_the_run_id_is_read_from_a_proc_environ_block() -> None:
+    block = b"PATH=/bin\0WILD_AGENT_RUN=ab12.7\0HOME=/root\0"
+    assert orphans.run_value(block) == "ab12.7"
+    assert orphans.run_value(b"PATH=/bin\0") is None
+    assert orphans.run_value(b"") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "run", "part"),
+    [
+        ("ab12.7", "ab12.7", True),
+        ("ab12.7", "ab12", True),  # a loop's id names every agent run it started
+        ("ab12.70", "ab12.7", False),
+        ("ab123.7", "ab12", False),
+        (None, "ab12", False),
+    ],
+)
+def test_a_process_belongs_to_its_run_and_to_its_loop(
+    value: str | None, run: str, part: bool
+) -> None:
+    assert orphans.belongs(value, run) is part
+
+
+def test_a_clean_exit_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    script = _script(
+        tmp_path, [{"spawn": None, "pid_file": str(pid_file), "setsid": True}, {"print": "done"}]
+    )
+    run = run_agent(
+        AgentRequest(
+            argv=FAKE,
+            cwd=tmp_path,
+            log_path=tmp_path / "iteration-1.log",
+            env={"WILD_FAKE_SCRIPT": str(script), "PYTHONPATH": str(ROOT)},
+        )
+    )
+    assert run.exit_code == 0
+    grandchild = _pid(pid_file)
+    assert grandchild is not None
+    # In a session of its own, out of reach of the group kill: found by its run id.
+    assert not pid_running(grandchild)
+
+
+# A loop stand-in: runs one agent that starts a `setsid` grandchild and sleeps, until killed.
+HOST = """
+import sys
+from pathlib import Path
+from wild.agents.runner import AgentRequest, run_agent
+here = Path(sys.argv[1])
+run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+                       log_path=here / "iteration-1.log",
+                       env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+"""
+
+
+def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+    agent_file, grandchild_file = tmp_path / "agent.json", tmp_path / "grandchild.pid"
+    _script(
+        tmp_path,
+        [
+            {"spawn": None, "pid_file": str(grandchild_file), "setsid": True},
+            {"record": str(agent_file)},
+            {"sleep": 600},
+        ],
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, str(tmp_path)],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        _wait_until(agent_file.exists, "the agent to start")
+        agent = orjson.loads(agent_file.read_bytes())["pid"]
+        grandchild = _pid(grandchild_file)
+        assert grandchild is not None
+        host.send_signal(signal.SIGKILL)  # no chance to clean up
+        host.wait()
+        _wait_until(lambda: not pid_running(agent), "the agent to die with its parent")
+        # Its grandchild, reparented to init, is found by the run id it inherited.
+        run = orjson.loads(agent_file.read_bytes())["env"]["WILD_AGENT_RUN"]
+        assert pid_running(grandchild)
+        assert orphans.sweep(run) == {grandchild}
+        assert not pid_running(grandchild)
+    finally:
+        host.kill()
+        host.wait()
+        if agent_file.exists():  # never leave the test's processes behind
+            orphans.sweep(orjson.loads(agent_file.read_bytes())["env"]["WILD_AGENT_RUN"])

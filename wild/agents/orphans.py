@@ -1,0 +1,215 @@
+"""No agent outlives its loop: a parent-death signal, a child subreaper, and a sweep that finds
+and kills whatever an agent run left behind by the run id every agent process inherits.
+
+A SIGKILLed loop can clean nothing up. Three things cover for it:
+- the agent gets SIGKILL from the kernel when the loop's thread that spawned it dies
+  (`PR_SET_PDEATHSIG`, set by a tiny program that then execs the agent);
+- the loop is a child subreaper, so a `setsid` grandchild whose parent died is reparented to
+  the loop (not to init) while the loop lives;
+- every agent process carries `WILD_AGENT_RUN=<run id>` in its environment, which its children
+  inherit whatever session or group they move to: `sweep` finds them by it, at the end of each
+  run, at the loop's end, and when a restarted loop recovers a killed one's run.
+
+Linux only; elsewhere the prctl calls do nothing and the sweep finds nothing (no /proc).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+RUN_ENV = "WILD_AGENT_RUN"
+SWEEP_GRACE_S = 0.5  # what leftovers get between SIGTERM and SIGKILL
+GONE_WAIT_S = 5.0  # how long a SIGKILLed process may take to disappear
+_SWEEP_PASSES = 5  # a process may fork while we sweep: look again until nothing is found
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+Prctl = Callable[[int, int, int, int, int], int]
+
+
+def _prctl() -> Prctl | None:
+    """libc's prctl, from the symbols already loaded (no library search, no subprocess)."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    try:
+        function: Prctl | None = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    except OSError:
+        return None
+    return function
+
+
+def become_subreaper() -> bool:
+    """Orphaned descendants are reparented to this process instead of init; False if unsupported."""
+    prctl = _prctl()
+    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+# Sets the parent-death signal, then becomes the agent (exec keeps the pid and the signal).
+# A separate program rather than a `preexec_fn`: running Python between fork and exec in a
+# process with threads (the loop's watcher and checker) can deadlock. If the parent died
+# before the prctl, no signal would ever come: the child kills itself instead.
+_EXEC_DYING_WITH_PARENT = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os.kill(os.getpid(), signal.SIGKILL)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as error:
+    sys.stderr.write(f"[wild] could not start {sys.argv[2]}: {error.strerror}\\n")
+    os._exit(127)
+"""
+
+
+def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[str]:
+    """`argv` run so that it gets SIGKILL when the thread that starts it dies (Linux).
+
+    Raises FileNotFoundError or PermissionError, as exec would, when the program cannot run:
+    the caller learns it here rather than from an exit status.
+    """
+    program = argv[0]
+    found = _find_program(program, cwd, path)
+    if _prctl() is None:
+        return [str(found), *argv[1:]]
+    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, str(os.getpid()), *argv]
+
+
+def _find_program(program: str, cwd: Path, path: str | None) -> Path:
+    """Where exec would find `program` (a name with a slash is relative to the child's cwd)."""
+    if "/" in program:
+        candidates = [cwd / program]
+    else:
+        directories = (path if path is not None else os.defpath).split(os.pathsep)
+        candidates = [cwd / (directory or ".") / program for directory in directories]
+    denied = False
+    for candidate in candidates:
+        if candidate.is_file():
+            if os.access(candidate, os.X_OK):
+                return candidate
+            denied = True
+    if denied:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
+def run_value(environ: bytes) -> str | None:
+    """The `WILD_AGENT_RUN` value in a /proc/<pid>/environ (NUL-separated); None if absent."""
+    prefix = f"{RUN_ENV}=".encode()
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode("utf-8", "replace")
+    return None
+
+
+def belongs(value: str | None, run: str) -> bool:
+    """Whether a process carrying `value` is part of `run`: that run, or one of its sub-runs
+    (`<run>.<n>`: a loop's id names all its agent runs)."""
+    return value is not None and (value == run or value.startswith(run + "."))
+
+
+def _pids() -> Iterator[int]:
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                yield int(entry.name)
+
+
+def _open(pid: int) -> int | None:
+    """A pidfd for `pid`, so the signal reaches this process even if the pid is reused."""
+    try:
+        return os.pidfd_open(pid)
+    except (ProcessLookupError, PermissionError):
+        return None
+    except OSError:
+        return -1  # no pidfds here (old kernel): signal by pid
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""  # gone, a zombie, or not ours to read
+
+
+def _signal(pid: int, pidfd: int, signum: int) -> bool:
+    try:
+        if pidfd >= 0:
+            signal.pidfd_send_signal(pidfd, signum)
+        else:
+            os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def signal_run(run: str, signum: int) -> set[int]:
+    """Send `signum` to every process (but this one) of `run`; the pids signalled."""
+    signalled: set[int] = set()
+    for _ in range(_SWEEP_PASSES):
+        found = False
+        for pid in _pids():
+            if pid == os.getpid() or pid in signalled:
+                continue
+            pidfd = _open(pid)
+            if pidfd is None:
+                continue
+            try:
+                # The pidfd is opened first: what we read is that process's, or it is dead.
+                if belongs(run_value(_environ(pid)), run) and _signal(pid, pidfd, signum):
+                    signalled.add(pid)
+                    found = True
+            finally:
+                if pidfd >= 0:
+                    os.close(pidfd)
+        if not found:
+            break
+    return signalled
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :][:1] not in ("Z", "X", "")
+
+
+def _reap(pids: set[int]) -> None:
+    """Collect the exit status of those that are our children (subreaped orphans included)."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def wait_gone(pids: set[int], limit_s: float) -> bool:
+    """Wait up to `limit_s` for every pid to exit (a zombie has), reaping our own."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        _reap(pids)
+        left = {pid for pid in pids if _running(pid)}
+        if not left:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def sweep(run: str, grace_s: float = SWEEP_GRACE_S) -> set[int]:
+    """Kill every process of `run` (SIGTERM, `grace_s`, then SIGKILL) and reap what was ours;
+    returns the pids it found. Safe to call when nothing is left."""
+    found = signal_run(run, signal.SIGTERM)
+    if found and not wait_gone(found, grace_s):
+        found |= signal_run(run, signal.SIGKILL)
+        wait_gone(found, GONE_WAIT_S)
+    return found
