@@ -130,3 +130,37 @@ def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
         host.wait()
         if agent_file.exists():  # never leave the test's processes behind
             orphans.sweep(orjson.loads(agent_file.read_bytes())["env"]["WILD_AGENT_RUN"])
+
+
+# A loop stand-in that is a child subreaper; its agent leaves a `setsid` grandchild that has
+# dropped its environment (`env -i`), so no run id can find it: only its parentage.
+SUBREAPER_HOST = """
+import sys
+from pathlib import Path
+from wild.agents import orphans
+from wild.agents.runner import AgentRequest, run_agent
+here = Path(sys.argv[1])
+assert orphans.become_subreaper() and orphans.is_subreaper()
+run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+                       log_path=here / "iteration-1.log",
+                       env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+"""
+
+
+def test_a_subreaper_loop_kills_the_orphans_it_adopted(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    sleeper = ["env", "-i", sys.executable, "-c", "import time; time.sleep(600)"]
+    _script(tmp_path, [{"spawn": sleeper, "pid_file": str(pid_file), "setsid": True}])
+    host = subprocess.run(
+        [sys.executable, "-c", SUBREAPER_HOST, str(tmp_path)],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=DEADLINE_S,
+        check=False,
+    )
+    assert host.returncode == 0
+    grandchild = _pid(pid_file)
+    assert grandchild is not None
+    try:
+        assert not pid_running(grandchild)
+    finally:
+        subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)

@@ -25,14 +25,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from wild.process import no_spawning
+
 RUN_ENV = "WILD_AGENT_RUN"
 SWEEP_GRACE_S = 0.5  # what leftovers get between SIGTERM and SIGKILL
 GONE_WAIT_S = 5.0  # how long a SIGKILLed process may take to disappear
 _SWEEP_PASSES = 5  # a process may fork while we sweep: look again until nothing is found
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 
-Prctl = Callable[[int, int, int, int, int], int]
+Prctl = Callable[..., int]
 
 
 def _prctl() -> Prctl | None:
@@ -50,6 +53,15 @@ def become_subreaper() -> bool:
     """Orphaned descendants are reparented to this process instead of init; False if unsupported."""
     prctl = _prctl()
     return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def is_subreaper() -> bool:
+    prctl = _prctl()
+    if prctl is None:
+        return False
+    flag = ctypes.c_int(0)
+    # The second argument is here where to store the flag (a bare int would be cut to 32 bits).
+    return prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and bool(flag.value)
 
 
 # Sets the parent-death signal, then becomes the agent (exec keeps the pid and the signal).
@@ -213,3 +225,35 @@ def sweep(run: str, grace_s: float = SWEEP_GRACE_S) -> set[int]:
         found |= signal_run(run, signal.SIGKILL)
         wait_gone(found, GONE_WAIT_S)
     return found
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
+    """As a child subreaper: kill and reap the orphans reparented to us (children we did not
+    start: descendants of an agent whose parent died), zombies included; the pids found.
+
+    Does nothing in a process that is not a subreaper, whose other children are not ours to
+    judge (a test runner's, say).
+    """
+    if not is_subreaper():
+        return set()
+    me = os.getpid()
+    with no_spawning() as ours:
+        adopted = {pid for pid in _pids() if pid not in ours and _parent(pid) == me}
+    # Our unreaped children keep their pids: signalling by pid cannot hit another process.
+    for pid in adopted:
+        _signal(pid, -1, signal.SIGTERM)
+    if adopted and not wait_gone(adopted, grace_s):
+        for pid in adopted:
+            _signal(pid, -1, signal.SIGKILL)
+        wait_gone(adopted, GONE_WAIT_S)
+    _reap(adopted)
+    return adopted

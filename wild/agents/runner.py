@@ -181,6 +181,7 @@ def _supervise(
         # A job the agent left in the background (in its group or a session of its own)
         # would run on unsupervised while the next iteration starts: it ends with the run.
         orphans.sweep(request.run_id)
+        orphans.sweep_adopted()  # one that dropped its environment, found by its parentage
     return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
     )
