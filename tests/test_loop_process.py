@@ -156,6 +156,13 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] not in "ZX"
 
 
+def wait_gone(pid: int) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} is still alive"
+        time.sleep(0.02)
+
+
 @pytest.fixture
 def wild(tmp_path: Path) -> Iterator[Wild]:
     project = Wild(tmp_path)
@@ -295,7 +302,8 @@ def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> N
     wild.wait_for("alert-1 to start", lambda: ("alert", "alert-1") in wild.worked_on())
     proc.kill()  # kill -9: no chance to clean up
     proc.wait()
-    kill_group(wild.agent_runs()[0][3])  # the orphaned agent, as a human would
+    agent = wild.agent_runs()[0][3]
+    wait_gone(agent)  # it dies with its loop
 
     # A critical alert arrives while no loop runs: pending critical ranks below in-progress.
     critical = make_alert(
@@ -317,13 +325,16 @@ def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> N
         ("alert", "alert-2"),
         ("planning", "planning"),
     ]
+    # The killed run used up iteration 1 and was no attempt of the agent's.
+    assert [n for n, _, _, _ in wild.agent_runs()] == ["1", "2", "3", "4", "5"]
     lines = [json.loads(line) for line in wild.paths.alerts.read_text().splitlines()]
     attempts = [
         line["context"]["attempt"]
         for line in lines
         if line["id"] == "alert-1" and line["status"] == "in-progress"
     ]
-    assert attempts == [1, 2]
+    assert attempts == [1, 1]
+    assert "The last loop was killed during iteration 1 (alert alert-1)" in wild.output()
 
 
 def test_a_second_loop_on_the_same_folder_refuses_to_start(wild: Wild) -> None:

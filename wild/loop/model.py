@@ -96,6 +96,8 @@ class LoopModel:
     confirmed_at: int | None = None  # the iteration whose planning run confirmed the goal met
     start_event: str | None = None  # events.log id of loop-start
     agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
+    # The work a killed loop's agent was on: starting it again is not a new attempt.
+    resumed: str | None = None
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""
