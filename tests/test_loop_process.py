@@ -31,8 +31,8 @@ T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 
 # A custom agent: logs "<iteration> <work type> <work id> <pid>", then, when the test left a
 # `hold-<work id>` file, waits for `go-<work id>` (with "spawn" in it: starts a grandchild
-# first), then gives the promise that finishes its kind of work (planning: COMPLETE, the goal
-# is met).
+# first; "setsid": one in a session of its own), then gives the promise that finishes its
+# kind of work (planning: COMPLETE, the goal is met).
 AGENT = r"""
 import os, subprocess, sys, time
 from pathlib import Path
@@ -44,8 +44,10 @@ with open(here / "agent.log", "a") as log:
     log.write(f"{os.environ['WILD_ITERATION']} {kind} {work} {os.getpid()}\n")
 hold = here / f"hold-{work}"
 if hold.exists():
-    if hold.read_text() == "spawn":
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    mode = hold.read_text()
+    if mode in ("spawn", "setsid"):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                                 start_new_session=mode == "setsid")
         (here / "grandchild.pid").write_text(str(child.pid))
     while not (here / f"go-{work}").exists():
         time.sleep(0.01)

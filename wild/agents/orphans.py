@@ -20,12 +20,13 @@ import ctypes
 import errno
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from wild.process import no_spawning
+from wild.process import no_spawning, spawn
 
 RUN_ENV = "WILD_AGENT_RUN"
 SWEEP_GRACE_S = 0.5  # what leftovers get between SIGTERM and SIGKILL
@@ -257,3 +258,34 @@ def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
         wait_gone(adopted, GONE_WAIT_S)
     _reap(adopted)
     return adopted
+
+
+@contextlib.contextmanager
+def guarded(loop_id: str) -> Iterator[None]:
+    """While the block runs, no process of the loop's agent runs (`<loop_id>.*`) outlives it.
+
+    This process becomes a child subreaper, and a watcher process kills what is left of the
+    runs as soon as this one ends, by SIGKILL too (see `wild.agents.orphan_watch`). At the
+    block's end, leftovers and adopted orphans are killed here, and the watcher exits.
+    """
+    become_subreaper()
+    read_end, write_end = os.pipe()  # not inheritable: agents never hold the write end
+    try:
+        with os.fdopen(read_end, "rb", buffering=0) as source:
+            watcher = spawn(
+                [sys.executable, "-m", "wild.agents.orphan_watch", loop_id],
+                stdin=source,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+    except BaseException:
+        os.close(write_end)
+        raise
+    try:
+        yield
+    finally:
+        sweep(loop_id)
+        os.close(write_end)  # the watcher sees the end of its pipe, finds nothing, and exits
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            watcher.wait(timeout=GONE_WAIT_S)
+        sweep_adopted()

@@ -116,7 +116,7 @@ class Loop:
         # The events.log id of what the loop is acting on now (the loop's start, the last
         # wake-up or agent run): the cause of every event that names no other.
         self._cause: str | None = None
-        self._runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
+        self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         self._setup = iteration.AgentSetup(
             goal=options.goal,
             agent=options.agent,
@@ -318,7 +318,7 @@ class Loop:
     def _run_agent(self, action: RunAgent) -> Event:
         """Run one agent process; its end, with the files it changed read, is the next event."""
         # Durable before the run leaves any trace: a restart after a kill finds it (recovery).
-        record = recovery.AgentRunRecord.starting(action, self._runs)
+        record = recovery.AgentRunRecord.starting(action, self.agent_runs)
         self._set_state(recovery.started(self.model.state, record))
         request = iteration.build_request(
             self.paths,
