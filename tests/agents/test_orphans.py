@@ -140,10 +140,12 @@ from pathlib import Path
 from wild.agents import orphans
 from wild.agents.runner import AgentRequest, run_agent
 here = Path(sys.argv[1])
-assert orphans.become_subreaper() and orphans.is_subreaper()
-run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
-                       log_path=here / "iteration-1.log",
-                       env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+with orphans.guarded("test-loop"):
+    assert orphans.is_subreaper()
+    run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+                           log_path=here / "iteration-1.log",
+                           env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+assert not orphans.is_subreaper()
 """
 
 

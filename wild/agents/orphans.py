@@ -50,10 +50,11 @@ def _prctl() -> Prctl | None:
     return function
 
 
-def become_subreaper() -> bool:
-    """Orphaned descendants are reparented to this process instead of init; False if unsupported."""
+def become_subreaper(flag: bool = True) -> bool:
+    """Orphaned descendants are reparented to this process instead of init (`flag` False: no
+    longer); False if unsupported."""
     prctl = _prctl()
-    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, int(flag), 0, 0, 0) == 0
 
 
 def is_subreaper() -> bool:
@@ -237,18 +238,27 @@ def _parent(pid: int) -> int | None:
     return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
 
 
+# Inside `guarded`: the children this process had before, which are not orphans of ours.
+_guarded_from: set[int] | None = None
+
+
+def _children() -> set[int]:
+    me = os.getpid()
+    return {pid for pid in _pids() if _parent(pid) == me}
+
+
 def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
-    """As a child subreaper: kill and reap the orphans reparented to us (children we did not
+    """Inside `guarded`: kill and reap the orphans reparented to us (children we did not
     start: descendants of an agent whose parent died), zombies included; the pids found.
 
-    Does nothing in a process that is not a subreaper, whose other children are not ours to
-    judge (a test runner's, say).
+    Does nothing outside `guarded`: the process's other children are not ours to judge (a
+    test runner's, say), nor those it had before.
     """
-    if not is_subreaper():
+    before = _guarded_from
+    if before is None or not is_subreaper():
         return set()
-    me = os.getpid()
     with no_spawning() as ours:
-        adopted = {pid for pid in _pids() if pid not in ours and _parent(pid) == me}
+        adopted = _children() - ours - before
     # Our unreaped children keep their pids: signalling by pid cannot hit another process.
     for pid in adopted:
         _signal(pid, -1, signal.SIGTERM)
@@ -268,7 +278,10 @@ def guarded(loop_id: str) -> Iterator[None]:
     runs as soon as this one ends, by SIGKILL too (see `wild.agents.orphan_watch`). At the
     block's end, leftovers and adopted orphans are killed here, and the watcher exits.
     """
+    global _guarded_from  # noqa: PLW0603 - one guard per process: the loop's
+    was_subreaper = is_subreaper()
     become_subreaper()
+    _guarded_from = _children()
     read_end, write_end = os.pipe()  # not inheritable: agents never hold the write end
     try:
         with os.fdopen(read_end, "rb", buffering=0) as source:
@@ -280,6 +293,7 @@ def guarded(loop_id: str) -> Iterator[None]:
             )
     except BaseException:
         os.close(write_end)
+        _guarded_from = None
         raise
     try:
         yield
@@ -289,3 +303,6 @@ def guarded(loop_id: str) -> Iterator[None]:
         with contextlib.suppress(subprocess.TimeoutExpired):
             watcher.wait(timeout=GONE_WAIT_S)
         sweep_adopted()
+        _guarded_from = None
+        if not was_subreaper:
+            become_subreaper(False)
