@@ -66,6 +66,12 @@ def test_only_the_killed_loops_own_agent_group_is_killed(seen: Liveness, group: 
     assert group_to_kill(None, seen) is None
 
 
+def test_a_running_pid_without_a_start_time_may_be_anyones() -> None:
+    unsure = ProcessId(4242, "host")
+    assert group_to_kill(unsure, "running") is None
+    assert group_to_kill(unsure, "gone") == 4242
+
+
 def test_the_interrupted_runs_iteration_number_is_used_up_and_not_counted() -> None:
     state = LoopState(iteration=6, consecutive_failures=0, agent_process=AGENT)
     after = taken_over(started(state, RECORD), RECORD)

@@ -92,9 +92,12 @@ def group_to_kill(recorded: ProcessId | None, seen: Liveness) -> int | None:
     The agent led its own group, so the group has the agent's number. "gone" still kills:
     the leader's children may run on in its group, and a group number is not given to a new
     process while any member lives. "reused" means the number belongs to an unrelated
-    process now, and "elsewhere" to another host: neither is ours to kill.
+    process now, and "elsewhere" to another host: neither is ours to kill. Without a start
+    time (no /proc) "running" cannot tell the agent from a process that got its number.
     """
     if recorded is None or seen not in ("running", "gone"):
+        return None
+    if seen == "running" and recorded.start_ticks is None:
         return None
     return recorded.pid
 
