@@ -1,5 +1,5 @@
 """SIGKILL of the loop at random moments of a real run, restarting each time (the soak, with
-100+ kills, is `python tests/reliability/orphans_sigkill.py`)."""
+100+ kills, is `python tests/reliability/soak_orphans_sigkill.py`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.orphans_sigkill import Project, kill_at_random
+from tests.reliability.soak_orphans_sigkill import Project, kill_at_random
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

@@ -194,7 +194,7 @@ def kill_at_random(project: Project, kills: int, seed: int, max_delay_s: float) 
 
 
 def main() -> int:
-    """The soak: `python tests/reliability/orphans_sigkill.py [KILLS] [SEED]`."""
+    """The soak: `python tests/reliability/soak_orphans_sigkill.py [KILLS] [SEED]`."""
     import tempfile
 
     kills = int(sys.argv[1]) if len(sys.argv) > 1 else 120
