@@ -285,7 +285,7 @@ def guarded(loop_id: str) -> Iterator[None]:
     read_end, write_end = os.pipe()  # not inheritable: agents never hold the write end
     try:
         with os.fdopen(read_end, "rb", buffering=0) as source:
-            watcher = spawn(
+            spawn(
                 [sys.executable, "-m", "wild.agents.orphan_watch", loop_id],
                 stdin=source,
                 stdout=subprocess.DEVNULL,
@@ -299,9 +299,9 @@ def guarded(loop_id: str) -> Iterator[None]:
         yield
     finally:
         sweep(loop_id)
-        os.close(write_end)  # the watcher sees the end of its pipe, finds nothing, and exits
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            watcher.wait(timeout=GONE_WAIT_S)
+        # The watcher sees the end of its pipe, finds nothing, and exits; not waited for: its
+        # start-up would delay every loop's end, and Popen reaps it later.
+        os.close(write_end)
         sweep_adopted()
         _guarded_from = None
         if not was_subreaper:
