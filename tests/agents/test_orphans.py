@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from wild.agents import orphans
-from wild.agents.runner import AgentRequest, run_agent
+from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.process import pid_running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,10 +66,15 @@ def test_a_process_belongs_to_its_run_and_to_its_loop(
     assert orphans.belongs(value, run) is part
 
 
-def test_a_clean_exit_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None:
+def _run_with_grandchild(tmp_path: Path, **options: Any) -> tuple[AgentRun, int]:
     pid_file = tmp_path / "grandchild.pid"
     script = _script(
-        tmp_path, [{"spawn": None, "pid_file": str(pid_file), "setsid": True}, {"print": "done"}]
+        tmp_path,
+        [
+            {"spawn": None, "pid_file": str(pid_file), "setsid": True},
+            {"print": "started a job"},
+            {"sleep": options.pop("sleep", 0)},
+        ],
     )
     run = run_agent(
         AgentRequest(
@@ -77,20 +82,35 @@ def test_a_clean_exit_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None
             cwd=tmp_path,
             log_path=tmp_path / "iteration-1.log",
             env={"WILD_FAKE_SCRIPT": str(script), "PYTHONPATH": str(ROOT)},
+            **options,
         )
     )
-    assert run.exit_code == 0
     grandchild = _pid(pid_file)
     assert grandchild is not None
+    return run, grandchild
+
+
+def test_a_killed_run_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None:
+    run, grandchild = _run_with_grandchild(tmp_path, sleep=600, timeout_s=1.0)
+    assert run.timed_out
     # In a session of its own, out of reach of the group kill: found by its run id.
     assert not pid_running(grandchild)
+
+
+def test_a_job_left_by_a_clean_run_lives_on_until_the_loop_ends(tmp_path: Path) -> None:
+    run, grandchild = _run_with_grandchild(tmp_path)
+    try:
+        assert run.exit_code == 0
+        assert pid_running(grandchild)  # a training run a barrier may wait for
+    finally:
+        subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
 
 
 # A loop stand-in: runs one agent that starts a `setsid` grandchild and sleeps, until killed.
 HOST = """
 import sys
 from pathlib import Path
-from wild.agents.runner import AgentRequest, run_agent
+from wild.agents.runner import AgentRequest, AgentRun, run_agent
 here = Path(sys.argv[1])
 run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
                        log_path=here / "iteration-1.log",
@@ -133,23 +153,27 @@ def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
 
 
 # A loop stand-in that is a child subreaper; its agent leaves a `setsid` grandchild that has
-# dropped its environment (`env -i`), so no run id can find it: only its parentage.
+# dropped its environment (`env -i`), so no run id can find it: only its parentage. The host
+# says whether the job still ran after the agent's run, before the guard ended.
 SUBREAPER_HOST = """
 import sys
 from pathlib import Path
 from wild.agents import orphans
 from wild.agents.runner import AgentRequest, run_agent
+from wild.process import pid_running
 here = Path(sys.argv[1])
 with orphans.guarded("test-loop"):
     assert orphans.is_subreaper()
     run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
                            log_path=here / "iteration-1.log",
                            env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+    grandchild = int((here / "grandchild.pid").read_text())
+    (here / "between-runs").write_text(str(pid_running(grandchild)))
 assert not orphans.is_subreaper()
 """
 
 
-def test_a_subreaper_loop_kills_the_orphans_it_adopted(tmp_path: Path) -> None:
+def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
     sleeper = ["env", "-i", sys.executable, "-c", "import time; time.sleep(600)"]
     _script(tmp_path, [{"spawn": sleeper, "pid_file": str(pid_file), "setsid": True}])
@@ -159,10 +183,11 @@ def test_a_subreaper_loop_kills_the_orphans_it_adopted(tmp_path: Path) -> None:
         timeout=DEADLINE_S,
         check=False,
     )
-    assert host.returncode == 0
     grandchild = _pid(pid_file)
     assert grandchild is not None
     try:
+        assert host.returncode == 0
+        assert (tmp_path / "between-runs").read_text() == "True"
         assert not pid_running(grandchild)
     finally:
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)

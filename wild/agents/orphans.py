@@ -7,8 +7,12 @@ A SIGKILLed loop can clean nothing up. Three things cover for it:
 - the loop is a child subreaper, so a `setsid` grandchild whose parent died is reparented to
   the loop (not to init) while the loop lives;
 - every agent process carries `WILD_AGENT_RUN=<run id>` in its environment, which its children
-  inherit whatever session or group they move to: `sweep` finds them by it, at the end of each
-  run, at the loop's end, and when a restarted loop recovers a killed one's run.
+  inherit whatever session or group they move to: `sweep` finds them by it when a run is
+  killed, when the loop ends (a watcher process does it if the loop was SIGKILLed), and when
+  a restarted loop recovers a killed one's run.
+
+Between iterations a job the agent started in the background (a training run a barrier waits
+for) is left running: it is work in progress, not an orphan, until its loop ends.
 
 Linux only; elsewhere the prctl calls do nothing and the sweep finds nothing (no /proc).
 """
@@ -247,18 +251,27 @@ def _children() -> set[int]:
     return {pid for pid in _pids() if _parent(pid) == me}
 
 
-def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
-    """Inside `guarded`: kill and reap the orphans reparented to us (children we did not
-    start: descendants of an agent whose parent died), zombies included; the pids found.
-
-    Does nothing outside `guarded`: the process's other children are not ours to judge (a
-    test runner's, say), nor those it had before.
-    """
+def _adopted() -> set[int]:
+    """Inside `guarded`: the orphans reparented to us (children we did not start: descendants
+    of an agent whose parent died), zombies included. Outside it, none: the process's other
+    children are not ours to judge (a test runner's, say), nor those it had before."""
     before = _guarded_from
     if before is None or not is_subreaper():
         return set()
     with no_spawning() as ours:
-        adopted = _children() - ours - before
+        return _children() - ours - before
+
+
+def reap_adopted() -> set[int]:
+    """Collect the adopted orphans that have exited (so no zombie piles up); the pids reaped."""
+    exited = {pid for pid in _adopted() if not _running(pid)}
+    _reap(exited)
+    return exited
+
+
+def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
+    """Kill and reap the orphans adopted inside `guarded` (see `_adopted`); the pids found."""
+    adopted = _adopted()
     # Our unreaped children keep their pids: signalling by pid cannot hit another process.
     for pid in adopted:
         _signal(pid, -1, signal.SIGTERM)

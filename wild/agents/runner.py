@@ -5,9 +5,10 @@ much it prints, and a job it starts in the background keeps a valid stdout after
 We watch the process, append heartbeat lines, and read the log back afterwards: the last
 TEXT_TAIL bytes for text agents, or every stream-json line (each bounded) for Claude-style ones.
 
-The agent dies with the thread that started it (a parent-death signal), and when it ends
-whatever it left running, in its group or in a `setsid` session of its own, is found by its
-run id (`wild.agents.orphans`) and killed: no job of the agent outlives its iteration.
+The agent dies with the thread that started it (a parent-death signal). When the run is
+killed (timeout, cancel), whatever it started, in its group or in a `setsid` session of its
+own, is found by its run id (`wild.agents.orphans`) and killed too; a job left by a run that
+ended by itself lives on until the loop ends.
 """
 
 from __future__ import annotations
@@ -175,13 +176,16 @@ def _supervise(
             heartbeat_s=request.heartbeat_s,
             on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
         )
-        if ending != "exited":
-            kill_group(proc)
-    finally:
-        # A job the agent left in the background (in its group or a session of its own)
-        # would run on unsupervised while the next iteration starts: it ends with the run.
+    except BaseException:
+        orphans.sweep(request.run_id)  # wait_or_cancel killed the group; the rest goes too
+        raise
+    if ending != "exited":
+        # A killed run loses everything it started, in its group or in a session of its own.
+        # After a clean exit, a job the agent left in the background (a training run a
+        # barrier waits for) lives on; it ends with the loop (`orphans.guarded`).
+        kill_group(proc)
         orphans.sweep(request.run_id)
-        orphans.sweep_adopted()  # one that dropped its environment, found by its parentage
+    orphans.reap_adopted()
     return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
     )
