@@ -170,7 +170,7 @@ def kill_at_random(project: Project, kills: int, seed: int, max_delay_s: float) 
         figures.kills_during_agent += bool(started - {r[2] for r in rows if r[0] == "end"})
     last = project.start()
     try:
-        last.wait(WAIT_S)
+        last.wait(WAIT_S + len(project.tasks))  # the work left: about a second a task at most
     finally:
         last.kill()
         last.wait()
@@ -201,7 +201,8 @@ def main() -> int:
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     with tempfile.TemporaryDirectory() as tmp:
         started = time.monotonic()
-        figures = kill_at_random(Project(Path(tmp), tasks=40), kills, seed, max_delay_s=1.0)
+        project = Project(Path(tmp), tasks=kills + 10)  # work left for every loop to be killed in
+        figures = kill_at_random(project, kills, seed, max_delay_s=0.1)
         print(f"{figures} in {time.monotonic() - started:.0f} s")
     bad = figures.overlaps or figures.left_alive or figures.problems
     return 1 if bad else 0
