@@ -112,6 +112,9 @@ def test_a_restarted_loop_kills_what_the_killed_one_left_before_any_work(wild: W
     assert not alive(grandchild)  # killed before the new run started
     assert not stray.exists()
     assert "The last loop was killed during iteration 1 (task task-001)" in wild.output()
+    events = [json.loads(line) for line in wild.paths.events.read_text().splitlines()]
+    [interrupted] = [e for e in events if e["kind"] == "agent-interrupted"]
+    assert (interrupted["iteration"], interrupted["work_id"]) == (1, "task-001")
     wild.go("task-001")
     assert again.wait(WAIT_S) == 0, wild.output()
     assert [n for n, _, _, _ in wild.agent_runs()] == ["1", "2", "3", "4"]

@@ -187,6 +187,8 @@ class Loop:
         self.files.refresh()
         start = self.events.append("loop-start", goal=self.options.goal, agent=self.options.agent)
         self._cause = start
+        if interrupted is not None:  # the killed loop's run, never ended: the trail says so
+            self.events.append("agent-interrupted", cause=start, **interrupted.event_data())
         model = LoopModel(
             options=self.options,
             ws=self.files.view(self.clock.now()),

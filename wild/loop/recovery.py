@@ -56,6 +56,15 @@ class AgentRunRecord:
             "runId": self.run_id,
         }
 
+    def event_data(self) -> dict[str, Any]:
+        """As events.log names the fields of an agent run (snake_case, like agent-start)."""
+        return {
+            "iteration": self.iteration,
+            "work_type": self.work_type,
+            "work_id": self.work_id,
+            "run_id": self.run_id,
+        }
+
     @classmethod
     def from_json(cls, raw: object) -> AgentRunRecord | None:
         """Leniently: a hand-edited or foreign value is no record."""
