@@ -191,3 +191,15 @@ def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> Non
         assert not pid_running(grandchild)
     finally:
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
+
+
+def test_a_program_that_cannot_run_fails_before_anything_starts(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    with pytest.raises(FileNotFoundError):
+        orphans.dying_with_parent(["no-such-agent"], tmp_path, "/usr/bin:/bin")
+    with pytest.raises(PermissionError):  # not executable
+        orphans.dying_with_parent(["./agent.sh"], tmp_path, None)
+    script.chmod(0o755)
+    argv = orphans.dying_with_parent(["./agent.sh", "x"], tmp_path, None)
+    assert argv[-2:] == ["./agent.sh", "x"]  # found relative to the agent's own folder
