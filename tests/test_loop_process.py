@@ -31,8 +31,8 @@ T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 
 # A custom agent: logs "<iteration> <work type> <work id> <pid>", then, when the test left a
 # `hold-<work id>` file, waits for `go-<work id>` (with "spawn" in it: starts a grandchild
-# first), then gives the promise that finishes its kind of work (planning: COMPLETE, the goal
-# is met).
+# first; "setsid": one in a session of its own), then gives the promise that finishes its
+# kind of work (planning: COMPLETE, the goal is met).
 AGENT = r"""
 import os, subprocess, sys, time
 from pathlib import Path
@@ -44,8 +44,10 @@ with open(here / "agent.log", "a") as log:
     log.write(f"{os.environ['WILD_ITERATION']} {kind} {work} {os.getpid()}\n")
 hold = here / f"hold-{work}"
 if hold.exists():
-    if hold.read_text() == "spawn":
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    mode = hold.read_text()
+    if mode in ("spawn", "setsid"):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                                 start_new_session=mode == "setsid")
         (here / "grandchild.pid").write_text(str(child.pid))
     while not (here / f"go-{work}").exists():
         time.sleep(0.01)
@@ -154,6 +156,13 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def wait_gone(pid: int) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} is still alive"
+        time.sleep(0.02)
 
 
 @pytest.fixture
@@ -295,7 +304,8 @@ def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> N
     wild.wait_for("alert-1 to start", lambda: ("alert", "alert-1") in wild.worked_on())
     proc.kill()  # kill -9: no chance to clean up
     proc.wait()
-    kill_group(wild.agent_runs()[0][3])  # the orphaned agent, as a human would
+    agent = wild.agent_runs()[0][3]
+    wait_gone(agent)  # it dies with its loop
 
     # A critical alert arrives while no loop runs: pending critical ranks below in-progress.
     critical = make_alert(
@@ -317,13 +327,16 @@ def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> N
         ("alert", "alert-2"),
         ("planning", "planning"),
     ]
+    # The killed run used up iteration 1 and was no attempt of the agent's.
+    assert [n for n, _, _, _ in wild.agent_runs()] == ["1", "2", "3", "4", "5"]
     lines = [json.loads(line) for line in wild.paths.alerts.read_text().splitlines()]
     attempts = [
         line["context"]["attempt"]
         for line in lines
         if line["id"] == "alert-1" and line["status"] == "in-progress"
     ]
-    assert attempts == [1, 2]
+    assert attempts == [1, 1]
+    assert "The last loop was killed during iteration 1 (alert alert-1)" in wild.output()
 
 
 def test_a_second_loop_on_the_same_folder_refuses_to_start(wild: Wild) -> None:

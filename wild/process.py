@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,11 @@ SAFE_ENV_KEYS = ("PATH", "HOME", "USER", "LANG", "TMPDIR", "SHELL")
 SAFE_ENV_PREFIXES = ("LC_", "WILD_", "SLURM_")
 
 Ending = Literal["exited", "timed-out", "cancelled"]
+
+# Every child we start, so a sweep of orphans adopted by the loop (a child subreaper) can tell
+# them from our own; the lock keeps a child from being born unregistered during a sweep.
+_spawning = threading.Lock()
+_spawned: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -60,15 +66,25 @@ def spawn(
     """
     if stderr is None and stdout is not None:
         stderr = subprocess.STDOUT
-    return subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        start_new_session=True,
-    )
+    with _spawning:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
+        _spawned.add(proc)
+    return proc
+
+
+@contextlib.contextmanager
+def no_spawning() -> Iterator[set[int]]:
+    """Hold off new children; yields the pids of those `spawn` started and nobody reaped yet."""
+    with _spawning:
+        yield {proc.pid for proc in list(_spawned) if proc.returncode is None}
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:

@@ -88,8 +88,10 @@ def test_env_stdin_and_cwd_reach_the_agent(tmp_path: Path) -> None:
         work_id="alert-17",
         prompt_file=tmp_path / ".wild" / "prompts" / "p.md",
     )
-    run = run_agent(_request(tmp_path, [[{"record": str(record)}]], env=env, stdin=b"the prompt\n"))
+    request = _request(tmp_path, [[{"record": str(record)}]], env=env, stdin=b"the prompt\n")
+    run = run_agent(request)
     seen = orjson.loads(record.read_bytes())
+    assert seen["env"].pop("WILD_AGENT_RUN") == request.run_id  # how its leftovers are found
     assert seen["cwd"] == str(tmp_path)
     assert seen["stdin"] == "the prompt\n"
     assert seen["argv"] == []

@@ -11,7 +11,8 @@ each an object with one action key and its options, run in order:
   {"replace_in_file": "p", "old": "…", "new": "…"}                 (paths relative to the cwd)
   {"sleep": 1.5}             {"exit": 3}           {"kill_self": "SIGSEGV"}
   {"wait_for": "p"}          wait (at most 60 s) until file p exists: a test's handshake
-  {"ignore_sigterm": true}   {"spawn": ["argv", …] or null, "pid_file": "p"}  (null: sleep 1 h)
+  {"ignore_sigterm": true}   {"spawn": ["argv", …] or null, "pid_file": "p"}  (null: sleep 1 h;
+                             with "setsid": true the child gets a session of its own)
   {"record": "p"}            write pid, argv, cwd, stdin and the WILD_* environment as JSON
   {"stream_json": [event, …]}                       one JSON line per event
   {"claude": {"text": "…", "tool_result": "…", "cost_usd": 0.01, "input_tokens": 10,
@@ -149,9 +150,9 @@ def _print_bytes(size: int) -> None:
         _out(data)
 
 
-def _spawn(argv: Sequence[str] | None, pid_file: str | None) -> None:
+def _spawn(argv: Sequence[str] | None, pid_file: str | None, setsid: bool) -> None:
     command = list(argv) if argv else [sys.executable, "-c", "import time; time.sleep(3600)"]
-    child = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=setsid)
     if pid_file:
         Path(pid_file).write_text(str(child.pid))
 
@@ -215,7 +216,7 @@ def _run(action: Mapping[str, Any]) -> None:
     elif "ignore_sigterm" in action:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     elif "spawn" in action:
-        _spawn(action["spawn"], action.get("pid_file"))
+        _spawn(action["spawn"], action.get("pid_file"), bool(action.get("setsid")))
     elif "record" in action:
         _record(str(action["record"]))
     elif "stream_json" in action:

@@ -4,11 +4,17 @@ The agent writes straight into `.wild/logs/iteration-N.log` (no pipe, so no dead
 much it prints, and a job it starts in the background keeps a valid stdout after it exits).
 We watch the process, append heartbeat lines, and read the log back afterwards: the last
 TEXT_TAIL bytes for text agents, or every stream-json line (each bounded) for Claude-style ones.
+
+The agent dies with the thread that started it (a parent-death signal). When the run is
+killed (timeout, cancel), whatever it started, in its group or in a `setsid` session of its
+own, is found by its run id (`wild.agents.orphans`) and killed too; a job left by a run that
+ended by itself lives on until the loop ends.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import subprocess
 import threading
@@ -19,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from wild.agents import orphans
 from wild.agents.registry import OutputFormat
 from wild.agents.signals import Signals, parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
@@ -72,6 +79,8 @@ class AgentRequest:
     on_start: Callable[[int], None] | None = None  # told the agent's pid once it is spawned
     output_format: OutputFormat = "text"
     clock: Clock = field(default_factory=SystemClock)
+    # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
+    run_id: str = field(default_factory=lambda: secrets.token_hex(8))
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -160,16 +169,24 @@ class _ProcessEnd:
 def _supervise(
     request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, started: float
 ) -> _ProcessEnd:
-    ending = wait_or_cancel(
-        proc,
-        timeout_s=request.timeout_s,
-        cancel=request.cancel,
-        heartbeat_s=request.heartbeat_s,
-        on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
-    )
+    try:
+        ending = wait_or_cancel(
+            proc,
+            timeout_s=request.timeout_s,
+            cancel=request.cancel,
+            heartbeat_s=request.heartbeat_s,
+            on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
+        )
+    except BaseException:
+        orphans.sweep(request.run_id)  # wait_or_cancel killed the group; the rest goes too
+        raise
     if ending != "exited":
-        # Only a killed run loses its group: a job the agent left in the background lives on.
+        # A killed run loses everything it started, in its group or in a session of its own.
+        # After a clean exit, a job the agent left in the background (a training run a
+        # barrier waits for) lives on; it ends with the loop (`orphans.guarded`).
         kill_group(proc)
+        orphans.sweep(request.run_id)
+    orphans.reap_adopted()
     return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
     )
@@ -274,7 +291,7 @@ def _ending(outcome: _ProcessEnd, duration: float) -> str:
 def run_agent(request: AgentRequest) -> AgentRun:
     """Run the agent to completion, timeout or cancel; its process group is handled either way."""
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **request.env}
+    env = {**os.environ, **request.env, orphans.RUN_ENV: request.run_id}
     with request.log_path.open("a+b", buffering=0) as handle, stdin_source(request.stdin) as stdin:
         _Log(handle).line(
             f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}"
@@ -282,7 +299,8 @@ def run_agent(request: AgentRequest) -> AgentRun:
         log = _Log(handle)
         started = time.monotonic()
         try:
-            proc = spawn(request.argv, cwd=request.cwd, env=env, stdout=handle, stdin=stdin)
+            argv = orphans.dying_with_parent(request.argv, request.cwd, env.get("PATH"))
+            proc = spawn(argv, cwd=request.cwd, env=env, stdout=handle, stdin=stdin)
         except OSError as error:
             log.line(f"could not start: {error.strerror}")
             raise WildError(
@@ -294,6 +312,7 @@ def run_agent(request: AgentRequest) -> AgentRun:
                 request.on_start(proc.pid)
             except BaseException:
                 kill_group(proc)  # nobody would supervise it: no orphan
+                orphans.sweep(request.run_id)
                 raise
         outcome = _supervise(request, proc, log, started)
         duration = time.monotonic() - started

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 
+from wild.agents import orphans
 from wild.agents.registry import CUSTOM, agent_spec
 from wild.clock import Clock
 from wild.commands import edits
@@ -116,6 +117,13 @@ def run_loop(
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
     loop = Loop(paths, options, clock=clock, out=out)
+    with orphans.guarded(loop.agent_runs):  # no agent process outlives the loop, even a killed one
+        return _run(loop, paths, webhook_port, out)
+
+
+def _run(
+    loop: Loop, paths: WildPaths, webhook_port: int | None, out: Callable[[str], None]
+) -> LoopResult:
     if webhook_port is None:
         return loop.run()
     # Imported only when asked for: http.server brings ssl and email, ~45 ms a loop without

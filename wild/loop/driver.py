@@ -21,7 +21,7 @@ from wild.barriers.checker import BarrierChecker
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
 from wild.liveness import probe, this_host, this_process
-from wild.loop import io_errors, iteration
+from wild.loop import io_errors, iteration, recovery
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
@@ -49,7 +49,7 @@ from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
 from wild.loop.trust_guard import TrustGuard, approval_required
 from wild.parsers.alerts_file import AlertCursor
-from wild.parsers.state import ProcessId
+from wild.parsers.state import LoopState, ProcessId
 from wild.paths import WildPaths
 from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock
@@ -127,6 +127,7 @@ class Loop:
         # The events.log id of what the loop is acting on now (the loop's start, the last
         # wake-up or agent run): the cause of every event that names no other.
         self._cause: str | None = None
+        self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         self._setup = iteration.AgentSetup(
             goal=options.goal,
             agent=options.agent,
@@ -179,8 +180,9 @@ class Loop:
         loaded = load_state(self.paths.state, self.clock)
         for problem in loaded.problems:
             self.out(f"⚠️  {problem}")
+        taken, interrupted = recovery.take_over(self.paths, loaded.state, self.out)
         state = replace(
-            loaded.state,
+            taken,
             active=True,
             prompt=self.options.goal,
             agent=self.options.agent,
@@ -189,7 +191,6 @@ class Loop:
             paused=False,  # requests made before this run started do not count
             # Who runs now, so `wild --status` can tell this loop from a dead one's leftovers.
             loop_process=this_process(iso(self.clock.now())),
-            agent_process=None,  # a killed loop's agent is not ours to report
         )
         self.files = LoopFiles(
             self.paths, alerts_since=AlertCursor.from_json(state.alerts_file_position)
@@ -197,6 +198,8 @@ class Loop:
         self.files.refresh()
         start = self.events.append("loop-start", goal=self.options.goal, agent=self.options.agent)
         self._cause = start
+        if interrupted is not None:  # the killed loop's run, never ended: the trail says so
+            self.events.append("agent-interrupted", cause=start, **interrupted.event_data())
         model = LoopModel(
             options=self.options,
             ws=self.files.view(self.clock.now()),
@@ -204,6 +207,7 @@ class Loop:
             book=Bookkeeping.from_extra(state.extra),
             started_mono=self.clock.monotonic(),
             start_event=start,
+            resumed=interrupted.work_id if interrupted is not None else None,
         )
         self._model = None  # so the first commit writes state.json
         self._commit(model)
@@ -326,6 +330,9 @@ class Loop:
 
     def _run_agent(self, action: RunAgent) -> Event:
         """Run one agent process; its end, with the files it changed read, is the next event."""
+        # Durable before the run leaves any trace: a restart after a kill finds it (recovery).
+        record = recovery.AgentRunRecord.starting(action, self.agent_runs)
+        self._set_state(recovery.started(self.model.state, record))
         request = iteration.build_request(
             self.paths,
             self._setup,
@@ -338,6 +345,7 @@ class Loop:
             cancel=self.stop_event,
             clock=self.clock,
             on_start=self._agent_started,
+            run_id=record.run_id,
         )
         started = self.events.append(
             "agent-start",
@@ -351,7 +359,7 @@ class Loop:
             what += f" {action.work_id}"
         self.out(f"🤖 Iteration {action.iteration}: {what}")
         run = self.runner(request)
-        self._record_agent(None)
+        self._set_state(recovery.ended(self.model.state))
         ended = self.events.append(
             "agent-end",
             cause=started,
@@ -371,11 +379,12 @@ class Loop:
     def _agent_started(self, pid: int) -> None:
         """The runner spawned the agent: state.json names it while it runs."""
         now = iso(self.clock.now())
-        self._record_agent(probe(pid, now) or ProcessId(pid, this_host(), started_at=now))
+        process = probe(pid, now) or ProcessId(pid, this_host(), started_at=now)
+        self._set_state(replace(self.model.state, agent_process=process))
 
-    def _record_agent(self, process: ProcessId | None) -> None:
+    def _set_state(self, state: LoopState) -> None:
         """A fact, not a decision: written straight into the state `decide` keeps."""
-        self._commit(replace(self.model, state=replace(self.model.state, agent_process=process)))
+        self._commit(replace(self.model, state=state))
 
     def _wait(self, action: Wait, watcher: Watcher, checker: BarrierChecker | None) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""
@@ -392,20 +401,5 @@ class Loop:
         self._cause = self.events.append(
             "wake", cause=self.model.start_event, reasons=sorted({r.kind for r in reasons})
         )
-        self._read(self._changed(reasons))
+        self._read(self.files.changed_by(reasons))
         return self._control_or_tick()
-
-    def _changed(self, reasons: list[WakeReason]) -> set[Watched]:
-        """The files the wake-up names; a reason without one (rescan, barrier) names them all."""
-        changed: set[Watched] = set()
-        for reason in reasons:
-            if reason.kind in ("timeout", "signal", "control"):
-                continue
-            if reason.kind == "barrier":  # the checker wrote a result
-                changed.add("barriers")
-                continue
-            name = self.files.name_of(reason.path) if reason.path is not None else None
-            if name is None:
-                return set(WATCHED)
-            changed.add(name)
-        return changed

@@ -30,6 +30,7 @@ from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text
 from wild.store.tasks_backup import TasksBackup
+from wild.wake import WakeReason
 from wild.workspace import Workspace, assemble_workspace, open_alerts_of, read_trust, refusals_of
 
 Watched = FileName | Literal["alerts"]
@@ -91,6 +92,21 @@ class LoopFiles:
         """Which watched file a path from a file event is, if any."""
         base = os.path.basename(path)
         return next((n for n in WATCHED if os.path.basename(self.path_of(n)) == base), None)
+
+    def changed_by(self, reasons: Iterable[WakeReason]) -> set[Watched]:
+        """The files a wake-up names; a reason without one (rescan, barrier) names them all."""
+        changed: set[Watched] = set()
+        for reason in reasons:
+            if reason.kind in ("timeout", "signal", "control"):
+                continue
+            if reason.kind == "barrier":  # the checker wrote a result
+                changed.add("barriers")
+                continue
+            name = self.name_of(reason.path) if reason.path is not None else None
+            if name is None:
+                return set(WATCHED)
+            changed.add(name)
+        return changed
 
     def refresh(self, names: Iterable[Watched] = WATCHED) -> None:
         """Read the named files again where their signature moved."""

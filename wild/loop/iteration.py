@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from wild import prompts
 from wild.agents.registry import build_command, output_format, prompt_on_stdin
@@ -45,6 +46,7 @@ def build_request(
     environ: Mapping[str, str],
     cancel: threading.Event,
     clock: Clock,
+    run_id: str,
     on_start: Callable[[int], None] | None = None,
 ) -> AgentRequest:
     """Write the prompt for this work and say how to run the agent on it."""
@@ -54,7 +56,8 @@ def build_request(
     )
     prompt = prompts.render(work_type, paths.prompts, {**common, **values})
     paths.logs.mkdir(exist_ok=True)
-    prompt_file = paths.logs / f"iteration-{iteration}.prompt.md"
+    name = fresh_name(paths.logs, iteration)
+    prompt_file = paths.logs / f"{name}.prompt.md"
     prompt_file.write_text(prompt, encoding="utf-8")
     argv = build_command(
         setup.agent,
@@ -68,7 +71,7 @@ def build_request(
     return AgentRequest(
         argv=tuple(argv),
         cwd=paths.project,
-        log_path=paths.logs / f"iteration-{iteration}.log",
+        log_path=paths.logs / f"{name}.log",
         env=agent_env(
             wild_dir=paths.root.resolve(),
             iteration=iteration,
@@ -83,7 +86,18 @@ def build_request(
         on_start=on_start,
         output_format=output_format(setup.agent),
         clock=clock,
+        run_id=run_id,
     )
+
+
+def fresh_name(logs: Path, iteration: int) -> str:
+    """`iteration-N`, or `iteration-N.2`, `.3`… when its log or prompt exists: a log is never
+    overwritten, even when state.json was lost and the numbers start again."""
+    name, copy = f"iteration-{iteration}", 1
+    while (logs / f"{name}.log").exists() or (logs / f"{name}.prompt.md").exists():
+        copy += 1
+        name = f"iteration-{iteration}.{copy}"
+    return name
 
 
 def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: bool) -> str:

@@ -116,6 +116,8 @@ class LoopModel:
     start_event: str | None = None  # events.log id of loop-start
     agent_event: str | None = None  # events.log id of the last agent run's end: its lineage
     refusals_told: tuple[tuple[str, str], ...] = ()  # the files wild may not write, as said
+    # The work a killed loop's agent was on: starting it again is not a new attempt.
+    resumed: str | None = None
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""

@@ -91,7 +91,8 @@ def _run(
     model: LoopModel, running: Running, values: Mapping[str, object], at: Moment
 ) -> tuple[LoopModel, tuple[Action, ...]]:
     work = CurrentWork(running.work_type, running.work_id, iso(at.now))
-    model = replace(model, running=running, state=replace(model.state, current_work=work))
+    state = replace(model.state, current_work=work)
+    model = replace(model, running=running, state=state, resumed=None)
     iteration = model.state.iteration + 1
     values = {**values, "answers": prompts.answers_block(model.book.answers.get(running.work_id))}
     return model, (RunAgent(iteration, running.work_type, running.work_id, values),)
@@ -123,6 +124,9 @@ def _start_alert(
         message = f"{escalation.reason}: [{alert.severity}] {alert.description}"
         actions.append(Notify(alert.id, message, cause=None))
     started = status_update(alert, "in-progress", at.now)
+    if model.resumed == alert.id and alert.status == "in-progress":
+        # The killed loop's run at it was no attempt of the agent's (see wild.loop.recovery).
+        started["context"]["attempt"] = max(1, started["context"]["attempt"] - 1)
     actions.append(AppendAlert(started))
     guidance = alert.raw.get("humanGuidance")
     values = prompts.alert_values(

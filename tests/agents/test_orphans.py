@@ -1,0 +1,205 @@
+"""No agent outlives its run or its loop: the sweep by run id, and the parent-death signal."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from wild.agents import orphans
+from wild.agents.runner import AgentRequest, AgentRun, run_agent
+from wild.process import pid_running
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = (sys.executable, "-m", "wild.agents.fake_agent")
+DEADLINE_S = 30.0  # never reached when healthy
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+def _pid(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _script(tmp_path: Path, actions: list[dict[str, Any]]) -> Path:
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"iterations": [actions]}))
+    return script
+
+
+def test_the_run_id_is_read_from_a_proc_environ_block() -> None:
+    block = b"PATH=/bin\0WILD_AGENT_RUN=ab12.7\0HOME=/root\0"
+    assert orphans.run_value(block) == "ab12.7"
+    assert orphans.run_value(b"PATH=/bin\0") is None
+    assert orphans.run_value(b"") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "run", "part"),
+    [
+        ("ab12.7", "ab12.7", True),
+        ("ab12.7", "ab12", True),  # a loop's id names every agent run it started
+        ("ab12.70", "ab12.7", False),
+        ("ab123.7", "ab12", False),
+        (None, "ab12", False),
+    ],
+)
+def test_a_process_belongs_to_its_run_and_to_its_loop(
+    value: str | None, run: str, part: bool
+) -> None:
+    assert orphans.belongs(value, run) is part
+
+
+def _run_with_grandchild(tmp_path: Path, **options: Any) -> tuple[AgentRun, int]:
+    pid_file = tmp_path / "grandchild.pid"
+    script = _script(
+        tmp_path,
+        [
+            {"spawn": None, "pid_file": str(pid_file), "setsid": True},
+            {"print": "started a job"},
+            {"sleep": options.pop("sleep", 0)},
+        ],
+    )
+    run = run_agent(
+        AgentRequest(
+            argv=FAKE,
+            cwd=tmp_path,
+            log_path=tmp_path / "iteration-1.log",
+            env={"WILD_FAKE_SCRIPT": str(script), "PYTHONPATH": str(ROOT)},
+            **options,
+        )
+    )
+    grandchild = _pid(pid_file)
+    assert grandchild is not None
+    return run, grandchild
+
+
+def test_a_killed_run_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None:
+    run, grandchild = _run_with_grandchild(tmp_path, sleep=600, timeout_s=1.0)
+    assert run.timed_out
+    # In a session of its own, out of reach of the group kill: found by its run id.
+    assert not pid_running(grandchild)
+
+
+def test_a_job_left_by_a_clean_run_lives_on_until_the_loop_ends(tmp_path: Path) -> None:
+    run, grandchild = _run_with_grandchild(tmp_path)
+    try:
+        assert run.exit_code == 0
+        assert pid_running(grandchild)  # a training run a barrier may wait for
+    finally:
+        subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
+
+
+# A loop stand-in: runs one agent that starts a `setsid` grandchild and sleeps, until killed.
+HOST = """
+import sys
+from pathlib import Path
+from wild.agents.runner import AgentRequest, AgentRun, run_agent
+here = Path(sys.argv[1])
+run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+                       log_path=here / "iteration-1.log",
+                       env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+"""
+
+
+def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+    agent_file, grandchild_file = tmp_path / "agent.json", tmp_path / "grandchild.pid"
+    _script(
+        tmp_path,
+        [
+            {"spawn": None, "pid_file": str(grandchild_file), "setsid": True},
+            {"record": str(agent_file)},
+            {"sleep": 600},
+        ],
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, str(tmp_path)],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        _wait_until(agent_file.exists, "the agent to start")
+        agent = orjson.loads(agent_file.read_bytes())["pid"]
+        grandchild = _pid(grandchild_file)
+        assert grandchild is not None
+        host.send_signal(signal.SIGKILL)  # no chance to clean up
+        host.wait()
+        _wait_until(lambda: not pid_running(agent), "the agent to die with its parent")
+        # Its grandchild, reparented to init, is found by the run id it inherited.
+        run = orjson.loads(agent_file.read_bytes())["env"]["WILD_AGENT_RUN"]
+        assert pid_running(grandchild)
+        assert orphans.sweep(run) == {grandchild}
+        assert not pid_running(grandchild)
+    finally:
+        host.kill()
+        host.wait()
+        if agent_file.exists():  # never leave the test's processes behind
+            orphans.sweep(orjson.loads(agent_file.read_bytes())["env"]["WILD_AGENT_RUN"])
+
+
+# A loop stand-in that is a child subreaper; its agent leaves a `setsid` grandchild that has
+# dropped its environment (`env -i`), so no run id can find it: only its parentage. The host
+# says whether the job still ran after the agent's run, before the guard ended.
+SUBREAPER_HOST = """
+import sys
+from pathlib import Path
+from wild.agents import orphans
+from wild.agents.runner import AgentRequest, run_agent
+from wild.process import pid_running
+here = Path(sys.argv[1])
+with orphans.guarded("test-loop"):
+    assert orphans.is_subreaper()
+    run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+                           log_path=here / "iteration-1.log",
+                           env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+    grandchild = int((here / "grandchild.pid").read_text())
+    (here / "between-runs").write_text(str(pid_running(grandchild)))
+assert not orphans.is_subreaper()
+"""
+
+
+def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    sleeper = ["env", "-i", sys.executable, "-c", "import time; time.sleep(600)"]
+    _script(tmp_path, [{"spawn": sleeper, "pid_file": str(pid_file), "setsid": True}])
+    host = subprocess.run(
+        [sys.executable, "-c", SUBREAPER_HOST, str(tmp_path)],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=DEADLINE_S,
+        check=False,
+    )
+    grandchild = _pid(pid_file)
+    assert grandchild is not None
+    try:
+        assert host.returncode == 0
+        assert (tmp_path / "between-runs").read_text() == "True"
+        assert not pid_running(grandchild)
+    finally:
+        subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
+
+
+def test_a_program_that_cannot_run_fails_before_anything_starts(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    with pytest.raises(FileNotFoundError):
+        orphans.dying_with_parent(["no-such-agent"], tmp_path, "/usr/bin:/bin")
+    with pytest.raises(PermissionError):  # not executable
+        orphans.dying_with_parent(["./agent.sh"], tmp_path, None)
+    script.chmod(0o755)
+    argv = orphans.dying_with_parent(["./agent.sh", "x"], tmp_path, None)
+    assert argv[-2:] == ["./agent.sh", "x"]  # found relative to the agent's own folder

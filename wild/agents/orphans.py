@@ -1,0 +1,321 @@
+"""No agent outlives its loop: a parent-death signal, a child subreaper, and a sweep that finds
+and kills whatever an agent run left behind by the run id every agent process inherits.
+
+A SIGKILLed loop can clean nothing up. Three things cover for it:
+- the agent gets SIGKILL from the kernel when the loop's thread that spawned it dies
+  (`PR_SET_PDEATHSIG`, set by a tiny program that then execs the agent);
+- the loop is a child subreaper, so a `setsid` grandchild whose parent died is reparented to
+  the loop (not to init) while the loop lives;
+- every agent process carries `WILD_AGENT_RUN=<run id>` in its environment, which its children
+  inherit whatever session or group they move to: `sweep` finds them by it when a run is
+  killed, when the loop ends (a watcher process does it if the loop was SIGKILLed), and when
+  a restarted loop recovers a killed one's run.
+
+Between iterations a job the agent started in the background (a training run a barrier waits
+for) is left running: it is work in progress, not an orphan, until its loop ends.
+
+Linux only; elsewhere the prctl calls do nothing and the sweep finds nothing (no /proc).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from wild.process import no_spawning, spawn
+
+RUN_ENV = "WILD_AGENT_RUN"
+SWEEP_GRACE_S = 0.5  # what leftovers get between SIGTERM and SIGKILL
+GONE_WAIT_S = 5.0  # how long a SIGKILLed process may take to disappear
+_SWEEP_PASSES = 5  # a process may fork while we sweep: look again until nothing is found
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+Prctl = Callable[..., int]
+
+
+def _prctl() -> Prctl | None:
+    """libc's prctl, from the symbols already loaded (no library search, no subprocess)."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    try:
+        function: Prctl | None = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    except OSError:
+        return None
+    return function
+
+
+def become_subreaper(flag: bool = True) -> bool:
+    """Orphaned descendants are reparented to this process instead of init (`flag` False: no
+    longer); False if unsupported."""
+    prctl = _prctl()
+    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, int(flag), 0, 0, 0) == 0
+
+
+def is_subreaper() -> bool:
+    prctl = _prctl()
+    if prctl is None:
+        return False
+    flag = ctypes.c_int(0)
+    # The second argument is here where to store the flag (a bare int would be cut to 32 bits).
+    return prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and bool(flag.value)
+
+
+# Sets the parent-death signal, then becomes the agent (exec keeps the pid and the signal).
+# A separate program rather than a `preexec_fn`: running Python between fork and exec in a
+# process with threads (the loop's watcher and checker) can deadlock. If the parent died
+# before the prctl, no signal would ever come: the child kills itself instead.
+_EXEC_DYING_WITH_PARENT = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os.kill(os.getpid(), signal.SIGKILL)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as error:
+    sys.stderr.write(f"[wild] could not start {sys.argv[2]}: {error.strerror}\\n")
+    os._exit(127)
+"""
+
+
+def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[str]:
+    """`argv` run so that it gets SIGKILL when the thread that starts it dies (Linux).
+
+    Raises FileNotFoundError or PermissionError, as exec would, when the program cannot run:
+    the caller learns it here rather than from an exit status.
+    """
+    program = argv[0]
+    found = _find_program(program, cwd, path)
+    if _prctl() is None:
+        return [str(found), *argv[1:]]
+    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, str(os.getpid()), *argv]
+
+
+def _find_program(program: str, cwd: Path, path: str | None) -> Path:
+    """Where exec would find `program` (a name with a slash is relative to the child's cwd)."""
+    if "/" in program:
+        candidates = [cwd / program]
+    else:
+        directories = (path if path is not None else os.defpath).split(os.pathsep)
+        candidates = [cwd / (directory or ".") / program for directory in directories]
+    denied = False
+    for candidate in candidates:
+        if candidate.is_file():
+            if os.access(candidate, os.X_OK):
+                return candidate
+            denied = True
+    if denied:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
+def run_value(environ: bytes) -> str | None:
+    """The `WILD_AGENT_RUN` value in a /proc/<pid>/environ (NUL-separated); None if absent."""
+    prefix = f"{RUN_ENV}=".encode()
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode("utf-8", "replace")
+    return None
+
+
+def belongs(value: str | None, run: str) -> bool:
+    """Whether a process carrying `value` is part of `run`: that run, or one of its sub-runs
+    (`<run>.<n>`: a loop's id names all its agent runs)."""
+    return value is not None and (value == run or value.startswith(run + "."))
+
+
+def _pids() -> Iterator[int]:
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                yield int(entry.name)
+
+
+def _open(pid: int) -> int | None:
+    """A pidfd for `pid`, so the signal reaches this process even if the pid is reused."""
+    try:
+        return os.pidfd_open(pid)
+    except (ProcessLookupError, PermissionError):
+        return None
+    except OSError:
+        return -1  # no pidfds here (old kernel): signal by pid
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""  # gone, a zombie, or not ours to read
+
+
+def _signal(pid: int, pidfd: int, signum: int) -> bool:
+    try:
+        if pidfd >= 0:
+            signal.pidfd_send_signal(pidfd, signum)
+        else:
+            os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def signal_run(run: str, signum: int) -> set[int]:
+    """Send `signum` to every process (but this one) of `run`; the pids signalled."""
+    signalled: set[int] = set()
+    for _ in range(_SWEEP_PASSES):
+        found = False
+        for pid in _pids():
+            if pid == os.getpid() or pid in signalled:
+                continue
+            pidfd = _open(pid)
+            if pidfd is None:
+                continue
+            try:
+                # The pidfd is opened first: what we read is that process's, or it is dead.
+                if belongs(run_value(_environ(pid)), run) and _signal(pid, pidfd, signum):
+                    signalled.add(pid)
+                    found = True
+            finally:
+                if pidfd >= 0:
+                    os.close(pidfd)
+        if not found:
+            break
+    return signalled
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :][:1] not in ("Z", "X", "")
+
+
+def _reap(pids: set[int]) -> None:
+    """Collect the exit status of those that are our children (subreaped orphans included)."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def wait_gone(pids: set[int], limit_s: float) -> bool:
+    """Wait up to `limit_s` for every pid to exit (a zombie has), reaping our own."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        _reap(pids)
+        left = {pid for pid in pids if _running(pid)}
+        if not left:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def sweep(run: str, grace_s: float = SWEEP_GRACE_S) -> set[int]:
+    """Kill every process of `run` (SIGTERM, `grace_s`, then SIGKILL) and reap what was ours;
+    returns the pids it found. Safe to call when nothing is left."""
+    found = signal_run(run, signal.SIGTERM)
+    if found and not wait_gone(found, grace_s):
+        found |= signal_run(run, signal.SIGKILL)
+        wait_gone(found, GONE_WAIT_S)
+    return found
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+# Inside `guarded`: the children this process had before, which are not orphans of ours.
+_guarded_from: set[int] | None = None
+
+
+def _children() -> set[int]:
+    me = os.getpid()
+    return {pid for pid in _pids() if _parent(pid) == me}
+
+
+def _adopted() -> set[int]:
+    """Inside `guarded`: the orphans reparented to us (children we did not start: descendants
+    of an agent whose parent died), zombies included. Outside it, none: the process's other
+    children are not ours to judge (a test runner's, say), nor those it had before."""
+    before = _guarded_from
+    if before is None or not is_subreaper():
+        return set()
+    with no_spawning() as ours:
+        return _children() - ours - before
+
+
+def reap_adopted() -> set[int]:
+    """Collect the adopted orphans that have exited (so no zombie piles up); the pids reaped."""
+    exited = {pid for pid in _adopted() if not _running(pid)}
+    _reap(exited)
+    return exited
+
+
+def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
+    """Kill and reap the orphans adopted inside `guarded` (see `_adopted`); the pids found."""
+    adopted = _adopted()
+    # Our unreaped children keep their pids: signalling by pid cannot hit another process.
+    for pid in adopted:
+        _signal(pid, -1, signal.SIGTERM)
+    if adopted and not wait_gone(adopted, grace_s):
+        for pid in adopted:
+            _signal(pid, -1, signal.SIGKILL)
+        wait_gone(adopted, GONE_WAIT_S)
+    _reap(adopted)
+    return adopted
+
+
+@contextlib.contextmanager
+def guarded(loop_id: str) -> Iterator[None]:
+    """While the block runs, no process of the loop's agent runs (`<loop_id>.*`) outlives it.
+
+    This process becomes a child subreaper, and a watcher process kills what is left of the
+    runs as soon as this one ends, by SIGKILL too (see `wild.agents.orphan_watch`). At the
+    block's end, leftovers and adopted orphans are killed here, and the watcher exits.
+    """
+    global _guarded_from  # noqa: PLW0603 - one guard per process: the loop's
+    was_subreaper = is_subreaper()
+    become_subreaper()
+    _guarded_from = _children()
+    read_end, write_end = os.pipe()  # not inheritable: agents never hold the write end
+    try:
+        with os.fdopen(read_end, "rb", buffering=0) as source:
+            spawn(
+                [sys.executable, "-m", "wild.agents.orphan_watch", loop_id],
+                stdin=source,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+    except BaseException:
+        os.close(write_end)
+        _guarded_from = None
+        raise
+    try:
+        yield
+    finally:
+        sweep(loop_id)
+        # The watcher sees the end of its pipe, finds nothing, and exits; not waited for: its
+        # start-up would delay every loop's end, and Popen reaps it later.
+        os.close(write_end)
+        sweep_adopted()
+        _guarded_from = None
+        if not was_subreaper:
+            become_subreaper(False)
