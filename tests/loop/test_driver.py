@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.loop import harness
 from tests.loop.harness import T0, TASK, Actions, add_alert, new_project, say
 from wild import control
 from wild.commands import edits
@@ -233,3 +234,23 @@ def test_state_json_names_the_loop_and_the_agent_while_it_runs(tmp_path: Path) -
     after = json.loads(sim.paths.state.read_text())
     assert after["agentProcess"] is None
     assert after["loopProcess"]["pid"] == me.pid  # kept: status says when it was last seen
+
+
+def test_a_write_between_starting_to_watch_and_the_first_read_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher starts before the loop reads its files: whatever lands in between is in
+    that first read (or is an event), never lost until the safety rescan."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: After the gate\n  - blockedBy: gate\n")
+    sim.paths.barriers.write_text("## [WAITING] gate\n- Type: manual\n")
+    started = harness.TestWatcher.start
+
+    def start_then_human_writes(self: harness.TestWatcher) -> None:
+        started(self)
+        edits.add_human_input(sim.paths, "Use the small model", urgent=False, now=T0)
+
+    monkeypatch.setattr(harness.TestWatcher, "start", start_then_human_writes)
+    sim.script = [say("<promise>HUMAN_INPUT_PROCESSED</promise>")]
+    sim.queue_request("stop")
+    sim.run()
+    assert [kind for kind, _ in sim.worked_on()] == ["human-input"]

@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from wild.agents.runner import AgentRun
 from wild.clock import iso, later, parse_time
-from wild.loop import claims, ending, judge, task_checks, work
+from wild.loop import claims, ending, judge, limits, task_checks, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, summary
 from wild.loop.model import (
@@ -118,14 +118,9 @@ def _control(model: LoopModel, event: ControlRequested) -> Step:
 def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     if event.stop or model.control.stop_requested:
         return _end(model, "stopped", "stopped on request")
-    limit = model.options.max_iterations
-    if limit is not None and model.counted >= limit:
-        return _end(model, "max-iterations", f"reached {limit} iterations")
-    if _time_left(model, at) == 0.0:
-        return _end(model, "max-time", "reached the time limit")
-    spent = _spend_limit(model)
-    if spent is not None:
-        return _end(model, *spent)
+    reached = limits.reached(model, at)
+    if reached is not None:
+        return _end(model, *reached)
     model, told = _tell_refusals(model)
     if told:
         return Step(model, (*told, Continue()))
@@ -278,25 +273,6 @@ def _idle_note(selection: Selection | None) -> str | None:
     return f"⏳ Waiting ({waiting}); sleeping until something changes"
 
 
-def _spend_limit(model: LoopModel) -> tuple[EndReason, str] | None:
-    """A spend cap reached by the run's totals, which state.json keeps: a restarted loop with
-    the same cap starts no agent, one with a higher cap goes on."""
-    state, options = model.state, model.options
-    if options.max_cost_usd is not None and state.total_cost_usd >= options.max_cost_usd:
-        spent = f"${state.total_cost_usd:.2f} of ${options.max_cost_usd:.2f}"
-        return "max-cost", f"reached the cost limit ({spent}); a higher --max-cost goes on"
-    if options.max_tokens is not None and state.total_tokens >= options.max_tokens:
-        spent = f"{state.total_tokens:,} of {options.max_tokens:,} tokens"
-        return "max-tokens", f"reached the token limit ({spent}); a higher --max-tokens goes on"
-    return None
-
-
-def _time_left(model: LoopModel, at: Moment) -> float | None:
-    if model.options.max_time_s is None:
-        return None
-    return max(0.0, model.started_mono + model.options.max_time_s - at.mono)
-
-
 def _monitor_in(model: LoopModel, selection: Selection, at: Moment) -> float | None:
     """Seconds until a monitoring iteration is due (0: now); None when none will be."""
     if not (model.options.monitor_with_agent and selection.can_check):
@@ -321,7 +297,7 @@ def _idle_timeout(
             moments.append(later(last, timedelta(minutes=policy.progress_report_minutes)))
     waits = [max(0.0, (m - at.now).total_seconds()) for m in moments if m is not None]
     timers = (
-        _time_left(model, at),
+        limits.time_left(model, at),
         None if selection is None else _monitor_in(model, selection, at),
     )
     waits += [w for w in timers if w is not None]

@@ -152,18 +152,18 @@ class Loop:
 
     def _run(self) -> LoopResult:
         self.paths.logs.mkdir(exist_ok=True)
-        self._begin()
-        watcher = self._watcher()
-        checker = self._checker()
+        watcher, checker = self._watcher(), self._checker()
         restore = (
             install_signal_handlers(self.waker, self.stop_event)
             if self.hooks.signals and threading.current_thread() is threading.main_thread()
             else None
         )
+        # Watching starts before the first read: a write in between is an event, not lost.
         watcher.start()
-        if checker is not None:
-            checker.start()
         try:
+            self._begin()
+            if checker is not None:
+                checker.start()
             result = self._cycle(watcher, checker)
         finally:
             if checker is not None:
@@ -171,7 +171,8 @@ class Loop:
             watcher.stop()
             if restore is not None:
                 restore()
-            self._commit(replace(self.model, state=replace(self.model.state, active=False)))
+            if self._model is not None:
+                self._commit(replace(self.model, state=replace(self.model.state, active=False)))
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
         return result
 
@@ -181,17 +182,7 @@ class Loop:
         for problem in loaded.problems:
             self.out(f"⚠️  {problem}")
         taken, interrupted = recovery.take_over(self.paths, loaded.state, self.out)
-        state = replace(
-            taken,
-            active=True,
-            prompt=self.options.goal,
-            agent=self.options.agent,
-            model=self.options.model,
-            started_at=loaded.state.started_at or iso(self.clock.now()),
-            paused=False,  # requests made before this run started do not count
-            # Who runs now, so `wild --status` can tell this loop from a dead one's leftovers.
-            loop_process=this_process(iso(self.clock.now())),
-        )
+        state = recovery.starting(taken, self.options, this_process(iso(self.clock.now())))
         self.files = LoopFiles(
             self.paths, alerts_since=AlertCursor.from_json(state.alerts_file_position)
         )

@@ -26,7 +26,7 @@ from typing import Any
 
 from wild.agents import orphans
 from wild.liveness import Liveness, check
-from wild.loop.model import RunAgent
+from wild.loop.model import LoopOptions, RunAgent
 from wild.parsers.state import LoopState, ProcessId, push_summary
 from wild.paths import WildPaths
 
@@ -160,3 +160,18 @@ def take_over(
     if record is not None:
         out(notice(record))
     return taken_over(state, record), record
+
+
+def starting(state: LoopState, options: LoopOptions, process: ProcessId) -> LoopState:
+    """The state a loop starts with: what it took over, marked as this loop's run now."""
+    return replace(
+        state,
+        active=True,
+        prompt=options.goal,
+        agent=options.agent,
+        model=options.model,
+        started_at=state.started_at or process.started_at,
+        paused=False,  # requests made before this run started do not count
+        # Who runs now, so `wild --status` can tell this loop from a dead one's leftovers.
+        loop_process=process,
+    )
