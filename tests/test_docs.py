@@ -207,3 +207,20 @@ def test_examples_finds_tagged_blocks_only() -> None:
         Example("tasks.md", 5, "- [ ] a\n", 2),
         Example("control", 8, "```\n{}\n", 0),
     ]
+
+
+# ---------------------------------------------------------------------- docs/reliability.md
+
+
+def test_every_test_the_reliability_doc_names_exists() -> None:
+    """Each promise names its tests; a renamed or deleted one must take the doc with it."""
+    doc = (ROOT / "docs" / "reliability.md").read_text()
+    files = set(re.findall(r"tests/[\w/]+\.py", doc))
+    assert files, "the doc names no test file"
+    assert sorted(f for f in files if not (ROOT / f).is_file()) == []
+    bare = {f"tests/reliability/{name}.py" for name in re.findall(r"`(test_\w+)\.py`", doc)}
+    assert sorted(f for f in bare - files if not (ROOT / f).is_file()) == []
+    every_test = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
+    named = set(re.findall(r"`(?:[\w/]+\.py::)?(test_\w+)`", doc))
+    assert named, "the doc names no test function"
+    assert sorted(t for t in named if f"def {t}(" not in every_test) == []
