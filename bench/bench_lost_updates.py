@@ -221,9 +221,15 @@ def wild_round(actor: Actor, i: int) -> Attempts:
         reads.append(_now())
         return data
 
-    def timed_exchange(tmp: Path, target: Path, *, must_exist: bool) -> bytes | None:
+    def timed_exchange(
+        tmp: Path,
+        target: Path,
+        *,
+        must_exist: bool,
+        checked: tuple[int, int, int] | None = None,
+    ) -> bytes | None:
         t0 = _now()
-        displaced = real_exchange(tmp, target, must_exist=must_exist)
+        displaced = real_exchange(tmp, target, must_exist=must_exist, checked=checked)
         commits.append((reads[-1], t0, _now()))
         return displaced
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -9,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.barriers.conftest import T0, FakeClock, barrier
 from wild.barriers.approvals import approve, command_hash
@@ -442,3 +445,30 @@ def test_approving_resolves_the_alert_that_asked_for_it(paths: WildPaths, clock:
     clock.advance(61)
     make_checker(paths, clock, require=True).run_pass()
     assert (paths.project / "other.marker").exists()
+
+
+def test_a_full_disk_in_a_pass_is_one_log_line_and_the_thread_goes_on(
+    paths: WildPaths,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    checker = make_checker(paths, clock)
+    passes: list[int] = []
+
+    def full_disk() -> None:
+        passes.append(1)
+        if len(passes) == 2:
+            checker._stopping.set()
+        raise OSError(errno.ENOSPC, "No space left on device", str(paths.barriers))
+
+    monkeypatch.setattr(checker, "run_pass", full_disk)
+    monkeypatch.setattr("wild.barriers.checker.ERROR_RETRY_S", 0.01)
+    with caplog.at_level(logging.WARNING, logger="wild.barriers.checker"):
+        checker._run()
+    assert len(passes) == 2  # it went on after the first failure
+    assert [r.exc_info for r in caplog.records] == [None, None]  # no traceback
+    assert caplog.records[0].getMessage() == (
+        f"barrier checks failed: {paths.barriers}: No space left on device; free some disk"
+        " space, then try again; retrying in 0s"
+    )

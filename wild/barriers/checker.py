@@ -20,6 +20,7 @@ from wild.barriers.approvals import Approvals, command_hash, command_of, load_ap
 from wild.barriers.checks import CheckResult, check_once
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock, SystemClock, iso, later, parse_time
+from wild.errors import WildError, describe_os_error
 from wild.parsers import alerts
 from wild.parsers.barriers import CHECKABLE_TYPES, Barrier, find, parse, record_check
 from wild.paths import WildPaths
@@ -267,7 +268,11 @@ class BarrierChecker:
             try:
                 self.run_pass()
                 delay = self.next_due_in(self._barriers(), self._clock.now())
-            except Exception:  # the thread must outlive a bad file or a full disk
+            except (OSError, WildError) as error:  # a full disk, a file wild may not write
+                what = describe_os_error(error) if isinstance(error, OSError) else str(error)
+                log.warning("barrier checks failed: %s; retrying in %.0fs", what, ERROR_RETRY_S)
+                delay = ERROR_RETRY_S
+            except Exception:  # a bug: the thread must outlive it, and its traceback helps
                 log.exception("barrier check pass failed; retrying in %.0fs", ERROR_RETRY_S)
                 delay = ERROR_RETRY_S
             if self._stopping.is_set():

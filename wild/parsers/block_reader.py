@@ -4,12 +4,15 @@ the part the barriers.md and checks.md parsers share."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from wild.clock import parse_time
 from wild.parsers.blocks import ID, Block, Dialect, FieldLine
 from wild.parsers.field_values import parse_duration
 from wild.parsers.lines import Problem
+
+Record = TypeVar("Record")
 
 
 class BlockReader:
@@ -117,3 +120,23 @@ class BlockReader:
                 f'line is not a "- Key: value" field of {self.dialect.noun} "{self.id}"; '
                 "it is kept and ignored",
             )
+
+
+def read_blocks(
+    blocks: Iterable[Block],
+    read: Callable[[Block], tuple[Record, list[Problem]]],
+    problems: list[Problem],
+    *,
+    file: str,
+    dialect: Dialect,
+) -> tuple[tuple[Record, ...], tuple[Problem, ...]]:
+    """Every block read into its record; all problems in line order, named after `file`."""
+    records = []
+    for block in blocks:
+        record, more = read(block)
+        records.append(record)
+        problems.extend(more)
+    problems.sort(key=lambda p: p.line)
+    if file != dialect.file:
+        problems = [Problem(file, p.line, p.message) for p in problems]
+    return tuple(records), tuple(problems)

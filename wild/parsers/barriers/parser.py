@@ -16,7 +16,7 @@ from wild.parsers.barriers.records import (
     BarrierList,
     BarrierStatus,
 )
-from wild.parsers.block_reader import BlockReader
+from wild.parsers.block_reader import BlockReader, read_blocks
 from wild.parsers.blocks import ID
 from wild.parsers.field_values import unquote
 from wild.parsers.lines import Problem, Span, split_lines
@@ -93,12 +93,5 @@ def parse(text: str, file: str = FILE) -> BarrierList:
     """Read every barrier block; never raises, keeps every byte, reports what it cannot use."""
     lines = split_lines(text)
     blocks, problems = scan(lines)
-    barriers = []
-    for block in blocks:
-        record, more = _barrier(block)
-        barriers.append(record)
-        problems.extend(more)
-    problems.sort(key=lambda p: p.line)
-    if file != FILE:
-        problems = [Problem(file, p.line, p.message) for p in problems]
-    return BarrierList(tuple(lines), tuple(barriers), tuple(problems))
+    barriers, found = read_blocks(blocks, _barrier, problems, file=file, dialect=DIALECT)
+    return BarrierList(tuple(lines), barriers, found)

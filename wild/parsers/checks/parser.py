@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from wild.parsers.block_reader import BlockReader
+from wild.parsers.block_reader import BlockReader, read_blocks
 from wild.parsers.blocks import Block, Dialect, FieldLine, scan
 from wild.parsers.checks.records import (
     CHECK_TYPES,
@@ -110,12 +110,5 @@ def parse(text: str, file: str = FILE) -> CheckList:
     problems = list(found.problems)
     strategy = _STRATEGY[_setting(found.preamble, "Strategy", STRATEGIES, problems)]
     mode = _MODE[_setting(found.preamble, "Mode", MODES, problems)]
-    checks = []
-    for block in found.blocks:
-        record, more = _check(block)
-        checks.append(record)
-        problems.extend(more)
-    problems.sort(key=lambda p: p.line)
-    if file != FILE:
-        problems = [Problem(file, p.line, p.message) for p in problems]
-    return CheckList(tuple(lines), strategy, mode, tuple(checks), tuple(problems))
+    checks, found_problems = read_blocks(found.blocks, _check, problems, file=file, dialect=DIALECT)
+    return CheckList(tuple(lines), strategy, mode, checks, found_problems)
