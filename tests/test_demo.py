@@ -39,6 +39,7 @@ def test_wild_demo_runs_the_whole_story() -> None:
         assert found >= 0, f"{snippet!r} missing after position {position}:\n{out}"
         position = found
     assert "The loop ended: all work complete" in out
+    assert "Problems" not in out  # a clean story: nothing for the user to fix
     # The throwaway project's trust (set with --update-policy) is not left in the real store.
     store = approvals_path()
     assert not store.exists() or b"wild-demo-" not in store.read_bytes()

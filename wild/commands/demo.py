@@ -105,9 +105,10 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
         )
         try:
             result = Loop(paths, options, clock=clock, out=loop_out).run()
+            section("Done", format_status(status_data(load_workspace(paths, clock.now()))))
         finally:
-            forget_project(project)  # its trust was recorded by --update-policy above
-        section("Done", format_status(status_data(load_workspace(paths, clock.now()))))
+            # Its trust was recorded by --update-policy above; forgotten once nothing reads it.
+            forget_project(project)
         out(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
         out("Every step is in .wild/events.log and .wild/logs/ (deleted with the demo folder).")
         return 0 if result.reason == "complete" else 1
