@@ -245,6 +245,14 @@ def demo() -> None:
     help="Stop once the agent's reported cost reaches this (kept across restarts).",
 )
 @click.option(
+    "--context-window",
+    type=click.IntRange(min=0, max=100),
+    default=5,
+    show_default=True,
+    metavar="N",
+    help="How many earlier iterations' summaries each prompt carries.",
+)
+@click.option(
     "--max-tokens",
     type=click.IntRange(min=1),
     metavar="N",

@@ -116,3 +116,17 @@ def test_once_with_only_work_waiting_for_the_human_says_so(tmp_path: Path) -> No
     sim.run(once=True)
     result = sim.run(once=True)
     assert result == LoopResult("waiting-human", 0, "waiting for the human's answer")
+
+
+def test_context_window_sets_how_many_earlier_summaries_a_prompt_carries(tmp_path: Path) -> None:
+    tasks = "".join(f"- [ ] [P1] task-00{n}: T{n}\n" for n in range(1, 5))
+    sim = new_project(tmp_path, tasks)
+    sim.script = [say(TASK)]
+    sim.run(context_window=2)
+    notes = sim.prompt(4).split("### Notes from earlier iterations:", 1)[1]
+    assert "iteration 3" in notes and "iteration 2" in notes
+    assert "iteration 1" not in notes
+    none = new_project(tmp_path / "none", tasks)
+    none.script = [say(TASK)]
+    none.run(context_window=0)
+    assert "Notes from earlier iterations" not in none.prompt(4)

@@ -266,6 +266,7 @@ def _loop(call: Call) -> None:
         max_time_s=_seconds("--max-time", opts["max_time"]),
         max_cost_usd=opts["max_cost"],
         max_tokens=opts["max_tokens"],
+        context_window=opts["context_window"],
         once=opts["once"],
         agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
     )
@@ -358,6 +359,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "max_time": (LOOP,),
     "max_cost": (LOOP,),
     "max_tokens": (LOOP,),
+    "context_window": (LOOP,),
     "agent_timeout": (LOOP,),
     "webhook_port": (LOOP,),
     "once": (LOOP,),

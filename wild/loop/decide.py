@@ -236,7 +236,7 @@ def _judge_complete(
     left = len(selection.queue)
     first = selection.item.id if selection.item is not None else selection.queue[0].id
     note = f"COMPLETE was ignored: {left} work item(s) remain, next {first}"
-    model = replace(model, state=push_summary(model.state, note))
+    model = replace(model, state=push_summary(model.state, note, model.options.context_window))
     return model, (
         Log("complete-rejected", model.agent_event, {"remaining": left, "next": first}),
         Say(f"⚠️  The agent said COMPLETE, but {left} work item(s) remain; going on"),
@@ -349,7 +349,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     # A run the agent's usage limit cut short is waited out, not counted against the limit.
     model = replace(
         model,
-        state=push_summary(state, note),
+        state=push_summary(state, note, model.options.context_window),
         iterations=model.iterations + 1,
         counted=model.counted + (0 if run.rate_limited else 1),
     )

@@ -19,7 +19,7 @@ from wild.completion.verdict import CheckOutcome, Verdict
 from wild.control import ControlRequest, ControlState
 from wild.loop.bookkeeping import Bookkeeping
 from wild.parsers.human import HumanInput
-from wild.parsers.state import LoopState
+from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
 from wild.paths import WildPaths
 from wild.workspace import Workspace
@@ -56,6 +56,8 @@ class LoopOptions:
     once: bool = False
     agent_timeout_s: float | None = 3600.0
     heartbeat_s: float = 60.0
+    # How many earlier iterations' summaries a prompt carries (the sliding window).
+    context_window: int = RECENT_SUMMARIES_KEEP
     safety_rescan_s: float = 300.0
     monitor_with_agent: bool = True  # an agent looks at the jobs when all work waits on them
     monitor_every_s: float | None = 1800.0  # ... and again this often while it still waits

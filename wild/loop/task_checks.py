@@ -60,7 +60,8 @@ def task_verified(model: LoopModel, event: TaskVerified, policy: HumanPolicy) ->
     actions.append(Say(f"❌ Task {task_id} is not done: its check failed ({outcome.summary})"))
     book, escalated = failed_attempt(model, task_id, f"Check: {outcome.summary}", policy)
     failures = state.consecutive_failures + 1
-    state = replace(push_summary(state, note), consecutive_failures=failures)
+    state = push_summary(state, note, model.options.context_window)
+    state = replace(state, consecutive_failures=failures)
     model = replace(model, state=state).with_book(book)
     return Step(model, (*actions, *escalated, Continue()))
 

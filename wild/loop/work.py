@@ -57,7 +57,9 @@ def start(
     edits: tuple[Action, ...] = ()
     if task.status == "todo":
         edits = (EditFile("tasks", lambda text: tasks_md.set_status(text, item.id, "in-progress")),)
-    feedback = "\n".join(f"- {s}" for s in model.state.recent_summaries)
+    window = model.options.context_window
+    recent = model.state.recent_summaries[-window:] if window else ()
+    feedback = "\n".join(f"- {s}" for s in recent)
     model, actions = _run(
         model, Running("task", item.id, task=task), prompts.task_values(task, feedback), at
     )

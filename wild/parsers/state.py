@@ -106,7 +106,8 @@ _KNOWN_KEYS = frozenset(_KEYS.values())
 
 def push_summary(state: LoopState, summary: str, keep: int = RECENT_SUMMARIES_KEEP) -> LoopState:
     """Add an iteration summary, dropping the oldest beyond `keep` (the sliding window)."""
-    return replace(state, recent_summaries=(*state.recent_summaries, summary)[-keep:])
+    kept = (*state.recent_summaries, summary)[-keep:] if keep > 0 else ()
+    return replace(state, recent_summaries=kept)
 
 
 def _is_int(value: object) -> bool:
