@@ -108,6 +108,14 @@ def test_max_tokens_counts_input_and_output(tmp_path: Path) -> None:
         1,
         "reached the token limit (1,000 of 1,000 tokens); a higher --max-tokens goes on",
     )
+    (record,) = sim.events("agent-end")  # every iteration's record: who ran, what it cost
+    assert {k: record[k] for k in ("agent", "model", "input_tokens", "output_tokens")} == {
+        "agent": "custom",
+        "model": None,
+        "input_tokens": 500,
+        "output_tokens": 500,
+    }
+    assert (record["cost_usd"], record["is_error"], record["problems"]) == (0.0, False, [])
 
 
 def test_once_with_only_work_waiting_for_the_human_says_so(tmp_path: Path) -> None:

@@ -360,7 +360,7 @@ class Loop:
             cancelled=run.cancelled,
             duration_s=round(run.duration_s, 3),
             signals=list(run.signals.promises),
-            cost_usd=run.cost_usd,
+            **iteration.record_fields(self.options, run),
             log=str(run.log_path),
         )
         self._cause = ended

@@ -16,6 +16,7 @@ from wild.agents.registry import build_command, output_format, prompt_on_stdin
 from wild.agents.runner import AgentRequest, AgentRun, agent_env
 from wild.clock import Clock
 from wild.loop import claims
+from wild.loop.model import LoopOptions
 from wild.paths import WildPaths
 from wild.workspace import Workspace
 
@@ -137,3 +138,17 @@ def failure_line(iteration: int, run: AgentRun) -> str | None:
     if run.signals.promises:  # such a run's claims are not believed (wild.loop.claims)
         said += f"; its {', '.join(run.signals.promises)} was ignored"
     return f"⚠️  Iteration {iteration}: {what}{said} (log: {run.log_path})"
+
+
+def record_fields(options: LoopOptions, run: AgentRun) -> dict[str, object]:
+    """What the iteration's `agent-end` line keeps besides its outcome: who ran, what it cost,
+    and what went wrong (the agent's own error flag and what wild could not read)."""
+    return {
+        "agent": options.agent,
+        "model": options.model,
+        "cost_usd": run.cost_usd,
+        "input_tokens": run.input_tokens,
+        "output_tokens": run.output_tokens,
+        "is_error": run.is_error,
+        "problems": list(run.problems),
+    }
