@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.loop.harness import TASK, new_project, say, set_policy
+from tests.loop.harness import TASK, new_project, say
 from wild.barriers.approvals import approve
 
 COMPLETE = "<promise>COMPLETE</promise>"
@@ -83,13 +83,12 @@ def test_checks_that_keep_failing_ask_the_human_and_hold_instead_of_spinning(
     tmp_path: Path,
 ) -> None:
     sim = new_project(tmp_path)
-    set_policy(sim.paths, max_retry_attempts="2")
     sim.paths.checks.write_text(REPORT_CHECK.format(mode="verify"))
     sim.script = [say("I claim victory.", COMPLETE)] * 4
     sim.queue_request("stop")  # the first time the loop sleeps: it waits for the human
     result = sim.run(plan=True)
     assert result.reason == "stopped"
-    # Max Retry Attempts 2: the third failed try escalates, as for a task.
+    # The default policy's Repeated Failures rule (escalate after 3) applies, as to a task.
     assert [w for w, _ in sim.worked_on()] == ["checks", "checks", "checks"]
     assert "checks" in sim.book().awaiting
     assert [e.status for e in sim.human().inputs] == ["question"]

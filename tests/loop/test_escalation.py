@@ -157,7 +157,7 @@ def test_repeated_task_failures_escalate_and_the_answer_gives_fresh_attempts(
     sim.queue_edit(sim.paths.human, human_answers)
     crash: Actions = [*say("Traceback: CUDA out of memory"), {"exit": 3}]
     sim.script = [crash, crash, crash, say(PROCESSED), say(TASK)]
-    result = sim.run()
+    result = sim.run(backoff_base_s=0)  # no backoff sleep: the human answers at the first one
     assert (result.reason, result.iterations) == ("complete", 5)
     assert [w[0] for w in sim.worked_on()] == ["task"] * 3 + ["human-input", "task"]
     question = sim.human().inputs[0]

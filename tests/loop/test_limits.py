@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.loop.harness import MONITORED, T0, TASK, new_project, say
+from tests.loop.harness import MONITORED, T0, TASK, loop_options, new_project, say, set_policy
 from wild.commands import edits
 from wild.loop import LoopResult
+from wild.loop.limits import backoff_s
 
 GATE = "# Barriers\n\n## [WAITING] gate\n- Type: manual\n"
 BARRIER = (
@@ -138,3 +139,42 @@ def test_context_window_sets_how_many_earlier_summaries_a_prompt_carries(tmp_pat
     none.script = [say(TASK)]
     none.run(context_window=0)
     assert "Notes from earlier iterations" not in none.prompt(4)
+
+
+CRASH: list[dict[str, object]] = [*say("Traceback: it broke"), {"exit": 3}]
+
+
+def test_failed_iterations_back_off_exponentially(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    set_policy(sim.paths, repeated_failures="never")  # no escalation in this test
+    sim.script = [CRASH, CRASH, CRASH, CRASH, say(TASK)]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 5)
+    assert sim.watcher is not None
+    assert sim.watcher.timeouts == [5.0, 10.0, 20.0]  # none after the first failure
+    backoffs = [(e["failures"], e["wait_s"]) for e in sim.events("backoff")]
+    assert backoffs == [(2, 5.0), (3, 10.0), (4, 20.0)]
+    assert "⏳ 4 failed iterations in a row; the next starts in 20 s" in sim.out
+
+
+def test_the_humans_input_does_not_wait_out_a_backoff(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    set_policy(sim.paths, repeated_failures="never")
+    sim.queue_edit(
+        sim.paths.human,
+        lambda: edits.add_human_input(sim.paths, "Try the CPU", urgent=False, now=T0),
+    )
+    sim.script = [CRASH, CRASH, say("<promise>HUMAN_INPUT_PROCESSED</promise>"), say(TASK)]
+    sim.run()
+    assert [kind for kind, _ in sim.worked_on()] == ["task", "task", "human-input", "task"]
+    assert sim.watcher is not None
+    # Woken by the human's edit during the 5 s backoff: the input ran at once; the task then
+    # waited out what was left of it.
+    assert sim.watcher.timeouts[0] == 5.0
+
+
+def test_backoff_doubles_up_to_its_cap() -> None:
+    options = loop_options()
+    assert [backoff_s(n, options) for n in (0, 1, 2, 3, 4)] == [0.0, 0.0, 5.0, 10.0, 20.0]
+    assert backoff_s(10**6, options) == 300.0
+    assert backoff_s(5, loop_options(backoff_base_s=0)) == 0.0

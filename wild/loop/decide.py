@@ -143,6 +143,9 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         actions += judged
     if selection is not None and selection.kind == "complete":
         return _no_work_left(replace(model, idle_note=None), actions, at)
+    pause_s = limits.backoff_left(model, selection.kind if selection else None, at)
+    if pause_s:
+        return Step(model, (*actions, Wait(pause_s)))
     started = _start_work(model, selection, policy, at)
     if started is not None:
         model, work_actions = started
@@ -356,6 +359,13 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     model = model.with_book(book)
     if claims.believed(run).has("COMPLETE") and running is not None:
         model = replace(model, complete_claimed=running.work_type)
+    pause_s = limits.backoff_s(failures, model.options)
+    model = replace(model, backoff_until=at.mono + pause_s if pause_s else None)
+    if pause_s:
+        actions += [
+            Say(f"⏳ {failures} failed iterations in a row; the next starts in {pause_s:.0f} s"),
+            Log("backoff", event.event_id, {"failures": failures, "wait_s": pause_s}),
+        ]
     if run.rate_limited:
         wait_s = _rate_limit_wait(run, at)
         actions += [

@@ -5,8 +5,8 @@ checks.md: `verify` needs the agent's COMPLETE (a planning or checks run) and th
 `override` the checks alone; `assist` the agent's COMPLETE alone, the checks informing its
 prompt. Checks run again after every agent run, so a verdict never outlives the work it
 judged; a failing verdict gives the agent a `checks` run with the goal and what failed.
-Each checks run after which they still fail counts toward the policy's Max Retry Attempts;
-then the loop asks the human and holds that work: it neither ends nor spins.
+Each checks run after which they still fail counts as a failed attempt; past the policy's
+Repeated Failures rule the loop asks the human and holds that work: it neither ends nor spins.
 """
 
 from __future__ import annotations

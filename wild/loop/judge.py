@@ -222,7 +222,7 @@ def _failed_attempt(
 def failed_attempt(
     model: LoopModel, key: str, detail: str, policy: HumanPolicy
 ) -> tuple[Bookkeeping, tuple[Action, ...]]:
-    """One more failed attempt at `key`; past the policy's Max Retry Attempts, the human is
+    """One more failed attempt at `key`; past the policy's Repeated Failures rule, the human is
     asked (the work waits for them) or told, as the policy says."""
     book, count = model.book.failed(key)
     escalation = should_escalate_failures(key, policy, count)

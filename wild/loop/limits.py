@@ -7,7 +7,7 @@ again with the same cap starts no agent, and one started with a higher cap goes 
 
 from __future__ import annotations
 
-from wild.loop.model import EndReason, LoopModel, Moment
+from wild.loop.model import EndReason, LoopModel, LoopOptions, Moment
 
 
 def reached(model: LoopModel, at: Moment) -> tuple[EndReason, str] | None:
@@ -31,3 +31,21 @@ def time_left(model: LoopModel, at: Moment) -> float | None:
     if model.options.max_time_s is None:
         return None
     return max(0.0, model.started_mono + model.options.max_time_s - at.mono)
+
+
+def backoff_s(failures: int, options: LoopOptions) -> float:
+    """How long to wait after `failures` failed iterations in a row before the next agent
+    run: none after the first (a retry at once), then the base, doubling, up to the cap."""
+    if failures < 2 or options.backoff_base_s <= 0:
+        return 0.0
+    doublings = min(failures - 2, 30)  # past the cap long before: no float overflow
+    return float(min(options.backoff_base_s * 2**doublings, options.backoff_max_s))
+
+
+def backoff_left(model: LoopModel, kind: str | None, at: Moment) -> float:
+    """Seconds the selected work must still wait after failed iterations (0: none). Only an
+    alert or a task waits: the human's input is never kept waiting."""
+    until = model.backoff_until
+    if until is None or kind not in ("alert", "task"):
+        return 0.0
+    return max(0.0, until - at.mono)

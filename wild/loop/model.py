@@ -58,6 +58,9 @@ class LoopOptions:
     heartbeat_s: float = 60.0
     # How many earlier iterations' summaries a prompt carries (the sliding window).
     context_window: int = RECENT_SUMMARIES_KEEP
+    # Failed iterations in a row back off: the first retry is at once, then these grow.
+    backoff_base_s: float = 5.0
+    backoff_max_s: float = 300.0
     safety_rescan_s: float = 300.0
     monitor_with_agent: bool = True  # an agent looks at the jobs when all work waits on them
     monitor_every_s: float | None = 1800.0  # ... and again this often while it still waits
@@ -104,6 +107,7 @@ class LoopModel:
     counted: int = 0  # those --max-iterations counts: all but runs cut short by a usage limit
     monitored_at: float | None = None  # monotonic time of the last monitoring run
     rate_limited_until: float | None = None  # monotonic time a usage limit resets
+    backoff_until: float | None = None  # monotonic time failed iterations have waited out
     running: Running | None = None
     idle_note: str | None = None  # what the loop last said it waits for
     compacted_with: int | None = None  # resolved alerts in the log when last compacted
