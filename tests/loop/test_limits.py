@@ -147,7 +147,8 @@ CRASH: list[dict[str, object]] = [*say("Traceback: it broke"), {"exit": 3}]
 def test_failed_iterations_back_off_exponentially(tmp_path: Path) -> None:
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
     set_policy(sim.paths, repeated_failures="never")  # no escalation in this test
-    sim.script = [CRASH, CRASH, CRASH, CRASH, say(TASK)]
+    crashes = [[*say(f"Traceback: broke {n}"), {"exit": 3}] for n in range(4)]  # no stall
+    sim.script = [*crashes, say(TASK)]
     result = sim.run()
     assert (result.reason, result.iterations) == ("complete", 5)
     assert sim.watcher is not None
@@ -178,3 +179,29 @@ def test_backoff_doubles_up_to_its_cap() -> None:
     assert [backoff_s(n, options) for n in (0, 1, 2, 3, 4)] == [0.0, 0.0, 5.0, 10.0, 20.0]
     assert backoff_s(10**6, options) == 300.0
     assert backoff_s(5, loop_options(backoff_base_s=0)) == 0.0
+
+
+def test_the_same_failure_three_times_pauses_the_loop_and_asks_the_human(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P2] task-002: B\n")
+    set_policy(sim.paths, repeated_failures="never")  # only the stall rule can stop this
+    no_key: list[dict[str, object]] = [*say("Error: ANTHROPIC_API_KEY is not set"), {"exit": 1}]
+    sim.script = [no_key, no_key, no_key, say(TASK), say(TASK)]
+    sim.queue_request("resume")  # the human fixed the cause
+    result = sim.run(backoff_base_s=0)  # the first sleep is the pause
+    assert (result.reason, result.iterations) == ("complete", 5)
+    (stall,) = sim.events("stalled")
+    assert stall["failure"] == "the agent exited with 1: Error: ANTHROPIC_API_KEY is not set"
+    question = sim.human().inputs[0]
+    assert question.content.startswith(
+        "the same failure 3 times in a row: the agent exited with 1: Error: ANTHROPIC_API_KEY"
+    )
+    assert any(line.startswith("⏸️  Paused: the same failure 3 times") for line in sim.out)
+
+
+def test_different_failures_do_not_pause(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    set_policy(sim.paths, repeated_failures="never")
+    sim.script = [[*say(f"Error {n}"), {"exit": 1}] for n in range(4)] + [say(TASK)]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 5)
+    assert sim.events("stalled") == []

@@ -24,10 +24,11 @@ from wild.agents.runner import AgentRun
 from wild.clock import iso, later, parse_time
 from wild.loop import claims, ending, judge, limits, task_checks, work
 from wild.loop.bookkeeping import select_with_holds
-from wild.loop.iteration import failure_line, summary
+from wild.loop.iteration import failure_line, failure_of, summary
 from wild.loop.model import (
     Action,
     AgentFinished,
+    Ask,
     ChecksFinished,
     CompactAlerts,
     Continue,
@@ -359,6 +360,11 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     model = model.with_book(book)
     if claims.believed(run).has("COMPLETE") and running is not None:
         model = replace(model, complete_claimed=running.work_type)
+    # A usage limit is waited out; a failure the judge escalated already has the human's eye.
+    escalated = any(isinstance(a, Ask) for a in outcome.actions)
+    failure = None if run.rate_limited or escalated else failure_of(run)
+    model, stall = limits.stalled(model, failure)
+    actions += stall
     pause_s = limits.backoff_s(failures, model.options)
     model = replace(model, backoff_until=at.mono + pause_s if pause_s else None)
     if pause_s:

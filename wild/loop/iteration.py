@@ -125,6 +125,13 @@ def failure_line(iteration: int, run: AgentRun) -> str | None:
     """What to tell the user about a run that failed (None when it did not), with the agent's
     last words: a CLI refusing to start (say, Claude Code run as root without IS_SANDBOX=1
     refusing to skip permissions) explains itself there."""
+    failure = failure_of(run)
+    return None if failure is None else f"⚠️  Iteration {iteration}: {failure} (log: {run.log_path})"
+
+
+def failure_of(run: AgentRun) -> str | None:
+    """How a failed run failed, in words that are the same when it fails the same way again
+    (no iteration number, no log name); None when it did not fail."""
     if not run.failed or run.cancelled:
         return None
     if run.timed_out:
@@ -137,7 +144,7 @@ def failure_line(iteration: int, run: AgentRun) -> str | None:
     said = f": {lines[-1][:LAST_WORDS_CHARS]}" if lines else ""
     if run.signals.promises:  # such a run's claims are not believed (wild.loop.claims)
         said += f"; its {', '.join(run.signals.promises)} was ignored"
-    return f"⚠️  Iteration {iteration}: {what}{said} (log: {run.log_path})"
+    return f"{what}{said}"
 
 
 def record_fields(options: LoopOptions, run: AgentRun) -> dict[str, object]:

@@ -7,7 +7,9 @@ again with the same cap starts no agent, and one started with a higher cap goes 
 
 from __future__ import annotations
 
-from wild.loop.model import EndReason, LoopModel, LoopOptions, Moment
+from dataclasses import replace
+
+from wild.loop.model import Action, Ask, EndReason, Log, LoopModel, LoopOptions, Moment, Say
 
 
 def reached(model: LoopModel, at: Moment) -> tuple[EndReason, str] | None:
@@ -49,3 +51,28 @@ def backoff_left(model: LoopModel, kind: str | None, at: Moment) -> float:
     if until is None or kind not in ("alert", "task"):
         return 0.0
     return max(0.0, until - at.mono)
+
+
+# The same failure this many runs in a row is a stall: more runs will not fix it.
+STALL_REPEATS = 3
+
+
+def stalled(model: LoopModel, failure: str | None) -> tuple[LoopModel, tuple[Action, ...]]:
+    """Count a run's failure against the last one; the same failure STALL_REPEATS times in a
+    row pauses the loop and asks the human (a broken agent, a missing key, a full disk: no
+    agent run fixes those), instead of spending run after run on it."""
+    if failure is None:
+        return replace(model, failure=None, failure_repeats=0), ()
+    repeats = model.failure_repeats + 1 if failure == model.failure else 1
+    model = replace(model, failure=failure, failure_repeats=repeats)
+    if repeats < STALL_REPEATS:
+        return model, ()
+    reason = f"the same failure {repeats} times in a row: {failure}"
+    body = "The loop is paused. Fix the cause, then run `wild --resume`."
+    paused = replace(model.control, paused=True)
+    model = replace(model, control=paused, state=replace(model.state, paused=True))
+    return replace(model, failure_repeats=0), (
+        Ask("stall", reason, body, model.agent_event),
+        Log("stalled", model.agent_event, {"failure": failure, "repeats": repeats}),
+        Say(f"⏸️  Paused: {reason}; `wild --resume` goes on"),
+    )

@@ -108,6 +108,9 @@ class LoopModel:
     monitored_at: float | None = None  # monotonic time of the last monitoring run
     rate_limited_until: float | None = None  # monotonic time a usage limit resets
     backoff_until: float | None = None  # monotonic time failed iterations have waited out
+    # The last failure in words (`iteration.failure_of`) and how many runs in a row ended so.
+    failure: str | None = None
+    failure_repeats: int = 0
     running: Running | None = None
     idle_note: str | None = None  # what the loop last said it waits for
     compacted_with: int | None = None  # resolved alerts in the log when last compacted
