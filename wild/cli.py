@@ -245,6 +245,12 @@ def demo() -> None:
     help="Stop once the agent's reported cost reaches this (kept across restarts).",
 )
 @click.option(
+    "--checkpoint-every",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Every N iterations, git-commit what the loop's iterations changed (off by default).",
+)
+@click.option(
     "--context-window",
     type=click.IntRange(min=0, max=100),
     default=5,

@@ -267,6 +267,7 @@ def _loop(call: Call) -> None:
         max_cost_usd=opts["max_cost"],
         max_tokens=opts["max_tokens"],
         context_window=opts["context_window"],
+        checkpoint_every=opts["checkpoint_every"],
         once=opts["once"],
         agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
     )
@@ -360,6 +361,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "max_cost": (LOOP,),
     "max_tokens": (LOOP,),
     "context_window": (LOOP,),
+    "checkpoint_every": (LOOP,),
     "agent_timeout": (LOOP,),
     "webhook_port": (LOOP,),
     "once": (LOOP,),

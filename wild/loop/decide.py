@@ -29,6 +29,7 @@ from wild.loop.model import (
     Action,
     AgentFinished,
     Ask,
+    Checkpoint,
     ChecksFinished,
     CompactAlerts,
     Continue,
@@ -379,6 +380,9 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
             Log("rate-limited", event.event_id, {"wait_s": wait_s}),
         ]
         model = replace(model, rate_limited_until=at.mono + wait_s)
+    every = model.options.checkpoint_every
+    if every and iteration % every == 0:
+        actions.append(Checkpoint(iteration))
     if outcome.verify is not None:  # the task's own check decides; --once ends after it
         return Step(model, (*actions, outcome.verify))
     if model.options.once and running is not None:

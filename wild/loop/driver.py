@@ -21,7 +21,7 @@ from wild.barriers.checker import BarrierChecker
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
 from wild.liveness import probe, this_host, this_process
-from wild.loop import io_errors, iteration, recovery
+from wild.loop import checkpoint, io_errors, iteration, recovery
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
@@ -202,6 +202,8 @@ class Loop:
         )
         self._model = None  # so the first commit writes state.json
         self._commit(model)
+        if self.options.checkpoint_every:  # what is changed now is the human's, not the loop's
+            self.effects.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
         self.trust_guard.observe(model.ws)
 
     def _watcher(self) -> Watcher:

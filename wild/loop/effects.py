@@ -11,12 +11,14 @@ from collections.abc import Callable
 from datetime import datetime
 
 from wild.errors import RefusedWriteError
+from wild.loop import checkpoint
 from wild.loop.files import WATCHED, LoopFiles, Watched
 from wild.loop.model import (
     Action,
     AddTask,
     AppendAlert,
     Ask,
+    Checkpoint,
     CompactAlerts,
     EditFile,
     FlushNotes,
@@ -53,6 +55,8 @@ class Effects:
         self.reporter = reporter
         self.self_writes = self_writes
         self._refusals_logged: set[str] = set()
+        # The repository as the loop found it (`--checkpoint-every`): set at start.
+        self.checkpoint_start: checkpoint.Baseline | None = None
 
     def perform(
         self, action: Action, policy: HumanPolicy, now: datetime, cause: str | None
@@ -93,6 +97,8 @@ class Effects:
         elif isinstance(action, CompactAlerts):
             self._compact(cause)
             return {"alerts"}
+        elif isinstance(action, Checkpoint):
+            self._checkpoint(action, cause)
         elif isinstance(action, FlushNotes):
             if action.everything:
                 self.reporter.flush_all(policy)
@@ -135,6 +141,19 @@ class Effects:
         text = update_text(tasks, edit, self.paths.lock, on_written=remember)
         self._files().wrote("tasks", text)
         self.events.append("task-added", cause=cause, related=action.related, task=added[0])
+
+    def _checkpoint(self, action: Checkpoint, cause: str | None) -> None:
+        if self.checkpoint_start is None:
+            self.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
+        done = checkpoint.checkpoint(
+            self.checkpoint_start, f"wild checkpoint after iteration {action.iteration}"
+        )
+        if done.commit is None:
+            self.events.append("checkpoint-skipped", cause=cause, reason=done.reason)
+            self.reporter.say(f"📌 No checkpoint: {done.reason}")
+            return
+        self.events.append("checkpoint", cause=cause, commit=done.commit, paths=list(done.paths))
+        self.reporter.say(f"📌 Checkpoint {done.commit[:12]}: {len(done.paths)} file(s)")
 
     def _compact(self, cause: str | None) -> None:
         report = compact(self.paths.alerts, self.paths.alerts_archive, self.paths.lock)

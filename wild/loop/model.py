@@ -60,6 +60,7 @@ class LoopOptions:
     context_window: int = RECENT_SUMMARIES_KEEP
     # Failed iterations in a row back off: the first retry is at once, then these grow.
     backoff_base_s: float = 5.0
+    checkpoint_every: int | None = None  # a git commit of the loop's changes every N iterations
     backoff_max_s: float = 300.0
     safety_rescan_s: float = 300.0
     monitor_with_agent: bool = True  # an agent looks at the jobs when all work waits on them
@@ -265,6 +266,13 @@ class FlushNotes:
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """A git commit of what the loop's iterations changed (`--checkpoint-every`)."""
+
+    iteration: int
+
+
+@dataclass(frozen=True)
 class RunAgent:
     """Run one agent process on this work (the last action of a step)."""
 
@@ -316,6 +324,7 @@ Action = (
     | Report
     | FlushNotes
     | CompactAlerts
+    | Checkpoint
     | RunAgent
     | RunChecks
     | VerifyTask

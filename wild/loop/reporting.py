@@ -47,6 +47,10 @@ class Reporter:
         self._batcher: NotificationBatcher | None = None
         self._unapproved_said: set[str] = set()
 
+    def say(self, text: str) -> None:
+        """A line for the terminal (what the loop did, not a message to the human)."""
+        self._out(text)
+
     def _batch(self, policy: HumanPolicy) -> NotificationBatcher:
         if self._batcher is None or self._batcher.penalty.total_seconds() != (
             policy.context_switch_penalty_minutes * 60
