@@ -14,7 +14,7 @@ from wild.barriers.approvals import approve, is_approved, load_approvals
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock, iso
 from wild.commands.barrier_cmds import approval_required
-from wild.completion.run import record, run_check
+from wild.completion.run import record, run_all
 from wild.completion.verdict import CheckOutcome, Verdict, judge
 from wild.control import request
 from wild.parsers import checks as checks_md
@@ -42,11 +42,10 @@ def run_checks(paths: WildPaths, clock: Clock) -> ChecksRun:
     def allowed(command: str) -> bool:
         return may_run(command, approval_required=required, approvals=approvals)
 
-    outcomes = []
-    for check in doc.checks:
-        outcome = run_check(check, project_dir=paths.project, may_run=allowed)
-        outcomes.append(outcome)
-        _record(paths, outcome, iso(clock.now()))
+    def write(outcome: CheckOutcome) -> None:
+        update_text(paths.checks, record(outcome, iso(clock.now())), paths.lock)
+
+    outcomes = run_all(doc.checks, project_dir=paths.project, may_run=allowed, record_outcome=write)
     return ChecksRun(doc, judge(doc.strategy, outcomes))
 
 
@@ -83,10 +82,6 @@ def unapproved_checks(paths: WildPaths) -> list[tuple[str, str]]:
         for check_id, command in check_commands(paths).items()
         if not is_approved(paths.project, command)
     ]
-
-
-def _record(paths: WildPaths, outcome: CheckOutcome, at: str) -> None:
-    update_text(paths.checks, record(outcome, at), paths.lock)
 
 
 def checks_json(run: ChecksRun) -> dict[str, Any]:

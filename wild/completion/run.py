@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -143,3 +143,23 @@ def _file_contains(check: Check, project_dir: Path) -> CheckOutcome:
     return CheckOutcome(
         check.id, False, True, f"{check.file} has no match for {check.pattern!r}", tail(text, 500)
     )
+
+
+def run_all(
+    checks: Iterable[Check],
+    *,
+    project_dir: Path,
+    may_run: MayRun,
+    record_outcome: Callable[[CheckOutcome], None],
+    cancel: threading.Event | None = None,
+) -> list[CheckOutcome]:
+    """Run `checks` in file order, handing each outcome to `record_outcome` as it ends (a
+    check that a stop cut short is returned, not recorded, and ends the run)."""
+    outcomes = []
+    for check in checks:
+        outcome = run_check(check, project_dir=project_dir, may_run=may_run, cancel=cancel)
+        outcomes.append(outcome)
+        if cancel is not None and cancel.is_set():
+            break
+        record_outcome(outcome)
+    return outcomes

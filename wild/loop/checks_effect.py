@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 from wild.barriers.approvals import load_approvals
 from wild.barriers.command_gate import may_run
-from wild.completion.run import record, run_check, task_check
+from wild.completion.run import record, run_all, run_check, task_check
+from wild.completion.verdict import CheckOutcome
 from wild.errors import RefusedWriteError
 from wild.loop.files import LoopFiles
 from wild.loop.model import ChecksFinished, RunChecks, TaskVerified, VerifyTask
@@ -47,17 +48,21 @@ class LoopChecks:
             check = task_check(action.task_id, action.command)
             outcome = run_check(check, project_dir=project, may_run=may_run, cancel=self.cancel)
             return TaskVerified(action.task_id, outcome, action.ticked_by_agent)
-        outcomes = []
-        for check in files.view_checks().checks:
-            outcome = run_check(check, project_dir=project, may_run=may_run, cancel=self.cancel)
-            outcomes.append(outcome)
-            if self.cancel.is_set():
-                break  # nothing is written for a check that did not finish
+
+        def write(outcome: CheckOutcome) -> None:
             remember = self.self_writes.remembering(self.paths.checks)
             edit = record(outcome, at)
             try:
                 text = update_text(self.paths.checks, edit, self.paths.lock, on_written=remember)
             except RefusedWriteError:
-                continue  # the human made checks.md read-only: the verdict stands unrecorded
+                return  # the human made checks.md read-only: the verdict stands unrecorded
             files.wrote("checks", text)
+
+        outcomes = run_all(
+            files.view_checks().checks,
+            project_dir=project,
+            may_run=may_run,
+            record_outcome=write,
+            cancel=self.cancel,
+        )
         return ChecksFinished(tuple(outcomes))
