@@ -80,6 +80,6 @@ def with_filename(error: OSError, path: object) -> OSError:
     return OSError(error.errno, error.strerror or str(error), str(path))
 
 
-def from_os_error(error: OSError, folder: object = None) -> WildError:
+def from_os_error(error: OSError) -> WildError:
     """The WildError (exit 1) for an OSError that waiting will not fix."""
-    return WildError(describe_os_error(error, folder))
+    return WildError(describe_os_error(error))

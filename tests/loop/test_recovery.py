@@ -105,3 +105,12 @@ def test_a_log_is_never_overwritten(tmp_path: Path) -> None:
     assert fresh_name(tmp_path, 3) == "iteration-3.2"
     (tmp_path / "iteration-3.2.prompt.md").write_text("a prompt, its log not started")
     assert fresh_name(tmp_path, 3) == "iteration-3.3"
+
+
+def test_the_interrupted_note_keeps_the_loops_context_window() -> None:
+    earlier = LoopState(iteration=6, recent_summaries=("a", "b", "c"))
+    assert taken_over(earlier, RECORD, keep=2).recent_summaries == (
+        "c",
+        "iteration 7: task task-003 → interrupted (the loop was killed; not counted as an attempt)",
+    )
+    assert taken_over(earlier, RECORD, keep=0).recent_summaries == ()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import signal
 import subprocess
@@ -43,6 +44,7 @@ _PR_GET_CHILD_SUBREAPER = 37
 Prctl = Callable[..., int]
 
 
+@functools.cache  # looked up once: it is asked for at every spawn and after every run
 def _prctl() -> Prctl | None:
     """libc's prctl, from the symbols already loaded (no library search, no subprocess)."""
     if not os.path.isdir("/proc/self"):

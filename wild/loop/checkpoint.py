@@ -27,6 +27,9 @@ class Checkpointed:
     reason: str = ""
 
 
+NO_BASELINE = Checkpointed(None, reason="the loop took no baseline at its start")
+
+
 def _git(project: Path, *args: str) -> ProcessResult:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return run_captured(["git", *args], timeout_s=GIT_TIMEOUT_S, cwd=project, env=env)

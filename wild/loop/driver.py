@@ -20,6 +20,7 @@ from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.barriers.checker import BarrierChecker
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
+from wild.errors import describe_os_error, from_os_error
 from wild.liveness import probe, this_host, this_process
 from wild.loop import checkpoint, io_errors, iteration, recovery
 from wild.loop.bookkeeping import Bookkeeping
@@ -181,7 +182,7 @@ class Loop:
         loaded = load_state(self.paths.state, self.clock)
         for problem in loaded.problems:
             self.out(f"⚠️  {problem}")
-        taken, interrupted = recovery.take_over(self.paths, loaded.state, self.out)
+        taken, interrupted = recovery.take_over(self.paths, loaded.state, self.out, self.options)
         state = recovery.starting(taken, self.options, this_process(iso(self.clock.now())))
         self.files = LoopFiles(
             self.paths, alerts_since=AlertCursor.from_json(state.alerts_file_position)
@@ -265,8 +266,8 @@ class Loop:
         """Wait and start the cycle again from the files, or stop with a clear message."""
         wait_s = io_errors.retry_wait(failures) if io_errors.is_transient(error) else None
         if wait_s is None:
-            raise io_errors.fatal(error) from error
-        message = io_errors.describe(error)
+            raise from_os_error(error) from error
+        message = describe_os_error(error)
         self.out(f"⚠️  {message} (retrying in {wait_s:g} s, attempt {failures})")
         with contextlib.suppress(OSError):  # the log may sit on the same full disk
             self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)

@@ -143,11 +143,9 @@ class Effects:
         self.events.append("task-added", cause=cause, related=action.related, task=added[0])
 
     def _checkpoint(self, action: Checkpoint, cause: str | None) -> None:
-        if self.checkpoint_start is None:
-            self.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
-        done = checkpoint.checkpoint(
-            self.checkpoint_start, f"wild checkpoint after iteration {action.iteration}"
-        )
+        start = self.checkpoint_start  # taken by the driver at start (--checkpoint-every)
+        message = f"wild checkpoint after iteration {action.iteration}"
+        done = checkpoint.checkpoint(start, message) if start else checkpoint.NO_BASELINE
         if done.commit is None:
             self.events.append("checkpoint-skipped", cause=cause, reason=done.reason)
             self.reporter.say(f"📌 No checkpoint: {done.reason}")

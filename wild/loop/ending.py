@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from wild.completion.verdict import judge
 from wild.loop import work
+from wild.loop.judge import failed_attempt
 from wild.loop.model import (
     Action,
     Ask,
@@ -26,7 +27,6 @@ from wild.loop.model import (
     Say,
 )
 from wild.loop.work import CHECKS
-from wild.policy.escalation import should_escalate_failures
 from wild.policy.model import HumanPolicy
 
 
@@ -44,14 +44,11 @@ def next_at_end(model: LoopModel, at: Moment) -> tuple[LoopModel, tuple[Action, 
         return None
     if model.checks_ran_at != model.state.iteration or model.verdict is None:
         return model, (RunChecks(),)
-    holds = model.verdict.holds
     waiting = [o.id for o in model.verdict.failing if o.unapproved]
     if waiting and doc.mode != "assist":
         return _ask_approval(model, waiting)
-    if doc.mode == "assist" or (doc.mode == "verify" and holds):
-        return None  # the agent's word decides: end if confirmed, else the planning run
-    if holds:
-        return None  # override: the checks alone decide, and they pass
+    if model.verdict.holds or doc.mode == "assist":
+        return None  # may_end decides: the checks pass, or the agent's word is enough
     return work.start_checks(model, model.verdict, at)
 
 
@@ -94,11 +91,6 @@ def checks_finished(
         return model.with_book(model.book.succeeded(CHECKS)), tuple(actions)
     if model.last_work_type != CHECKS:  # not yet the agent's failure to fix them
         return model, tuple(actions)
-    book, count = model.book.failed(CHECKS)
-    escalation = should_escalate_failures(CHECKS, policy, count)
-    if escalation.escalate and escalation.reason:
-        body = "Failing: " + ", ".join(failing) + "\nSee .wild/checks.md and `wild --run-checks`."
-        actions.append(Ask(CHECKS, escalation.reason, body, model.agent_event))
-        if escalation.blocking:
-            book = book.hold(CHECKS, escalation.reason)
-    return model.with_book(book), tuple(actions)
+    body = "Failing: " + ", ".join(failing) + "\nSee .wild/checks.md and `wild --run-checks`."
+    book, escalated = failed_attempt(model, CHECKS, body, policy)
+    return model.with_book(book), (*actions, *escalated)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import errno
 
-from wild.errors import WildError, describe_os_error, from_os_error
-
 # Errors that may clear by themselves: disk full or over quota (someone frees space), I/O and
 # stale-handle errors on network filesystems, a resource briefly busy or unavailable.
 TRANSIENT = frozenset(
@@ -43,13 +41,3 @@ def retry_wait(failures: int) -> float | None:
         return None
     wait: float = FIRST_WAIT_S * 2.0 ** (failures - 1)
     return min(wait, LONGEST_WAIT_S)
-
-
-def describe(error: OSError) -> str:
-    """One line: the file, what went wrong, and what to do about it."""
-    return describe_os_error(error)
-
-
-def fatal(error: OSError) -> WildError:
-    """The error the loop stops with (exit 1), naming the file."""
-    return from_os_error(error)

@@ -27,7 +27,7 @@ from typing import Any
 from wild.agents import orphans
 from wild.liveness import Liveness, check
 from wild.loop.model import LoopOptions, RunAgent
-from wild.parsers.state import LoopState, ProcessId, push_summary
+from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState, ProcessId, push_summary
 from wild.paths import WildPaths
 
 AGENT_RUN = "agentRun"
@@ -111,8 +111,11 @@ def group_to_kill(recorded: ProcessId | None, seen: Liveness) -> int | None:
     return recorded.pid
 
 
-def taken_over(state: LoopState, record: AgentRunRecord | None) -> LoopState:
-    """The state a restarted loop continues from: the killed run's number is used up."""
+def taken_over(
+    state: LoopState, record: AgentRunRecord | None, keep: int = RECENT_SUMMARIES_KEEP
+) -> LoopState:
+    """The state a restarted loop continues from: the killed run's number is used up; `keep`
+    is the loop's context window."""
     if record is None:
         return ended(state)
     note = (
@@ -120,7 +123,7 @@ def taken_over(state: LoopState, record: AgentRunRecord | None) -> LoopState:
         "(the loop was killed; not counted as an attempt)"
     )
     state = replace(state, iteration=max(state.iteration, record.iteration))
-    return ended(push_summary(state, note))
+    return ended(push_summary(state, note, keep))
 
 
 def stray_temp_files(root: Path, state_name: str) -> list[Path]:
@@ -142,7 +145,7 @@ def new_loop_id() -> str:
 
 
 def take_over(
-    paths: WildPaths, state: LoopState, out: Callable[[str], None]
+    paths: WildPaths, state: LoopState, out: Callable[[str], None], options: LoopOptions
 ) -> tuple[LoopState, AgentRunRecord | None]:
     """Clean up after a killed loop (the caller holds the loop lock): the state to continue
     from, and the run the killed loop left unfinished (the user is told about it)."""
@@ -157,9 +160,8 @@ def take_over(
             os.killpg(group, signal.SIGKILL)
     if record is not None:
         orphans.sweep(record.run_id, grace_s=0.0)  # the agent's descendants, wherever they went
-    if record is not None:
         out(notice(record))
-    return taken_over(state, record), record
+    return taken_over(state, record, options.context_window), record
 
 
 def starting(state: LoopState, options: LoopOptions, process: ProcessId) -> LoopState:

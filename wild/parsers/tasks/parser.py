@@ -77,10 +77,7 @@ class _Parser:
                 if index == opens and line[0] not in " \t\r\n":
                     # Opening at column 0, it ends the task above like any such line.
                     if start >= 0:
-                        span = (start, last + 1)
-                        tasks.append(
-                            _task(head, depends_on, blocked_by, subtasks, span, check=check)
-                        )
+                        close(last + 1)
                         start = -1
                     broken = False
                 last = index  # inside a task, the block is part of its note
@@ -91,11 +88,7 @@ class _Parser:
             at_column_0 = line[0] not in " \t\r\n"
             if at_column_0:  # a non-blank line at column 0 ends the task above
                 if start >= 0:
-                    tasks.append(
-                        _task(
-                            head, depends_on, blocked_by, subtasks, (start, last + 1), check=check
-                        )
-                    )
+                    close(last + 1)
                     start = -1
                 broken = False
             match = match_line(line)
@@ -154,9 +147,7 @@ class _Parser:
                     self._report_outside(index, key)
             last = index
         if start >= 0:
-            tasks.append(
-                _task(head, depends_on, blocked_by, subtasks, (start, last + 1), check=check)
-            )
+            close(last + 1)
         return tuple(tasks)
 
     def _report(self, index: int, message: str) -> None:
