@@ -12,7 +12,7 @@ _YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 # The longest span wild accepts, from a file or a flag: a hundred years is forever for a loop,
 # and anything longer only overflows `datetime` (it ends at year 9999).
 LONGEST_SPAN = timedelta(days=36525)
-LONGEST_SPAN_TEXT = "100 years (36525d)"
+LONGEST_SPAN_TEXT = f"100 years ({LONGEST_SPAN.days}d)"
 _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
 

@@ -31,7 +31,7 @@ def _shortened(value: Any) -> Any:
 def shrink(obj: dict[str, Any], fits: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """`obj` with strings (keys too) over LONGEST_VALUE_CHARS cut; if `fits(result)` is still
     false, only its essential fields, cut as well."""
-    short = {cut(key, LONGEST_VALUE_CHARS): _shortened(item) for key, item in obj.items()}
+    short: dict[str, Any] = _shortened(obj)
     if fits(short):
         return short
     return {key: short[key] for key in _ESSENTIAL if key in short}

@@ -36,11 +36,6 @@ def damage(text: str | None, tasks: int) -> str | None:
     return None
 
 
-def is_good(text: str, tasks: int) -> bool:
-    """A version worth keeping: it has tasks, and is text."""
-    return tasks > 0 and "\0" not in text
-
-
 def _box_flip(old: str, new: str) -> bool:
     """The lines differ in one character, between `[` and `]`: a checkbox."""
     if len(old) != len(new):
@@ -100,8 +95,8 @@ class TasksBackup:
         kept = copies(self.paths)
         if self._last is None and kept:
             self._last = read_text(kept[-1]).splitlines(keepends=True)
-        if text is None or not is_good(text, tasks):
-            why = damage(text, tasks)
+        why = damage(text, tasks)  # None: a good version, worth keeping
+        if why is not None or text is None:
             return notice(self.paths, why, kept[-1]) if why is not None and kept else None
         lines = text.splitlines(keepends=True)
         if self._last is None or not only_boxes_differ(self._last, lines):

@@ -110,16 +110,11 @@ def read_command(value: str) -> str:
     return "" if _OFF.fullmatch(command) else command
 
 
-def _whole_number(value: str, most: int) -> int | None:
-    """The first whole number in `value`, or None when there is none or it is over `most`."""
-    number = _INT.search(value)
-    return None if number is None else bounded_int(number.group(), most)
-
-
 def read_count(value: str) -> int | None:
     """The first whole number ("Escalate after 5 failed attempts" -> 5); "never" is 0."""
-    if _INT.search(value) is not None:
-        return _whole_number(value, MOST_COUNT)
+    number = _INT.search(value)
+    if number is not None:
+        return bounded_int(number.group(), MOST_COUNT)
     return 0 if _OFF.search(value) else None
 
 
@@ -145,11 +140,13 @@ def read_minutes(value: str) -> int | None:
 
     None for a span over LONGEST_SPAN: it could not be added to a date.
     """
-    if duration_seconds(value) is not None:
-        duration = read_duration(value)
+    seconds = duration_seconds(value)
+    if seconds is not None:
+        duration = span_of(seconds)
         return None if duration is None else math.ceil(duration.total_seconds() / 60)
-    if _INT.search(value) is not None:
-        return _whole_number(value, _MOST_MINUTES)
+    number = _INT.search(value)
+    if number is not None:
+        return bounded_int(number.group(), _MOST_MINUTES)
     if re.search(r"\bhour(?:ly)?\b", value, re.IGNORECASE):
         return 60
     return 0 if _OFF.search(value) else None
