@@ -64,21 +64,20 @@ class Workspace:
     policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
     problems: tuple[Problem, ...]
     checks: checks_md.CheckList  # the completion checks (SPEC §8)
+    held: HeldPolicy  # how `policy` was held to the recorded trust
     # (file name, message) for each file wild will not write: read-only, or linked out of
     # the project (`store.write_guard`). Its work waits until the human makes it writable.
     refusals: tuple[tuple[str, str], ...] = ()
     # Problems with a whole file, said once by the loop: tasks.md damaged (`tasks_backup`).
     notices: tuple[str, ...] = ()
-
-    @property
-    def refused(self) -> frozenset[str]:
-        return frozenset(name for name, _ in self.refusals)
-
     # From the approval store outside `.wild/`: what a human approved and the trust last set
     # through the CLI (None: never; the default policy's then).
     approvals: Approvals = NO_APPROVALS
     recorded_trust: RecordedTrust | None = None
-    held: HeldPolicy | None = None  # how `policy` was held to the recorded trust
+
+    @property
+    def refused(self) -> frozenset[str]:
+        return frozenset(name for name, _ in self.refusals)
 
     def snapshot(self) -> WorkSnapshot:
         return WorkSnapshot(
@@ -165,14 +164,22 @@ def settle_trust(paths: WildPaths, now: datetime) -> HeldPolicy:
         return held
 
 
+def unapproved_notify(policy: HumanPolicy, approvals: Approvals) -> str | None:
+    """The policy's Notify Command when the command gate does not let it run, else None."""
+    command = policy.notify_command
+    required = policy.command_approval == "required"  # as held to the recorded trust
+    if command and not may_run(command, approval_required=required, approvals=approvals):
+        return command
+    return None
+
+
 def trust_problems(ws: Workspace) -> list[str]:
     """What the policy file asks that wild does not do, for `wild --status`."""
     problems = []
-    if ws.held is not None and ws.held.loosened:
+    if ws.held.loosened:
         problems.append(loosened_message(ws.held.loosened, str(ws.paths.policy)))
-    command = ws.policy.notify_command
-    required = ws.policy.command_approval == "required"
-    if command and not may_run(command, approval_required=required, approvals=ws.approvals):
+    command = unapproved_notify(ws.policy, ws.approvals)
+    if command is not None:
         problems.append(
             f"{ws.paths.policy}: the Notify Command is not approved, so it is not run; read it "
             f"and run `wild --approve {NOTIFY_APPROVAL_ID}` to allow `{command}`"

@@ -128,7 +128,8 @@ def test_pending_approvals_lists_waiting_unapproved_commands(tmp_path: Path) -> 
         "## [WAITING] f\n- Type: webhook\n"
     )
     approve(tmp_path, "make c")
-    assert [b.id for b in pending_approvals(doc, tmp_path)] == ["a", "b"]
+    approvals = load_approvals(tmp_path)
+    assert [b.id for b in pending_approvals(doc, approvals)] == ["a", "b"]
 
 
 def test_the_recorded_trust_sits_beside_the_approvals_and_can_be_forgotten(

@@ -194,11 +194,8 @@ def approve(project: Path, command: str, *, path: Path | None = None) -> str:
     return digest
 
 
-def pending_approvals(
-    barrier_list: BarrierList, project: Path, *, path: Path | None = None
-) -> tuple[Barrier, ...]:
+def pending_approvals(barrier_list: BarrierList, approvals: Approvals) -> tuple[Barrier, ...]:
     """Waiting barriers whose command no human has approved yet, in file order."""
-    approvals = load_approvals(project, path=path)
     pending = []
     for barrier in barrier_list.barriers:
         command = command_of(barrier)

@@ -9,9 +9,18 @@ through the CLI does not count. Pure: the callers read the store and the policy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wild.barriers.approvals import Approvals
 
 
 def may_run(command: str, *, approval_required: bool, approvals: Approvals) -> bool:
     """Whether `command` may run, given the policy in force and this project's approvals."""
     return not approval_required or approvals.allows(command)
+
+
+def gate(approvals: Approvals, *, approval_required: bool) -> Callable[[str], bool]:
+    """`may_run` for one snapshot of the approvals and the policy: what a run of checks asks."""
+    return lambda command: may_run(
+        command, approval_required=approval_required, approvals=approvals
+    )

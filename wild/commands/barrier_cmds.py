@@ -6,9 +6,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wild.barriers.approvals import approve, command_of, pending_approvals
+from wild.barriers.approvals import approve, command_of, load_approvals, pending_approvals
 from wild.barriers.checker import check_all_now, open_unapproved_alerts
-from wild.barriers.command_gate import may_run
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
 from wild.commands.edits import find_barrier
@@ -16,20 +15,20 @@ from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers.alerts import Alert, AlertIndex, status_update
 from wild.paths import WildPaths
-from wild.policy.model import HumanPolicy
 from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,
     POLICY_APPROVAL_ID,
     POLICY_LOOSENED_TYPE,
+    RecordedTrust,
 )
 from wild.store.alerts_log import append_alert, read_new
 from wild.store.files import read_text
 from wild.workspace import (
-    read_trust,
     record_trust,
     require_initialised,
     settle_trust,
     stated_policy,
+    unapproved_notify,
 )
 
 
@@ -97,14 +96,14 @@ def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[s
     return command, digest
 
 
-def approve_policy(paths: WildPaths, now: datetime) -> HumanPolicy:
+def approve_policy(paths: WildPaths, now: datetime) -> RecordedTrust:
     """`wild --approve @policy`: a human accepts human-policy.md as it stands (a hand edit that
     loosened it included); its trust is recorded and the alerts that asked are resolved."""
     require_initialised(paths)
-    record_trust(paths, now)
+    trust = record_trust(paths, now)
     index = AlertIndex(read_new(paths.alerts, None).entries)
     _resolve(paths, [a for a in index.active() if a.type == POLICY_LOOSENED_TYPE], now)
-    return stated_policy(paths, now)
+    return trust
 
 
 def _resolve(paths: WildPaths, alerts: list[Alert], now: datetime) -> None:
@@ -118,13 +117,12 @@ def _resolve(paths: WildPaths, alerts: list[Alert], now: datetime) -> None:
 def unapproved(paths: WildPaths, now: datetime) -> list[tuple[str, str]]:
     """(id, what) for every waiting barrier's command, the Notify Command and a loosened
     policy file awaiting a human's approval."""
+    held = settle_trust(paths, now)  # the one step that writes: first
+    approvals = load_approvals(paths.project)
     doc = _barrier_list(paths)
-    waiting = [(b.id, command_of(b) or "") for b in pending_approvals(doc, paths.project)]
-    held = settle_trust(paths, now)
-    notify = held.policy.notify_command
-    required = held.policy.command_approval == "required"
-    approvals = read_trust(paths)[0]
-    if notify and not may_run(notify, approval_required=required, approvals=approvals):
+    waiting = [(b.id, command_of(b) or "") for b in pending_approvals(doc, approvals)]
+    notify = unapproved_notify(held.policy, approvals)
+    if notify is not None:
         waiting.append((NOTIFY_APPROVAL_ID, notify))
     if held.loosened:
         waiting.append((POLICY_APPROVAL_ID, "; ".join(held.loosened)))

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wild.barriers.approvals import approve, is_approved, load_approvals
-from wild.barriers.command_gate import may_run
+from wild.barriers.approvals import approve, load_approvals
+from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
 from wild.commands.barrier_cmds import approval_required
 from wild.completion.run import record, run_all
@@ -36,11 +36,8 @@ def run_checks(paths: WildPaths, clock: Clock) -> ChecksRun:
     """Run every check in file order and record each result in checks.md as it ends."""
     require_initialised(paths)
     doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
-    approvals = load_approvals(paths.project)
     required = approval_required(paths, clock.now())
-
-    def allowed(command: str) -> bool:
-        return may_run(command, approval_required=required, approvals=approvals)
+    allowed = gate(load_approvals(paths.project), approval_required=required)
 
     def write(outcome: CheckOutcome) -> None:
         update_text(paths.checks, record(outcome, iso(clock.now())), paths.lock)
@@ -77,10 +74,11 @@ def approve_check(paths: WildPaths, check_id: str) -> tuple[str, str] | None:
 
 def unapproved_checks(paths: WildPaths) -> list[tuple[str, str]]:
     """(id, command) of each check whose command no human has approved yet."""
+    approvals = load_approvals(paths.project)
     return [
         (check_id, command)
         for check_id, command in check_commands(paths).items()
-        if not is_approved(paths.project, command)
+        if not approvals.allows(command)
     ]
 
 

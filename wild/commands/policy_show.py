@@ -30,7 +30,7 @@ def policy_json(ws: Workspace) -> dict[str, Any]:
         "expiresAt": iso(policy.expires_at) if policy.expires_at else None,
         "note": ws.policy_note,
         # What human-policy.md asks beyond the trust set through the CLI (wild --approve @policy).
-        "heldBack": list(ws.held.loosened) if ws.held is not None else [],
+        "heldBack": list(ws.held.loosened),
         "instructions": policy.instructions,
     }
 

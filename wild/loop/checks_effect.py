@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 
 from wild.barriers.approvals import load_approvals
-from wild.barriers.command_gate import may_run
+from wild.barriers.command_gate import gate
 from wild.completion.run import record, run_all, run_check, task_check
 from wild.completion.verdict import CheckOutcome
 from wild.errors import RefusedWriteError
@@ -36,8 +36,7 @@ class LoopChecks:
 
     def _may_run(self) -> Callable[[str], bool]:
         approvals = load_approvals(self.paths.project)
-        required = self.approval_required()
-        return lambda command: may_run(command, approval_required=required, approvals=approvals)
+        return gate(approvals, approval_required=self.approval_required())
 
     def perform(
         self, action: RunChecks | VerifyTask, files: LoopFiles, at: str

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from datetime import datetime
 
 from wild.barriers.approvals import load_approvals
-from wild.barriers.command_gate import may_run
 from wild.clock import iso
 from wild.loop.notify_command import send_notification
 from wild.parsers import human as human_md
@@ -18,7 +17,7 @@ from wild.policy.notify import NotificationBatcher, join_messages
 from wild.policy.trust import NOTIFY_APPROVAL_ID
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
-from wild.workspace import Workspace
+from wild.workspace import Workspace, unapproved_notify
 
 NOTIFY_TIMEOUT_S = 30.0
 # (command, message, timeout) -> None on success, else a one-line error; tests pass a recorder.
@@ -131,11 +130,8 @@ class Reporter:
     def _deliver(self, policy: HumanPolicy, messages: list[str]) -> None:
         text = join_messages(messages)
         self._out(f"📣 {text}")
-        command = policy.notify_command
-        required = policy.command_approval == "required"  # as held to the recorded trust
-        if command and not may_run(
-            command, approval_required=required, approvals=load_approvals(self._paths.project)
-        ):
+        command = unapproved_notify(policy, load_approvals(self._paths.project))
+        if command is not None:
             # The policy file is editable by the agent, so its command is code like a barrier's.
             if command not in self._unapproved_said:
                 self._unapproved_said.add(command)
@@ -145,7 +141,7 @@ class Reporter:
                     f"wild --approve {NOTIFY_APPROVAL_ID} to allow `{command}`"
                 )
             return
-        error = self._send_command(command, text, timeout_s=NOTIFY_TIMEOUT_S)
+        error = self._send_command(policy.notify_command, text, timeout_s=NOTIFY_TIMEOUT_S)
         if error is not None:
             self._events.append("notify-failed", cause=self._cause(), error=error)
             self._out(f"⚠️  notify command failed: {error}")
