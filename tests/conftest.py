@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.loop_processes import Wild
+
 settings.register_profile(
     "wild",
     max_examples=150,
@@ -30,3 +32,13 @@ def _isolated_home(
         if name.startswith("WILD_"):
             monkeypatch.delenv(name)
     yield home
+
+
+@pytest.fixture
+def wild(tmp_path: Path) -> Iterator[Wild]:
+    """A project with a real `python -m wild` loop to start; every process it left is killed."""
+    project = Wild(tmp_path)
+    try:
+        yield project
+    finally:
+        project.close()

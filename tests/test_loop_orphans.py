@@ -7,44 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.test_loop_process import WAIT_S, Wild, alive
+from tests.loop_processes import WAIT_S, Wild, alive, children, wait_gone
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
-
-
-@pytest.fixture
-def wild(tmp_path: Path) -> Iterator[Wild]:
-    project = Wild(tmp_path)
-    try:
-        yield project
-    finally:
-        project.close()
-
-
-def wait_gone(pid: int, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while alive(pid):
-        assert time.monotonic() < deadline, f"{what} (pid {pid}) outlived its loop"
-        time.sleep(0.02)
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if stat[stat.rfind(")") + 2 :].split()[1] == str(pid):
-                found.append(int(entry.name))
-    return found
 
 
 def written(path: Path) -> bool:

@@ -4,24 +4,12 @@ which leaves `"active": true` in state.json and no chance to clean up."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.test_loop_process import Wild, alive
+from tests.loop_processes import Wild, wait_gone
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
-
-
-@pytest.fixture
-def wild(tmp_path: Path) -> Iterator[Wild]:
-    project = Wild(tmp_path)
-    try:
-        yield project
-    finally:
-        project.close()  # kills the loop and every agent it started
 
 
 def test_status_says_not_running_after_the_loop_is_killed(wild: Wild) -> None:
@@ -45,10 +33,7 @@ def test_status_says_not_running_after_the_loop_is_killed(wild: Wild) -> None:
     assert lines[1].startswith("Loop: not running (last seen ")
     assert f"killed or crashed: its pid {proc.pid} is gone; iteration 0)" in lines[1]
     # The agent dies with its loop (a parent-death signal): no orphan for status to point at.
-    deadline = time.monotonic() + 30
-    while alive(agent_pid):  # `wild.wait_for` gives up once the loop is gone
-        assert time.monotonic() < deadline, "the agent outlived its loop"
-        time.sleep(0.02)
+    wait_gone(agent_pid, "the agent")  # `wild.wait_for` gives up once the loop is gone
     lines = wild.cli("--status").splitlines()
     assert lines[2] == "Work: task task-001, interrupted; the next loop resumes it"
     after = json.loads(wild.cli("--status", "--json"))

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import resource
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.reliability.liveness_system import fill, needs_root, small_tmpfs
 from wild.parsers.alerts import encode_alert
 from wild.store.alerts_log import read_new
 
@@ -50,47 +49,19 @@ def _assert_one_line_error(done: subprocess.CompletedProcess[str], log: Path, sa
 
 
 @pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs of its own (root only), unmounted whatever the test did."""
-    mount, umount = shutil.which("mount"), shutil.which("umount")
-    if os.geteuid() != 0 or mount is None or umount is None:
-        pytest.skip("mounting a small tmpfs needs root and mount(8)")
-    where = tmp_path / "disk"
-    where.mkdir()
-    made = subprocess.run(
-        [mount, "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
+def small_disk() -> Iterator[Path]:
+    """A 64 KiB tmpfs of its own (root only: see `needs_root`), unmounted afterwards."""
+    with small_tmpfs("64k") as where:
         yield where
-    finally:
-        done = subprocess.run([umount, str(where)], capture_output=True, timeout=30, check=False)
-        if done.returncode != 0:  # still busy: detach it now, the kernel frees it when idle
-            subprocess.run([umount, "-l", str(where)], timeout=30, check=True)
 
 
-def _fill(folder: Path) -> None:
-    """Write a filler file until the disk refuses another byte."""
-    with (folder / "filler").open("wb", buffering=0) as handle:
-        with contextlib.suppress(OSError):
-            while True:
-                handle.write(b"x" * 4096)
-        with contextlib.suppress(OSError):
-            while handle.write(b"x"):
-                pass
-
-
-def test_a_full_disk_leaves_no_partial_alert_line(small_tmpfs: Path) -> None:
-    wild_dir = small_tmpfs / ".wild"
+@needs_root()
+def test_a_full_disk_leaves_no_partial_alert_line(small_disk: Path) -> None:
+    wild_dir = small_disk / ".wild"
     assert _wild("--init", "--dir", str(wild_dir)).returncode == 0
     log = wild_dir / "alerts.jsonl"
     assert _alert(wild_dir, "first").returncode == 0
-    _fill(small_tmpfs)
+    fill(small_disk)
     before = log.read_bytes()
     # The page holding the first line has room for a small line, not for a 20 KB one: the
     # kernel writes what fits and returns short.

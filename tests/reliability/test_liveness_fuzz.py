@@ -153,7 +153,7 @@ def test_each_extreme_value_in_every_field_is_only_a_problem(extreme: str) -> No
 
 @settings(max_examples=150)
 @given(fields)
-def test_every_parser_reports_bad_values_instead_of_raising(v: list[str]) -> None:
+def test_no_parser_raises_on_a_bad_value(v: list[str]) -> None:
     parse_everything(v)
 
 
