@@ -95,3 +95,16 @@ class WildPaths:
     def webhook_seen(self) -> Path:
         """Signatures and delivery ids the webhook spent within its replay window."""
         return self.root / "webhook-seen.jsonl"
+
+    @property
+    def runs_log(self) -> Path:
+        """runs.jsonl: the sweeps and runs (SPEC §7)."""
+        return self.root / "runs.jsonl"
+
+    @property
+    def runs(self) -> Path:
+        """One folder per run: `runs/<run-id>/` with log, exit, metrics.jsonl."""
+        return self.root / "runs"
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.runs / run_id
