@@ -9,7 +9,15 @@ many as fit), to `submit` each admitted run, to `poll` all of its active runs in
 Every run, on every backend, goes through a wrapper that writes `.wild/runs/<id>/log` and,
 atomically (temp file + rename), `.wild/runs/<id>/exit`, a JSON object:
 `{"run": id, "attempt": N, "exit_code": N, "signal": name|null, "ended_at": iso,
-"host": name}`. The marker's appearance wakes the loop through the folder watcher; `poll`
+"host": name, "reason": "timeout"|"stopped"|null}`. The wrapper is one standalone file,
+`wild/runs/wrapper.py` (no wild imports, so it starts fast and runs on any node that sees
+the folder), invoked as
+`python wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W [--time-limit S] --
+INSTRUCTION` (INSTRUCTION is one argument, run by `/bin/sh -c` in W). It writes its own
+pid to `DIR/pid` first, runs the instruction in a process group of its own (so `cancel`
+kills the instruction's whole group while the wrapper survives to write the marker), and
+on SIGTERM or the time limit kills that group (SIGTERM, then SIGKILL after a grace). The
+marker's appearance wakes the loop through the folder watcher; `poll`
 is the fallback for ends whose file events never arrive (shared filesystems) and for runs
 whose process vanished without a marker (`lost`).
 
