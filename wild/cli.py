@@ -178,6 +178,17 @@ def demo() -> None:
 @click.option(
     "--choice", multiple=True, metavar="C", help="With --alert: an option the agent may pick."
 )
+@click.option(
+    "--wait-alert",
+    metavar="ID",
+    help="Block until alert ID is resolved; print the choice (exit 124: timed out, 6: unknown).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    metavar="S",
+    help="With --wait-alert: give up after S seconds.",
+)
 @click.option("--satisfy", metavar="BARRIER", help="Mark a barrier satisfied by hand.")
 @click.option(
     "--migrate", is_flag=True, help="Convert an open-ralph-wiggum .ralph/ folder into .wild/."

@@ -152,6 +152,13 @@ def _alert(call: Call) -> None:
     call.out(alert_id)
 
 
+def _wait_alert(call: Call) -> None:
+    from wild.commands.wait_alert import wait_alert
+
+    timeout = call.opts["timeout"]
+    call.out(wait_alert(call.paths, call.opts["wait_alert"], timeout).text())
+
+
 def _satisfy(call: Call) -> None:
     from wild.commands import edits
 
@@ -314,6 +321,7 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "show_policy": _show_policy,
     "add_task": _add_task,
     "alert": _alert,
+    "wait_alert": _wait_alert,
     "satisfy": _satisfy,
     "migrate": _migrate,
     "check_barriers": _check_barriers,
@@ -348,6 +356,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "description": ("alert",),
     "context": ("alert",),
     "choice": ("alert",),
+    "timeout": ("wait_alert",),
     "from_dir": ("migrate",),
     "force": ("migrate",),
     "goal_option": (LOOP,),
