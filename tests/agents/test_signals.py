@@ -11,6 +11,7 @@ from wild.agents.signals import (
     AlertResolution,
     EventOutput,
     Signals,
+    inert,
     parse_signals,
     visible_text,
 )
@@ -74,7 +75,7 @@ def test_unknown_promise_words_are_reported() -> None:
         problems=(
             "line 1: unknown promise 'DONE'; known: TASK_COMPLETE, ALERT_RESOLVED, "
             "MONITORING_COMPLETE, NEED_HUMAN_INPUT, NOTIFY_HUMAN, HUMAN_INPUT_PROCESSED, COMPLETE, "
-            "NEEDS_HUMAN",
+            "NEEDS_HUMAN, CONTINUE",
         ),
     )
 
@@ -277,3 +278,15 @@ def test_garbage_never_raises_and_only_known_words_come_out(text: str) -> None:
 )
 def test_tag_soup_never_raises(text: str) -> None:
     parse_signals(text)
+
+
+def test_sweep_tags_are_read_as_written_and_fenced_ones_only_reported() -> None:
+    body = '{"name": "lr", "base_command": "python train.py", "parameters": {"lr": [1, 2]}}'
+    text = f"Launching:\n<sweep>\n```json\n{body}\n```\n</sweep>\n\n`<sweep>{{}}</sweep>`\n"
+    signals = parse_signals(text)
+    assert signals.sweeps == (body,)
+    assert any("<sweep> inside" in p for p in signals.problems)
+
+
+def test_a_sweep_tag_in_quoted_text_is_made_inert() -> None:
+    assert parse_signals(inert("<sweep>{}</sweep>")).sweeps == ()

@@ -28,6 +28,7 @@ PromiseWord = Literal[
     "HUMAN_INPUT_PROCESSED",
     "COMPLETE",
     "NEEDS_HUMAN",
+    "CONTINUE",
 ]
 PROMISE_WORDS: tuple[PromiseWord, ...] = get_args(PromiseWord)
 EventStatus = Literal["ok", "retry", "needs_human", "failed"]
@@ -62,6 +63,8 @@ class Signals:
     urgency: str | None = None
     resolutions: tuple[AlertResolution, ...] = ()
     event_output: EventOutput | None = None
+    # The bodies of `<sweep>` tags (SPEC §7), as written: validated by wild.runs.sweeps.
+    sweeps: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
 
     def has(self, word: PromiseWord) -> bool:
@@ -79,7 +82,7 @@ _LINE_ELEMENTS = re.compile(
 
 
 # Every tag the parser reads; `inert` defuses all of them, so quoted text can never signal.
-_SIGNAL_TAG_NAMES = ("promise", "resolve_alert", "event_output", "reason", "urgency")
+_SIGNAL_TAG_NAMES = ("promise", "resolve_alert", "event_output", "sweep", "reason", "urgency")
 # A `<` that opens or closes one of them (spaces allowed, to be safe), or a trailing `<` that
 # text placed right after it could complete.
 _TAG_OPENING = re.compile(rf"<(?=\s*/?\s*(?:{'|'.join(_SIGNAL_TAG_NAMES)})\b)|<\Z", re.IGNORECASE)
@@ -99,7 +102,8 @@ _REASON = _block_tag("reason")
 _URGENCY = _block_tag("urgency")
 _RESOLVE = _block_tag("resolve_alert")
 _EVENT_OUTPUT = _block_tag("event_output")
-_ANY_TAG = re.compile(r"<(promise|resolve_alert|event_output)>", re.IGNORECASE)
+_SWEEP = _block_tag("sweep")
+_ANY_TAG = re.compile(r"<(promise|resolve_alert|event_output|sweep)>", re.IGNORECASE)
 
 
 def _mask_line(line: str) -> str:
@@ -297,5 +301,6 @@ def parse_signals(final_text: str) -> Signals:
         urgency=urgency.lower() if urgency else None,
         resolutions=resolutions,
         event_output=outputs[-1] if outputs else None,
+        sweeps=tuple(body for _, body in _bodies(_SWEEP, final_text, visible)),
         problems=tuple(problems),
     )

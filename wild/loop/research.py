@@ -1,0 +1,192 @@
+"""Research runs as the loop decides about them, pure: run alerts, choices, sweep ends, stage.
+
+- A failed run raises an alert: its source the run id, the tail of its log in the context,
+  choices `rerun`, `ignore`, `stop_sweep`. Runs that fail in the same supervisor step (an
+  alert flood: a bad node, a bug every run hits) raise ONE alert naming all their ids, not
+  one prompt each.
+- An answered run alert acts: `rerun` relaunches each of its runs as a new attempt of the
+  same id, `stop_run` stops them, `stop_sweep` stops every run of their sweeps that is not
+  terminal; any other choice is only recorded on the alert (a job waiting with
+  `wild --wait-alert` reads it).
+- A sweep is done when all its runs are terminal AND no alert about them is open (seed
+  000's double guard); then its barrier `sweep-<id>-done` is satisfied and the analysis
+  task blocked by it becomes selectable.
+- The stage (SPEC §7): `running` while a sweep is not done, `analyzing` while a done sweep's
+  analysis task is open, else `exploring`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from wild.parsers.alerts import Alert, make_alert
+from wild.parsers.runs import RunRecord, SweepRecord
+
+Stage = Literal["exploring", "running", "analyzing"]
+RUN_ALERT_TYPE = "run-failed"
+RUN_CHOICES = ("rerun", "ignore", "stop_sweep")
+RunAct = Literal["rerun", "stop_run", "stop_sweep"]
+TAIL_CHARS = 2000  # of each failed run's log, in its alert's context
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """The banner's run counts."""
+
+    queued: int = 0
+    running: int = 0
+    finished: int = 0
+    failed: int = 0
+    stopped: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "queued": self.queued,
+            "running": self.running,
+            "finished": self.finished,
+            "failed": self.failed,
+            "stopped": self.stopped,
+        }
+
+
+def counts(runs: Iterable[RunRecord]) -> RunCounts:
+    tally = dict.fromkeys(("queued", "running", "finished", "failed", "stopped"), 0)
+    for run in runs:
+        key = "queued" if run.status == "planned" else run.status
+        tally[key] += 1
+    return RunCounts(**tally)
+
+
+def failure_alert(
+    failed: Sequence[RunRecord], tails: Mapping[str, str], now: datetime
+) -> dict[str, Any]:
+    """One alert for runs that failed together (one run: its own alert)."""
+    ids = [run.id for run in failed]
+    first = failed[0]
+    if len(failed) == 1:
+        source = first.id
+        why = first.reason or f"exit code {first.exit_code}"
+        description = (
+            f"run {first.id} of sweep {first.sweep} failed ({why}), attempt {first.attempt}"
+        )
+    else:
+        sweeps = sorted({run.sweep for run in failed})
+        source = f"sweep {', '.join(sweeps)}"
+        description = f"{len(failed)} runs failed together: {', '.join(ids)}"
+    context: dict[str, Any] = {
+        "runs": ids,
+        "sweeps": sorted({run.sweep for run in failed}),
+        "exit_codes": {run.id: run.exit_code for run in failed},
+        "reasons": {run.id: run.reason for run in failed if run.reason},
+        "log_tail": {run.id: tails.get(run.id, "")[-TAIL_CHARS:] for run in failed},
+    }
+    return make_alert(
+        now=now,
+        severity="warning",
+        source=source,
+        type=RUN_ALERT_TYPE,
+        description=description,
+        context=context,
+        choices=RUN_CHOICES,
+    )
+
+
+def runs_of_alert(alert: Alert) -> tuple[str, ...]:
+    """The run ids a run alert is about (none for any other alert)."""
+    if alert.type != RUN_ALERT_TYPE:
+        return ()
+    runs = alert.context.get("runs")
+    return tuple(r for r in runs if isinstance(r, str)) if isinstance(runs, list) else ()
+
+
+def act_of_choice(choice: str | None) -> RunAct | None:
+    """What a chosen option does to the alert's runs; None: recorded only."""
+    acts: dict[str | None, RunAct] = {
+        "rerun": "rerun",
+        "stop_run": "stop_run",
+        "stop_sweep": "stop_sweep",
+    }
+    return acts.get(choice)
+
+
+def runs_to_act_on(
+    act: RunAct,
+    run_ids: Sequence[str],
+    runs: Mapping[str, RunRecord],
+    sweeps: Mapping[str, SweepRecord],
+) -> tuple[str, ...]:
+    """The runs an act touches: `stop_sweep` widens to every open run of the sweeps."""
+    if act != "stop_sweep":
+        return tuple(r for r in run_ids if r in runs)
+    chosen = {runs[r].sweep for r in run_ids if r in runs}
+    return tuple(
+        run_id
+        for sweep_id in sorted(chosen)
+        if sweep_id in sweeps
+        for run_id in sweeps[sweep_id].run_ids
+        if run_id in runs and not runs[run_id].terminal
+    )
+
+
+def open_run_alerts(alerts: Iterable[Alert]) -> dict[str, list[str]]:
+    """Run id → the open alerts about it."""
+    about: dict[str, list[str]] = {}
+    for alert in alerts:
+        for run_id in runs_of_alert(alert):
+            about.setdefault(run_id, []).append(alert.id)
+    return about
+
+
+def sweep_done(
+    sweep: SweepRecord, runs: Mapping[str, RunRecord], open_about: Mapping[str, list[str]]
+) -> bool:
+    """All runs terminal and none with an open alert (seed 000's double guard)."""
+    members = [runs.get(r) for r in sweep.run_ids]
+    if any(run is None or not run.terminal for run in members):
+        return False
+    return not any(r in open_about for r in sweep.run_ids)
+
+
+def stage_of(
+    sweeps: Mapping[str, SweepRecord],
+    runs: Mapping[str, RunRecord],
+    open_alerts: Iterable[Alert],
+    open_task_ids: frozenset[str],
+) -> Stage:
+    """The research stage the files show now."""
+    about = open_run_alerts(open_alerts)
+    active = [s for s in sweeps.values() if s.status == "active"]
+    if any(not sweep_done(s, runs, about) for s in active):
+        return "running"
+    if any(s.task is not None and s.task in open_task_ids for s in sweeps.values()):
+        return "analyzing"
+    return "exploring"
+
+
+def run_table(runs: Sequence[RunRecord]) -> str:
+    """The analysis prompt's table: id, params, status, attempts, exit code, final metrics."""
+    head = "| run | params | status | attempts | exit code | final metrics |\n" + "|---" * 6 + "|"
+    rows = [
+        f"| {run.id} | {_pairs(run.params)} | {run.status}{_why(run)} | {run.attempt} "
+        f"| {'' if run.exit_code is None else run.exit_code} | {_pairs(run.metrics or {})} |"
+        for run in runs
+    ]
+    return "\n".join([head, *rows])
+
+
+def _why(run: RunRecord) -> str:
+    return f" ({run.reason})" if run.reason and run.status != "finished" else ""
+
+
+def _pairs(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={_short(value)}" for key, value in values.items()) or "—"
+
+
+def _short(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    text = str(value).replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= 40 else text[:39] + "…"
