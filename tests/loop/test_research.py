@@ -1,0 +1,105 @@
+"""The loop's pure research decisions: run alerts, choices, sweep ends, stage, run table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import orjson
+
+from wild.loop import research
+from wild.parsers.alerts import Alert, parse_entry, status_update
+from wild.parsers.runs import RunRecord, RunStatus, SweepRecord
+
+NOW = datetime(2026, 11, 25, 20, 0, tzinfo=UTC)
+
+
+def run(
+    run_id: str, status: RunStatus, *, sweep: str = "sw1", exit_code: int | None = None
+) -> RunRecord:
+    return RunRecord(
+        id=run_id,
+        sweep=sweep,
+        params={"lr": 0.1},
+        resolved_instruction="python train.py --lr=0.1",
+        status=status,
+        exit_code=exit_code,
+    )
+
+
+def sweep(sweep_id: str, run_ids: tuple[str, ...], task: str | None = None) -> SweepRecord:
+    return SweepRecord(
+        id=sweep_id, name=sweep_id, spec={}, status="active", run_ids=run_ids, task=task
+    )
+
+
+def alert_of(record: dict[str, object]) -> Alert:
+    alert, _ = parse_entry(orjson.dumps(record), 1)
+    assert alert is not None
+    return alert
+
+
+def test_one_failed_run_raises_its_own_alert_with_its_log_tail_and_choices() -> None:
+    failed = run("sw1-001", "failed", exit_code=2)
+    record = research.failure_alert([failed], {"sw1-001": "x" * 5000 + "Traceback"}, NOW)
+    assert record["source"] == "sw1-001"
+    assert record["choices"] == ["rerun", "ignore", "stop_sweep"]
+    assert record["context"]["log_tail"]["sw1-001"].endswith("Traceback")
+    assert len(record["context"]["log_tail"]["sw1-001"]) == research.TAIL_CHARS
+    assert "exit code 2" in record["description"]
+
+
+def test_runs_failing_together_raise_one_alert_naming_all() -> None:
+    failed = [run(f"sw1-00{i}", "failed", exit_code=1) for i in range(1, 6)]
+    record = research.failure_alert(failed, {}, NOW)
+    assert record["context"]["runs"] == [r.id for r in failed]
+    assert "5 runs failed together" in record["description"]
+    assert research.runs_of_alert(alert_of(record)) == tuple(r.id for r in failed)
+
+
+def test_stop_sweep_widens_to_every_open_run_of_the_sweep() -> None:
+    runs = {
+        r.id: r
+        for r in (run("sw1-001", "failed"), run("sw1-002", "running"), run("sw1-003", "queued"),
+                  run("sw1-004", "finished"), run("sw2-001", "running", sweep="sw2"))
+    }  # fmt: skip
+    sweeps = {"sw1": sweep("sw1", ("sw1-001", "sw1-002", "sw1-003", "sw1-004"))}
+    assert research.runs_to_act_on("stop_sweep", ["sw1-001"], runs, sweeps) == (
+        "sw1-002",
+        "sw1-003",
+    )
+    assert research.runs_to_act_on("rerun", ["sw1-001", "gone"], runs, sweeps) == ("sw1-001",)
+    assert research.act_of_choice("ignore") is None
+    assert research.act_of_choice("stop_run") == "stop_run"
+
+
+def test_a_sweep_is_done_only_when_all_runs_ended_and_their_alerts_are_resolved() -> None:
+    runs = {"sw1-001": run("sw1-001", "finished"), "sw1-002": run("sw1-002", "failed")}
+    s = sweep("sw1", ("sw1-001", "sw1-002"), task="analyze-sw1")
+    alert = alert_of(research.failure_alert([runs["sw1-002"]], {}, NOW))
+    open_about = research.open_run_alerts([alert])
+    assert not research.sweep_done(s, runs, open_about)
+    assert research.stage_of({"sw1": s}, runs, [alert], frozenset({"analyze-sw1"})) == "running"
+    resolved = alert_of(status_update(alert, "resolved", NOW))
+    assert research.sweep_done(s, runs, research.open_run_alerts([]))
+    assert research.stage_of({"sw1": s}, runs, [], frozenset({"analyze-sw1"})) == "analyzing"
+    assert research.stage_of({"sw1": s}, runs, [], frozenset()) == "exploring"
+    assert resolved.status == "resolved"
+    running = {**runs, "sw1-001": run("sw1-001", "running")}
+    assert not research.sweep_done(s, running, {})
+
+
+def test_the_run_table_carries_params_status_attempts_exit_code_and_metrics() -> None:
+    done = RunRecord(
+        id="sw1-001", sweep="sw1", params={"clip": 0.2, "pairs": "64/16"},
+        resolved_instruction="x", status="failed", exit_code=137, reason="timeout",
+        attempt=2, metrics={"loss": 0.123456789, "step": 40},
+    )  # fmt: skip
+    table = research.run_table([done])
+    row = table.splitlines()[2]
+    assert (
+        row == "| sw1-001 | clip=0.2, pairs=64/16 | failed (timeout) | 2 | 137 "
+        "| loss=0.123457, step=40 |"
+    )
+    assert research.counts([done, run("b", "planned"), run("c", "running")]).to_json() == {
+        "queued": 1, "running": 1, "finished": 0, "failed": 1, "stopped": 0,
+    }  # fmt: skip
