@@ -352,3 +352,33 @@ def test_watchdogs_shutdown_race_is_not_printed_but_other_messages_are(
     assert [r.getMessage() for r in caplog.records] == [
         "Inotify queue overflowed; reconciling recursive watches below '/x'"
     ]
+
+
+_MARKER = """
+import os, sys
+run_dir = sys.argv[1]
+os.makedirs(run_dir, exist_ok=True)
+tmp = os.path.join(run_dir, ".exit.tmp")
+with open(tmp, "w") as f:
+    f.write('{"exit_code": 0}')
+with open(os.path.join(run_dir, "log"), "a") as f:
+    f.write("a log line\\n")
+os.rename(tmp, os.path.join(run_dir, "exit"))
+"""
+
+
+def test_a_run_exit_marker_in_a_new_run_folder_wakes_with_the_run_id(wild_dir: Path) -> None:
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites(), watch_runs=True)
+    with watcher:
+        run_python(_MARKER, str(wild_dir / "runs" / "sw1-007"))
+        reasons = watcher.wait_for_work(PATIENCE_S)
+    marker = str(wild_dir / "runs" / "sw1-007" / "exit")
+    assert reasons == [WakeReason("run", marker, "sw1-007")]  # the log line is no reason
+
+
+def test_run_folders_are_not_watched_unless_asked(wild_dir: Path) -> None:
+    (wild_dir / "runs").mkdir()
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites())
+    with watcher:
+        run_python(_MARKER, str(wild_dir / "runs" / "sw1-001"))
+        assert watcher.wait_for_work(0.3) == [TIMEOUT]

@@ -42,7 +42,8 @@ def _not_the_shutdown_race(record: logging.LogRecord) -> bool:
 
 logging.getLogger("watchdog.observers.inotify").addFilter(_not_the_shutdown_race)
 
-WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout"]
+WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout", "run"]
+RUN_END_MARKER = "exit"  # `.wild/runs/<id>/exit`, written (renamed into place) by a run's wrapper
 
 # Editors' and wild's own scratch files: vim swap/backup/probe, gedit, emacs locks, atomic_write.
 _TEMP_PATTERNS = (".*.tmp", "*.swp", "*.swx", "*.swo", "*~", "4913", ".goutputstream-*", ".#*")
@@ -170,6 +171,7 @@ class FolderWatcher:
         safety_rescan_s: float = 300.0,
         on_control: Callable[[], None] | None = None,
         also: frozenset[str] = frozenset(),
+        watch_runs: bool = False,
     ) -> None:
         self.waker = waker
         self.self_writes = self_writes
@@ -178,6 +180,9 @@ class FolderWatcher:
         paths = WildPaths(Path(self._root))
         self._relevant = relevant_names(paths) | also  # `also`: more names, e.g. state.json
         self._control = str(paths.control)
+        # Run folders are watched (recursively, so new ones too) only by the loop, which
+        # must wake the moment a run's exit marker appears: no polling for run ends.
+        self._runs = str(paths.runs) if watch_runs else None
         self._on_control = on_control
         self._lock = threading.RLock()
         self._observer: BaseObserver | None = None
@@ -203,6 +208,11 @@ class FolderWatcher:
                 observer.schedule(
                     self._handler, self._root, recursive=False, event_filter=_EVENT_TYPES
                 )
+                if self._runs is not None:
+                    os.makedirs(self._runs, exist_ok=True)
+                    observer.schedule(
+                        self._handler, self._runs, recursive=True, event_filter=_EVENT_TYPES
+                    )
                 observer.start()
             except OSError as exc:
                 raise WildError(
@@ -294,7 +304,12 @@ class FolderWatcher:
 
     def _route(self, path: str, *, is_directory: bool) -> None:
         parent, name = os.path.split(path)
-        if is_directory or is_temp_name(name) or parent != self._root:
+        if is_directory or is_temp_name(name):
+            return
+        if name == RUN_END_MARKER and os.path.dirname(parent) == self._runs:
+            self.waker.wake(WakeReason("run", path, os.path.basename(parent)))
+            return
+        if parent != self._root:
             return
         if name not in self._relevant:
             return
