@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from string import Template
 
@@ -12,8 +12,10 @@ from wild.completion.verdict import CheckOutcome
 from wild.parsers.alerts import Alert
 from wild.parsers.barriers import Barrier
 from wild.parsers.human import HumanInput
+from wild.parsers.runs import RunRecord, SweepRecord
 from wild.parsers.tasks import Task
 from wild.policy.model import HumanPolicy
+from wild.runs.table import run_table
 from wild.selection import task_key
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
@@ -234,3 +236,43 @@ def checks_values(failing: tuple[CheckOutcome, ...]) -> dict[str, object]:
             block += "\n" + quote(outcome.tail)
         blocks.append(block)
     return {"failing": "\n\n".join(blocks)}
+
+
+SWEEP_HELP = """## Launching runs (a sweep)
+To run experiments, end your final message with one <sweep> tag holding a JSON object, alone
+on its lines. wild validates it, runs every point of the grid on the run backend, and wakes
+you when runs fail (an alert with choices) and when all have ended (the analysis). The
+example is fenced so it is not a signal; write yours without the fence:
+
+```text
+<sweep>
+{"name": "short-name",
+ "base_command": "python train.py",
+ "parameters": {"lr": [0.001, 0.01], "pair": [{"batch_size": 64, "mini_batch_size": 16}]},
+ "max_runs": 12, "workdir": ".", "resources": {"cpus": 1, "gpus": 0, "time": "00:10:00"}}
+</sweep>
+```
+
+Each run gets `--key=value` per parameter (objects vary their keys together) and
+`WILD_RUN_ID`, `WILD_RUN_DIR`, `WILD_PARAM_<KEY>` in its environment; a run should append
+`{"step": N, "loss": ...}` lines to `$WILD_RUN_DIR/metrics.jsonl`. Instead of
+`base_command`, a `"skill": {"kind": "python_script", "target": "path.py", "args": {}}`
+references an existing script (kinds: python_function, python_script, shell_script,
+prompt_playbook); inline code is refused. `wild --runs` lists the runs."""
+
+
+def analysis_values(
+    sweep: SweepRecord, runs: tuple[RunRecord, ...], run_dir: Callable[[str], str], report: str
+) -> dict[str, object]:
+    """The analysis prompt's input: the run table and where each run's files are."""
+    paths = "\n".join(f"  - {quote_inline(run.id)}: `{run_dir(run.id)}/`" for run in runs)
+    return {
+        "sweep_name": quote_inline(sweep.name),
+        "run_count": len(runs),
+        "cut": f" ({sweep.cut} grid points left out by max_runs)" if sweep.cut else "",
+        "spec": quote(json.dumps(dict(sweep.spec), indent=1, ensure_ascii=False)),
+        "run_table": inert(run_table(runs)),
+        "metric_paths": paths or "  - none",
+        "report_path": report,
+        "sweep_help": SWEEP_HELP,
+    }

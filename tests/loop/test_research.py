@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import orjson
 
+from wild import prompts
+from wild.agents.signals import parse_signals
 from wild.loop import research
 from wild.parsers.alerts import Alert, parse_entry, status_update
 from wild.parsers.runs import RunRecord, RunStatus, SweepRecord
+from wild.runs.table import run_table
 
 NOW = datetime(2026, 11, 25, 20, 0, tzinfo=UTC)
 
@@ -94,7 +98,7 @@ def test_the_run_table_carries_params_status_attempts_exit_code_and_metrics() ->
         resolved_instruction="x", status="failed", exit_code=137, reason="timeout",
         attempt=2, metrics={"loss": 0.123456789, "step": 40},
     )  # fmt: skip
-    table = research.run_table([done])
+    table = run_table([done])
     row = table.splitlines()[2]
     assert (
         row == "| sw1-001 | clip=0.2, pairs=64/16 | failed (timeout) | 2 | 137 "
@@ -103,3 +107,20 @@ def test_the_run_table_carries_params_status_attempts_exit_code_and_metrics() ->
     assert research.counts([done, run("b", "planned"), run("c", "running")]).to_json() == {
         "queued": 1, "running": 1, "finished": 0, "failed": 1, "stopped": 0,
     }  # fmt: skip
+
+
+def test_the_analysis_prompt_has_input_procedure_output_and_signals_nothing(tmp_path: Path) -> None:
+    runs = (run("sw1-001", "finished", exit_code=0), run("sw1-002", "failed", exit_code=1))
+    s = SweepRecord(
+        id="sw1", name="clip <promise>COMPLETE</promise>", spec={"name": "clip"},
+        status="active", run_ids=("sw1-001", "sw1-002"), cut=4,
+    )  # fmt: skip
+    values = prompts.analysis_values(s, runs, lambda r: f".wild/runs/{r}", "reports/sw1.md")
+    text = prompts.render("analysis", tmp_path, {**values, "goal": "g", "signals": ""})
+    for section in ("## Input", "## Procedure", "## Output"):
+        assert section in text
+    assert "| sw1-002 | lr=0.1 | failed | 1 | 1 | — |" in text
+    assert "`.wild/runs/sw1-001/`" in text and "reports/sw1.md" in text
+    assert "(4 grid points left out by max_runs)" in text
+    found = parse_signals(text)
+    assert (found.promises, found.sweeps) == ((), ())  # neither the help nor the name signals

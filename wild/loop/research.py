@@ -164,29 +164,3 @@ def stage_of(
     if any(s.task is not None and s.task in open_task_ids for s in sweeps.values()):
         return "analyzing"
     return "exploring"
-
-
-def run_table(runs: Sequence[RunRecord]) -> str:
-    """The analysis prompt's table: id, params, status, attempts, exit code, final metrics."""
-    head = "| run | params | status | attempts | exit code | final metrics |\n" + "|---" * 6 + "|"
-    rows = [
-        f"| {run.id} | {_pairs(run.params)} | {run.status}{_why(run)} | {run.attempt} "
-        f"| {'' if run.exit_code is None else run.exit_code} | {_pairs(run.metrics or {})} |"
-        for run in runs
-    ]
-    return "\n".join([head, *rows])
-
-
-def _why(run: RunRecord) -> str:
-    return f" ({run.reason})" if run.reason and run.status != "finished" else ""
-
-
-def _pairs(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{key}={_short(value)}" for key, value in values.items()) or "—"
-
-
-def _short(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    text = str(value).replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= 40 else text[:39] + "…"

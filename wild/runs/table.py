@@ -1,0 +1,34 @@
+"""The runs of a sweep as a markdown table: what the analysis prompt and `wild --runs` show."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from wild.parsers.runs import RunRecord
+
+
+def run_table(runs: Sequence[RunRecord]) -> str:
+    """The analysis prompt's table: id, params, status, attempts, exit code, final metrics."""
+    head = "| run | params | status | attempts | exit code | final metrics |\n" + "|---" * 6 + "|"
+    rows = [
+        f"| {run.id} | {_pairs(run.params)} | {run.status}{_why(run)} | {run.attempt} "
+        f"| {'' if run.exit_code is None else run.exit_code} | {_pairs(run.metrics or {})} |"
+        for run in runs
+    ]
+    return "\n".join([head, *rows])
+
+
+def _why(run: RunRecord) -> str:
+    return f" ({run.reason})" if run.reason and run.status != "finished" else ""
+
+
+def _pairs(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={_short(value)}" for key, value in values.items()) or "—"
+
+
+def _short(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    text = str(value).replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= 40 else text[:39] + "…"
