@@ -2,11 +2,11 @@
 
 The package: `records` (Barrier, BarrierList, the barrier types and lookups), `blocks` (the
 dialect of `wild.parsers.blocks`: which lines form each barrier block), `parser` (parse) and
-`edits` (record_check, set_status); values are read by `wild.parsers.field_values`. Callers
-use the names re-exported here.
+`edits` (record_check, set_status, add_barrier); values are read by
+`wild.parsers.field_values`. Callers use the names re-exported here.
 """
 
-from wild.parsers.barriers.edits import record_check, set_status
+from wild.parsers.barriers.edits import add_barrier, record_check, set_status
 from wild.parsers.barriers.parser import is_barrier_id, parse
 from wild.parsers.barriers.records import (
     BARRIER_TYPES,
@@ -38,6 +38,7 @@ __all__ = [
     "BarrierList",
     "BarrierStatus",
     "BarrierType",
+    "add_barrier",
     "clean_result",
     "find",
     "is_barrier_id",

@@ -6,11 +6,13 @@ header's status word) and adds a missing field after the block's last one, in it
 
 from __future__ import annotations
 
+from wild.parsers import masking
 from wild.parsers.barriers.blocks import DIALECT
-from wild.parsers.barriers.records import BarrierStatus
+from wild.parsers.barriers.parser import parse
+from wild.parsers.barriers.records import BarrierStatus, find
 from wild.parsers.blocks import set_fields
 from wild.parsers.field_values import clean_result, one_line
-from wild.parsers.lines import split_lines
+from wild.parsers.lines import append_lines, split_lines
 
 
 def _apply(
@@ -45,3 +47,17 @@ def set_status(text: str, barrier_id: str, status: BarrierStatus, *, at: str) ->
     """Change the header's status; `satisfied` also records `Satisfied: at`."""
     updates = [("Satisfied", one_line(at))] if status == "satisfied" else []
     return _apply(text, barrier_id, updates, status)
+
+
+def add_barrier(text: str, barrier_id: str, fields: list[tuple[str, str]]) -> str:
+    """Append a `## [WAITING] id` block with `- Key: value` fields; unchanged if the id exists.
+
+    A comment or fence left open at the end would hide the block, so it is closed first.
+    """
+    if find(parse(text), barrier_id) is not None:
+        return text
+    open_block = masking.left_open(masking.scan(text))
+    lines = [] if open_block is None or open_block.closer is None else [open_block.closer]
+    lines += ["", f"## [WAITING] {barrier_id}"]
+    lines += [f"- {key}: {one_line(value)}" for key, value in fields]
+    return append_lines(text, lines)

@@ -1,0 +1,148 @@
+"""A sweep's `parameters`: validated into axes, and expanded into its grid of run params.
+
+The grid is the cartesian product in key order (the first key varies slowest, as
+`itertools.product`); a parameter whose values are objects varies their keys together, and
+each run's params hold those keys flattened (`{"batch_size": 64, "mini_batch_size": 16}`),
+not the parameter's own name. Pure: text and data in, data out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# The most runs one sweep may hold: a typo in a grid (one list too many) should be an error
+# the agent can read, not 10^9 lines in runs.jsonl.
+MAX_RUNS = 10_000
+
+# A parameter is passed as `--key=value` and as `WILD_PARAM_<KEY>`: a letter or `_` first,
+# then letters, digits, `_` or `-`.
+KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+Scalar = str | int | float | bool
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One parameter: its name and its values, each as the params it sets in a run."""
+
+    name: str
+    points: tuple[Mapping[str, Scalar], ...]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The runs' params in grid order, after `max_runs`; `cut` counts the points left out."""
+
+    points: tuple[Mapping[str, Scalar], ...]
+    total: int
+    cut: int
+
+
+def is_scalar(value: object) -> bool:
+    """A value a run's params may hold: text, a number or a boolean (not null, not a list)."""
+    return isinstance(value, str | int | float | bool)
+
+
+def _bad_key(where: str, key: str) -> str:
+    return (
+        f"{where} {key!r} is not a usable name: start with a letter or _, then letters, "
+        "digits, _ or - (it becomes --key=value and WILD_PARAM_<KEY>)"
+    )
+
+
+def _object_point(name: str, index: int, value: Mapping[str, Any], errors: list[str]) -> bool:
+    where = f'"parameters.{name}[{index}]"'
+    if not value:
+        errors.append(f'{where} is an empty object; give the keys it sets, e.g. {{"bs": 64}}')
+        return False
+    ok = True
+    for key, inner in value.items():
+        if not KEY.fullmatch(key):
+            errors.append(_bad_key(f"{where} key", key))
+            ok = False
+        elif not is_scalar(inner):
+            errors.append(f"{where}.{key} must be a string, number or boolean, not {inner!r}")
+            ok = False
+    return ok
+
+
+def _axis(name: str, values: object, errors: list[str]) -> Axis | None:
+    where = f'"parameters.{name}"'
+    if not KEY.fullmatch(name):
+        errors.append(_bad_key('"parameters" name', name))
+        return None
+    if not isinstance(values, list) or not values:
+        errors.append(f"{where} must be a non-empty list of values, e.g. [0.1, 0.01]")
+        return None
+    objects = [isinstance(v, Mapping) for v in values]
+    if any(objects) and not all(objects):
+        errors.append(f"{where} mixes objects and plain values; use one kind per parameter")
+        return None
+    if not all(objects):
+        bad = [v for v in values if not is_scalar(v)]
+        if bad:
+            errors.append(f"{where} values must be strings, numbers or booleans, not {bad[0]!r}")
+            return None
+        return Axis(name, tuple(types.MappingProxyType({name: v}) for v in values))
+    if not all([_object_point(name, i, v, errors) for i, v in enumerate(values)]):
+        return None
+    first = list(values[0])
+    for index, value in enumerate(values[1:], start=1):
+        if set(value) != set(first):
+            errors.append(
+                f'"parameters.{name}[{index}]" has keys {sorted(value)} but '
+                f'"parameters.{name}[0]" has '
+                f"{sorted(first)}; objects of one parameter vary the same keys together"
+            )
+            return None
+    return Axis(name, tuple(types.MappingProxyType(dict(v)) for v in values))
+
+
+def parse_axes(parameters: object, errors: list[str]) -> tuple[Axis, ...] | None:
+    """The parameters' axes in key order, or None with the reasons added to `errors`."""
+    if not isinstance(parameters, Mapping) or not parameters:
+        errors.append(
+            '"parameters" must be a non-empty object of value lists, e.g. '
+            '{"lr": [0.1, 0.01], "seed": [1, 2]}'
+        )
+        return None
+    axes = [_axis(str(name), values, errors) for name, values in parameters.items()]
+    if any(a is None for a in axes):
+        return None
+    found = tuple(a for a in axes if a is not None)
+    owner: dict[str, str] = {}
+    for axis in found:
+        for key in axis.points[0]:
+            if key in owner:
+                errors.append(
+                    f'"parameters.{axis.name}" sets {key!r}, which "parameters.{owner[key]}" '
+                    "sets too; give each run parameter one source"
+                )
+                return None
+            owner[key] = axis.name
+    return found
+
+
+def grid_size(axes: tuple[Axis, ...]) -> int:
+    return math.prod(len(axis.points) for axis in axes)
+
+
+def expand(axes: tuple[Axis, ...], max_runs: int | None) -> Grid:
+    """The first `max_runs` points of the product (all of them when None), in grid order.
+
+    Lazy: a grid far larger than `max_runs` costs only the points kept.
+    """
+    total = grid_size(axes)
+    keep = total if max_runs is None else min(total, max_runs)
+    product = itertools.product(*(axis.points for axis in axes))
+    points = tuple(
+        types.MappingProxyType({k: v for part in combo for k, v in part.items()})
+        for combo in itertools.islice(product, keep)
+    )
+    return Grid(points, total, total - keep)
