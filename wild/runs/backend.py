@@ -29,9 +29,9 @@ pbs = "site_wild.pbs:PbsBackend"`. A backend class is built with a `BackendConte
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from wild.errors import WildError
 from wild.parsers.runs import RunRecord
@@ -53,10 +53,15 @@ class BackendContext:
 
 @dataclass(frozen=True)
 class Submitted:
-    """A run the backend accepted: its handle, and where it runs."""
+    """A run the backend accepted: its handle, and where it runs.
+
+    `fields` are backend-specific facts recorded on the run's line (the local backend's
+    `gpu_ids`), so a restarted loop knows them.
+    """
 
     job_id: str
     host: str | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
