@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Literal, Protocol
 
 from wild.errors import WildError
@@ -38,6 +38,8 @@ from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
 
 ENTRY_POINT_GROUP = "wild.run_backends"
+# Found even before the package's entry points are installed (an editable checkout).
+_BUILT_IN = {"local": "wild.runs.local:LocalBackend"}
 
 Liveness = Literal["running", "ended", "gone", "unknown"]
 
@@ -102,7 +104,9 @@ class RunBackend(Protocol):
 
 def load_backend(name: str, context: BackendContext) -> RunBackend:
     """The backend registered under `name`; WildError naming the ones that exist."""
-    found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    found = {key: EntryPoint(key, value, ENTRY_POINT_GROUP) for key, value in _BUILT_IN.items()} | {
+        ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
+    }
     if name not in found:
         known = ", ".join(sorted(found)) or "none"
         raise WildError(
