@@ -142,7 +142,10 @@ def is_temp_name(name: str) -> bool:
 
 def relevant_names(paths: WildPaths) -> frozenset[str]:
     """The `.wild/` files whose change means the loop may have new work."""
-    files = (paths.tasks, paths.alerts, paths.barriers, paths.policy, paths.human, paths.checks)
+    files = (
+        *(paths.tasks, paths.alerts, paths.barriers, paths.policy, paths.human, paths.checks),
+        paths.runs_log,  # `wild --sweep`, `--rerun` or `--stop-run` from outside the loop
+    )
     return frozenset(path.name for path in (*files, paths.control))
 
 

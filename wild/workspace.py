@@ -7,7 +7,7 @@ records that trust (`record_trust`, `settle_trust`) for the CLI and the loop ali
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from wild.barriers.approvals import (
@@ -26,6 +26,7 @@ from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.lines import Problem
+from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
 from wild.policy.trust import (
@@ -41,6 +42,7 @@ from wild.policy.trust import (
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text, update_text
+from wild.store.runs_log import read_runs
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
 
@@ -74,6 +76,8 @@ class Workspace:
     # through the CLI (None: never; the default policy's then).
     approvals: Approvals = NO_APPROVALS
     recorded_trust: RecordedTrust | None = None
+    # runs.jsonl: the sweeps and runs, latest line per id (SPEC §7).
+    runs: RunIndex = field(default_factory=RunIndex)
 
     @property
     def refused(self) -> frozenset[str]:
@@ -196,6 +200,7 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
     present = tasks_text != "" or paths.tasks.exists()
     damaged = damage_notice(paths, tasks_text if present else None, len(tasks.tasks))
     approvals, recorded = read_trust(paths)
+    runs = read_runs(paths.runs_log)
     return assemble_workspace(
         paths,
         now,
@@ -210,6 +215,8 @@ def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
         notices=() if damaged is None else (damaged,),
         approvals=approvals,
         recorded_trust=recorded,
+        runs=runs.index,
+        run_problems=tuple(runs.problems),
     )
 
 
@@ -229,6 +236,8 @@ def assemble_workspace(
     notices: tuple[str, ...] = (),
     approvals: Approvals = NO_APPROVALS,
     recorded_trust: RecordedTrust | None = None,
+    runs: RunIndex | None = None,
+    run_problems: tuple[Problem, ...] = (),
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them.
@@ -241,6 +250,7 @@ def assemble_workspace(
         *human.problems,
         *policy_doc.problems,
         *(checks.problems if checks is not None else ()),
+        *run_problems,
     )
     return Workspace(
         paths=paths,

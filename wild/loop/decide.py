@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from wild.agents.runner import AgentRun
 from wild.clock import iso, later, parse_time
-from wild.loop import claims, ending, judge, limits, task_checks, work
+from wild.loop import claims, ending, judge, limits, research_step, task_checks, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, failure_of, summary
 from wild.loop.model import (
@@ -45,8 +45,10 @@ from wild.loop.model import (
     Moment,
     Report,
     RunAgent,
+    RunsSupervised,
     Say,
     Step,
+    SweepsRecorded,
     TaskVerified,
     Tick,
     Wait,
@@ -81,6 +83,10 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
     if isinstance(event, ChecksFinished):
         model, actions = ending.checks_finished(model, event, policy_at(model, at))
         return Step(model, (*actions, Continue()))
+    if isinstance(event, RunsSupervised):
+        return research_step.supervised(model, event, at)
+    if isinstance(event, SweepsRecorded):
+        return research_step.recorded(model, event)
     return _tick(model, event, at)
 
 
@@ -123,6 +129,9 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     reached = limits.reached(model, at)
     if reached is not None:
         return _end(model, *reached)
+    runs = research_step.on_tick(model, event, at)
+    if runs is not None:
+        return runs
     model, told = _tell_refusals(model)
     if told:
         return Step(model, (*told, Continue()))
@@ -304,6 +313,7 @@ def _idle_timeout(
     timers = (
         limits.time_left(model, at),
         None if selection is None else _monitor_in(model, selection, at),
+        research_step.poll_in(model, at),
     )
     waits += [w for w in timers if w is not None]
     return min(waits) if waits else None
@@ -359,8 +369,11 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
         counted=model.counted + (0 if run.rate_limited else 1),
     )
     model = model.with_book(book)
-    if claims.believed(run).has("COMPLETE") and running is not None:
+    believed = claims.believed(run)
+    if believed.has("COMPLETE") and running is not None:
         model = replace(model, complete_claimed=running.work_type)
+    model, launched = research_step.sweeps_of(model, believed, f"iteration {iteration}")
+    actions += launched
     # A usage limit is waited out; a failure the judge escalated already has the human's eye.
     escalated = any(isinstance(a, Ask) for a in outcome.actions)
     failure = None if run.rate_limited or escalated else failure_of(run)

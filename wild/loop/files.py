@@ -29,12 +29,13 @@ from wild.paths import WildPaths
 from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text
+from wild.store.runs_log import RunLog
 from wild.store.tasks_backup import TasksBackup
 from wild.wake import WakeReason
 from wild.workspace import Workspace, assemble_workspace, open_alerts_of, read_trust, refusals_of
 
-Watched = FileName | Literal["alerts"]
-WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "checks", "alerts")
+Watched = FileName | Literal["alerts", "runs"]
+WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "checks", "alerts", "runs")
 Doc = (
     tasks_md.TaskList
     | barriers_md.BarrierList
@@ -74,6 +75,7 @@ class LoopFiles:
     def __init__(self, paths: WildPaths, alerts_since: AlertCursor | None = None) -> None:
         self.paths = paths
         self.alert_log = AlertLog(paths.alerts, since=alerts_since)
+        self.run_log = RunLog(paths.runs_log)  # read by byte offset, like alerts.jsonl
         self._reads: dict[FileName, _Read] = {}
         self._alerts_seen: tuple[object, AlertCursor | None] | None = None
         self._alerts: tuple[Alert, ...] = ()
@@ -85,6 +87,8 @@ class LoopFiles:
         self._trust: tuple[Signature, tuple[Approvals, RecordedTrust | None]] | None = None
 
     def path_of(self, name: Watched) -> Path:
+        if name == "runs":
+            return self.paths.runs_log
         path: Path = self.paths.alerts if name == "alerts" else getattr(self.paths, name)
         return path
 
@@ -98,6 +102,9 @@ class LoopFiles:
         changed: set[Watched] = set()
         for reason in reasons:
             if reason.kind in ("timeout", "signal", "control"):
+                continue
+            if reason.kind == "run":  # a run's exit marker: the supervisor writes runs.jsonl
+                changed.add("runs")
                 continue
             if reason.kind == "barrier":  # the checker wrote a result
                 changed.add("barriers")
@@ -113,6 +120,8 @@ class LoopFiles:
         for name in set(names):
             if name == "alerts":
                 self._refresh_alerts()
+            elif name == "runs":
+                self.run_log.refresh()
             else:
                 signature = _signature(self.path_of(name))
                 known = self._reads.get(name)
@@ -146,6 +155,8 @@ class LoopFiles:
             notices=() if self._tasks_damage is None else (self._tasks_damage,),
             approvals=approvals,
             recorded_trust=recorded,
+            runs=self.run_log.index,
+            run_problems=tuple(self.run_log.problems),
         )
 
     def view_checks(self) -> checks_md.CheckList:

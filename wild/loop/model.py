@@ -18,8 +18,11 @@ from wild.agents.runner import AgentRun
 from wild.completion.verdict import CheckOutcome, Verdict
 from wild.control import ControlRequest, ControlState
 from wild.loop.bookkeeping import Bookkeeping
+from wild.loop.research import RunAct
 from wild.parsers.human import HumanInput
+from wild.parsers.runs import RunRecord
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
+from wild.parsers.sweeps import SweepSpec
 from wild.parsers.tasks import Task
 from wild.paths import WildPaths
 from wild.workspace import Workspace
@@ -128,6 +131,11 @@ class LoopModel:
     refusals_told: tuple[tuple[str, str], ...] = ()  # the files wild may not write, as said
     # The work a killed loop's agent was on: starting it again is not a new attempt.
     resumed: str | None = None
+    # Research runs: supervise them at the next decision (true at start: adopt and submit);
+    # the monotonic time of the last supervision; backend errors already raised as alerts.
+    runs_due: bool = True
+    runs_polled_at: float | None = None
+    run_problems_told: tuple[str, ...] = ()
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""
@@ -146,6 +154,7 @@ class Tick:
     """Decide what to do next: the files are current. `stop`: a signal asked the loop to end."""
 
     stop: bool = False
+    runs: bool = False  # a run's exit marker appeared, or runs.jsonl changed: supervise runs
 
 
 @dataclass(frozen=True)
@@ -179,7 +188,33 @@ class TaskVerified:
     ticked_by_agent: bool  # the agent ticked the box itself (set back if the check fails)
 
 
-Event = Tick | ControlRequested | AgentFinished | ChecksFinished | TaskVerified
+@dataclass(frozen=True)
+class RunsSupervised:
+    """The run supervisor took a step: the runs that ended in it (their lines written), with
+    the tail of each failed run's log; `problems` are backend errors to raise as alerts."""
+
+    ended: tuple[RunRecord, ...] = ()
+    tails: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SweepsRecorded:
+    """RecordSweep was done: the sweep ids recorded, and the errors of each one refused."""
+
+    recorded: tuple[str, ...] = ()
+    refused: tuple[tuple[str, ...], ...] = ()
+
+
+Event = (
+    Tick
+    | ControlRequested
+    | AgentFinished
+    | ChecksFinished
+    | TaskVerified
+    | RunsSupervised
+    | SweepsRecorded
+)
 
 
 # -- actions: what the driver should do, in order -----------------------------------------
@@ -297,6 +332,39 @@ class VerifyTask:
 
 
 @dataclass(frozen=True)
+class SuperviseRuns:
+    """Submit queued runs, collect ended ones, poll the backends; RunsSupervised follows."""
+
+
+@dataclass(frozen=True)
+class RecordSweep:
+    """Record validated sweeps: their runs queued, barriers and analysis tasks written;
+    SweepsRecorded follows (a skill target that does not exist still refuses one)."""
+
+    specs: tuple[SweepSpec, ...]
+    origin: str  # the agent's iteration, or the human's `wild --sweep`
+    cause: str | None = None
+
+
+@dataclass(frozen=True)
+class ActOnRuns:
+    """Rerun or stop runs (a choice on a run alert, `wild --rerun`, `wild --stop-run`)."""
+
+    act: RunAct
+    run_ids: tuple[str, ...]
+    cause: str | None = None
+
+
+@dataclass(frozen=True)
+class CloseSweep:
+    """All runs of the sweep ended and their alerts are answered: mark it done and satisfy
+    its barrier, so its analysis task can be selected."""
+
+    sweep_id: str
+    barrier: str | None
+
+
+@dataclass(frozen=True)
 class Wait:
     """Sleep until a file or job event, or `timeout_s` (None: no timed duty is pending)."""
 
@@ -325,6 +393,10 @@ Action = (
     | FlushNotes
     | CompactAlerts
     | Checkpoint
+    | SuperviseRuns
+    | RecordSweep
+    | ActOnRuns
+    | CloseSweep
     | RunAgent
     | RunChecks
     | VerifyTask

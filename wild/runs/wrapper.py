@@ -53,7 +53,8 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+    now = datetime.datetime.now(datetime.UTC)  # as wild writes times: 2026-02-08T10:45:23.120Z
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def write_atomically(path: str, text: str) -> None:

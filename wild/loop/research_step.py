@@ -1,0 +1,162 @@
+"""Where research runs enter the loop's decisions, pure (the rules are wild.loop.research).
+
+- Supervising: a run's exit marker, a change of runs.jsonl from outside, the loop's start,
+  a recorded sweep or a run act make the next step `SuperviseRuns`; while runs are active a
+  slow poll (`RUNS_POLL_S`) is the safety net for ends no file event reports (a wrapper
+  killed by SIGKILL writes no marker; a shared filesystem sends no events).
+- After a step: the runs that failed in it raise one alert (a flood is one alert); backend
+  errors raise an alert once per distinct message.
+- Every decision also closes the sweeps that are done (all runs terminal, their alerts
+  answered): their barrier is satisfied, so the analysis task becomes selectable.
+- An agent's `<sweep>` is validated here; a bad one launches nothing and the errors go into
+  the next prompts' notes. A good one is recorded by the driver (`RecordSweep`).
+- A choice on a run alert acts on its runs (`ActOnRuns`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from wild.agents.signals import Signals
+from wild.loop import research
+from wild.loop.model import (
+    Action,
+    ActOnRuns,
+    AppendAlert,
+    CloseSweep,
+    Continue,
+    Log,
+    LoopModel,
+    Moment,
+    RecordSweep,
+    RunsSupervised,
+    Say,
+    Step,
+    SuperviseRuns,
+    SweepsRecorded,
+    Tick,
+)
+from wild.parsers.alerts import Alert, make_alert
+from wild.parsers.state import push_summary
+from wild.parsers.sweeps import SweepSpec, parse_sweep
+
+RUNS_POLL_S = 30.0
+BACKEND_ALERT_TYPE = "run-backend-error"
+
+
+def active_runs(model: LoopModel) -> int:
+    return sum(1 for run in model.ws.runs.runs.values() if not run.terminal)
+
+
+def poll_in(model: LoopModel, at: Moment) -> float | None:
+    """Seconds until the safety poll of active runs is due; None with no run active."""
+    if not active_runs(model):
+        return None
+    if model.runs_polled_at is None:
+        return 0.0
+    return max(0.0, model.runs_polled_at + RUNS_POLL_S - at.mono)
+
+
+def on_tick(model: LoopModel, tick: Tick, at: Moment) -> Step | None:
+    """Supervise the runs, or close done sweeps, before anything else is selected."""
+    if tick.runs or model.runs_due or poll_in(model, at) == 0.0:
+        model = replace(model, runs_due=False, runs_polled_at=at.mono)
+        return Step(model, (SuperviseRuns(),))
+    closing = close_done_sweeps(model)
+    return Step(model, (*closing, Continue())) if closing else None
+
+
+def close_done_sweeps(model: LoopModel) -> tuple[Action, ...]:
+    """CloseSweep for each active sweep whose runs all ended and whose alerts are answered."""
+    index = model.ws.runs
+    about = research.open_run_alerts(model.ws.open_alerts)
+    actions: list[Action] = []
+    for sweep in index.sweeps.values():
+        if sweep.status == "active" and research.sweep_done(sweep, index.runs, about):
+            actions.append(CloseSweep(sweep.id, sweep.barrier))
+            actions.append(Say(f"🔬 Sweep {sweep.id} ({sweep.name}) is done: analysis next"))
+    return tuple(actions)
+
+
+def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
+    """Alerts for what failed in the step and for new backend errors; then decide again."""
+    actions: list[Action] = []
+    for run in event.ended:
+        detail = {"run": run.id, "status": run.status, "exit_code": run.exit_code}
+        actions.append(Log("run-ended", model.start_event, {**detail, "reason": run.reason}))
+    failed = [run for run in event.ended if run.status == "failed"]
+    if failed:
+        record = research.failure_alert(failed, event.tails, at.now)
+        actions.append(AppendAlert(record))
+        actions.append(Say(f"🚨 {record['description']}"))
+    for problem in event.problems:
+        if problem not in model.run_problems_told:
+            actions.append(AppendAlert(backend_alert(problem, at)))
+            actions.append(Say(f"⚠️  {problem}"))
+    model = replace(model, run_problems_told=event.problems)
+    return Step(model, (*actions, Continue()))
+
+
+def backend_alert(problem: str, at: Moment) -> dict[str, object]:
+    return make_alert(
+        now=at.now,
+        severity="warning",
+        source="run-backend",
+        type=BACKEND_ALERT_TYPE,
+        description=problem,
+    )
+
+
+def sweeps_of(
+    model: LoopModel, signals: Signals, origin: str
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    """The agent's `<sweep>`s: good ones to record, bad ones told in the next prompts."""
+    specs: list[SweepSpec] = []
+    actions: list[Action] = []
+    for number, body in enumerate(signals.sweeps, start=1):
+        parsed = parse_sweep(body)
+        if isinstance(parsed, SweepSpec):
+            specs.append(parsed)
+            continue
+        model, told = refused(model, parsed, f"<sweep> {number}")
+        actions += told
+    if specs:
+        actions.append(RecordSweep(tuple(specs), origin, model.agent_event))
+    return model, tuple(actions)
+
+
+def refused(
+    model: LoopModel, errors: list[str] | tuple[str, ...], what: str
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    """A sweep that launched nothing: the reasons in the next prompts, the log and the screen."""
+    note = f"{what} was not launched: " + "; ".join(errors)
+    state = push_summary(model.state, note, model.options.context_window)
+    model = replace(model, state=state)
+    return model, (
+        Log("sweep-refused", model.agent_event, {"errors": list(errors)}),
+        Say(f"⚠️  {note}"),
+    )
+
+
+def recorded(model: LoopModel, event: SweepsRecorded) -> Step:
+    """What came of RecordSweep: refusals told; recorded sweeps are supervised at once."""
+    actions: list[Action] = []
+    for errors in event.refused:
+        model, told = refused(model, errors, "a <sweep>")
+        actions += told
+    if event.recorded:
+        model = replace(model, runs_due=True)
+        names = ", ".join(event.recorded)
+        actions.append(Say(f"🔬 Sweep {names} recorded; its runs are queued"))
+    return Step(model, (*actions, Continue()))
+
+
+def on_choice(model: LoopModel, alert: Alert, choice: str | None) -> tuple[Action, ...]:
+    """A choice on a run alert acts on its runs (`ignore` and the others are only recorded)."""
+    act = research.act_of_choice(choice)
+    ids = research.runs_of_alert(alert)
+    if act is None or not ids:
+        return ()
+    index = model.ws.runs
+    targets = research.runs_to_act_on(act, ids, index.runs, index.sweeps)
+    return (ActOnRuns(act, targets, model.agent_event),) if targets else ()
