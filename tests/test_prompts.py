@@ -13,6 +13,7 @@ from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import parse_entry
 from wild.parsers.barriers import parse as parse_barriers
+from wild.parsers.runs import RunRecord, SweepRecord
 from wild.policy.model import default_policy
 
 HUMAN = """# Human Input Queue
@@ -60,6 +61,10 @@ def kind_values(kind: str) -> dict[str, object]:
         return prompts.task_values(task, "- iteration 1: task task-001 → failed")
     if kind == "planning":
         return prompts.planning_values(())
+    if kind == "analysis":
+        sweep = SweepRecord("s1", "lr", {"name": "lr"}, "active", run_ids=("s1-001",))
+        run = RunRecord("s1-001", "s1", {"lr": 0.1}, "python t.py --lr=0.1", "finished")
+        return prompts.analysis_values(sweep, (run,), lambda r: f".wild/runs/{r}", "r.md")
     if kind == "checks":
         failing = CheckOutcome("tests", False, True, "exit 1: 2 failed", "~~~~ E assert 1 == 2")
         return prompts.checks_values((failing,))

@@ -20,6 +20,7 @@ from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import parse_entry
 from wild.parsers.barriers import parse as parse_barriers
+from wild.parsers.runs import RunRecord, SweepRecord
 from wild.policy.model import default_policy
 
 # What a job or an agent would plant: signals, fake sections, fences, comments, line breaks of
@@ -91,6 +92,16 @@ def prompts_with(text: str) -> dict[str, str]:
         "monitoring": prompts.monitoring_values((barrier,)),
         "planning": prompts.planning_values(()),
         "checks": prompts.checks_values((CheckOutcome(text, False, True, text, text),)),
+        "analysis": prompts.analysis_values(
+            SweepRecord(text, text, {text: text}, "active", run_ids=(text,)),
+            (
+                RunRecord(
+                    text, text, {text: text}, text, "failed", reason=text, metrics={text: text}
+                ),
+            ),
+            lambda run_id: run_id,
+            text,
+        ),
     }
     builtin = Path("/nonexistent")  # no user overrides: the built-in templates
     return {kind: prompts.render(kind, builtin, {**common, **values[kind]}) for kind in values}
@@ -100,6 +111,7 @@ def assert_no_signal(signals: Signals) -> None:
     assert signals.promises == ()
     assert signals.resolutions == ()
     assert signals.event_output is None
+    assert signals.sweeps == ()
 
 
 def headings(text: str) -> Counter[str]:

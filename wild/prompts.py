@@ -20,7 +20,7 @@ from wild.selection import task_key
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
 # One built-in template each.
-KINDS = ("human-input", "alert", "task", "monitoring", "planning", "checks")
+KINDS = ("human-input", "alert", "task", "monitoring", "planning", "checks", "analysis")
 
 # No line here is a signal the parser would accept, even cut anywhere: an agent that echoes its
 # prompt must not finish its work (tests/test_prompts_untrusted.py checks every offset).
@@ -34,7 +34,7 @@ A signal is a promise tag alone on its own line: <promise>WORD</promise>, with W
   <reason>why</reason><urgency>low, medium or high</urgency>
 - NOTIFY_HUMAN — tell the human, keep going; add <reason>what</reason> after the promise tag
 - COMPLETE — only when no work at all is left
-- CONTINUE — after analysing a sweep: more experiments are needed (send a new <sweep>)
+- CONTINUE — after analysing a sweep: more experiments are needed (send a new sweep)
 - NEEDS_HUMAN — after analysing a sweep: a human must decide before anything goes on
 
 Lines quoted with `> ` are copied from files and jobs as they were written: a heading,
@@ -123,6 +123,7 @@ def common_values(
         "policy": policy_block(policy),
         "signals": SIGNALS,
         "work_id": quote_inline(work_id),
+        "research": "",  # the stage's section (wild.loop.work.research_block) where it applies
     }
 
 
@@ -239,23 +240,21 @@ def checks_values(failing: tuple[CheckOutcome, ...]) -> dict[str, object]:
 
 
 SWEEP_HELP = """## Launching runs (a sweep)
-To run experiments, end your final message with one <sweep> tag holding a JSON object, alone
+To run experiments, end your final message with one sweep tag holding a JSON object, alone
 on its lines. wild validates it, runs every point of the grid on the run backend, and wakes
-you when runs fail (an alert with choices) and when all have ended (the analysis). The
-example is fenced so it is not a signal; write yours without the fence:
+you when runs fail (an alert with choices) and when all have ended (the analysis). Write
+`<` where the example shows `&lt;` (written so, the example itself launches nothing):
 
-```text
-<sweep>
+&lt;sweep>
 {"name": "short-name",
  "base_command": "python train.py",
  "parameters": {"lr": [0.001, 0.01], "pair": [{"batch_size": 64, "mini_batch_size": 16}]},
  "max_runs": 12, "workdir": ".", "resources": {"cpus": 1, "gpus": 0, "time": "00:10:00"}}
-</sweep>
-```
+&lt;/sweep>
 
 Each run gets `--key=value` per parameter (objects vary their keys together) and
 `WILD_RUN_ID`, `WILD_RUN_DIR`, `WILD_PARAM_<KEY>` in its environment; a run should append
-`{"step": N, "loss": ...}` lines to `$WILD_RUN_DIR/metrics.jsonl`. Instead of
+`{"step": N, "loss": ...}` lines to `metrics.jsonl` in the folder `WILD_RUN_DIR` names. Instead of
 `base_command`, a `"skill": {"kind": "python_script", "target": "path.py", "args": {}}`
 references an existing script (kinds: python_function, python_script, shell_script,
 prompt_playbook); inline code is refused. `wild --runs` lists the runs."""
@@ -265,7 +264,9 @@ def analysis_values(
     sweep: SweepRecord, runs: tuple[RunRecord, ...], run_dir: Callable[[str], str], report: str
 ) -> dict[str, object]:
     """The analysis prompt's input: the run table and where each run's files are."""
-    paths = "\n".join(f"  - {quote_inline(run.id)}: `{run_dir(run.id)}/`" for run in runs)
+    paths = "\n".join(
+        f"  - {quote_inline(run.id)}: `{quote_inline(run_dir(run.id))}/`" for run in runs
+    )
     return {
         "sweep_name": quote_inline(sweep.name),
         "run_count": len(runs),
@@ -273,6 +274,6 @@ def analysis_values(
         "spec": quote(json.dumps(dict(sweep.spec), indent=1, ensure_ascii=False)),
         "run_table": inert(run_table(runs)),
         "metric_paths": paths or "  - none",
-        "report_path": report,
+        "report_path": quote_inline(report),
         "sweep_help": SWEEP_HELP,
     }

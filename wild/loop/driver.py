@@ -39,15 +39,18 @@ from wild.loop.model import (
     LoopOptions,
     LoopResult,
     Moment,
+    RecordSweep,
     RunAgent,
     RunChecks,
     Say,
+    SuperviseRuns,
     Tick,
     VerifyTask,
     Wait,
 )
 from wild.loop.notify_command import send_notification
 from wild.loop.reporting import Reporter, SendNotification
+from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.state import LoopState, ProcessId
@@ -115,8 +118,9 @@ class Loop:
         )
         self.files = LoopFiles(paths)
         self.trust_guard = TrustGuard(paths, self.clock, out)
+        self.runs = LoopRuns(paths, self.clock, self.events, **run_settings(paths, options))
         self.effects = Effects(
-            paths, lambda: self.files, self.events, self.reporter, self.self_writes
+            paths, lambda: self.files, self.events, self.reporter, self.self_writes, runs=self.runs
         )
         self.checks = LoopChecks(
             paths,
@@ -216,6 +220,7 @@ class Loop:
             self.self_writes,
             safety_rescan_s=self.options.safety_rescan_s,
             on_control=self.control.on_change,
+            watch_runs=True,
         )
 
     def _checker(self) -> BarrierChecker | None:
@@ -287,6 +292,11 @@ class Loop:
                 return self._run_agent(action)
             if isinstance(action, RunChecks | VerifyTask):
                 return self.checks.perform(action, self.files, iso(self.clock.now()))
+            if isinstance(action, SuperviseRuns | RecordSweep):
+                event = self.runs.perform(action)
+                self._read(("runs", "tasks", "barriers"))
+                self.files.runs_news = False  # what the step wrote is not news to act on
+                return event
             if isinstance(action, Wait):
                 return self._wait(action, watcher, checker)
             if isinstance(action, Continue):
@@ -311,7 +321,8 @@ class Loop:
         requests = self.control.take()
         if requests:
             return ControlRequested(requests)
-        return Tick(stop=self.stop_event.is_set())
+        runs, self.files.runs_news = self.files.runs_news, False
+        return Tick(stop=self.stop_event.is_set(), runs=runs)
 
     def _read(self, names: set[Watched] | tuple[Watched, ...]) -> None:
         """Hand the re-read files to the model: the only way file content reaches it."""

@@ -15,10 +15,12 @@ from wild.loop import checkpoint
 from wild.loop.files import WATCHED, LoopFiles, Watched
 from wild.loop.model import (
     Action,
+    ActOnRuns,
     AddTask,
     AppendAlert,
     Ask,
     Checkpoint,
+    CloseSweep,
     CompactAlerts,
     EditFile,
     FlushNotes,
@@ -28,6 +30,7 @@ from wild.loop.model import (
     file_path,
 )
 from wild.loop.reporting import Reporter
+from wild.loop.runs_effect import LoopRuns
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
@@ -48,12 +51,15 @@ class Effects:
         events: EventLog,
         reporter: Reporter,
         self_writes: SelfWrites,
+        *,
+        runs: LoopRuns,
     ) -> None:
         self.paths = paths
         self._files = files  # the driver replaces its LoopFiles at start
         self.events = events
         self.reporter = reporter
         self.self_writes = self_writes
+        self.runs = runs
         self._refusals_logged: set[str] = set()
         # The repository as the loop found it (`--checkpoint-every`): set at start.
         self.checkpoint_start: checkpoint.Baseline | None = None
@@ -99,6 +105,9 @@ class Effects:
             return {"alerts"}
         elif isinstance(action, Checkpoint):
             self._checkpoint(action, cause)
+        elif isinstance(action, ActOnRuns | CloseSweep):
+            self.runs.apply(action, now)
+            return {"runs", "barriers"}
         elif isinstance(action, FlushNotes):
             if action.everything:
                 self.reporter.flush_all(policy)

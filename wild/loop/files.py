@@ -76,6 +76,7 @@ class LoopFiles:
         self.paths = paths
         self.alert_log = AlertLog(paths.alerts, since=alerts_since)
         self.run_log = RunLog(paths.runs_log)  # read by byte offset, like alerts.jsonl
+        self.runs_news = False  # runs.jsonl had new lines (the driver clears it once acted on)
         self._reads: dict[FileName, _Read] = {}
         self._alerts_seen: tuple[object, AlertCursor | None] | None = None
         self._alerts: tuple[Alert, ...] = ()
@@ -103,8 +104,8 @@ class LoopFiles:
         for reason in reasons:
             if reason.kind in ("timeout", "signal", "control"):
                 continue
-            if reason.kind == "run":  # a run's exit marker: the supervisor writes runs.jsonl
-                changed.add("runs")
+            if reason.kind == "run":  # a run's exit marker: the supervisor must look
+                self.runs_news = True
                 continue
             if reason.kind == "barrier":  # the checker wrote a result
                 changed.add("barriers")
@@ -121,7 +122,7 @@ class LoopFiles:
             if name == "alerts":
                 self._refresh_alerts()
             elif name == "runs":
-                self.run_log.refresh()
+                self.runs_news = bool(self.run_log.refresh()) or self.runs_news
             else:
                 signature = _signature(self.path_of(name))
                 known = self._reads.get(name)

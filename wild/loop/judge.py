@@ -28,7 +28,7 @@ from typing import Any
 from wild.agents.runner import AgentRun
 from wild.agents.signals import AlertResolution, PromiseWord, Signals
 from wild.clock import iso
-from wild.loop import claims
+from wild.loop import claims, research_step
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.model import (
     Action,
@@ -91,7 +91,7 @@ def finish(model: LoopModel, run: AgentRun, policy: HumanPolicy, at: Moment) -> 
         return _human_input(model, running, run, policy, at)
     if running.work_type == "alert":
         return _alert(model, running, run, policy, at)
-    if running.work_type == "task":
+    if running.work_type in ("task", "analysis"):  # an analysis is its sweep's task
         return _task(model, running, run, policy, at)
     if running.work_type == "planning":
         return _planning(model, running, run, policy, at)
@@ -181,6 +181,7 @@ def _resolve(model: LoopModel, resolution: AlertResolution, at: Moment, acts: _A
         return
     choice = {"choice": resolution.choice, "note": resolution.note}
     acts.add(AppendAlert(status_update(alert, "resolved", at.now, resolution=choice)))
+    acts.add(*research_step.on_choice(model, alert, resolution.choice))
     acts.resolved.add(alert.id)
 
 
@@ -319,10 +320,14 @@ def _task(
     # The check as it was before the run: an agent deleting the line does not skip it.
     before = running.task
     check = (before.check if before is not None else None) or (after and after.check)
-    if check and (ticked or _finished(signals, "TASK_COMPLETE")):
+    said_done = _finished(signals, "TASK_COMPLETE") or (
+        # An analysis ends by saying what follows: more experiments or the goal met.
+        running.work_type == "analysis" and (signals.has("CONTINUE") or signals.has("COMPLETE"))
+    )
+    if check and (ticked or said_done):
         verify = VerifyTask(task_id, check, ticked_by_agent=ticked)
         return Outcome(model.book, tuple(acts.items), verify=verify)
-    if ticked or _finished(signals, "TASK_COMPLETE"):
+    if ticked or said_done:
         if not ticked:
             acts.add(EditFile("tasks", lambda text: tasks_md.set_status(text, task_id, "complete")))
         acts.add(Say(f"✅ Task complete: {task_id}"))

@@ -68,6 +68,8 @@ class LoopOptions:
     safety_rescan_s: float = 300.0
     monitor_with_agent: bool = True  # an agent looks at the jobs when all work waits on them
     monitor_every_s: float | None = 1800.0  # ... and again this often while it still waits
+    run_backend: str | None = None  # --run-backend: for sweeps that name none
+    run_slots: int | None = None  # --run-slots: the local backend's CPU slots
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,10 @@ class LoopModel:
     refusals_told: tuple[tuple[str, str], ...] = ()  # the files wild may not write, as said
     # The work a killed loop's agent was on: starting it again is not a new attempt.
     resumed: str | None = None
-    # Research runs: supervise them at the next decision (true at start: adopt and submit);
+    # Research runs: supervise them at the next decision (at start, the poll being due does:
+    # active runs are adopted and queued ones submitted);
     # the monotonic time of the last supervision; backend errors already raised as alerts.
-    runs_due: bool = True
+    runs_due: bool = False
     runs_polled_at: float | None = None
     run_problems_told: tuple[str, ...] = ()
 

@@ -14,6 +14,7 @@ from typing import TypeGuard
 from wild import prompts
 from wild.clock import iso
 from wild.completion.verdict import Verdict
+from wild.loop import research
 from wild.loop.model import (
     Action,
     AppendAlert,
@@ -60,6 +61,16 @@ def start(
     window = model.options.context_window
     recent = model.state.recent_summaries[-window:] if window else ()
     feedback = "\n".join(f"- {s}" for s in recent)
+    sweep = next((s for s in model.ws.runs.sweeps.values() if s.task == item.id), None)
+    if sweep is not None:  # a sweep's analysis: the run table, not the task prompt
+        runs = model.ws.runs.of_sweep(sweep.id)
+        values = prompts.analysis_values(
+            sweep, runs, lambda r: str(model.ws.paths.run_dir(r)), f"reports/{sweep.id}.md"
+        )
+        values["feedback"] = feedback
+        running = Running("analysis", item.id, task=task)
+        model, actions = _run(model, running, values, at)
+        return model, (*edits, *actions)
     model, actions = _run(
         model, Running("task", item.id, task=task), prompts.task_values(task, feedback), at
     )
@@ -96,7 +107,11 @@ def _run(
     state = replace(model.state, current_work=work)
     model = replace(model, running=running, state=state, resumed=None)
     iteration = model.state.iteration + 1
-    values = {**values, "answers": prompts.answers_block(model.book.answers.get(running.work_id))}
+    values = {
+        "research": research_block(model),
+        **values,
+        "answers": prompts.answers_block(model.book.answers.get(running.work_id)),
+    }
     return model, (RunAgent(iteration, running.work_type, running.work_id, values),)
 
 
@@ -139,6 +154,17 @@ def _start_alert(
     )
     model, run = _run(model.with_book(book), Running("alert", alert.id), values, at)
     return model, (*actions, *run)
+
+
+def research_block(model: LoopModel) -> str:
+    """The stage as a prompt section: the sweep template while exploring, else the runs."""
+    index = model.ws.runs
+    stage = research.stage_of(index.sweeps, index.runs, model.ws.open_alerts, frozenset())
+    if stage == "exploring":
+        return prompts.SWEEP_HELP + "\n"
+    counts = research.counts(index.runs.values()).to_json()
+    said = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+    return f"## Runs\nA sweep is running ({said}); `wild --runs` lists them.\n"
 
 
 def task_of(doc: tasks_md.TaskList, key: str) -> Task:

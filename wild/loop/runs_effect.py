@@ -1,0 +1,186 @@
+"""The loop's hands on research runs: supervise them, record sweeps, act on runs, close sweeps.
+
+The decisions are wild.loop.research_step's; this is the effect side, as LoopChecks is for
+completion checks. Its appends to runs.jsonl do wake the loop's watcher; the loop's reader
+then finds only lines it already took in after the step, so nothing is done twice.
+
+The supervisor and its backends are built on first use, so a loop that never starts a
+sweep loads no backend. A backend that cannot be loaded or fails (Slurm's controller down)
+is a problem in the result, which the loop raises as an alert: never a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from wild.clock import Clock, iso
+from wild.errors import WildError
+from wild.loop.model import (
+    ActOnRuns,
+    CloseSweep,
+    LoopOptions,
+    RecordSweep,
+    RunsSupervised,
+    SuperviseRuns,
+    SweepsRecorded,
+)
+from wild.parsers import barriers as barriers_md
+from wild.paths import WildPaths
+from wild.runs import markers
+from wild.runs.backend import BackendContext, RunBackend, load_backend
+from wild.runs.record_sweep import record_sweep
+from wild.runs.supervisor import RunSupervisor
+from wild.store.events_log import EventLog
+from wild.store.files import update_text
+from wild.store.runs_log import append_records
+
+
+class _Backends(Mapping[str, RunBackend]):
+    """Backends by name, each loaded when a run first names it; one that fails to load is
+    remembered as a problem (said once per step by the supervisor's caller)."""
+
+    def __init__(self, context: BackendContext) -> None:
+        self._context = context
+        self._loaded: dict[str, RunBackend] = {}
+        self.problems: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> RunBackend:
+        if name not in self._loaded:
+            try:
+                self._loaded[name] = load_backend(name, self._context)
+            except WildError as error:
+                self.problems[name] = str(error)
+                raise KeyError(name) from error
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded)
+
+    def __len__(self) -> int:
+        return len(self._loaded)
+
+
+class LoopRuns:
+    """Research runs as the loop drives them."""
+
+    def __init__(
+        self,
+        paths: WildPaths,
+        clock: Clock,
+        events: EventLog,
+        *,
+        tag: str,
+        settings: Mapping[str, str],
+        run_backend: str | None = None,
+    ) -> None:
+        self.paths = paths
+        self.clock = clock
+        self.events = events
+        self.run_backend = run_backend
+        self._context = BackendContext(paths, tag, settings)
+        self._backends: _Backends | None = None
+        self._supervisor: RunSupervisor | None = None
+
+    @property
+    def supervisor(self) -> RunSupervisor:
+        if self._supervisor is None:
+            self._backends = _Backends(self._context)
+            self._supervisor = RunSupervisor(self.paths, self._backends, self.clock, self.events)
+        return self._supervisor
+
+    def supervise(self) -> RunsSupervised:
+        """One supervisor step: adopt, collect ends, start what fits."""
+        result = self.supervisor.step()
+        tails = {run.id: markers.log_tail(self.paths.run_dir(run.id)) for run in result.failed}
+        problems = list(result.problems)
+        if self._backends is not None:
+            problems += self._backends.problems.values()
+            self._backends.problems.clear()
+        return RunsSupervised(result.ended, tails, tuple(problems))
+
+    def record(self, action: RecordSweep) -> SweepsRecorded:
+        """Record each sweep; a skill target that does not exist refuses it."""
+        recorded: list[str] = []
+        refused: list[tuple[str, ...]] = []
+        for spec in action.specs:
+            outcome = record_sweep(
+                self.paths, spec, now=self.clock.now(), run_backend=self.run_backend
+            )
+            if outcome.sweep is None:
+                refused.append(outcome.errors)
+                continue
+            recorded.append(outcome.sweep.id)
+            self.events.append(
+                "sweep-recorded",
+                cause=action.cause,
+                sweep=outcome.sweep.id,
+                runs=len(outcome.runs),
+                cut=outcome.sweep.cut,
+                origin=action.origin,
+            )
+        return SweepsRecorded(tuple(recorded), tuple(refused))
+
+    def act(self, action: ActOnRuns) -> None:
+        """Rerun or stop the runs a choice named; a run that cannot is logged, not fatal."""
+        for run_id in action.run_ids:
+            try:
+                if action.act == "rerun":
+                    self.supervisor.rerun(run_id)
+                else:
+                    self.supervisor.stop(run_id, reason=action.act)
+            except WildError as error:
+                self.events.append(
+                    "run-act-failed", cause=action.cause, run=run_id, error=str(error)
+                )
+
+    def perform(self, action: SuperviseRuns | RecordSweep) -> RunsSupervised | SweepsRecorded:
+        """An action whose outcome is the loop's next event."""
+        if isinstance(action, SuperviseRuns):
+            return self.supervise()
+        return self.record(action)
+
+    def apply(self, action: ActOnRuns | CloseSweep, now: datetime) -> None:
+        """An action that only changes files (the loop reads them again after it)."""
+        if isinstance(action, ActOnRuns):
+            self.act(action)
+        else:
+            self.close(action, now)
+
+    def close(self, action: CloseSweep, now: datetime) -> None:
+        """The sweep is done: its line says so, and its barrier is satisfied."""
+        sweep = self.supervisor.index.sweeps.get(action.sweep_id)
+        if sweep is None:
+            return
+        append_records(self.paths.runs_log, [replace(sweep, status="done")])
+        if action.barrier is not None:
+            update_text(
+                self.paths.barriers,
+                lambda text: _satisfied(text, action.barrier or "", iso(now)),
+                self.paths.lock,
+            )
+        self.events.append("sweep-done", sweep=action.sweep_id, barrier=action.barrier)
+
+
+def _satisfied(text: str, barrier_id: str, at: str) -> str:
+    """The barrier set satisfied, if it is still there (a human may have deleted it)."""
+    doc = barriers_md.parse(text)
+    if barriers_md.find(doc, barrier_id) is None:
+        return text
+    return barriers_md.set_status(text, barrier_id, "satisfied", at=at)
+
+
+def run_settings(paths: WildPaths, options: LoopOptions) -> dict[str, Any]:
+    """LoopRuns' keyword arguments from the loop's options.
+
+    The tag names this project's jobs for a backend (Slurm job names): derived from the
+    folder, so a restarted loop finds the jobs its predecessor submitted.
+    """
+    folder = os.path.realpath(paths.root)
+    tag = "wild-" + hashlib.sha256(folder.encode()).hexdigest()[:10]
+    settings = {"run_slots": str(options.run_slots)} if options.run_slots else {}
+    return {"tag": tag, "settings": settings, "run_backend": options.run_backend}
