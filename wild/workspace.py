@@ -269,4 +269,5 @@ def assemble_workspace(
         approvals=approvals,
         recorded_trust=recorded_trust,
         held=held,
+        runs=runs if runs is not None else RunIndex(),
     )

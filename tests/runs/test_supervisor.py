@@ -27,8 +27,8 @@ def test_ended_runs_get_status_exit_code_and_last_metrics(tmp_path: Path) -> Non
     assert dict(runs[good[0]].metrics or {}) == {"step": 1, "loss": 0.5}
     assert runs[bad[0]].status == "failed" and runs[bad[0]].exit_code == 3
     assert [run.id for result in results for run in result.failed] == bad
-    assert {e["run"] for e in events(paths, "run_started")} == {good[0], bad[0]}
-    assert {e["status"] for e in events(paths, "run_ended")} == {"finished", "failed"}
+    assert {e["run"] for e in events(paths, "run-started")} == {good[0], bad[0]}
+    assert {e["status"] for e in events(paths, "run-ended")} == {"finished", "failed"}
 
 
 def test_runs_see_their_environment_and_workdir(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_no_more_runs_start_than_there_are_slots(tmp_path: Path) -> None:
     sup = supervisor(paths, backend)
     first = sup.step()
     assert len(first.started) == 2
-    queued = events(paths, "run_queue")[0]
+    queued = events(paths, "run-queue")[0]
     assert (queued["queued"], queued["waiting"], queued["pool"]["cpu_slots"]) == (5, 3, 2)
     drive(sup, backend)
     assert all(run.status == "finished" for run in sup.index.runs.values())
@@ -124,7 +124,7 @@ def test_stop_kills_a_running_run_and_marks_it_stopped(tmp_path: Path) -> None:
     runs = sup.index.runs
     assert (runs[running[0]].status, runs[running[0]].reason) == ("stopped", "stop_sweep")
     assert (runs[waiting[0]].status, runs[waiting[0]].reason) == ("stopped", "stopped by the human")
-    assert [e["run"] for e in events(paths, "run_stop")] == [waiting[0], running[0]]
+    assert [e["run"] for e in events(paths, "run-stop")] == [waiting[0], running[0]]
 
 
 def test_rerun_keeps_the_old_attempt_and_runs_a_new_one(tmp_path: Path) -> None:

@@ -80,10 +80,7 @@ def close_done_sweeps(model: LoopModel) -> tuple[Action, ...]:
 
 def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
     """Alerts for what failed in the step and for new backend errors; then decide again."""
-    actions: list[Action] = []
-    for run in event.ended:
-        detail = {"run": run.id, "status": run.status, "exit_code": run.exit_code}
-        actions.append(Log("run-ended", model.start_event, {**detail, "reason": run.reason}))
+    actions: list[Action] = []  # each end is in events.log already (the supervisor's)
     failed = [run for run in event.ended if run.status == "failed"]
     if failed:
         record = research.failure_alert(failed, event.tails, at.now)

@@ -91,7 +91,7 @@ class RunSupervisor:
             backend.cancel(run)  # the marker that follows ends it as stopped
         else:
             self._append(decide.stopped_waiting(run, reason, self._now()))
-        self.events.append("run_stop", run=run_id, status=run.status, reason=reason)
+        self.events.append("run-stop", run=run_id, status=run.status, reason=reason)
         return True
 
     def rerun(self, run_id: str) -> RunRecord:
@@ -104,7 +104,7 @@ class RunSupervisor:
         attempts.archive(self.paths.run_dir(run_id), run.attempt)
         again = decide.requeued(run, self._now())
         self._append(again)
-        self.events.append("run_rerun", run=run_id, attempt=again.attempt)
+        self.events.append("run-rerun", run=run_id, attempt=again.attempt)
         return again
 
     # -- the step's phases -----------------------------------------------------------------
@@ -120,11 +120,11 @@ class RunSupervisor:
             if found is None:
                 lost = decide.lost_before_recorded(run, self._now())
                 self._append(lost)
-                self.events.append("run_lost", run=run.id, attempt=run.attempt, reason=lost.reason)
+                self.events.append("run-lost", run=run.id, attempt=run.attempt, reason=lost.reason)
                 ended.append(lost)
                 continue
             self._append(decide.started(run, found, self._now()))
-            self.events.append("run_adopted", run=run.id, attempt=run.attempt, job=found.job_id)
+            self.events.append("run-adopted", run=run.id, attempt=run.attempt, job=found.job_id)
         return ended
 
     def _find(self, run: RunRecord, problems: list[str]) -> Submitted | None:
@@ -167,7 +167,7 @@ class RunSupervisor:
                 self._append(done)
                 ended.append(done)
                 self.events.append(
-                    "run_ended",
+                    "run-ended",
                     run=run.id,
                     attempt=run.attempt,
                     status=done.status,
@@ -214,7 +214,7 @@ class RunSupervisor:
         begun = decide.started(run, submitted, self._now())
         self._append(begun)
         self.events.append(
-            "run_started",
+            "run-started",
             run=run.id,
             attempt=run.attempt,
             backend=run.backend,
@@ -227,7 +227,7 @@ class RunSupervisor:
     def _refuse(self, run: RunRecord, message: str) -> RunRecord:
         failed = decide.refused(run, message, self._now())
         self._append(failed)
-        self.events.append("run_refused", run=run.id, attempt=run.attempt, reason=failed.reason)
+        self.events.append("run-refused", run=run.id, attempt=run.attempt, reason=failed.reason)
         return failed
 
     def _log_queue(
@@ -246,7 +246,7 @@ class RunSupervisor:
         describe = getattr(backend, "describe", None)
         pool: dict[str, Any] = describe(active) if callable(describe) else {}
         self.events.append(
-            "run_queue",
+            "run-queue",
             backend=name,
             queued=len(queued),
             running=len(active),
