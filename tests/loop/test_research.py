@@ -12,6 +12,7 @@ from wild.agents.signals import parse_signals
 from wild.loop import research
 from wild.parsers.alerts import Alert, parse_entry, status_update
 from wild.parsers.runs import RunRecord, RunStatus, SweepRecord
+from wild.runs import stage
 from wild.runs.table import run_table
 
 NOW = datetime(2026, 11, 25, 20, 0, tzinfo=UTC)
@@ -57,7 +58,7 @@ def test_runs_failing_together_raise_one_alert_naming_all() -> None:
     record = research.failure_alert(failed, {}, NOW)
     assert record["context"]["runs"] == [r.id for r in failed]
     assert "5 runs failed together" in record["description"]
-    assert research.runs_of_alert(alert_of(record)) == tuple(r.id for r in failed)
+    assert stage.runs_of_alert(alert_of(record)) == tuple(r.id for r in failed)
 
 
 def test_stop_sweep_widens_to_every_open_run_of_the_sweep() -> None:
@@ -80,16 +81,16 @@ def test_a_sweep_is_done_only_when_all_runs_ended_and_their_alerts_are_resolved(
     runs = {"sw1-001": run("sw1-001", "finished"), "sw1-002": run("sw1-002", "failed")}
     s = sweep("sw1", ("sw1-001", "sw1-002"), task="analyze-sw1")
     alert = alert_of(research.failure_alert([runs["sw1-002"]], {}, NOW))
-    open_about = research.open_run_alerts([alert])
-    assert not research.sweep_done(s, runs, open_about)
-    assert research.stage_of({"sw1": s}, runs, [alert], frozenset({"analyze-sw1"})) == "running"
+    open_about = stage.open_run_alerts([alert])
+    assert not stage.sweep_done(s, runs, open_about)
+    assert stage.stage_of({"sw1": s}, runs, [alert], frozenset({"analyze-sw1"})) == "running"
     resolved = alert_of(status_update(alert, "resolved", NOW))
-    assert research.sweep_done(s, runs, research.open_run_alerts([]))
-    assert research.stage_of({"sw1": s}, runs, [], frozenset({"analyze-sw1"})) == "analyzing"
-    assert research.stage_of({"sw1": s}, runs, [], frozenset()) == "exploring"
+    assert stage.sweep_done(s, runs, stage.open_run_alerts([]))
+    assert stage.stage_of({"sw1": s}, runs, [], frozenset({"analyze-sw1"})) == "analyzing"
+    assert stage.stage_of({"sw1": s}, runs, [], frozenset()) == "exploring"
     assert resolved.status == "resolved"
     running = {**runs, "sw1-001": run("sw1-001", "running")}
-    assert not research.sweep_done(s, running, {})
+    assert not stage.sweep_done(s, running, {})
 
 
 def test_the_run_table_carries_params_status_attempts_exit_code_and_metrics() -> None:
@@ -104,7 +105,7 @@ def test_the_run_table_carries_params_status_attempts_exit_code_and_metrics() ->
         row == "| sw1-001 | clip=0.2, pairs=64/16 | failed (timeout) | 2 | 137 "
         "| loss=0.123457, step=40 |"
     )
-    assert research.counts([done, run("b", "planned"), run("c", "running")]).to_json() == {
+    assert stage.counts([done, run("b", "planned"), run("c", "running")]).to_json() == {
         "queued": 1, "running": 1, "finished": 0, "failed": 1, "stopped": 0,
     }  # fmt: skip
 

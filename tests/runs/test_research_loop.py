@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -19,10 +20,12 @@ import orjson
 from wild.agents.runner import AgentRequest, AgentRun
 from wild.agents.signals import parse_signals
 from wild.commands.init import init_wild
+from wild.commands.status import format_status, status_data
 from wild.loop import Loop, LoopOptions
 from wild.loop.driver import Hooks
 from wild.paths import WildPaths
 from wild.store.events_log import read_events
+from wild.workspace import load_workspace
 
 TRAIN = textwrap.dedent(
     """
@@ -80,7 +83,8 @@ class ResearchAgent:
             return "I will scan the learning rate.\n<sweep>\n" + json.dumps(SWEEP) + "\n</sweep>\n"
         if kind == "alert":
             choice = {"alert_id": work_id, "choice": "rerun"}
-            return f"A transient crash; rerun it.\n<resolve_alert>{json.dumps(choice)}</resolve_alert>\n"
+            tag = f"<resolve_alert>{json.dumps(choice)}</resolve_alert>"
+            return f"A transient crash; rerun it.\n{tag}\n"
         if kind == "analysis":
             return self.analyse()
         raise AssertionError(f"unexpected work {kind} {work_id}")
@@ -138,5 +142,19 @@ def test_plan_sweep_failure_rerun_analysis_complete(tmp_path: Path) -> None:
     report = next((project / "reports").iterdir()).read_text()
     assert report.startswith(f"best run: {best['id']}")
     assert best["params"]["lr"] == 0.2  # what train.py's loss rewards
-    kinds = [e["kind"] for e in read_events(paths.events)[0]]
+    events = read_events(paths.events)[0]
+    kinds = [e["kind"] for e in events]
     assert kinds.count("run-ended") == 4 and "sweep-done" in kinds
+    stages = [(e["from"], e["to"]) for e in events if e["kind"] == "stage"]
+    assert stages == [
+        ("exploring", "running"),
+        ("running", "analyzing"),
+        ("analyzing", "exploring"),
+    ]
+    # What `wild --status` shows after the run.
+    status = status_data(load_workspace(paths, datetime.now(UTC)))
+    assert status["research"] == {
+        "stage": "exploring", "sweeps": 1,
+        "runs": {"queued": 0, "running": 0, "finished": 3, "failed": 0, "stopped": 0},
+    }  # fmt: skip
+    assert "Stage: exploring — runs: 0 running, 0 queued, 3 finished" in format_status(status)

@@ -16,6 +16,7 @@ from wild.clock import iso, parse_time
 from wild.liveness import Liveness, check
 from wild.parsers.human import HumanQueue
 from wild.parsers.state import LoopState, ProcessId
+from wild.runs.stage import counts, stage_in
 from wild.selection import Selection, WorkItem, select_work
 from wild.store.state_file import load_state
 from wild.workspace import Workspace, trust_problems
@@ -177,6 +178,7 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
             "note": ws.policy_note,
         },
         "human": {"pending": sum(1 for h in ws.human.inputs if h.status == "pending")},
+        "research": research_json(ws),
         "alerts": {
             "active": len(alerts),
             "inProgress": sum(1 for a in alerts if a.status == "in-progress"),
@@ -288,6 +290,15 @@ def _totals_text(totals: dict[str, Any]) -> str:
     return f"Spent: {time}${totals['costUsd']:.2f}, {totals['tokens']:,} tokens"
 
 
+def research_json(ws: Workspace) -> dict[str, Any]:
+    """The research stage and the run counts (SPEC §7), from runs.jsonl and the alerts."""
+    return {
+        "stage": stage_in(ws.runs, ws.open_alerts, ws.tasks.tasks),
+        "sweeps": len(ws.runs.sweeps),
+        "runs": counts(ws.runs.runs.values()).to_json(),
+    }
+
+
 def format_status(data: dict[str, Any]) -> str:
     loop = data["loop"]
     alerts = data["alerts"]
@@ -324,6 +335,14 @@ def format_status(data: dict[str, Any]) -> str:
         f"Barriers: {barriers['waiting']} waiting, {barriers['satisfied']} satisfied,"
         f" {barriers['failed']} failed",
     ]
+    research = data["research"]
+    if research["sweeps"]:
+        runs = research["runs"]
+        lines.append(
+            f"Stage: {research['stage']} — runs: {runs['running']} running, {runs['queued']} "
+            f"queued, {runs['finished']} finished, {runs['failed']} failed, "
+            f"{runs['stopped']} stopped ({research['sweeps']} sweeps)"
+        )
     checks = data["checks"]
     if checks["total"]:
         lines.append(

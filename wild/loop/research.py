@@ -17,47 +17,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from wild.parsers.alerts import Alert, make_alert
+from wild.parsers.alerts import make_alert
 from wild.parsers.runs import RunRecord, SweepRecord
+from wild.runs.stage import RUN_ALERT_TYPE
 
-Stage = Literal["exploring", "running", "analyzing"]
-RUN_ALERT_TYPE = "run-failed"
 RUN_CHOICES = ("rerun", "ignore", "stop_sweep")
 RunAct = Literal["rerun", "stop_run", "stop_sweep"]
 TAIL_CHARS = 2000  # of each failed run's log, in its alert's context
-
-
-@dataclass(frozen=True)
-class RunCounts:
-    """The banner's run counts."""
-
-    queued: int = 0
-    running: int = 0
-    finished: int = 0
-    failed: int = 0
-    stopped: int = 0
-
-    def to_json(self) -> dict[str, int]:
-        return {
-            "queued": self.queued,
-            "running": self.running,
-            "finished": self.finished,
-            "failed": self.failed,
-            "stopped": self.stopped,
-        }
-
-
-def counts(runs: Iterable[RunRecord]) -> RunCounts:
-    tally = dict.fromkeys(("queued", "running", "finished", "failed", "stopped"), 0)
-    for run in runs:
-        key = "queued" if run.status == "planned" else run.status
-        tally[key] += 1
-    return RunCounts(**tally)
 
 
 def failure_alert(
@@ -94,14 +64,6 @@ def failure_alert(
     )
 
 
-def runs_of_alert(alert: Alert) -> tuple[str, ...]:
-    """The run ids a run alert is about (none for any other alert)."""
-    if alert.type != RUN_ALERT_TYPE:
-        return ()
-    runs = alert.context.get("runs")
-    return tuple(r for r in runs if isinstance(r, str)) if isinstance(runs, list) else ()
-
-
 def act_of_choice(choice: str | None) -> RunAct | None:
     """What a chosen option does to the alert's runs; None: recorded only."""
     acts: dict[str | None, RunAct] = {
@@ -129,38 +91,3 @@ def runs_to_act_on(
         for run_id in sweeps[sweep_id].run_ids
         if run_id in runs and not runs[run_id].terminal
     )
-
-
-def open_run_alerts(alerts: Iterable[Alert]) -> dict[str, list[str]]:
-    """Run id → the open alerts about it."""
-    about: dict[str, list[str]] = {}
-    for alert in alerts:
-        for run_id in runs_of_alert(alert):
-            about.setdefault(run_id, []).append(alert.id)
-    return about
-
-
-def sweep_done(
-    sweep: SweepRecord, runs: Mapping[str, RunRecord], open_about: Mapping[str, list[str]]
-) -> bool:
-    """All runs terminal and none with an open alert (seed 000's double guard)."""
-    members = [runs.get(r) for r in sweep.run_ids]
-    if any(run is None or not run.terminal for run in members):
-        return False
-    return not any(r in open_about for r in sweep.run_ids)
-
-
-def stage_of(
-    sweeps: Mapping[str, SweepRecord],
-    runs: Mapping[str, RunRecord],
-    open_alerts: Iterable[Alert],
-    open_task_ids: frozenset[str],
-) -> Stage:
-    """The research stage the files show now."""
-    about = open_run_alerts(open_alerts)
-    active = [s for s in sweeps.values() if s.status == "active"]
-    if any(not sweep_done(s, runs, about) for s in active):
-        return "running"
-    if any(s.task is not None and s.task in open_task_ids for s in sweeps.values()):
-        return "analyzing"
-    return "exploring"

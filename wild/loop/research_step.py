@@ -39,8 +39,10 @@ from wild.loop.model import (
 from wild.parsers.alerts import Alert, make_alert
 from wild.parsers.state import push_summary
 from wild.parsers.sweeps import SweepSpec, parse_sweep
+from wild.runs import stage
 
 RUNS_POLL_S = 30.0
+STAGE_KEY = "stage"  # in state.json
 BACKEND_ALERT_TYPE = "run-backend-error"
 
 
@@ -63,16 +65,29 @@ def on_tick(model: LoopModel, tick: Tick, at: Moment) -> Step | None:
         model = replace(model, runs_due=False, runs_polled_at=at.mono)
         return Step(model, (SuperviseRuns(),))
     closing = close_done_sweeps(model)
-    return Step(model, (*closing, Continue())) if closing else None
+    if closing:
+        return Step(model, (*closing, Continue()))
+    now = stage_now(model)
+    if model.state.extra.get(STAGE_KEY, "exploring") != now:
+        before = model.state.extra.get(STAGE_KEY, "exploring")
+        state = replace(model.state, extra={**model.state.extra, STAGE_KEY: now})
+        change = Log("stage", model.start_event, {"from": before, "to": now})
+        return Step(replace(model, state=state), (change, Continue()))
+    return None
+
+
+def stage_now(model: LoopModel) -> stage.Stage:
+    """The stage the files show (kept in state.json as `stage` for readers of the file)."""
+    return stage.stage_in(model.ws.runs, model.ws.open_alerts, model.ws.tasks.tasks)
 
 
 def close_done_sweeps(model: LoopModel) -> tuple[Action, ...]:
     """CloseSweep for each active sweep whose runs all ended and whose alerts are answered."""
     index = model.ws.runs
-    about = research.open_run_alerts(model.ws.open_alerts)
+    about = stage.open_run_alerts(model.ws.open_alerts)
     actions: list[Action] = []
     for sweep in index.sweeps.values():
-        if sweep.status == "active" and research.sweep_done(sweep, index.runs, about):
+        if sweep.status == "active" and stage.sweep_done(sweep, index.runs, about):
             actions.append(CloseSweep(sweep.id, sweep.barrier))
             actions.append(Say(f"🔬 Sweep {sweep.id} ({sweep.name}) is done: analysis next"))
     return tuple(actions)
@@ -151,7 +166,7 @@ def recorded(model: LoopModel, event: SweepsRecorded) -> Step:
 def on_choice(model: LoopModel, alert: Alert, choice: str | None) -> tuple[Action, ...]:
     """A choice on a run alert acts on its runs (`ignore` and the others are only recorded)."""
     act = research.act_of_choice(choice)
-    ids = research.runs_of_alert(alert)
+    ids = stage.runs_of_alert(alert)
     if act is None or not ids:
         return ()
     index = model.ws.runs

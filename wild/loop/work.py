@@ -14,7 +14,6 @@ from typing import TypeGuard
 from wild import prompts
 from wild.clock import iso
 from wild.completion.verdict import Verdict
-from wild.loop import research
 from wild.loop.model import (
     Action,
     AppendAlert,
@@ -33,6 +32,7 @@ from wild.parsers.state import CurrentWork
 from wild.parsers.tasks import Task
 from wild.policy.escalation import should_escalate
 from wild.policy.model import HumanPolicy
+from wild.runs import stage as stages
 from wild.selection import Selection, WorkItem, task_key
 
 PLANNING = "planning"  # the work key of planning runs: their failures, their holds
@@ -159,10 +159,10 @@ def _start_alert(
 def research_block(model: LoopModel) -> str:
     """The stage as a prompt section: the sweep template while exploring, else the runs."""
     index = model.ws.runs
-    stage = research.stage_of(index.sweeps, index.runs, model.ws.open_alerts, frozenset())
-    if stage == "exploring":
+    now = stages.stage_of(index.sweeps, index.runs, model.ws.open_alerts, frozenset())
+    if now == "exploring":
         return prompts.SWEEP_HELP + "\n"
-    counts = research.counts(index.runs.values()).to_json()
+    counts = stages.counts(index.runs.values()).to_json()
     said = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
     return f"## Runs\nA sweep is running ({said}); `wild --runs` lists them.\n"
 

@@ -1,0 +1,97 @@
+"""The research stage and the run counts the files show (SPEC §7), pure: shared by the loop,
+`wild --status` and the dashboard.
+
+A sweep is done when all its runs are terminal AND no alert about them is open (seed 000's
+double guard). The stage is `running` while a sweep is not done, `analyzing` while a done
+sweep's analysis task is open, else `exploring`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from wild.parsers.alerts import Alert
+from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
+from wild.parsers.tasks import Task
+
+Stage = Literal["exploring", "running", "analyzing"]
+RUN_ALERT_TYPE = "run-failed"
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """The banner's run counts."""
+
+    queued: int = 0
+    running: int = 0
+    finished: int = 0
+    failed: int = 0
+    stopped: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "queued": self.queued,
+            "running": self.running,
+            "finished": self.finished,
+            "failed": self.failed,
+            "stopped": self.stopped,
+        }
+
+
+def counts(runs: Iterable[RunRecord]) -> RunCounts:
+    tally = dict.fromkeys(("queued", "running", "finished", "failed", "stopped"), 0)
+    for run in runs:
+        key = "queued" if run.status == "planned" else run.status
+        tally[key] += 1
+    return RunCounts(**tally)
+
+
+def runs_of_alert(alert: Alert) -> tuple[str, ...]:
+    """The run ids a run alert is about (none for any other alert)."""
+    if alert.type != RUN_ALERT_TYPE:
+        return ()
+    runs = alert.context.get("runs")
+    return tuple(r for r in runs if isinstance(r, str)) if isinstance(runs, list) else ()
+
+
+def open_run_alerts(alerts: Iterable[Alert]) -> dict[str, list[str]]:
+    """Run id → the open alerts about it."""
+    about: dict[str, list[str]] = {}
+    for alert in alerts:
+        for run_id in runs_of_alert(alert):
+            about.setdefault(run_id, []).append(alert.id)
+    return about
+
+
+def sweep_done(
+    sweep: SweepRecord, runs: Mapping[str, RunRecord], open_about: Mapping[str, list[str]]
+) -> bool:
+    """All runs terminal and none with an open alert (seed 000's double guard)."""
+    members = [runs.get(r) for r in sweep.run_ids]
+    if any(run is None or not run.terminal for run in members):
+        return False
+    return not any(r in open_about for r in sweep.run_ids)
+
+
+def stage_of(
+    sweeps: Mapping[str, SweepRecord],
+    runs: Mapping[str, RunRecord],
+    open_alerts: Iterable[Alert],
+    open_task_ids: frozenset[str],
+) -> Stage:
+    """The research stage the files show now."""
+    about = open_run_alerts(open_alerts)
+    active = [s for s in sweeps.values() if s.status == "active"]
+    if any(not sweep_done(s, runs, about) for s in active):
+        return "running"
+    if any(s.task is not None and s.task in open_task_ids for s in sweeps.values()):
+        return "analyzing"
+    return "exploring"
+
+
+def stage_in(runs: RunIndex, open_alerts: Iterable[Alert], tasks: Iterable[Task]) -> Stage:
+    """The stage of a whole `.wild/` view: its runs, open alerts and tasks."""
+    open_tasks = frozenset(t.id for t in tasks if t.id and t.status in ("todo", "in-progress"))
+    return stage_of(runs.sweeps, runs.runs, open_alerts, open_tasks)
