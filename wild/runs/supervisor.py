@@ -61,6 +61,9 @@ class RunSupervisor:
         self.log = RunsLog(paths.runs_log)
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._last_queue: tuple[int, int] | None = None
+        # Queued runs whose claim may already be taken: all of them at the first step (a
+        # previous loop may have died mid-start), later only those found claimed by another.
+        self._unclaimed_unsure: set[str] | None = None
 
     @property
     def index(self) -> RunIndex:
@@ -111,7 +114,10 @@ class RunSupervisor:
     def _adopt(self, problems: list[str]) -> list[RunRecord]:
         """Queued attempts already claimed: a loop died between starting one and its line."""
         ended: list[RunRecord] = []
-        for run in decide.waiting(self.index):
+        unsure, self._unclaimed_unsure = self._unclaimed_unsure, set()
+        queued = decide.waiting(self.index)
+        # After the first step only our own claims exist, each with its line: no scan.
+        for run in queued if unsure is None else [r for r in queued if r.id in unsure]:
             run_dir = self.paths.run_dir(run.id)
             if not attempts.claimed(run_dir, run.attempt):
                 continue
@@ -204,7 +210,9 @@ class RunSupervisor:
         run_dir = self.paths.run_dir(run.id)
         now = self._now()
         if not attempts.claim(run_dir, run.attempt, f"{now} {os.getpid()}\n"):
-            return None  # claimed meanwhile (another supervisor): the next step adopts it
+            if self._unclaimed_unsure is not None:
+                self._unclaimed_unsure.add(run.id)  # claimed by someone else: adopt it next
+            return None
         env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
         try:
             submitted = backend.submit(run, env)

@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, _WAIT_SIGNALS)
     child = _Child(proc.pid)  # reaped by `_Child`, not by Popen
     if stops:
-        _note(log, "stopped before the run could start properly: stopping the run")
+        _note(log, f"{signal.Signals(stops[0]).name} received: stopping the run")
         _kill_group(child, args.grace)
         reason: str | None = "stopped"
     else:
