@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import types
 
+import pytest
+
+from wild.errors import WildError
 from wild.parsers.runs import Resources, RunRecord
 from wild.runs.local import parse_nvidia_smi, parse_visible_devices, run_slots
 from wild.runs.pool import Pool, free, never_fits, plan
@@ -58,10 +61,6 @@ def test_gpu_and_slot_sources_parse() -> None:
 
 
 def test_bad_run_slots_are_refused_with_the_flag_named() -> None:
-    import pytest
-
-    from wild.errors import WildError
-
     for bad in ("0", "many", "-2"):
         with pytest.raises(WildError, match="--run-slots"):
             run_slots({"run_slots": bad})
