@@ -138,7 +138,7 @@ class RunSupervisor:
         if callable(adopt):
             try:
                 found: Submitted | None = adopt(run)
-            except WildError as error:
+            except (WildError, OSError) as error:
                 problems.append(str(error))
                 return None
             return found
@@ -155,7 +155,7 @@ class RunSupervisor:
                 continue  # its backend is not loaded: nothing can be known of it here
             try:
                 seen = backend.poll(runs)
-            except WildError as error:
+            except (WildError, OSError) as error:
                 problems.append(str(error))
                 continue
             for run in runs:
@@ -196,7 +196,7 @@ class RunSupervisor:
             active = running.get(name, [])
             try:
                 admitted = backend.admit(queued, active)
-            except WildError as error:
+            except (WildError, OSError) as error:
                 problems.append(str(error))
                 continue
             self._log_queue(name, backend, queued, admitted, active)
@@ -216,7 +216,7 @@ class RunSupervisor:
         env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
         try:
             submitted = backend.submit(run, env)
-        except WildError as error:
+        except (WildError, OSError) as error:
             return self._refuse(run, str(error))
         begun = decide.started(run, submitted, self._now())
         self._append(begun)
