@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ import pytest
 from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild.errors import WildError
 from wild.liveness import probe
-from wild.parsers.runs import Resources
+from wild.parsers.runs import Resources, RunRecord
+from wild.runs.backend import BackendContext, Submitted
+from wild.runs.local import LocalBackend
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -146,3 +149,19 @@ def test_rerun_keeps_the_old_attempt_and_runs_a_new_one(tmp_path: Path) -> None:
     run = sup.index.runs[ids[0]]
     assert (run.status, run.attempt) == ("finished", 2)
     assert "bad" not in (paths.run_dir(ids[0]) / "log").read_text()
+
+
+class _Broken(LocalBackend):
+    def submit(self, run: RunRecord, env: Mapping[str, str]) -> Submitted:
+        raise OSError(13, "Permission denied")
+
+
+def test_a_backend_that_fails_to_start_a_run_fails_that_run_not_the_step(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    ids = queue(paths, "true")
+    context = BackendContext(paths, "test", {"run_slots": "1"})
+    sup = supervisor(paths, _Broken(context, environ={}, list_gpus=lambda: ()))
+    result = sup.step()
+    assert [run.id for run in result.failed] == ids
+    assert "Permission denied" in (result.failed[0].reason or "")
+    assert sup.step().ended == ()  # and it is not tried again

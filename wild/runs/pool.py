@@ -77,13 +77,16 @@ def plan(
 
     First fit: a run that does not fit now waits and the ones behind it may still start (a
     big run can wait behind many small ones; sweeps are usually uniform). A run that can
-    never fit is admitted at once with no GPUs, so `submit` refuses it with the reason and
-    it fails instead of holding the queue forever.
+    never fit is admitted with no GPUs as soon as the scan reaches it (the scan stops when
+    no CPU slot is left), so `submit` refuses it with the reason and it fails instead of
+    holding the queue forever.
     """
     left = free(pool, active)
     cpus, gpus = left.cpus, list(left.gpus)
     chosen: list[tuple[RunRecord, tuple[str, ...]]] = []
     for run in queued:
+        if cpus == 0:
+            break  # every run needs a CPU slot: the rest wait (and this keeps a step flat)
         if never_fits(pool, run) is not None:
             chosen.append((run, ()))
             continue

@@ -61,6 +61,9 @@ class RunSupervisor:
         self.log = RunLog(paths.runs_log)
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._last_queue: tuple[int, int] | None = None
+        # Queued runs whose claim may already be taken: all of them at the first step (a
+        # previous loop may have died mid-start), later only those found claimed by another.
+        self._unclaimed_unsure: set[str] | None = None
 
     @property
     def index(self) -> RunIndex:
@@ -112,7 +115,10 @@ class RunSupervisor:
     def _adopt(self, problems: list[str]) -> list[RunRecord]:
         """Queued attempts already claimed: a loop died between starting one and its line."""
         ended: list[RunRecord] = []
-        for run in decide.waiting(self.index):
+        unsure, self._unclaimed_unsure = self._unclaimed_unsure, set()
+        queued = decide.waiting(self.index)
+        # After the first step only our own claims exist, each with its line: no scan.
+        for run in queued if unsure is None else [r for r in queued if r.id in unsure]:
             run_dir = self.paths.run_dir(run.id)
             if not attempts.claimed(run_dir, run.attempt):
                 continue
@@ -133,7 +139,7 @@ class RunSupervisor:
         if callable(adopt):
             try:
                 found: Submitted | None = adopt(run)
-            except WildError as error:
+            except (WildError, OSError) as error:
                 problems.append(str(error))
                 return None
             return found
@@ -150,7 +156,7 @@ class RunSupervisor:
                 continue  # its backend is not loaded: nothing can be known of it here
             try:
                 seen = backend.poll(runs)
-            except WildError as error:
+            except (WildError, OSError) as error:
                 problems.append(str(error))
                 continue
             for run in runs:
@@ -191,7 +197,7 @@ class RunSupervisor:
             active = running.get(name, [])
             try:
                 admitted = backend.admit(queued, active)
-            except WildError as error:
+            except (WildError, OSError) as error:
                 problems.append(str(error))
                 continue
             self._log_queue(name, backend, queued, admitted, active)
@@ -205,11 +211,13 @@ class RunSupervisor:
         run_dir = self.paths.run_dir(run.id)
         now = self._now()
         if not attempts.claim(run_dir, run.attempt, f"{now} {os.getpid()}\n"):
-            return None  # claimed meanwhile (another supervisor): the next step adopts it
+            if self._unclaimed_unsure is not None:
+                self._unclaimed_unsure.add(run.id)  # claimed by someone else: adopt it next
+            return None
         env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
         try:
             submitted = backend.submit(run, env)
-        except WildError as error:
+        except (WildError, OSError) as error:
             return self._refuse(run, str(error))
         begun = decide.started(run, submitted, self._now())
         self._append(begun)

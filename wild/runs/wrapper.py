@@ -34,6 +34,7 @@ import time
 from collections.abc import Sequence
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
+KILLED_WAIT_S = 30.0  # how long SIGKILLed members may take to disappear
 START_FAILED_EXIT = 127  # as a shell reports a command it could not run
 _PR_SET_CHILD_SUBREAPER = 36
 _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
@@ -154,7 +155,10 @@ def _kill_group(child: _Child, grace_s: float) -> None:
         child.wait(min(left, 0.05))  # members not ours to reap: look again shortly
     if not child.done():
         _signal_group(child.pid, signal.SIGKILL)
-        while not child.done():
+        # SIGKILL cannot be refused, but a process stuck in the kernel (a dead NFS mount)
+        # dies only later: the marker is written after a bound rather than never.
+        deadline = time.monotonic() + KILLED_WAIT_S
+        while not child.done() and time.monotonic() < deadline:
             child.wait(0.05)
 
 
@@ -235,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, _WAIT_SIGNALS)
     child = _Child(proc.pid)  # reaped by `_Child`, not by Popen
     if stops:
-        _note(log, "stopped before the run could start properly: stopping the run")
+        _note(log, f"{signal.Signals(stops[0]).name} received: stopping the run")
         _kill_group(child, args.grace)
         reason: str | None = "stopped"
     else:
