@@ -2,8 +2,8 @@
 
 Run from the repository root: `PYTHONPATH=. python bench/bench_runs_local.py [runs] [slots]`.
 Each size runs in a child process of its own (so its peak RSS is its own): N runs of
-`echo "$WILD_RUN_ID" >> spawns` with 4 slots, the supervisor stepped only when an exit marker's
-file event (wild.runs.marker_watch → wild.wake's Waker) wakes it. Target (issue 11 §5):
+`echo "$WILD_RUN_ID" >> spawns` with 4 slots, the supervisor stepped only when an exit
+marker's file event (the loop's FolderWatcher, watching run folders) wakes it. Target (§5):
 every completion noticed, none started twice, the loop's memory and its cost per step flat
 from 100 to 1,000 runs (ratio ≤ 1.5).
 """
@@ -27,11 +27,11 @@ from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
 from wild.runs.backend import BackendContext
 from wild.runs.local import LocalBackend
-from wild.runs.marker_watch import MarkerWatcher
 from wild.runs.supervisor import RunSupervisor
 from wild.store.events_log import EventLog
-from wild.store.runs_log import append_record
-from wild.wake import Waker, WakeReason
+from wild.store.runs_log import append_records
+from wild.store.self_writes import SelfWrites
+from wild.wake import FolderWatcher, Waker
 
 SIZES = (100, 1000)
 SLOTS = 4
@@ -52,14 +52,15 @@ def one_size(runs: int, slots: int) -> dict[str, float]:
                 resolved_instruction=f'echo "$WILD_RUN_ID" >> {spawns}',
                 status="queued",
             )
-            append_record(paths.runs_log, run)
+            append_records(paths.runs_log, [run])
         clock = SystemClock()
         backend = LocalBackend(BackendContext(paths, "bench", {"run_slots": str(slots)}))
         sup = RunSupervisor(paths, {"local": backend}, clock, EventLog(paths.events, clock))
         waker = Waker()
         steps, step_s, step_cpu_s, quiet_waits, ended = 0, 0.0, 0.0, 0, 0
         started_at = time.perf_counter()
-        with MarkerWatcher(paths.runs, lambda run_id: waker.wake(WakeReason("file", run_id))):
+        # The loop's own watcher, which wakes on `runs/<id>/exit` markers (and .wild/ files).
+        with FolderWatcher(root, waker, SelfWrites(), watch_runs=True):
             while True:
                 begin, begin_cpu = time.perf_counter(), time.process_time()
                 result = sup.step()

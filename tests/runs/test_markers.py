@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-from wild.runs.marker_watch import MarkerWatcher
 from wild.runs.markers import last_metrics, log_tail, read_marker, read_pid
-from wild.runs.wrapper import write_atomically
 
 
 def test_a_complete_marker_is_read(tmp_path: Path) -> None:
@@ -51,21 +48,3 @@ def test_pid_and_log_tail(tmp_path: Path) -> None:
     (tmp_path / "log").write_bytes(b"a" * 5000 + b"\xffend\n")
     assert read_pid(tmp_path) == 1234
     assert log_tail(tmp_path, 5).endswith("end\n")
-
-
-def test_an_exit_marker_written_by_rename_wakes_the_watcher(tmp_path: Path) -> None:
-    seen: list[str] = []
-    arrived = threading.Event()
-
-    def on_marker(run_id: str) -> None:
-        seen.append(run_id)
-        arrived.set()
-
-    runs = tmp_path / "runs"
-    with MarkerWatcher(runs, on_marker):
-        run_dir = runs / "s-007"
-        run_dir.mkdir()
-        (run_dir / "log").write_text("not a marker\n")
-        write_atomically(str(run_dir / "exit"), '{"run": "s-007"}\n')
-        assert arrived.wait(timeout=10)
-    assert seen == ["s-007"]

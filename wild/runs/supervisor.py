@@ -246,7 +246,7 @@ class RunSupervisor:
         admitted: Sequence[RunRecord],
         active: Sequence[RunRecord],
     ) -> None:
-        """A `run_queue` event when something was admitted or the queue changed size."""
+        """A `run-queue` event when something was admitted or the queue changed size."""
         key = (len(queued), len(admitted))
         if not admitted and key == self._last_queue:
             return
