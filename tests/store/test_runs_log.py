@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from wild.parsers.alerts import INCOMPLETE
@@ -18,15 +19,11 @@ RUN = RunRecord(
 def test_records_are_read_back_latest_line_winning(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
     append_records(path, [SWEEP, RUN])
-    append_records(path, [RunRecord(**{**_fields(RUN), "status": "running"})])
+    append_records(path, [dataclasses.replace(RUN, status="running")])
     log = read_runs(path)
     assert log.index.runs["s1-001"].status == "running"
     assert log.index.of_sweep("s1")[0].line == 3
     assert log.problems == []
-
-
-def _fields(run: RunRecord) -> dict[str, object]:
-    return {name: getattr(run, name) for name in RunRecord.__dataclass_fields__}
 
 
 def test_incremental_reads_see_only_new_lines_and_report_bad_ones(tmp_path: Path) -> None:
