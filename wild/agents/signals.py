@@ -175,6 +175,12 @@ def _bodies(pattern: re.Pattern[str], text: str, visible: str) -> list[tuple[int
     ]
 
 
+def tag_bodies(name: str, text: str) -> list[tuple[int, str]]:
+    """Each visible `<name>…</name>` body in `text` with its line (a ```json fence around it
+    removed); tags in code blocks, comments, code spans or quotes are not signals."""
+    return _bodies(_block_tag(name), text, visible_text(text))
+
+
 def _json_object(body: str, tag: str, line: int, problems: list[str]) -> Mapping[str, Any] | None:
     try:
         data = orjson.loads(body)
