@@ -304,6 +304,28 @@ def _seconds(flag: str, value: str | None) -> float | None:
     return duration.total_seconds() if duration is not None else None
 
 
+def _sweep(call: Call) -> None:
+    from wild.commands.runs_cmds import format_sweep, submit_sweep, sweep_summary
+    from wild.output import to_json
+
+    sweep = submit_sweep(
+        call.paths,
+        call.opts["sweep"],
+        now=call.clock.now(),
+        run_backend=call.opts["run_backend"],
+    )
+    summary = sweep_summary(sweep)
+    call.out(to_json(summary) if call.as_json else format_sweep(summary))
+
+
+def _runs(call: Call) -> None:
+    from wild.commands.runs_cmds import format_runs, list_runs, runs_json
+    from wild.output import to_json
+
+    runs, problems = list_runs(call.paths, call.opts["sweep"])
+    call.out(to_json(runs_json(runs)) if call.as_json else format_runs(runs, problems))
+
+
 # Each action flag (by its click parameter name), in the order `--help` lists them.
 HANDLERS: dict[str, Callable[[Call], None]] = {
     "init": _init,
@@ -320,6 +342,8 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "run_checks": _run_checks,
     "approve": _approve,
     "generate_check": _generate_check,
+    "sweep": _sweep,
+    "runs": _runs,
     "pause": _control("pause"),
     "resume": _control("resume"),
     "stop": _control("stop"),
@@ -335,7 +359,17 @@ EVERY = (*ACTIONS, LOOP)
 OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "wild_dir": EVERY,
     **{action: (action,) for action in ACTIONS},
-    "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks"),
+    "sweep": ("sweep", "runs"),  # with --runs: the sweep whose runs to list
+    "run_backend": ("sweep", LOOP),
+    "as_json": (
+        "status",
+        "list_work",
+        "show_policy",
+        "check_barriers",
+        "run_checks",
+        "sweep",
+        "runs",
+    ),
     "watch": ("status",),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),
