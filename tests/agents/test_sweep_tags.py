@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wild.agents.signals import inert
 from wild.agents.sweep_tags import refusal_text, sweeps_in_reply
 
 GOOD = '{"name": "a", "base_command": "python t.py", "parameters": {"x": [1, 2]}}'
@@ -24,8 +25,8 @@ def test_malformed_sweeps_give_their_line_and_errors_and_no_spec() -> None:
         "column 13; send one JSON object",
     )
     assert refusal_text(tags.errors) == (
-        "Your <sweep> was not started; nothing was launched. Fix these and send the whole "
-        "<sweep> again:\n- " + tags.errors[0]
+        "A <sweep> in your last reply was refused; nothing of it was launched. Fix these and "
+        "send the whole <sweep> again:\n- " + tags.errors[0]
     )
 
 
@@ -42,6 +43,10 @@ def test_an_unclosed_sweep_is_reported() -> None:
     assert sweeps_in_reply(f"<sweep>\n{GOOD}\n").errors == (
         "a <sweep> is not closed by </sweep> (or a </sweep> has no <sweep>)",
     )
+
+
+def test_a_quoted_sweep_made_inert_is_no_sweep() -> None:
+    assert not sweeps_in_reply(inert(f"<sweep>{GOOD}</sweep>")).found
 
 
 def test_no_tag_no_sweep() -> None:

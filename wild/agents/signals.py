@@ -79,7 +79,7 @@ _LINE_ELEMENTS = re.compile(
 
 
 # Every tag the parser reads; `inert` defuses all of them, so quoted text can never signal.
-_SIGNAL_TAG_NAMES = ("promise", "resolve_alert", "event_output", "reason", "urgency")
+_SIGNAL_TAG_NAMES = ("promise", "resolve_alert", "event_output", "reason", "urgency", "sweep")
 # A `<` that opens or closes one of them (spaces allowed, to be safe), or a trailing `<` that
 # text placed right after it could complete.
 _TAG_OPENING = re.compile(rf"<(?=\s*/?\s*(?:{'|'.join(_SIGNAL_TAG_NAMES)})\b)|<\Z", re.IGNORECASE)

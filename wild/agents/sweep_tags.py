@@ -63,6 +63,6 @@ def refusal_text(errors: Sequence[str]) -> str:
     """For the agent's next prompt: why its sweep launched nothing, and what to do."""
     listed = "\n".join(f"- {error}" for error in errors)
     return (
-        "Your <sweep> was not started; nothing was launched. Fix these and send the whole "
-        f"<sweep> again:\n{listed}"
+        "A <sweep> in your last reply was refused; nothing of it was launched. Fix these and "
+        f"send the whole <sweep> again:\n{listed}"
     )
