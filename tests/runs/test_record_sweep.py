@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,7 +13,13 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
-from wild.runs.record_sweep import choose_backend, new_sweep_id, record_sweep, run_ids
+from wild.runs.record_sweep import (
+    choose_backend,
+    finish_recording,
+    new_sweep_id,
+    record_sweep,
+    run_ids,
+)
 from wild.store.runs_log import read_runs
 
 NOW = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
@@ -86,3 +93,18 @@ def test_backend_order_and_ids() -> None:
     assert new_sweep_id(NOW, "1a2b", {"s20261125-1a2b": 1}) is None
     assert run_ids("s", 2) == ("s-001", "s-002")
     assert run_ids("s", 1000)[-1] == "s-1000" and run_ids("s", 1000)[0] == "s-0001"
+
+
+def test_finishing_again_after_a_crash_adds_no_second_task_or_barrier(tmp_path: Path) -> None:
+    paths = WildPaths(init_wild_dir(tmp_path))
+    sweep = record_sweep(paths, spec(GRID), now=NOW).sweep
+    assert sweep is not None and sweep.task is not None
+    tasks_before, barriers_before = paths.tasks.read_bytes(), paths.barriers.read_bytes()
+    # As if the loop died after the runs' append: the sweep line without its task.
+    again = finish_recording(paths, dataclasses.replace(sweep, task=None))
+    assert again.task == sweep.task
+    assert (paths.tasks.read_bytes(), paths.barriers.read_bytes()) == (
+        tasks_before,
+        barriers_before,
+    )
+    assert read_runs(paths.runs_log).index.sweeps[sweep.id].task == sweep.task

@@ -127,6 +127,41 @@ def _fresh_id(paths: WildPaths, now: datetime) -> str:
     return sweep_id
 
 
+def _analysis_task(current: str, sweep: SweepRecord) -> tuple[str, str]:
+    """tasks.md with the sweep's analysis task, and its id; a task already blocked by the
+    sweep's barrier (added before a crash) is the one, so it is never added twice."""
+    barrier = barrier_id(sweep.id)
+    for task in tasks_md.parse(current).tasks:
+        if barrier in task.blocked_by and task.id:
+            return current, task.id
+    return tasks_md.add_task(current, analysis_task_text(sweep), blocked_by=(barrier,))
+
+
+def finish_recording(paths: WildPaths, sweep: SweepRecord) -> SweepRecord:
+    """Add the sweep's analysis task and barrier, and the sweep line naming the task.
+
+    Idempotent: after a crash between the runs' append and here (a sweep line whose `task` is
+    None), calling it again completes the sweep without a second task or barrier.
+    """
+    task_id = ""
+
+    def add_task(current: str) -> str:
+        nonlocal task_id
+        text, task_id = _analysis_task(current, sweep)
+        return text
+
+    update_text(paths.tasks, add_task, paths.lock)
+    fields = barrier_fields(sweep, task_id)
+    update_text(
+        paths.barriers,
+        lambda current: barriers_md.add_barrier(current, barrier_id(sweep.id), fields),
+        paths.lock,
+    )
+    done = replace(sweep, task=task_id)
+    append_records(paths.runs_log, [done])
+    return done
+
+
 def record_sweep(
     paths: WildPaths, spec: SweepSpec, *, now: datetime, run_backend: str | None = None
 ) -> SweepOutcome:
@@ -142,22 +177,5 @@ def record_sweep(
         python=sys.executable,
     )
     append_records(paths.runs_log, [sweep, *runs])
-    task_id = ""
-
-    def add_task(current: str) -> str:
-        nonlocal task_id
-        text, task_id = tasks_md.add_task(
-            current, analysis_task_text(sweep), blocked_by=(barrier_id(sweep.id),)
-        )
-        return text
-
-    update_text(paths.tasks, add_task, paths.lock)
-    fields = barrier_fields(sweep, task_id)
-    update_text(
-        paths.barriers,
-        lambda current: barriers_md.add_barrier(current, barrier_id(sweep.id), fields),
-        paths.lock,
-    )
-    sweep = replace(sweep, task=task_id)
-    append_records(paths.runs_log, [sweep])
+    sweep = finish_recording(paths, sweep)
     return SweepOutcome(sweep, runs)
