@@ -119,3 +119,15 @@ def format_runs(runs: Sequence[RunRecord], problems: Sequence[str]) -> str:
             for row in rows
         ]
     return "\n".join([*lines, *(f"problem: {p}" for p in problems)])
+
+
+def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_json: bool) -> str:
+    """`wild --runs [--sweep ID]` or `wild --sweep FILE|-`: what to print."""
+    from wild.output import to_json  # noqa: PLC0415  (as the other handlers: only when used)
+
+    if opts["runs"]:
+        runs, problems = list_runs(paths, opts["sweep"])
+        return to_json(runs_json(runs)) if as_json else format_runs(runs, problems)
+    sweep = submit_sweep(paths, opts["sweep"], now=now, run_backend=opts["run_backend"])
+    summary = sweep_summary(sweep)
+    return to_json(summary) if as_json else format_sweep(summary)
