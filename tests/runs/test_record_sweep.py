@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -108,3 +109,14 @@ def test_finishing_again_after_a_crash_adds_no_second_task_or_barrier(tmp_path: 
         barriers_before,
     )
     assert read_runs(paths.runs_log).index.sweeps[sweep.id].task == sweep.task
+
+
+def test_a_drawn_id_already_taken_is_drawn_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = WildPaths(init_wild_dir(tmp_path))
+    draws = iter(["aaaa", "aaaa", "bbbb"])
+    monkeypatch.setattr(secrets, "token_hex", lambda _n: next(draws))
+    first = record_sweep(paths, spec(GRID), now=NOW).sweep
+    second = record_sweep(paths, spec(GRID), now=NOW).sweep
+    assert (first and first.id, second and second.id) == ("s20261125-aaaa", "s20261125-bbbb")

@@ -26,7 +26,7 @@ from wild.parsers.sweeps import SweepSpec
 from wild.paths import WildPaths
 from wild.runs.resolve import resolve_instruction
 from wild.runs.skill_targets import target_problems
-from wild.store.files import update_text
+from wild.store.files import update_text, wild_lock
 from wild.store.runs_log import append_records, read_runs
 
 DEFAULT_BACKEND = "local"
@@ -169,13 +169,15 @@ def record_sweep(
     problems = target_problems(spec, paths.project)
     if problems:
         return SweepOutcome(None, errors=tuple(problems))
-    sweep, runs = plan_sweep(
-        spec,
-        sweep_id=_fresh_id(paths, now),
-        created_at=iso(now),
-        backend=choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV)),
-        python=sys.executable,
-    )
-    append_records(paths.runs_log, [sweep, *runs])
+    # Under wild's lock, so two sweeps recorded at once never draw the same id.
+    with wild_lock(paths.lock):
+        sweep, runs = plan_sweep(
+            spec,
+            sweep_id=_fresh_id(paths, now),
+            created_at=iso(now),
+            backend=choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV)),
+            python=sys.executable,
+        )
+        append_records(paths.runs_log, [sweep, *runs])
     sweep = finish_recording(paths, sweep)
     return SweepOutcome(sweep, runs)
