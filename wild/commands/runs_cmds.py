@@ -66,8 +66,9 @@ def sweep_summary(sweep: SweepRecord) -> dict[str, Any]:
 
 def format_sweep(summary: Mapping[str, Any]) -> str:
     cut = f"; max_runs cut {summary['cut']} more" if summary["cut"] else ""
+    runs = f"{summary['runs']} run{'s' if summary['runs'] != 1 else ''}"
     return (
-        f"{summary['sweep']}\n{summary['runs']} runs queued{cut}; "
+        f"{summary['sweep']}\n{runs} queued{cut}; "
         f"analysis {summary['task']} waits for barrier {summary['barrier']}"
     )
 

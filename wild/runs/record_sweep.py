@@ -2,11 +2,12 @@
 
 The decisions (the sweep id, the backend, every run's line) are pure functions; the effect
 `record_sweep` checks that the skill target exists, then writes in an order a crash cannot
-turn into a launched run without a record: one append holds the sweep line and all its
-`queued` run lines, each with its `resolved_instruction`; then the analysis task goes to
-tasks.md (blocked by `sweep-<id>-done`), the manual barrier to barriers.md, and a second
-sweep line names the task. wild satisfies the barrier when every run is terminal and their
-alerts are resolved (SPEC §7, seed 000's double guard).
+turn into a launched run without a record: one append (under wild's lock, with the id drawn)
+holds the sweep line and all its `queued` run lines, each with its `resolved_instruction`;
+then `finish_recording` (idempotent, so it also completes a sweep cut short by a crash) adds
+the analysis task to tasks.md (blocked by `sweep-<id>-done`), the manual barrier to
+barriers.md, and a second sweep line naming the task. wild satisfies the barrier when every
+run is terminal and their alerts are resolved (SPEC §7, seed 000's double guard).
 """
 
 from __future__ import annotations
