@@ -19,6 +19,7 @@ from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.store.alerts_log import read_new
 from wild.store.events_log import read_events
+from wild.store.runs_log import read_runs
 from wild.store.state_file import load_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,6 +170,13 @@ def _control(text: str, tmp: Path) -> tuple[int, list[str]]:
     ]
 
 
+def _runs(text: str, tmp: Path) -> tuple[int, list[str]]:
+    path = tmp / "runs.jsonl"
+    path.write_text(text)
+    log = read_runs(path)
+    return len(log.index.runs) + len(log.index.sweeps), [str(p) for p in log.problems]
+
+
 READERS: dict[str, Reader] = {
     "tasks.md": _tasks,
     "alerts.jsonl": _alerts,
@@ -179,6 +187,7 @@ READERS: dict[str, Reader] = {
     "state.json": _state,
     "events.log": _events,
     "control": _control,
+    "runs.jsonl": _runs,
 }
 EXAMPLES = examples(FORMATS_DOC.read_text())
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from tests.test_prompts import ALERT, HUMAN
 from wild import prompts
-from wild.agents.signals import Signals, parse_signals
+from wild.agents.signals import parse_signals
+from wild.agents.sweep_tags import sweeps_in_reply
 from wild.completion.verdict import CheckOutcome
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
@@ -107,11 +108,13 @@ def prompts_with(text: str) -> dict[str, str]:
     return {kind: prompts.render(kind, builtin, {**common, **values[kind]}) for kind in values}
 
 
-def assert_no_signal(signals: Signals) -> None:
+def assert_no_signal(text: str) -> None:
+    """Neither a promise, a resolution, an event output nor a sweep can be read from `text`."""
+    signals = parse_signals(text)
+    assert not sweeps_in_reply(text).specs
     assert signals.promises == ()
     assert signals.resolutions == ()
     assert signals.event_output is None
-    assert signals.sweeps == ()
 
 
 def headings(text: str) -> Counter[str]:
@@ -127,7 +130,7 @@ BENIGN = prompts_with("plain words")
 
 @pytest.mark.parametrize("name", [*sorted(p.name for p in prompts.BUILTIN.glob("*.md"))])
 def test_no_template_holds_a_signal(name: str) -> None:
-    assert_no_signal(parse_signals((prompts.BUILTIN / name).read_text()))
+    assert_no_signal((prompts.BUILTIN / name).read_text())
 
 
 @pytest.mark.parametrize("kind", prompts.KINDS)
@@ -135,7 +138,7 @@ def test_a_prompt_echoed_whole_or_cut_anywhere_signals_nothing(kind: str) -> Non
     # A text agent's final text is the tail of its output, which may start at any byte.
     text = BENIGN[kind]
     for start in range(len(text)):
-        assert_no_signal(parse_signals(text[start:]))
+        assert_no_signal(text[start:])
 
 
 def test_the_signals_block_still_names_every_promise_and_its_form() -> None:
@@ -148,7 +151,7 @@ def test_the_signals_block_still_names_every_promise_and_its_form() -> None:
 @given(untrusted_texts)
 def test_untrusted_text_can_neither_signal_nor_add_a_heading(text: str) -> None:
     for kind, prompt in prompts_with(text).items():
-        assert_no_signal(parse_signals(prompt))
+        assert_no_signal(prompt)
         extra = headings(prompt) - headings(BENIGN[kind])
         assert not extra, f"{kind}: {extra}"
 
@@ -170,4 +173,4 @@ def test_a_users_template_cannot_hand_out_a_promise(tmp_path: Path) -> None:
     )
     text = prompts.render("task", tmp_path, {"title": "Train"})
     assert text == "Do Train.\nWhen done, print:\n&lt;promise>TASK_COMPLETE&lt;/promise>\n"
-    assert_no_signal(parse_signals(text))
+    assert_no_signal(text)

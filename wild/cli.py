@@ -221,6 +221,17 @@ def demo() -> None:
     metavar="BARRIER",
     help="Write scripts/check_barriers/BARRIER.sh for a barrier.",
 )
+@click.option(
+    "--sweep",
+    metavar="FILE|ID",
+    help="Start the sweep in a JSON file (- for stdin); with --runs: list only this sweep's.",
+)
+@click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
+@click.option(
+    "--run-backend",
+    metavar="NAME",
+    help="Backend for runs whose sweep names none: local, slurm or a plug-in's name.",
+)
 @click.option("--pause", is_flag=True, help="Let the running agent finish, then wait.")
 @click.option("--resume", is_flag=True, help="Resume a paused loop.")
 @click.option("--stop", is_flag=True, help="Stop the running loop now (kills its agent).")
@@ -302,6 +313,8 @@ def cli(
     goal = goal if goal_option is None else goal_option
     paths = WildPaths.resolve(wild_dir)
     chosen = [name for name in ACTIONS if options[name] not in (None, False)]
+    if "runs" in chosen and "sweep" in chosen:  # `--runs --sweep ID` filters the listing
+        chosen.remove("sweep")
     if len(chosen) > 1:
         raise UsageError(
             f"{_flag(chosen[0])} and {_flag(chosen[1])} cannot be used together; give one action"

@@ -11,7 +11,6 @@ from wild.agents.signals import (
     AlertResolution,
     EventOutput,
     Signals,
-    inert,
     parse_signals,
     visible_text,
 )
@@ -278,15 +277,3 @@ def test_garbage_never_raises_and_only_known_words_come_out(text: str) -> None:
 )
 def test_tag_soup_never_raises(text: str) -> None:
     parse_signals(text)
-
-
-def test_sweep_tags_are_read_as_written_and_fenced_ones_only_reported() -> None:
-    body = '{"name": "lr", "base_command": "python train.py", "parameters": {"lr": [1, 2]}}'
-    text = f"Launching:\n<sweep>\n```json\n{body}\n```\n</sweep>\n\n`<sweep>{{}}</sweep>`\n"
-    signals = parse_signals(text)
-    assert signals.sweeps == (body,)
-    assert any("<sweep> inside" in p for p in signals.problems)
-
-
-def test_a_sweep_tag_in_quoted_text_is_made_inert() -> None:
-    assert parse_signals(inert("<sweep>{}</sweep>")).sweeps == ()

@@ -63,8 +63,6 @@ class Signals:
     urgency: str | None = None
     resolutions: tuple[AlertResolution, ...] = ()
     event_output: EventOutput | None = None
-    # The bodies of `<sweep>` tags (SPEC §7), as written: validated by wild.runs.sweeps.
-    sweeps: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
 
     def has(self, word: PromiseWord) -> bool:
@@ -102,8 +100,7 @@ _REASON = _block_tag("reason")
 _URGENCY = _block_tag("urgency")
 _RESOLVE = _block_tag("resolve_alert")
 _EVENT_OUTPUT = _block_tag("event_output")
-_SWEEP = _block_tag("sweep")
-_ANY_TAG = re.compile(r"<(promise|resolve_alert|event_output|sweep)>", re.IGNORECASE)
+_ANY_TAG = re.compile(r"<(promise|resolve_alert|event_output)>", re.IGNORECASE)
 
 
 def _mask_line(line: str) -> str:
@@ -177,6 +174,12 @@ def _bodies(pattern: re.Pattern[str], text: str, visible: str) -> list[tuple[int
         (_line_number(text, m.start()), _unfenced(text[m.start(1) : m.end(1)]))
         for m in pattern.finditer(visible)
     ]
+
+
+def tag_bodies(name: str, text: str) -> list[tuple[int, str]]:
+    """Each visible `<name>…</name>` body in `text` with its line (a ```json fence around it
+    removed); tags in code blocks, comments, code spans or quotes are not signals."""
+    return _bodies(_block_tag(name), text, visible_text(text))
 
 
 def _json_object(body: str, tag: str, line: int, problems: list[str]) -> Mapping[str, Any] | None:
@@ -301,6 +304,5 @@ def parse_signals(final_text: str) -> Signals:
         urgency=urgency.lower() if urgency else None,
         resolutions=resolutions,
         event_output=outputs[-1] if outputs else None,
-        sweeps=tuple(body for _, body in _bodies(_SWEEP, final_text, visible)),
         problems=tuple(problems),
     )

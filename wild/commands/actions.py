@@ -311,6 +311,12 @@ def _seconds(flag: str, value: str | None) -> float | None:
     return duration.total_seconds() if duration is not None else None
 
 
+def _sweeps_and_runs(call: Call) -> None:
+    from wild.commands.runs_cmds import run_action
+
+    call.out(run_action(call.paths, call.opts, call.clock.now(), as_json=call.as_json))
+
+
 # Each action flag (by its click parameter name), in the order `--help` lists them.
 HANDLERS: dict[str, Callable[[Call], None]] = {
     "init": _init,
@@ -328,6 +334,8 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "run_checks": _run_checks,
     "approve": _approve,
     "generate_check": _generate_check,
+    "sweep": _sweeps_and_runs,
+    "runs": _sweeps_and_runs,
     "pause": _control("pause"),
     "resume": _control("resume"),
     "stop": _control("stop"),
@@ -337,13 +345,16 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
 # The flags that each select one action; at most one may be given.
 ACTIONS = tuple(name for name in HANDLERS if name != LOOP)
 EVERY = (*ACTIONS, LOOP)
+RUNS = ("sweep", "runs")  # the research-run actions
 
 # Which actions each option (by its click parameter name) does something with. Any other
 # combination is a usage error naming the action the option belongs to.
 OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "wild_dir": EVERY,
     **{action: (action,) for action in ACTIONS},
-    "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks"),
+    "sweep": RUNS,  # with --runs: the sweep whose runs to list
+    "run_backend": ("sweep", LOOP),
+    "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks", *RUNS),
     "watch": ("status",),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),

@@ -52,7 +52,7 @@ def believed(run: AgentRun) -> Signals:
 
 def claimed(signals: Signals) -> bool:
     """Whether the agent claimed anything wild would act on."""
-    return bool(signals.promises or signals.resolutions or signals.event_output or signals.sweeps)
+    return bool(signals.promises or signals.resolutions or signals.event_output)
 
 
 def ignored(run: AgentRun, related: str, cause: str | None) -> Log | None:

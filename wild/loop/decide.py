@@ -372,7 +372,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     believed = claims.believed(run)
     if believed.has("COMPLETE") and running is not None:
         model = replace(model, complete_claimed=running.work_type)
-    model, launched = research_step.sweeps_of(model, believed, f"iteration {iteration}")
+    model, launched = research_step.sweeps_of(model, run, f"iteration {iteration}")
     actions += launched
     # A usage limit is waited out; a failure the judge escalated already has the human's eye.
     escalated = any(isinstance(a, Ask) for a in outcome.actions)

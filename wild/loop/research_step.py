@@ -15,10 +15,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from wild.agents.signals import Signals
-from wild.loop import research
+from wild.agents.runner import AgentRun
+from wild.agents.sweep_tags import refusal_text, sweeps_in_reply
+from wild.loop import claims, research
 from wild.loop.model import (
     Action,
     ActOnRuns,
@@ -38,7 +40,6 @@ from wild.loop.model import (
 )
 from wild.parsers.alerts import Alert, make_alert
 from wild.parsers.state import push_summary
-from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.runs import stage
 
 RUNS_POLL_S = 30.0
@@ -119,29 +120,23 @@ def backend_alert(problem: str, at: Moment) -> dict[str, object]:
     )
 
 
-def sweeps_of(
-    model: LoopModel, signals: Signals, origin: str
-) -> tuple[LoopModel, tuple[Action, ...]]:
-    """The agent's `<sweep>`s: good ones to record, bad ones told in the next prompts."""
-    specs: list[SweepSpec] = []
-    actions: list[Action] = []
-    for number, body in enumerate(signals.sweeps, start=1):
-        parsed = parse_sweep(body)
-        if isinstance(parsed, SweepSpec):
-            specs.append(parsed)
-            continue
-        model, told = refused(model, parsed, f"<sweep> {number}")
-        actions += told
-    if specs:
-        actions.append(RecordSweep(tuple(specs), origin, model.agent_event))
-    return model, tuple(actions)
+def sweeps_of(model: LoopModel, run: AgentRun, origin: str) -> tuple[LoopModel, tuple[Action, ...]]:
+    """The agent's `<sweep>`s: good ones to record, bad ones told in the next prompts. A run
+    whose claims are not believed (it crashed, timed out or reported an error) launches none."""
+    if claims.distrust(run) is not None:
+        return model, ()
+    tags = sweeps_in_reply(run.final_text)
+    actions: tuple[Action, ...] = ()
+    if tags.errors:
+        model, actions = refused(model, tags.errors)
+    if tags.specs:
+        actions += (RecordSweep(tags.specs, origin, model.agent_event),)
+    return model, actions
 
 
-def refused(
-    model: LoopModel, errors: list[str] | tuple[str, ...], what: str
-) -> tuple[LoopModel, tuple[Action, ...]]:
+def refused(model: LoopModel, errors: Sequence[str]) -> tuple[LoopModel, tuple[Action, ...]]:
     """A sweep that launched nothing: the reasons in the next prompts, the log and the screen."""
-    note = f"{what} was not launched: " + "; ".join(errors)
+    note = refusal_text(errors)
     state = push_summary(model.state, note, model.options.context_window)
     model = replace(model, state=state)
     return model, (
@@ -154,7 +149,7 @@ def recorded(model: LoopModel, event: SweepsRecorded) -> Step:
     """What came of RecordSweep: refusals told; recorded sweeps are supervised at once."""
     actions: list[Action] = []
     for errors in event.refused:
-        model, told = refused(model, errors, "a <sweep>")
+        model, told = refused(model, errors)
         actions += told
     if event.recorded:
         model = replace(model, runs_due=True)

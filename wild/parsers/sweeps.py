@@ -99,8 +99,6 @@ def parse_sweep(text: str) -> SweepSpec | list[str]:
             f"the sweep is not valid JSON: {error.msg} at line {error.lineno}, column "
             f"{error.colno}; send one JSON object"
         ]
-    except UnicodeEncodeError:
-        return ["the sweep is not valid JSON: it holds an unpaired surrogate character"]
     return validate_sweep(data)
 
 

@@ -2,11 +2,12 @@
 
 The decisions (the sweep id, the backend, every run's line) are pure functions; the effect
 `record_sweep` checks that the skill target exists, then writes in an order a crash cannot
-turn into a launched run without a record: one append holds the sweep line and all its
-`queued` run lines, each with its `resolved_instruction`; then the analysis task goes to
-tasks.md (blocked by `sweep-<id>-done`), the manual barrier to barriers.md, and a second
-sweep line names the task. wild satisfies the barrier when every run is terminal and their
-alerts are resolved (SPEC §7, seed 000's double guard).
+turn into a launched run without a record: one append (under wild's lock, with the id drawn)
+holds the sweep line and all its `queued` run lines, each with its `resolved_instruction`;
+then `finish_recording` (idempotent, so it also completes a sweep cut short by a crash) adds
+the analysis task to tasks.md (blocked by `sweep-<id>-done`), the manual barrier to
+barriers.md, and a second sweep line naming the task. wild satisfies the barrier when every
+run is terminal and their alerts are resolved (SPEC §7, seed 000's double guard).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from wild.parsers.sweeps import SweepSpec
 from wild.paths import WildPaths
 from wild.runs.resolve import resolve_instruction
 from wild.runs.skill_targets import target_problems
-from wild.store.files import update_text
+from wild.store.files import update_text, wild_lock
 from wild.store.runs_log import append_records, read_runs
 
 DEFAULT_BACKEND = "local"
@@ -127,28 +128,27 @@ def _fresh_id(paths: WildPaths, now: datetime) -> str:
     return sweep_id
 
 
-def record_sweep(
-    paths: WildPaths, spec: SweepSpec, *, now: datetime, run_backend: str | None = None
-) -> SweepOutcome:
-    """Check the spec's targets, then record the sweep, its runs, barrier and analysis task."""
-    problems = target_problems(spec, paths.project)
-    if problems:
-        return SweepOutcome(None, errors=tuple(problems))
-    sweep, runs = plan_sweep(
-        spec,
-        sweep_id=_fresh_id(paths, now),
-        created_at=iso(now),
-        backend=choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV)),
-        python=sys.executable,
-    )
-    append_records(paths.runs_log, [sweep, *runs])
+def _analysis_task(current: str, sweep: SweepRecord) -> tuple[str, str]:
+    """tasks.md with the sweep's analysis task, and its id; a task already blocked by the
+    sweep's barrier (added before a crash) is the one, so it is never added twice."""
+    barrier = barrier_id(sweep.id)
+    for task in tasks_md.parse(current).tasks:
+        if barrier in task.blocked_by and task.id:
+            return current, task.id
+    return tasks_md.add_task(current, analysis_task_text(sweep), blocked_by=(barrier,))
+
+
+def finish_recording(paths: WildPaths, sweep: SweepRecord) -> SweepRecord:
+    """Add the sweep's analysis task and barrier, and the sweep line naming the task.
+
+    Idempotent: after a crash between the runs' append and here (a sweep line whose `task` is
+    None), calling it again completes the sweep without a second task or barrier.
+    """
     task_id = ""
 
     def add_task(current: str) -> str:
         nonlocal task_id
-        text, task_id = tasks_md.add_task(
-            current, analysis_task_text(sweep), blocked_by=(barrier_id(sweep.id),)
-        )
+        text, task_id = _analysis_task(current, sweep)
         return text
 
     update_text(paths.tasks, add_task, paths.lock)
@@ -158,6 +158,27 @@ def record_sweep(
         lambda current: barriers_md.add_barrier(current, barrier_id(sweep.id), fields),
         paths.lock,
     )
-    sweep = replace(sweep, task=task_id)
-    append_records(paths.runs_log, [sweep])
+    done = replace(sweep, task=task_id)
+    append_records(paths.runs_log, [done])
+    return done
+
+
+def record_sweep(
+    paths: WildPaths, spec: SweepSpec, *, now: datetime, run_backend: str | None = None
+) -> SweepOutcome:
+    """Check the spec's targets, then record the sweep, its runs, barrier and analysis task."""
+    problems = target_problems(spec, paths.project)
+    if problems:
+        return SweepOutcome(None, errors=tuple(problems))
+    # Under wild's lock, so two sweeps recorded at once never draw the same id.
+    with wild_lock(paths.lock):
+        sweep, runs = plan_sweep(
+            spec,
+            sweep_id=_fresh_id(paths, now),
+            created_at=iso(now),
+            backend=choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV)),
+            python=sys.executable,
+        )
+        append_records(paths.runs_log, [sweep, *runs])
+    sweep = finish_recording(paths, sweep)
     return SweepOutcome(sweep, runs)

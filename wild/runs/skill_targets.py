@@ -55,7 +55,7 @@ def _function_problem(target: str, workdir: Path) -> str | None:
         return None  # a compiled or namespace module: its names cannot be read without importing
     try:
         tree = ast.parse(Path(origin).read_bytes(), filename=origin)
-    except (OSError, SyntaxError, ValueError) as error:
+    except (OSError, SyntaxError, ValueError, RecursionError) as error:
         return f'"skill.target" {target!r}: {origin} cannot be read ({error})'
     if not _defines(tree, function):
         return f'"skill.target" {target!r}: {origin} defines no top-level {function!r}'

@@ -1,0 +1,145 @@
+"""`wild --sweep FILE|-` and `wild --runs`: exact output and errors; nothing recorded on error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.cli_support import init_wild_dir, invoke
+from wild import cli as cli_module
+from wild.parsers import tasks as tasks_md
+from wild.paths import WildPaths
+from wild.store.runs_log import read_runs
+
+NOW = datetime(2026, 11, 25, 12, 30, tzinfo=UTC)
+SWEEP = {
+    "name": "lr",
+    "base_command": "python train.py",
+    "parameters": {"lr": [0.1, 0.01, 0.001], "seed": [1, 2]},
+    "max_runs": 4,
+}
+
+
+class FixedClock:
+    def now(self) -> datetime:
+        return NOW
+
+    def monotonic(self) -> float:
+        return 0.0
+
+
+@pytest.fixture(autouse=True)
+def _fixed_clock_and_no_backend_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli_module, "clock", FixedClock())
+    monkeypatch.delenv("WILD_RUN_BACKEND", raising=False)
+
+
+@pytest.fixture
+def wild_dir(tmp_path: Path) -> Path:
+    return init_wild_dir(tmp_path)
+
+
+def write_sweep(tmp_path: Path, data: object) -> str:
+    path = tmp_path / "sweep.json"
+    path.write_bytes(orjson.dumps(data))
+    return str(path)
+
+
+def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_path: Path) -> None:
+    result = invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, SWEEP))
+    assert result.exit_code == 0, result.output
+    sweep_id, summary = result.output.splitlines()
+    assert sweep_id.startswith("s20261125-") and len(sweep_id) == len("s20261125-1a2b")
+    task = tasks_md.parse((wild_dir / "tasks.md").read_text()).tasks[-1].id
+    assert summary == (
+        f"4 runs queued; max_runs cut 2 more; analysis {task} waits for barrier "
+        f"sweep-{sweep_id}-done"
+    )
+    listed = invoke("--dir", str(wild_dir), "--runs", "--sweep", sweep_id)
+    assert listed.output == (
+        "ID                  STATUS  ATTEMPT  EXIT  PARAMS          METRICS\n"
+        f"{sweep_id}-001  queued  1        -     lr=0.1 seed=1   -\n"
+        f"{sweep_id}-002  queued  1        -     lr=0.1 seed=2   -\n"
+        f"{sweep_id}-003  queued  1        -     lr=0.01 seed=1  -\n"
+        f"{sweep_id}-004  queued  1        -     lr=0.01 seed=2  -\n"
+    )
+
+
+def test_runs_json_is_the_list_of_records(wild_dir: Path, tmp_path: Path) -> None:
+    invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, SWEEP), "--run-backend", "x")
+    runs = orjson.loads(invoke("--dir", str(wild_dir), "--runs", "--json").output)
+    assert [r["resolved_instruction"] for r in runs] == [
+        "python train.py --lr=0.1 --seed=1",
+        "python train.py --lr=0.1 --seed=2",
+        "python train.py --lr=0.01 --seed=1",
+        "python train.py --lr=0.01 --seed=2",
+    ]
+    assert {(r["status"], r["backend"]) for r in runs} == {("queued", "x")}
+
+
+def test_an_invalid_sweep_exits_2_with_every_error_and_records_nothing(
+    wild_dir: Path, tmp_path: Path
+) -> None:
+    before = {p.name: p.read_bytes() for p in wild_dir.iterdir() if p.is_file()}
+    skill = {"kind": "python_script", "target": "t.py", "code": "x"}
+    bad = {"name": "x", "parameters": {"lr": []}, "skill": skill}
+    result = invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, bad))
+    assert result.exit_code == 2
+    assert result.output == (
+        f"Error: the sweep in {tmp_path}/sweep.json launched nothing; fix these and run again:\n"
+        '  - "parameters.lr" must be a non-empty list of values, e.g. [0.1, 0.01]\n'
+        '  - "skill.code": inline code is refused; put it in a file in the project and '
+        'reference it with "skill": {"kind": …, "target": …}\n'
+    )
+    missing_target = {k: v for k, v in SWEEP.items() if k != "base_command"}
+    missing_target["skill"] = {"kind": "python_script", "target": "train.py"}
+    result = invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, missing_target))
+    assert result.exit_code == 2
+    assert "no file" in result.output and "train.py" in result.output
+    after = {p.name: p.read_bytes() for p in wild_dir.iterdir() if p.is_file()}
+    assert after == before
+    assert not WildPaths(wild_dir).runs_log.exists()
+
+
+def test_runs_of_an_unknown_sweep_and_of_none(wild_dir: Path) -> None:
+    assert invoke("--dir", str(wild_dir), "--runs").output == (
+        "No runs yet; start a sweep with `wild --sweep FILE`.\n"
+    )
+    assert invoke("--dir", str(wild_dir), "--runs", "--json").output == "[]\n"
+    result = invoke("--dir", str(wild_dir), "--runs", "--sweep", "s1")
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {wild_dir}/runs.jsonl: no sweep s1 (known: none yet); "
+        "list them all with `wild --runs`\n"
+    )
+
+
+def test_run_backend_belongs_to_sweep(wild_dir: Path) -> None:
+    result = invoke("--dir", str(wild_dir), "--status", "--run-backend", "x")
+    assert result.exit_code == 2
+    assert "--run-backend belongs to --sweep or the loop" in result.output
+
+
+def test_sweep_from_stdin_in_a_real_subprocess(wild_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "WILD_DIR": str(wild_dir), "WILD_RUN_BACKEND": "slurm"}
+    done = subprocess.run(
+        [sys.executable, "-m", "wild", "--sweep", "-", "--json"],
+        input=orjson.dumps(SWEEP),
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = orjson.loads(done.stdout)
+    assert (summary["runs"], summary["cut"]) == (4, 2)
+    log = read_runs(WildPaths(wild_dir).runs_log)
+    assert {r.backend for r in log.index.runs.values()} == {"slurm"}
+    assert log.index.sweeps[summary["sweep"]].task == summary["task"]

@@ -1,0 +1,68 @@
+"""`<sweep>…</sweep>` in an agent's final message: each block validated into a `SweepSpec`,
+or the exact errors the agent's next prompt repeats. Pure; never raises.
+
+Tags are found as the other signals are (wild.agents.signals): a tag in a code block, a
+comment, a code span or a quote is a mention, not a sweep, and is reported so an agent that
+fenced its answer learns why nothing started.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from wild.agents.signals import tag_bodies, visible_text
+from wild.parsers.sweeps import SweepSpec, parse_sweep
+
+_OPEN = re.compile(r"<sweep>", re.IGNORECASE)
+_CLOSE = re.compile(r"</sweep>", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SweepTags:
+    """What the reply's `<sweep>` tags held: the valid specs and the errors, in reply order."""
+
+    specs: tuple[SweepSpec, ...] = ()
+    errors: tuple[str, ...] = ()
+
+    @property
+    def found(self) -> bool:
+        return bool(self.specs or self.errors)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def sweeps_in_reply(final_text: str) -> SweepTags:
+    """The sweeps an agent's reply asks for, each validated (targets are checked later)."""
+    visible = visible_text(final_text)
+    errors: list[str] = []
+    for match in _OPEN.finditer(final_text):
+        if visible[match.start()] != "<":
+            errors.append(
+                f"line {_line_of(final_text, match.start())}: a <sweep> inside a code block, "
+                "comment, inline code or quote is not a sweep; write the tag on its own lines"
+            )
+    bodies = tag_bodies("sweep", final_text)
+    opened = len(_OPEN.findall(visible))
+    if opened > len(bodies) or len(_CLOSE.findall(visible)) > len(bodies):
+        errors.append("a <sweep> is not closed by </sweep> (or a </sweep> has no <sweep>)")
+    specs: list[SweepSpec] = []
+    for line, body in bodies:
+        parsed = parse_sweep(body)
+        if isinstance(parsed, SweepSpec):
+            specs.append(parsed)
+        else:
+            errors.extend(f"line {line}: <sweep>: {error}" for error in parsed)
+    return SweepTags(tuple(specs), tuple(errors))
+
+
+def refusal_text(errors: Sequence[str]) -> str:
+    """For the agent's next prompt: why its sweep launched nothing, and what to do."""
+    listed = "\n".join(f"- {error}" for error in errors)
+    return (
+        "A <sweep> in your last reply was refused; nothing of it was launched. Fix these and "
+        f"send the whole <sweep> again:\n{listed}"
+    )

@@ -1,0 +1,134 @@
+"""`wild --sweep FILE|-` (validate and record a sweep) and `wild --runs` (list the runs)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from wild.errors import UsageError, WildError
+from wild.parsers.runs import RunRecord, SweepRecord, run_line
+from wild.parsers.sweeps import SweepSpec, parse_sweep
+from wild.paths import WildPaths
+from wild.runs.record_sweep import record_sweep
+from wild.runs.resolve import value_text
+from wild.store.files import read_text
+from wild.store.runs_log import read_runs
+from wild.workspace import require_initialised
+
+
+def _source_text(source: str, stdin: TextIO) -> str:
+    if source == "-":
+        return stdin.read()
+    try:
+        return read_text(Path(source))
+    except FileNotFoundError:
+        raise UsageError(f"--sweep {source}: no such file; give a sweep JSON file or -") from None
+
+
+def refused(source: str, errors: Sequence[str]) -> UsageError:
+    shown = "standard input" if source == "-" else source
+    listed = "\n".join(f"  - {error}" for error in errors)
+    return UsageError(f"the sweep in {shown} launched nothing; fix these and run again:\n{listed}")
+
+
+def submit_sweep(
+    paths: WildPaths,
+    source: str,
+    *,
+    now: datetime,
+    run_backend: str | None,
+    stdin: TextIO = sys.stdin,
+) -> SweepRecord:
+    """Validate the sweep in `source` (a file, or `-` for stdin) and record it; an invalid
+    one is a usage error listing every problem, and nothing is recorded."""
+    require_initialised(paths)
+    spec = parse_sweep(_source_text(source, stdin))
+    if not isinstance(spec, SweepSpec):
+        raise refused(source, spec)
+    outcome = record_sweep(paths, spec, now=now, run_backend=run_backend)
+    if outcome.sweep is None:
+        raise refused(source, outcome.errors)
+    return outcome.sweep
+
+
+def sweep_summary(sweep: SweepRecord) -> dict[str, Any]:
+    return {
+        "sweep": sweep.id,
+        "runs": len(sweep.run_ids),
+        "cut": sweep.cut,
+        "barrier": sweep.barrier,
+        "task": sweep.task,
+    }
+
+
+def format_sweep(summary: Mapping[str, Any]) -> str:
+    cut = f"; max_runs cut {summary['cut']} more" if summary["cut"] else ""
+    runs = f"{summary['runs']} run{'s' if summary['runs'] != 1 else ''}"
+    return (
+        f"{summary['sweep']}\n{runs} queued{cut}; "
+        f"analysis {summary['task']} waits for barrier {summary['barrier']}"
+    )
+
+
+def list_runs(paths: WildPaths, sweep_id: str | None) -> tuple[list[RunRecord], list[str]]:
+    """The runs (of one sweep, or all in file order) and the file's problems as text."""
+    require_initialised(paths)
+    log = read_runs(paths.runs_log)
+    problems = [str(p) for p in log.problems]
+    if sweep_id is None:
+        return list(log.index.runs.values()), problems
+    if sweep_id not in log.index.sweeps:
+        known = ", ".join(log.index.sweeps) or "none yet"
+        raise WildError(
+            f"{paths.runs_log}: no sweep {sweep_id} (known: {known}); "
+            "list them all with `wild --runs`"
+        )
+    return list(log.index.of_sweep(sweep_id)), problems
+
+
+def runs_json(runs: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    return [run_line(run) for run in runs]
+
+
+def _pairs(values: Mapping[str, Any] | None) -> str:
+    return " ".join(f"{k}={value_text(v)}" for k, v in (values or {}).items()) or "-"
+
+
+def format_runs(runs: Sequence[RunRecord], problems: Sequence[str]) -> str:
+    """A table: id, status, attempt, exit code, params, last metrics."""
+    if not runs:
+        lines = ["No runs yet; start a sweep with `wild --sweep FILE`."]
+    else:
+        rows = [("ID", "STATUS", "ATTEMPT", "EXIT", "PARAMS", "METRICS")]
+        rows += [
+            (
+                r.id,
+                r.status,
+                str(r.attempt),
+                "-" if r.exit_code is None else str(r.exit_code),
+                _pairs(r.params),
+                _pairs(r.metrics),
+            )
+            for r in runs
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        lines = [
+            "  ".join([*(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)), row[5]])
+            for row in rows
+        ]
+    return "\n".join([*lines, *(f"problem: {p}" for p in problems)])
+
+
+def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_json: bool) -> str:
+    """`wild --runs [--sweep ID]` or `wild --sweep FILE|-`: what to print."""
+    from wild.output import to_json  # noqa: PLC0415  (as the other handlers: only when used)
+
+    if opts["runs"]:
+        runs, problems = list_runs(paths, opts["sweep"])
+        return to_json(runs_json(runs)) if as_json else format_runs(runs, problems)
+    sweep = submit_sweep(paths, opts["sweep"], now=now, run_backend=opts["run_backend"])
+    summary = sweep_summary(sweep)
+    return to_json(summary) if as_json else format_sweep(summary)
