@@ -227,10 +227,18 @@ def demo() -> None:
     help="Start the sweep in a JSON file (- for stdin); with --runs: list only this sweep's.",
 )
 @click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
+@click.option("--stop-run", metavar="ID", help="Stop a queued or running run (its whole group).")
+@click.option("--rerun", metavar="ID", help="Run an ended run again, as its next attempt.")
 @click.option(
     "--run-backend",
     metavar="NAME",
     help="Backend for runs whose sweep names none: local, slurm or a plug-in's name.",
+)
+@click.option(
+    "--run-slots",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With a goal: how many runs the local backend runs at once (default: the cores).",
 )
 @click.option("--pause", is_flag=True, help="Let the running agent finish, then wait.")
 @click.option("--resume", is_flag=True, help="Resume a paused loop.")

@@ -18,7 +18,8 @@ from wild.store.jsonl import append_line
 
 # `recheck`: something the loop cannot watch changed (a human approved a command in the store
 # outside .wild/), so results judged before it are stale.
-ControlCommand = Literal["pause", "resume", "stop", "recheck"]
+# `rerun` and `stop-run` name a run (`target`): the loop owns the runs, so it acts on them.
+ControlCommand = Literal["pause", "resume", "stop", "recheck", "rerun", "stop-run"]
 COMMANDS: tuple[ControlCommand, ...] = get_args(ControlCommand)
 
 
@@ -28,9 +29,12 @@ class ControlRequest:
 
     command: ControlCommand
     ts: str | None
+    target: str | None = None
 
 
-def request(paths: WildPaths, command: str, clock: Clock | None = None) -> ControlRequest:
+def request(
+    paths: WildPaths, command: str, clock: Clock | None = None, target: str | None = None
+) -> ControlRequest:
     """Append one request; the loop's folder watcher wakes it at once.
 
     One `os.write` on an O_APPEND descriptor, so two terminals writing together never mix lines.
@@ -39,8 +43,9 @@ def request(paths: WildPaths, command: str, clock: Clock | None = None) -> Contr
         raise UsageError(f"unknown control command {command!r}; use one of: {', '.join(COMMANDS)}")
     if not paths.root.is_dir():
         raise WildError(f"{paths.root}: no state folder here; run `wild --init` or pass --dir")
-    sent = ControlRequest(command, iso_ms((clock or SystemClock()).now()))
-    append_line(paths.control, orjson.dumps({"command": sent.command, "ts": sent.ts}))
+    sent = ControlRequest(command, iso_ms((clock or SystemClock()).now()), target)
+    line = {"command": sent.command, "ts": sent.ts}
+    append_line(paths.control, orjson.dumps(line if target is None else {**line, "target": target}))
     return sent
 
 
@@ -80,9 +85,11 @@ def _parse(line: bytes) -> ControlRequest | None:
     # Checked against COMMANDS before the cast below.
     if not isinstance(record, dict) or record.get("command") not in COMMANDS:
         return None
-    ts = record.get("ts")
+    ts, target = record.get("ts"), record.get("target")
     command = cast(ControlCommand, record["command"])
-    return ControlRequest(command, ts if isinstance(ts, str) else None)
+    return ControlRequest(
+        command, ts if isinstance(ts, str) else None, target if isinstance(target, str) else None
+    )
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,8 @@ def _loop(call: Call) -> None:
         checkpoint_every=opts["checkpoint_every"],
         once=opts["once"],
         agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
+        run_backend=opts["run_backend"],
+        run_slots=opts["run_slots"],
     )
     result = run_loop(
         call.paths,
@@ -336,6 +338,8 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "generate_check": _generate_check,
     "sweep": _sweeps_and_runs,
     "runs": _sweeps_and_runs,
+    "stop_run": _sweeps_and_runs,
+    "rerun": _sweeps_and_runs,
     "pause": _control("pause"),
     "resume": _control("resume"),
     "stop": _control("stop"),
@@ -354,6 +358,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     **{action: (action,) for action in ACTIONS},
     "sweep": RUNS,  # with --runs: the sweep whose runs to list
     "run_backend": ("sweep", LOOP),
+    "run_slots": (LOOP,),
     "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks", *RUNS),
     "watch": ("status",),
     "urgent": ("human_input",),

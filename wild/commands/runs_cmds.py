@@ -126,9 +126,50 @@ def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_j
     """`wild --runs [--sweep ID]` or `wild --sweep FILE|-`: what to print."""
     from wild.output import to_json  # noqa: PLC0415  (as the other handlers: only when used)
 
+    if opts["stop_run"] or opts["rerun"]:
+        return act_on_run(paths, opts["stop_run"] or opts["rerun"], stop=bool(opts["stop_run"]))
     if opts["runs"]:
         runs, problems = list_runs(paths, opts["sweep"])
         return to_json(runs_json(runs)) if as_json else format_runs(runs, problems)
     sweep = submit_sweep(paths, opts["sweep"], now=now, run_backend=opts["run_backend"])
     summary = sweep_summary(sweep)
     return to_json(summary) if as_json else format_sweep(summary)
+
+
+def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
+    """`wild --stop-run ID` / `--rerun ID`: asked of the running loop (it owns the runs), or
+    done here when no loop runs (a rerun is then queued for the next loop to start)."""
+    from wild import control  # noqa: PLC0415  (only these actions need them)
+    from wild.commands.watch import running_loop_pid  # noqa: PLC0415
+
+    require_initialised(paths)
+    run = read_runs(paths.runs_log).index.runs.get(run_id)
+    if run is None:
+        raise WildError(f"{paths.runs_log}: no run {run_id}; list them with `wild --runs`")
+    if stop and run.terminal:
+        raise WildError(f"run {run_id} is {run.status} already; nothing to stop")
+    if not stop and not run.terminal:
+        raise WildError(f"run {run_id} is {run.status}; stop it first (wild --stop-run {run_id})")
+    verb = "stop" if stop else "rerun"
+    if running_loop_pid(paths) is not None:
+        control.request(paths, "stop-run" if stop else "rerun", target=run_id)
+        return f"Asked the loop in {paths.root} to {verb} {run_id}"
+    _act_here(paths, run_id, stop=stop)
+    return f"{'Stopped' if stop else 'Queued a new attempt of'} {run_id}" + (
+        "" if stop else "; the next `wild` loop starts it"
+    )
+
+
+def _act_here(paths: WildPaths, run_id: str, *, stop: bool) -> None:
+    from wild.clock import SystemClock  # noqa: PLC0415
+    from wild.loop.model import ActOnRuns, LoopOptions  # noqa: PLC0415
+    from wild.loop.runs_effect import LoopRuns, run_settings  # noqa: PLC0415
+    from wild.store.events_log import EventLog  # noqa: PLC0415
+
+    clock = SystemClock()
+    runs = LoopRuns(
+        paths, clock, EventLog(paths.events, clock), **run_settings(paths, LoopOptions(""))
+    )
+    errors = runs.act(ActOnRuns("stop_run" if stop else "rerun", (run_id,)))
+    if errors:
+        raise WildError("; ".join(errors))

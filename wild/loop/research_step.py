@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from wild.agents.runner import AgentRun
 from wild.agents.sweep_tags import refusal_text, sweeps_in_reply
+from wild.control import ControlRequest
 from wild.loop import claims, research
 from wild.loop.model import (
     Action,
@@ -167,3 +168,13 @@ def on_choice(model: LoopModel, alert: Alert, choice: str | None) -> tuple[Actio
     index = model.ws.runs
     targets = research.runs_to_act_on(act, ids, index.runs, index.sweeps)
     return (ActOnRuns(act, targets, model.agent_event),) if targets else ()
+
+
+def run_requests(requests: Sequence[ControlRequest]) -> tuple[Action, ...]:
+    """`wild --rerun ID` and `wild --stop-run ID` sent to the running loop."""
+    acts: dict[str, research.RunAct] = {"rerun": "rerun", "stop-run": "stop_run"}
+    return tuple(
+        ActOnRuns(acts[r.command], (r.target,))
+        for r in requests
+        if r.command in acts and r.target is not None
+    )

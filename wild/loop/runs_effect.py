@@ -125,8 +125,10 @@ class LoopRuns:
             )
         return SweepsRecorded(tuple(recorded), tuple(refused))
 
-    def act(self, action: ActOnRuns) -> None:
-        """Rerun or stop the runs a choice named; a run that cannot is logged, not fatal."""
+    def act(self, action: ActOnRuns) -> list[str]:
+        """Rerun or stop the runs a choice named; a run that cannot is logged, not fatal (the
+        reasons are returned)."""
+        errors: list[str] = []
         for run_id in action.run_ids:
             try:
                 if action.act == "rerun":
@@ -134,9 +136,11 @@ class LoopRuns:
                 else:
                     self.supervisor.stop(run_id, reason=action.act)
             except WildError as error:
+                errors.append(str(error))
                 self.events.append(
                     "run-act-failed", cause=action.cause, run=run_id, error=str(error)
                 )
+        return errors
 
     def perform(self, action: SuperviseRuns | RecordSweep) -> RunsSupervised | SweepsRecorded:
         """An action whose outcome is the loop's next event."""
