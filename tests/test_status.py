@@ -19,12 +19,13 @@ import pytest
 from wild.clock import SystemClock
 from wild.commands.init import init_wild
 from wild.commands.status import format_status, span, status_data
-from wild.commands.watch import DEBOUNCE_MAX_S, DEBOUNCE_S, watch_status
+from wild.commands.watch import watch_status
 from wild.liveness import Liveness, probe
 from wild.parsers import human as human_md
 from wild.parsers.state import CurrentWork, LoopState, ProcessId
 from wild.paths import WildPaths
 from wild.store.state_file import save_state
+from wild.wake import SETTLE_MAX_S, SETTLE_QUIET_S
 from wild.workspace import Workspace, load_workspace
 
 NOW = datetime(2026, 2, 8, 12, 0, tzinfo=UTC)
@@ -254,13 +255,13 @@ def test_a_burst_of_writes_is_one_redraw(paths: WildPaths) -> None:
     for number in range(1, 41):  # a burst: each write comes before the last one settled
         with paths.tasks.open("a") as tasks:
             tasks.write(f"- [ ] [P1] task-{number:03d}: t\n")
-        time.sleep(DEBOUNCE_S / 10)
+        time.sleep(SETTLE_QUIET_S / 10)
     burst_s = time.monotonic() - began
     texts = [screen.next()[1]]
-    time.sleep(4 * DEBOUNCE_MAX_S)
+    time.sleep(4 * SETTLE_MAX_S)
     texts += [screen.draws.get_nowait()[1] for _ in range(screen.draws.qsize())]
-    # One redraw per DEBOUNCE_MAX_S of a steady stream, plus the one after it ends.
-    bound = 1 + int(burst_s / DEBOUNCE_MAX_S) + 1
+    # One redraw per SETTLE_MAX_S of a steady stream, plus the one after it ends.
+    bound = 1 + int(burst_s / SETTLE_MAX_S) + 1
     assert len(texts) <= bound, f"{len(texts)} redraws in {burst_s:.2f} s"
     assert "Tasks: 0/40 complete" in texts[-1]
 

@@ -124,6 +124,7 @@ def common_values(
         "signals": SIGNALS,
         "work_id": quote_inline(work_id),
         "research": "",  # the stage's section (wild.loop.work.research_block) where it applies
+        "feedback": "",  # earlier iterations' notes (feedback_block) where the work has them
     }
 
 
@@ -199,10 +200,13 @@ def task_values(task: Task, feedback: str) -> dict[str, object]:
         "title": quote_inline(task.text),
         "priority": task.priority,
         "subtasks": subtasks,
-        "feedback": f"\n### Notes from earlier iterations:\n{quote(feedback)}\n"
-        if feedback
-        else "",
+        "feedback": feedback_block(feedback),
     }
+
+
+def feedback_block(feedback: str) -> str:
+    """The sliding window of earlier iterations' notes (refusals and rejections among them)."""
+    return f"\n### Notes from earlier iterations:\n{quote(feedback)}\n" if feedback else ""
 
 
 def monitoring_values(barriers: tuple[Barrier, ...]) -> dict[str, object]:

@@ -325,6 +325,26 @@ class FolderWatcher:
             self.waker.wake(WakeReason("file", path))
 
 
+SETTLE_QUIET_S = 0.05  # a burst of events is over once this passes without one
+SETTLE_MAX_S = 0.5  # ... or after this long, however steady the stream
+
+
+def gather(
+    wait: Callable[[float], list[WakeReason]], reasons: list[WakeReason]
+) -> list[WakeReason]:
+    """`reasons` and those of the burst they began: events until SETTLE_QUIET_S pass quietly,
+    at most SETTLE_MAX_S. Runs failing together (a bad node) then end in one decision, and
+    the loop's reaction to a burst of writes is one, not one per write."""
+    gathered = list(reasons)
+    deadline = time.monotonic() + SETTLE_MAX_S
+    while (left := deadline - time.monotonic()) > 0:
+        more = wait(min(SETTLE_QUIET_S, left))
+        if more == [TIMEOUT]:
+            break
+        gathered += [r for r in more if r not in gathered]
+    return gathered
+
+
 def install_signal_handlers(waker: Waker, stop_event: threading.Event) -> Callable[[], None]:
     """SIGINT/SIGTERM stop gracefully (set `stop_event`, wake); a second SIGINT forces.
 

@@ -9,6 +9,7 @@ import orjson
 
 from wild import prompts
 from wild.agents.signals import parse_signals
+from wild.agents.sweep_tags import sweeps_in_reply
 from wild.loop import research
 from wild.parsers.alerts import Alert, parse_entry, status_update
 from wild.parsers.runs import RunRecord, RunStatus, SweepRecord
@@ -124,4 +125,5 @@ def test_the_analysis_prompt_has_input_procedure_output_and_signals_nothing(tmp_
     assert "`.wild/runs/sw1-001/`" in text and "reports/sw1.md" in text
     assert "(4 grid points left out by max_runs)" in text
     found = parse_signals(text)
-    assert (found.promises, found.sweeps) == ((), ())  # neither the help nor the name signals
+    assert found.promises == ()  # neither the help nor the name signals
+    assert not sweeps_in_reply(text).found

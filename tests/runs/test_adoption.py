@@ -46,7 +46,7 @@ def test_a_claimed_attempt_whose_wrapper_runs_is_adopted_not_started_again(
     first = sup.step()
     assert first.started == () and sup.index.runs[ids[0]].status == "running"
     assert sup.index.runs[ids[0]].job_id == str(proc.pid)
-    assert [e["run"] for e in events(paths, "run_adopted")] == ids
+    assert [e["run"] for e in events(paths, "run-adopted")] == ids
     proc.wait(timeout=30)
     drive(sup, backend)
     assert sup.index.runs[ids[0]].status == "finished"

@@ -13,7 +13,6 @@ import contextlib
 import os
 import select
 import threading
-import time
 from collections.abc import Callable
 
 from wild.clock import Clock
@@ -21,12 +20,10 @@ from wild.liveness import check
 from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
-from wild.wake import TIMEOUT, FolderWatcher, Waker, WakeReason
+from wild.wake import FolderWatcher, Waker, WakeReason, gather
 from wild.workspace import Workspace, load_workspace, require_initialised
 
 RESCAN_S = 60.0  # the watcher's safety net for lost events: redraws only if a file changed
-DEBOUNCE_S = 0.05  # quiet this long after an event before redrawing
-DEBOUNCE_MAX_S = 0.5  # a steady stream of writes still redraws this often
 
 
 class ExitWatch:
@@ -101,14 +98,6 @@ def running_loop_pid(paths: WildPaths) -> int | None:
     return None
 
 
-def settle(watcher: FolderWatcher) -> None:
-    """Wait out a burst of events: until DEBOUNCE_S pass quietly, at most DEBOUNCE_MAX_S."""
-    deadline = time.monotonic() + DEBOUNCE_MAX_S
-    while (left := deadline - time.monotonic()) > 0:
-        if watcher.wait_for_work(min(DEBOUNCE_S, left)) == [TIMEOUT]:
-            return
-
-
 def watch_status(
     paths: WildPaths,
     clock: Clock,
@@ -135,5 +124,4 @@ def watch_status(
             shown += 1
             if max_updates is not None and shown >= max_updates:
                 return shown
-            watcher.wait_for_work(None)
-            settle(watcher)
+            gather(watcher.wait_for_work, watcher.wait_for_work(None))  # a burst: one redraw

@@ -106,7 +106,8 @@ def _end(model: LoopModel, reason: EndReason, message: str, *before: Action) -> 
 def _control(model: LoopModel, event: ControlRequested) -> Step:
     control = model.control.apply(event.requests)
     actions = tuple(
-        Log("control", None, {"command": r.command, "target": r.target}) for r in event.requests
+        Log("control", None, {"command": r.command, **({"target": r.target} if r.target else {})})
+        for r in event.requests
     ) + research_step.run_requests(event.requests)
     state = model.state
     if control.paused != state.paused:

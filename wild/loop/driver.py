@@ -59,7 +59,7 @@ from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
-from wild.wake import FolderWatcher, Waker, WakeReason, install_signal_handlers
+from wild.wake import FolderWatcher, Waker, WakeReason, gather, install_signal_handlers
 
 Runner = Callable[[AgentRequest], AgentRun]
 
@@ -399,6 +399,8 @@ class Loop:
             until_flush = max(0.0, (flush - self.clock.now()).total_seconds())
             timeout = until_flush if timeout is None else min(timeout, until_flush)
         reasons = watcher.wait_for_work(timeout)
+        if any(r.kind == "run" for r in reasons):  # runs ending together: one decision
+            reasons = gather(watcher.wait_for_work, reasons)
         if checker is not None and any(
             r.path is not None and r.path.endswith("barriers.md") for r in reasons
         ):

@@ -58,16 +58,14 @@ def start(
     edits: tuple[Action, ...] = ()
     if task.status == "todo":
         edits = (EditFile("tasks", lambda text: tasks_md.set_status(text, item.id, "in-progress")),)
-    window = model.options.context_window
-    recent = model.state.recent_summaries[-window:] if window else ()
-    feedback = "\n".join(f"- {s}" for s in recent)
+    feedback = notes(model)
     sweep = next((s for s in model.ws.runs.sweeps.values() if s.task == item.id), None)
     if sweep is not None:  # a sweep's analysis: the run table, not the task prompt
         runs = model.ws.runs.of_sweep(sweep.id)
         values = prompts.analysis_values(
             sweep, runs, lambda r: str(model.ws.paths.run_dir(r)), f"reports/{sweep.id}.md"
         )
-        values["feedback"] = feedback
+        values["feedback"] = prompts.feedback_block(feedback)
         running = Running("analysis", item.id, task=task)
         model, actions = _run(model, running, values, at)
         return model, (*edits, *actions)
@@ -90,7 +88,8 @@ def start_planning(model: LoopModel, at: Moment) -> tuple[LoopModel, tuple[Actio
     """No work is left: the agent gets the goal and writes the plan, or confirms it is met."""
     tasks = model.ws.tasks.tasks
     running = Running("planning", PLANNING, tasks_before=len(tasks))
-    return _run(model, running, prompts.planning_values(tasks), at)
+    values = {**prompts.planning_values(tasks), "feedback": prompts.feedback_block(notes(model))}
+    return _run(model, running, values, at)
 
 
 def start_checks(
@@ -154,6 +153,13 @@ def _start_alert(
     )
     model, run = _run(model.with_book(book), Running("alert", alert.id), values, at)
     return model, (*actions, *run)
+
+
+def notes(model: LoopModel) -> str:
+    """The last `--context-window` iteration summaries, one per line."""
+    window = model.options.context_window
+    recent = model.state.recent_summaries[-window:] if window else ()
+    return "\n".join(f"- {s}" for s in recent)
 
 
 def research_block(model: LoopModel) -> str:
