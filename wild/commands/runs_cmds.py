@@ -126,8 +126,10 @@ def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_j
     """`wild --runs [--sweep ID]` or `wild --sweep FILE|-`: what to print."""
     from wild.output import to_json  # noqa: PLC0415  (as the other handlers: only when used)
 
-    if opts["stop_run"] or opts["rerun"]:
-        return act_on_run(paths, opts["stop_run"] or opts["rerun"], stop=bool(opts["stop_run"]))
+    if opts["stop_run"] is not None:
+        return act_on_run(paths, opts["stop_run"], stop=True)
+    if opts["rerun"] is not None:
+        return act_on_run(paths, opts["rerun"], stop=False)
     if opts["runs"]:
         runs, problems = list_runs(paths, opts["sweep"])
         return to_json(runs_json(runs)) if as_json else format_runs(runs, problems)
