@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -26,8 +27,13 @@ class Scripts:
         self.project.mkdir()
         self.bin = root / "bin"
         self.bin.mkdir()
-        # `#!/usr/bin/env python3` finds this interpreter; PATH is this folder, /usr/bin and /bin.
+        # `#!/usr/bin/env python3` finds this interpreter. PATH is this folder alone, so a tool
+        # the machine has (Slurm's squeue, nvidia-smi) cannot stand in for a missing fake;
+        # the fakes' own `cat` is linked in.
         (self.bin / "python3").symlink_to(sys.executable)
+        cat = shutil.which("cat")
+        assert cat is not None
+        (self.bin / "cat").symlink_to(cat)
 
     def fake(self, name: str, stdout: str = "", *, stderr: str = "", code: int = 0) -> Path:
         """A fake command printing `stdout`/`stderr` and exiting `code`; its argv goes to a log."""
@@ -49,7 +55,7 @@ class Scripts:
         return path.read_text().splitlines() if path.exists() else []
 
     def run(self, script: str, *args: str) -> Ran:
-        env = {"PATH": f"{self.bin}:/usr/bin:/bin", "HOME": str(self.project)}
+        env = {"PATH": str(self.bin), "HOME": str(self.project)}
         done = subprocess.run(
             [str(CHECK_SCRIPTS_DIR / script), *args],
             cwd=self.project,
