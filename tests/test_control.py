@@ -109,8 +109,8 @@ def test_unknown_command_and_missing_folder_are_clear_errors(tmp_path: Path) -> 
     with pytest.raises(UsageError) as usage:
         request(paths, "restart")
     assert (
-        str(usage.value)
-        == "unknown control command 'restart'; use one of: pause, resume, stop, recheck, rerun, stop-run"
+        str(usage.value) == "unknown control command 'restart'; use one of: "
+        "pause, resume, stop, recheck, rerun, stop-run"
     )
     with pytest.raises(WildError) as missing:
         request(paths, "stop")
