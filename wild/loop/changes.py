@@ -55,7 +55,7 @@ def snapshot(project: Path, state_root: Path) -> Snapshot:
     """The project's files now; the state folder never counts. Never raises: a snapshot that
     could not be taken is incomplete (its run's changes are unknown)."""
     try:
-        top = repository_top(project)
+        top = repository_top(project) if _in_work_tree(project) else None
         if top is not None:
             return _git_snapshot(project, state_root, top)
         return _tree_snapshot(project, state_root)
@@ -83,6 +83,13 @@ def record(files: tuple[str, ...] | None) -> dict[str, object]:
     if files is None:
         return {"files_changed": None, "files_changed_count": None}
     return {"files_changed": list(files[:SHOWN]), "files_changed_count": len(files)}
+
+
+def _in_work_tree(project: Path) -> bool:
+    """A `.git` here or above: worth asking git (a few stat calls instead of starting git
+    twice a run outside a repository)."""
+    folder = project.resolve()
+    return any(os.path.lexists(parent / ".git") for parent in (folder, *folder.parents))
 
 
 def _stat(path: str) -> Stat | None:
@@ -132,6 +139,7 @@ def _tree_snapshot(project: Path, state_root: Path) -> Snapshot:
     state = os.path.realpath(state_root)
     state_name = os.path.basename(state)
     root = str(project)
+    cut = len(os.path.join(root, ""))  # entry paths start with the root and a separator
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -153,5 +161,5 @@ def _tree_snapshot(project: Path, state_root: Path) -> Snapshot:
                 continue
             if len(files) >= MAX_FILES:
                 return Snapshot(files, complete=False)
-            files[os.path.relpath(entry.path, root)] = (info.st_mtime_ns, info.st_size)
+            files[entry.path[cut:]] = (info.st_mtime_ns, info.st_size)
     return Snapshot(files)
