@@ -30,7 +30,9 @@ def test_the_state_and_how_long_the_loop_has_been_in_it(paths: WildPaths) -> Non
 
 def test_a_dead_loops_state_counts_until_it_was_last_seen(paths: WildPaths) -> None:
     running = {"state": "RUNNING_AGENT", "since": "2026-02-08T11:55:00Z"}
-    data, lines = status(paths, replace(STATE, extra={"loopState": running}), {4242: "gone", 4300: "gone"})
+    data, lines = status(
+        paths, replace(STATE, extra={"loopState": running}), {4242: "gone", 4300: "gone"}
+    )
     assert data["state"]["forS"] == 115  # until the last write, 3m 05s before now
     assert lines[2] == "State: RUNNING_AGENT for 1m 55s"
 
