@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from tests.loop.harness import TASK, new_project, say
 from tests.loop.test_decide import model
 from wild.loop import LoopResult
@@ -65,3 +67,23 @@ def test_the_running_time_is_written_at_most_every_grain_unless_something_change
     assert carried(kept(m, 1010.0, changed=True)) == (0, 10.0)
     assert carried(LoopState(extra={"countedIterations": "x", "runningSeconds": "nan"})) == (0, 0.0)
     assert carried(LoopState(extra={"countedIterations": -3, "runningSeconds": True})) == (0, 0.0)
+
+
+def test_the_agents_heartbeat_keeps_the_running_time_a_kill_would_lose(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, TASKS)
+    saved: list[bytes] = []
+
+    def ten_minutes_in_then_killed(_request: object) -> None:
+        sim.clock.advance(600)
+        sim.loop._heartbeat(None)  # the runner calls it every minute while the agent runs
+        saved.append(sim.paths.state.read_bytes())
+        raise RuntimeError("kill -9")
+
+    sim.script = [[{"call": ten_minutes_in_then_killed}]]
+    with pytest.raises(RuntimeError, match="kill -9"):
+        sim.run(max_time_s=900.0)
+    sim.paths.state.write_bytes(saved[0])  # a kill leaves what the heartbeat wrote, no more
+    assert sim.state().extra["runningSeconds"] == 600.0
+    sim.script = [[{"minutes": 5}, *say(TASK)]]
+    result = sim.run(max_time_s=900.0)  # the 5 minutes left: one run
+    assert (result.reason, result.iterations) == ("max-time", 1)

@@ -132,14 +132,8 @@ class Loop:
         self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         # TIMEOUT_<STATE> variables are checked here: a bad one stops the loop before it starts.
         self.phases = Phases(self.events, states.timeouts(self.environ), lambda: self._cause)
-        self._setup = iteration.AgentSetup(
-            goal=options.goal,
-            agent=options.agent,
-            model=options.model,
-            agent_cmd=options.agent_cmd,
-            timeout_s=self.phases.agent_timeout(options.agent_timeout_s),
-            heartbeat_s=options.heartbeat_s,
-        )
+        timeout_s = self.phases.agent_timeout(options.agent_timeout_s)
+        self._setup = iteration.AgentSetup.of(options, timeout_s)
 
     @property
     def model(self) -> LoopModel:
@@ -283,10 +277,10 @@ class Loop:
         if wait_s is None:
             raise from_os_error(error) from error
         message = describe_os_error(error)
-        self.phases.move("ERROR_RECOVERY", "io-error", self._moment())
         self.out(f"⚠️  {message} (retrying in {wait_s:g} s, attempt {failures})")
         with contextlib.suppress(OSError):  # the log may sit on the same full disk
             self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
+            self.phases.move("ERROR_RECOVERY", "io-error", self._moment())
         watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
         self._read(WATCHED)
         return self._control_or_tick()
@@ -357,8 +351,7 @@ class Loop:
             on_start=self._agent_started,
             run_id=record.run_id,
         )
-        # A heartbeat keeps state.json's running time current while the agent runs.
-        request = replace(request, on_heartbeat=lambda _beat: self._commit(self.model))
+        request = replace(request, on_heartbeat=self._heartbeat)
         started = self.events.append("agent-start", cause=self._cause, **iteration.start(action))
         self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
         before = changes.snapshot(self.paths.project, self.paths.root)
@@ -369,6 +362,11 @@ class Loop:
         self._cause = ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
+
+    def _heartbeat(self, _beat: object) -> None:
+        """While the agent runs, state.json's running time stays current (--max-time)."""
+        with contextlib.suppress(OSError):  # a full disk must not kill the agent
+            self._commit(self.model)
 
     def _agent_started(self, pid: int) -> None:
         """The runner spawned the agent: state.json names it while it runs."""

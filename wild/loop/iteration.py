@@ -34,6 +34,18 @@ class AgentSetup:
     timeout_s: float | None
     heartbeat_s: float
 
+    @classmethod
+    def of(cls, options: LoopOptions, timeout_s: float | None) -> AgentSetup:
+        """The setup `wild "GOAL" …` asked for; `timeout_s`: the agent's limit."""
+        return cls(
+            goal=options.goal,
+            agent=options.agent,
+            model=options.model,
+            agent_cmd=options.agent_cmd,
+            timeout_s=timeout_s,
+            heartbeat_s=options.heartbeat_s,
+        )
+
 
 def build_request(
     paths: WildPaths,
