@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_support import invoke
 from tests.loop import harness
 from tests.loop.harness import T0, TASK, new_project, say, set_policy
 from tests.loop.test_decide import model as decide_model
@@ -82,12 +83,12 @@ def test_timeout_variables_override_each_state() -> None:
     assert (found["RUNNING_AGENT"], found["COMPLETE"], found["OBSERVING"]) == (5400.0, None, 300.0)
 
 
-@pytest.mark.parametrize("value", ["soon", "0", "-5", "", "10 parsecs"])
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "0.5", "", "10 parsecs"])
 def test_a_bad_timeout_variable_is_one_line_naming_it(value: str) -> None:
     with pytest.raises(UsageError) as raised:
         states.timeouts({"TIMEOUT_WAITING": value})
     assert str(raised.value) == (
-        f"TIMEOUT_WAITING={value!r} is not a timeout; give a positive number of seconds, "
+        f"TIMEOUT_WAITING={value!r} is not a timeout; give a number of seconds (at least 1), "
         "a duration such as 10m, or none"
     )
 
@@ -296,3 +297,32 @@ def test_state_after_a_step_follows_its_last_action() -> None:
     assert states.after_step(m, (End(LoopResult("complete", 1, "")),), at) == "COMPLETE"
     assert states.after_step(m, (End(LoopResult("max-cost", 1, "")),), at) == "STOPPED"
     assert states.after_step(m, (End(LoopResult("waiting-human", 1, "")),), at) == "ESCALATED"
+
+
+def test_an_agent_killed_at_agent_timeout_is_recovered_from_too(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [[{"minutes": 60}, {"run": {"timed_out": True}}], say(TASK)]
+    assert sim.run().reason == "complete"
+    assert _moves(sim)[2:4] == [
+        ("RUNNING_AGENT", "ERROR_RECOVERY", "timeout: the agent was killed after 3600 s"),
+        ("ERROR_RECOVERY", "OBSERVING", "agent-end"),
+    ]
+
+
+def test_the_cli_says_which_variable_is_wrong_in_one_line(tmp_path: Path) -> None:
+    root = tmp_path / ".wild"
+    result = invoke(
+        "Ship it",
+        "--dir",
+        str(root),
+        "--agent",
+        "custom",
+        "--agent-cmd",
+        "true",
+        env={"TIMEOUT_VERIFYING": "-1"},
+    )
+    assert result.exit_code == 2
+    assert result.output == (
+        "Error: TIMEOUT_VERIFYING='-1' is not a timeout; give a number of seconds (at least 1),"
+        " a duration such as 10m, or none\n"
+    )

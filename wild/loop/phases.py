@@ -65,8 +65,7 @@ class Phases:
             return
         run = event.run
         if run.timed_out or self.expired(at):
-            limit = self.limit()
-            why = "timeout: the agent was killed" + (f" after {limit:g} s" if limit else "")
+            why = f"timeout: the agent was killed after {run.duration_s:.0f} s"
             self.move("ERROR_RECOVERY", why, at)
         self.move("OBSERVING", "agent-end", at)
 

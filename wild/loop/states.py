@@ -118,6 +118,7 @@ DEFAULT_TIMEOUTS_S: Mapping[State, float | None] = {
     "STOPPED": None,
 }
 ENV_PREFIX = "TIMEOUT_"
+MIN_TIMEOUT_S = 1.0
 _NO_LIMIT = ("none", "off", "never")
 
 
@@ -139,9 +140,9 @@ def timeouts(environ: Mapping[str, str]) -> dict[State, float | None]:
             found[state] = None
             continue
         seconds = parse_duration(raw)
-        if seconds is None:
+        if seconds is None or seconds < MIN_TIMEOUT_S:  # shorter: the loop would spin
             raise UsageError(
-                f"{name}={raw!r} is not a timeout; give a positive number of seconds, "
+                f"{name}={raw!r} is not a timeout; give a number of seconds (at least 1), "
                 f"a duration such as 10m, or none"
             )
         found[state] = seconds
