@@ -18,6 +18,7 @@ from wild.loop import states
 from wild.loop.model import End, LoopResult, Moment, RunAgent, RunChecks, Wait
 from wild.loop.phases import Phases
 from wild.loop.states import DEFAULT_TIMEOUTS_S, STATES, State
+from wild.parsers.loop_state import Recorded, recorded
 from wild.parsers.state import LoopState
 from wild.store.events_log import EventLog, read_events
 
@@ -174,8 +175,8 @@ def test_state_json_keeps_the_state_and_since_when(tmp_path: Path) -> None:
     kept = phases.recorded(LoopState())
     assert kept.extra["loopState"] == {"state": "WAITING", "since": "2026-02-08T10:01:00Z"}
     assert phases.recorded(kept) is kept  # unchanged: state.json is not written again
-    assert states.recorded(kept.extra) == states.Recorded("WAITING", "2026-02-08T10:01:00Z")
-    assert states.recorded({"loopState": ["garbage"]}) is None
+    assert recorded(kept.extra) == Recorded("WAITING", "2026-02-08T10:01:00Z")
+    assert recorded({"loopState": ["garbage"]}) is None
 
 
 # -- the loop, in-process ----------------------------------------------------------------

@@ -14,8 +14,8 @@ from typing import Any
 
 from wild.clock import iso, parse_time
 from wild.liveness import Liveness, check
-from wild.loop.states import recorded
 from wild.parsers.human import HumanQueue
+from wild.parsers.loop_state import recorded
 from wild.parsers.state import LoopState, ProcessId
 from wild.selection import Selection, WorkItem, select_work
 from wild.store.state_file import load_state
@@ -315,14 +315,14 @@ def format_status(data: dict[str, Any]) -> str:
             f" {alerts['inProgress']} in progress, {alerts['escalated']} escalated)"
         )
     lines = [f"wild — {data['dir']}", f"Loop: {_loop_text(loop)}"]
-    found = data["state"]
-    if found is not None:
-        held = f" for {span(found['forS'])}" if found["forS"] is not None else ""
-        lines.append(f"State: {found['name']}{held}")
     if data["agent"] is not None:
         lines.append(_agent_text(data["agent"]))
     if data["work"] is not None:
         lines.append(_work_text(data["work"]))
+    found = data["state"]
+    if found is not None:
+        held = f" for {span(found['forS'])}" if found["forS"] is not None else ""
+        lines.append(f"State: {found['name']}{held}")
     if data["totals"]["since"] is not None:
         lines.append(_totals_text(data["totals"]))
     lines += [policy, f"Human input: {data['human']['pending']} pending"]

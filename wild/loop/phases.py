@@ -12,6 +12,7 @@ from wild.clock import iso
 from wild.loop import states
 from wild.loop.model import AgentFinished, Event, LoopModel, Moment, Step
 from wild.loop.states import State
+from wild.parsers.loop_state import RECORD_KEY, record, recorded
 from wild.parsers.state import LoopState
 from wild.store.events_log import EventLog
 
@@ -35,7 +36,7 @@ class Phases:
 
     def begin(self, previous: LoopState, at: Moment) -> None:
         """A new loop starts in IDLE, whatever state the last one (stopped or killed) left."""
-        last = states.recorded(previous.extra)
+        last = recorded(previous.extra)
         self.state, self.since = "IDLE", at
         self.events.append(
             "state",
@@ -114,10 +115,10 @@ class Phases:
 
     def recorded(self, state: LoopState) -> LoopState:
         """`state` with the loop's state and since when, as state.json keeps it."""
-        record = {"state": self.state, "since": iso(self.since.now)}
-        if state.extra.get(states.RECORD_KEY) == record:
+        now = record(self.state, iso(self.since.now))
+        if state.extra.get(RECORD_KEY) == now:
             return state
-        return replace(state, extra={**state.extra, states.RECORD_KEY: record})
+        return replace(state, extra={**state.extra, RECORD_KEY: now})
 
 
 def recovered(model: LoopModel) -> LoopModel:

@@ -12,7 +12,6 @@ state later (say, waiting for runs) is one more name in `STATES`, `ALLOWED`, `SE
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal
 
 from wild.errors import UsageError
@@ -182,25 +181,3 @@ def after_step(model: LoopModel, actions: tuple[Action, ...], at: Moment) -> Sta
             return "ERROR_RECOVERY"  # waiting out failed iterations (`limits.backoff_left`)
         return "ESCALATED" if waits_for_human(model) else "WAITING"
     return "SELECTING"
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """The state as state.json keeps it (`loopState`), for `wild --status`."""
-
-    state: str
-    since: str | None
-
-
-RECORD_KEY = "loopState"
-
-
-def recorded(extra: Mapping[str, object]) -> Recorded | None:
-    """Read leniently: a hand-edited or foreign value is no record."""
-    raw = extra.get(RECORD_KEY)
-    if not isinstance(raw, Mapping):
-        return None
-    name, since = raw.get("state"), raw.get("since")
-    if not isinstance(name, str) or not name:
-        return None
-    return Recorded(name, since if isinstance(since, str) else None)
