@@ -180,7 +180,7 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
         "loop": loop,
         "agent": agent_json(state, loop, now, judge),
         "work": work_json(state, loop, now),
-        "state": state_json(state, loop, now),
+        "loopState": state_json(state, loop, now),
         "totals": totals_json(state, loop, now),
         "questions": questions_json(ws.human),
         "policy": {
@@ -319,7 +319,7 @@ def format_status(data: dict[str, Any]) -> str:
         lines.append(_agent_text(data["agent"]))
     if data["work"] is not None:
         lines.append(_work_text(data["work"]))
-    found = data["state"]
+    found = data["loopState"]
     if found is not None:
         held = f" for {span(found['forS'])}" if found["forS"] is not None else ""
         lines.append(f"State: {found['name']}{held}")
