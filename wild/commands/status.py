@@ -15,6 +15,7 @@ from typing import Any
 from wild.clock import iso, parse_time
 from wild.liveness import Liveness, check
 from wild.parsers.human import HumanQueue
+from wild.parsers.loop_state import recorded
 from wild.parsers.state import LoopState, ProcessId
 from wild.runs.stage import counts, stage_in
 from wild.selection import Selection, WorkItem, select_work
@@ -136,6 +137,16 @@ def totals_json(state: LoopState, loop: dict[str, Any], now: datetime) -> dict[s
     }
 
 
+def state_json(state: LoopState, loop: dict[str, Any], now: datetime) -> Any:
+    """The loop's state machine state (wild/loop/states.py) and how long it has been in it:
+    until now while the loop runs, else until it was last seen."""
+    found = recorded(state.extra)
+    if found is None:
+        return None
+    until = now if loop["lastSeen"] is None else parse_time(loop["lastSeen"])
+    return {"name": found.state, "since": found.since, "forS": _seconds(found.since, until)}
+
+
 def questions_json(human: HumanQueue) -> list[dict[str, Any]]:
     """Questions wild asked the human that have no answer yet."""
     return [
@@ -170,6 +181,7 @@ def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check
         "loop": loop,
         "agent": agent_json(state, loop, now, judge),
         "work": work_json(state, loop, now),
+        "loopState": state_json(state, loop, now),
         "totals": totals_json(state, loop, now),
         "questions": questions_json(ws.human),
         "policy": {
@@ -318,6 +330,10 @@ def format_status(data: dict[str, Any]) -> str:
         lines.append(_agent_text(data["agent"]))
     if data["work"] is not None:
         lines.append(_work_text(data["work"]))
+    found = data["loopState"]
+    if found is not None:
+        held = f" for {span(found['forS'])}" if found["forS"] is not None else ""
+        lines.append(f"State: {found['name']}{held}")
     if data["totals"]["since"] is not None:
         lines.append(_totals_text(data["totals"]))
     lines += [policy, f"Human input: {data['human']['pending']} pending"]

@@ -30,7 +30,8 @@ class Checkpointed:
 NO_BASELINE = Checkpointed(None, reason="the loop took no baseline at its start")
 
 
-def _git(project: Path, *args: str) -> ProcessResult:
+def git(project: Path, *args: str) -> ProcessResult:
+    """Run git in `project`, with no GIT_* variable of ours (a hook's) steering it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return run_captured(["git", *args], timeout_s=GIT_TIMEOUT_S, cwd=project, env=env)
 
@@ -38,7 +39,7 @@ def _git(project: Path, *args: str) -> ProcessResult:
 def repository_top(project: Path) -> Path | None:
     """The top of the git work tree holding `project`, or None (not one, or no git)."""
     try:
-        result = _git(project, "rev-parse", "--show-toplevel")
+        result = git(project, "rev-parse", "--show-toplevel")
     except OSError:
         return None
     top = result.output.strip()
@@ -47,7 +48,7 @@ def repository_top(project: Path) -> Path | None:
 
 def changed_paths(top: Path) -> frozenset[str]:
     """The paths git sees as changed or new, relative to the work tree's top."""
-    result = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    result = git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all")
     return parse_porcelain(result.output) if result.exit_code == 0 else frozenset()
 
 
@@ -98,20 +99,20 @@ def checkpoint(start: Baseline, message: str) -> Checkpointed:
     top = start.top
     if top is None:
         return Checkpointed(None, reason="not a git repository (or git is missing)")
-    staged = _git(top, "diff", "--cached", "--quiet")
+    staged = git(top, "diff", "--cached", "--quiet")
     if staged.exit_code != 0:
         return Checkpointed(None, reason="the index holds staged changes that are not wild's")
     paths = to_commit(changed_paths(top), start.changed, start.state_dir)
     if not paths:
         return Checkpointed(None, reason="nothing changed since the last checkpoint")
-    added = _git(top, "add", "-A", "--", *paths)
+    added = git(top, "add", "-A", "--", *paths)
     if added.exit_code == 0:
-        done = _git(top, "commit", "--quiet", "-m", message)
+        done = git(top, "commit", "--quiet", "-m", message)
         if done.exit_code == 0:
-            head = _git(top, "rev-parse", "HEAD").output.strip()
+            head = git(top, "rev-parse", "HEAD").output.strip()
             return Checkpointed(head, tuple(paths))
         reason = (done.stderr or done.output).strip().splitlines()[-1:] or ["git commit failed"]
     else:
         reason = (added.stderr or added.output).strip().splitlines()[-1:] or ["git add failed"]
-    _git(top, "reset", "--quiet", "--", *paths)  # leave the index as it was
+    git(top, "reset", "--quiet", "--", *paths)  # leave the index as it was
     return Checkpointed(None, reason=reason[0])

@@ -380,7 +380,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     # A usage limit is waited out; a failure the judge escalated already has the human's eye.
     escalated = any(isinstance(a, Ask) for a in outcome.actions)
     failure = None if run.rate_limited or escalated else failure_of(run)
-    model, stall = limits.stalled(model, failure)
+    model, stall = limits.stalled(model, failure, event, outcome.done or outcome.failed)
     actions += stall
     pause_s = limits.backoff_s(failures, model.options)
     model = replace(model, backoff_until=at.mono + pause_s if pause_s else None)

@@ -22,7 +22,7 @@ from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
 from wild.errors import describe_os_error, from_os_error
 from wild.liveness import probe, this_host, this_process
-from wild.loop import checkpoint, io_errors, iteration, recovery
+from wild.loop import changes, checkpoint, io_errors, iteration, limits, recovery, states
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
@@ -49,6 +49,7 @@ from wild.loop.model import (
     Wait,
 )
 from wild.loop.notify_command import send_notification
+from wild.loop.phases import Phases, recovered
 from wild.loop.reporting import Reporter, SendNotification
 from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
@@ -133,14 +134,10 @@ class Loop:
         # wake-up or agent run): the cause of every event that names no other.
         self._cause: str | None = None
         self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
-        self._setup = iteration.AgentSetup(
-            goal=options.goal,
-            agent=options.agent,
-            model=options.model,
-            agent_cmd=options.agent_cmd,
-            timeout_s=options.agent_timeout_s,
-            heartbeat_s=options.heartbeat_s,
-        )
+        # TIMEOUT_<STATE> variables are checked here: a bad one stops the loop before it starts.
+        self.phases = Phases(self.events, states.timeouts(self.environ), lambda: self._cause)
+        timeout_s = self.phases.agent_timeout(options.agent_timeout_s)
+        self._setup = iteration.AgentSetup.of(options, timeout_s)
 
     @property
     def model(self) -> LoopModel:
@@ -196,12 +193,15 @@ class Loop:
         self._cause = start
         if interrupted is not None:  # the killed loop's run, never ended: the trail says so
             self.events.append("agent-interrupted", cause=start, **interrupted.event_data())
+        self.phases.begin(loaded.state, self._moment())
+        counted, ran_s = limits.carried(state)  # --max-iterations and --max-time count the run
         model = LoopModel(
             options=self.options,
             ws=self.files.view(self.clock.now()),
             state=state,
             book=Bookkeeping.from_extra(state.extra),
-            started_mono=self.clock.monotonic(),
+            started_mono=self.clock.monotonic() - ran_s,
+            counted=counted,
             start_event=start,
             resumed=interrupted.work_id if interrupted is not None else None,
         )
@@ -246,6 +246,9 @@ class Loop:
         position = cursor.to_json() if cursor is not None else None
         if position != model.state.alerts_file_position:
             model = replace(model, state=replace(model.state, alerts_file_position=position))
+        changed = before is None or before.state != model.state
+        state = limits.kept(model, self.clock.monotonic(), changed)
+        model = replace(model, state=self.phases.recorded(state))
         self._model = model
         if before is None or before.state != model.state:
             save_state(self.paths.state, model.state)
@@ -255,9 +258,15 @@ class Loop:
         failures = 0  # file operations that failed in a row
         while True:
             try:
-                step = decide(self.model, event, self._moment())
+                at = self._moment()
+                self.phases.before(event, at)
+                step = decide(self.model, event, at)
+                self.phases.after(step, at)
                 self._commit(step.model)
                 outcome = self._perform(step.actions, watcher, checker)
+                if not isinstance(outcome, LoopResult) and self.phases.timed_out(self._moment()):
+                    self._read(WATCHED)  # recovery: every file again, a backoff cut short
+                    self._commit(recovered(self.model))
             except OSError as error:
                 failures += 1
                 event = self._after_io_error(error, failures, watcher)
@@ -276,6 +285,7 @@ class Loop:
         self.out(f"⚠️  {message} (retrying in {wait_s:g} s, attempt {failures})")
         with contextlib.suppress(OSError):  # the log may sit on the same full disk
             self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
+            self.phases.move("ERROR_RECOVERY", "io-error", self._moment())
         watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
         self._read(WATCHED)
         return self._control_or_tick()
@@ -352,34 +362,22 @@ class Loop:
             on_start=self._agent_started,
             run_id=record.run_id,
         )
-        started = self.events.append(
-            "agent-start",
-            cause=self._cause,
-            iteration=action.iteration,
-            work_type=action.work_type,
-            work_id=action.work_id,
-        )
-        what = action.work_type
-        if action.work_id != action.work_type:  # a planning run's id is its type
-            what += f" {action.work_id}"
-        self.out(f"🤖 Iteration {action.iteration}: {what}")
+        request = replace(request, on_heartbeat=self._heartbeat)
+        started = self.events.append("agent-start", cause=self._cause, **iteration.start(action))
+        self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
+        before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
+        files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         self._set_state(recovery.ended(self.model.state))
-        ended = self.events.append(
-            "agent-end",
-            cause=started,
-            iteration=action.iteration,
-            exit_code=run.exit_code,
-            timed_out=run.timed_out,
-            cancelled=run.cancelled,
-            duration_s=round(run.duration_s, 3),
-            signals=list(run.signals.promises),
-            **iteration.record_fields(self.options, run),
-            log=str(run.log_path),
-        )
-        self._cause = ended
+        fields = iteration.record_fields(self.options, run, action.iteration, files)
+        self._cause = ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
-        return AgentFinished(run, ended)
+        return AgentFinished(run, ended, files)
+
+    def _heartbeat(self, _beat: object) -> None:
+        """While the agent runs, state.json's running time stays current (--max-time)."""
+        with contextlib.suppress(OSError):  # a full disk must not kill the agent
+            self._commit(self.model)
 
     def _agent_started(self, pid: int) -> None:
         """The runner spawned the agent: state.json names it while it runs."""
@@ -398,7 +396,7 @@ class Loop:
         if flush is not None:
             until_flush = max(0.0, (flush - self.clock.now()).total_seconds())
             timeout = until_flush if timeout is None else min(timeout, until_flush)
-        reasons = watcher.wait_for_work(timeout)
+        reasons = watcher.wait_for_work(self.phases.cap(timeout, self._moment()))
         if any(r.kind == "run" for r in reasons):  # runs ending together: one decision
             reasons = gather(watcher.wait_for_work, reasons)
         if checker is not None and any(

@@ -15,8 +15,8 @@ from wild import prompts
 from wild.agents.registry import build_command, output_format, prompt_on_stdin
 from wild.agents.runner import AgentRequest, AgentRun, agent_env
 from wild.clock import Clock
-from wild.loop import claims
-from wild.loop.model import LoopOptions
+from wild.loop import changes, claims
+from wild.loop.model import LoopOptions, RunAgent
 from wild.paths import WildPaths
 from wild.workspace import Workspace
 
@@ -33,6 +33,18 @@ class AgentSetup:
     agent_cmd: str | None
     timeout_s: float | None
     heartbeat_s: float
+
+    @classmethod
+    def of(cls, options: LoopOptions, timeout_s: float | None) -> AgentSetup:
+        """The setup `wild "GOAL" …` asked for; `timeout_s`: the agent's limit."""
+        return cls(
+            goal=options.goal,
+            agent=options.agent,
+            model=options.model,
+            agent_cmd=options.agent_cmd,
+            timeout_s=timeout_s,
+            heartbeat_s=options.heartbeat_s,
+        )
 
 
 def build_request(
@@ -147,10 +159,36 @@ def failure_of(run: AgentRun) -> str | None:
     return f"{what}{said}"
 
 
-def record_fields(options: LoopOptions, run: AgentRun) -> dict[str, object]:
-    """What the iteration's `agent-end` line keeps besides its outcome: who ran, what it cost,
-    and what went wrong (the agent's own error flag and what wild could not read)."""
+def start(action: RunAgent) -> dict[str, object]:
+    """The iteration's `agent-start` line: which iteration works on what."""
     return {
+        "iteration": action.iteration,
+        "work_type": action.work_type,
+        "work_id": action.work_id,
+    }
+
+
+def describe(action: RunAgent) -> str:
+    """The work, for people: `task task-001`, `planning` (a planning run's id is its type)."""
+    if action.work_id == action.work_type:
+        return action.work_type
+    return f"{action.work_type} {action.work_id}"
+
+
+def record_fields(
+    options: LoopOptions, run: AgentRun, iteration: int, files: tuple[str, ...] | None
+) -> dict[str, object]:
+    """The iteration's `agent-end` line: how the run ended, who ran, what it cost, which
+    project files it changed (`wild.loop.changes`), and what went wrong (the agent's own
+    error flag and what wild could not read)."""
+    return {
+        "iteration": iteration,
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "cancelled": run.cancelled,
+        "duration_s": round(run.duration_s, 3),
+        "signals": list(run.signals.promises),
+        **changes.record(files),
         "agent": options.agent,
         "model": options.model,
         "cost_usd": run.cost_usd,
@@ -158,4 +196,5 @@ def record_fields(options: LoopOptions, run: AgentRun) -> dict[str, object]:
         "output_tokens": run.output_tokens,
         "is_error": run.is_error,
         "problems": list(run.problems),
+        "log": str(run.log_path),
     }

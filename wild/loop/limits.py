@@ -1,15 +1,58 @@
 """The limits a run may not pass (`--max-iterations`, `--max-time`, `--max-cost`,
 `--max-tokens`), pure: which one the loop has reached, in words that say what was reached.
 
-Cost and tokens are the totals state.json keeps across restarts, so a loop killed and started
-again with the same cap starts no agent, and one started with a higher cap goes on.
+All four count the run, not one loop process: state.json keeps the cost and token totals,
+the agent runs counted (`countedIterations`) and the time loops have been running
+(`runningSeconds`: a loop's running time, not the time no loop ran). So a loop killed and
+started again with the same cap starts no agent, and one started with a higher cap goes on.
+A killed loop's last moments may go uncounted: the time is written with every change of
+state.json, and at least every TIME_GRAIN_S while anything happens (an agent's heartbeat).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import replace
 
-from wild.loop.model import Action, Ask, EndReason, Log, LoopModel, LoopOptions, Moment, Say
+from wild.agents.runner import AgentRun
+from wild.loop.model import (
+    Action,
+    AgentFinished,
+    Ask,
+    EndReason,
+    Log,
+    LoopModel,
+    LoopOptions,
+    Moment,
+    Say,
+)
+from wild.parsers.state import LoopState
+
+COUNTED = "countedIterations"
+RUNNING_S = "runningSeconds"
+TIME_GRAIN_S = 30.0
+
+
+def carried(state: LoopState) -> tuple[int, float]:
+    """The agent runs counted and the seconds loops ran before this one (leniently read)."""
+    counted, running = state.extra.get(COUNTED), state.extra.get(RUNNING_S)
+    count = counted if isinstance(counted, int) and not isinstance(counted, bool) else 0
+    seconds = 0.0
+    if isinstance(running, int | float) and not isinstance(running, bool):
+        seconds = float(running) if math.isfinite(running) else 0.0
+    return max(0, count), max(0.0, seconds)
+
+
+def kept(model: LoopModel, mono: float, changed: bool) -> LoopState:
+    """state.json with the run's counted iterations and running time; the time alone is
+    written again only every TIME_GRAIN_S (not at every wake-up)."""
+    counted, recorded_s = carried(model.state)
+    running = round(max(0.0, mono - model.started_mono), 1)
+    if counted == model.counted and not changed and running - recorded_s < TIME_GRAIN_S:
+        return model.state
+    extra: Mapping[str, object] = {**model.state.extra, COUNTED: model.counted, RUNNING_S: running}
+    return replace(model.state, extra=extra)
 
 
 def reached(model: LoopModel, at: Moment) -> tuple[EndReason, str] | None:
@@ -55,12 +98,22 @@ def backoff_left(model: LoopModel, kind: str | None, at: Moment) -> float:
 
 # The same failure this many runs in a row is a stall: more runs will not fix it.
 STALL_REPEATS = 3
+# Clean runs in a row that finished nothing and changed no file of the project (outside the
+# state folder) are a stall too: an agent that only talks, or only edits its notes.
+STILL_RUNS = 3
 
 
-def stalled(model: LoopModel, failure: str | None) -> tuple[LoopModel, tuple[Action, ...]]:
-    """Count a run's failure against the last one; the same failure STALL_REPEATS times in a
-    row pauses the loop and asks the human (a broken agent, a missing key, a full disk: no
-    agent run fixes those), instead of spending run after run on it."""
+def stalled(
+    model: LoopModel, failure: str | None, event: AgentFinished | None = None, settled: bool = False
+) -> tuple[LoopModel, tuple[Action, ...]]:
+    """Count a run's failure against the last one, and a clean run that changed no project
+    file against the runs before it; the same failure STALL_REPEATS times in a row, or
+    STILL_RUNS runs that changed nothing, pause the loop and ask the human (a broken agent, a
+    missing key, a full disk, an agent going round in circles: no agent run fixes those),
+    instead of spending run after run on it."""
+    model, still = _still(model, failure, event, settled)
+    if still is not None:
+        return _pause(model, still, {"files_changed": 0, "runs": model.still_runs})
     if failure is None:
         return replace(model, failure=None, failure_repeats=0), ()
     repeats = model.failure_repeats + 1 if failure == model.failure else 1
@@ -68,11 +121,41 @@ def stalled(model: LoopModel, failure: str | None) -> tuple[LoopModel, tuple[Act
     if repeats < STALL_REPEATS:
         return model, ()
     reason = f"the same failure {repeats} times in a row: {failure}"
+    return _pause(
+        replace(model, failure_repeats=0), reason, {"failure": failure, "repeats": repeats}
+    )
+
+
+def _still(
+    model: LoopModel, failure: str | None, event: AgentFinished | None, settled: bool
+) -> tuple[LoopModel, str | None]:
+    """Count a clean run that changed no project file and neither finished nor failed its
+    work (`settled`); the reason to pause at STILL_RUNS. Failures are the other rule's (and
+    the policy's); monitoring changes nothing by design; an unknown change set (a huge tree)
+    is never taken for none."""
+    if event is None or failure is not None or _excused(event.run, model.last_work_type):
+        return model, None
+    if settled or event.files_changed != ():
+        return replace(model, still_runs=0), None
+    runs = model.still_runs + 1
+    if runs < STILL_RUNS:
+        return replace(model, still_runs=runs), None
+    reason = f"{runs} iterations in a row changed no file in the project and finished nothing"
+    return replace(model, still_runs=runs), reason
+
+
+def _excused(run: AgentRun, work_type: str | None) -> bool:
+    return run.failed or run.rate_limited or work_type == "monitoring"
+
+
+def _pause(
+    model: LoopModel, reason: str, fields: Mapping[str, object]
+) -> tuple[LoopModel, tuple[Action, ...]]:
     body = "The loop is paused. Fix the cause, then run `wild --resume`."
     paused = replace(model.control, paused=True)
-    model = replace(model, control=paused, state=replace(model.state, paused=True))
-    return replace(model, failure_repeats=0), (
+    model = replace(model, control=paused, state=replace(model.state, paused=True), still_runs=0)
+    return model, (
         Ask("stall", reason, body, model.agent_event),
-        Log("stalled", model.agent_event, {"failure": failure, "repeats": repeats}),
+        Log("stalled", model.agent_event, dict(fields)),
         Say(f"⏸️  Paused: {reason}; `wild --resume` goes on"),
     )

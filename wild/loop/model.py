@@ -117,6 +117,7 @@ class LoopModel:
     # The last failure in words (`iteration.failure_of`) and how many runs in a row ended so.
     failure: str | None = None
     failure_repeats: int = 0
+    still_runs: int = 0  # clean runs in a row that changed no project file (limits.stalled)
     running: Running | None = None
     idle_note: str | None = None  # what the loop last said it waits for
     compacted_with: int | None = None  # resolved alerts in the log when last compacted
@@ -173,6 +174,7 @@ class AgentFinished:
 
     run: AgentRun
     event_id: str  # its agent-end line in events.log
+    files_changed: tuple[str, ...] | None = None  # project files it changed (None: unknown)
 
 
 @dataclass(frozen=True)

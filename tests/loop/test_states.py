@@ -1,0 +1,329 @@
+"""The loop's state machine: the table, the timeouts and their TIMEOUT_* overrides, the state a
+step leads to, refused transitions, and the states a real in-process loop goes through."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.cli_support import invoke
+from tests.loop import harness
+from tests.loop.harness import T0, TASK, new_project, say, set_policy
+from tests.loop.test_decide import model as decide_model
+from wild.errors import UsageError
+from wild.loop import states
+from wild.loop.model import End, LoopResult, Moment, RunAgent, RunChecks, Wait
+from wild.loop.phases import Phases
+from wild.loop.states import DEFAULT_TIMEOUTS_S, STATES, State
+from wild.parsers.loop_state import Recorded, recorded
+from wild.parsers.state import LoopState
+from wild.store.events_log import EventLog, read_events
+
+GATE = "# Barriers\n\n## [WAITING] gate\n- Type: manual\n"
+
+
+def test_every_state_has_its_transitions_its_timeout_and_its_seed_name() -> None:
+    for table in (states.ALLOWED, states.SEED_NAMES, DEFAULT_TIMEOUTS_S):
+        assert set(table) == set(STATES)
+    for targets in states.ALLOWED.values():
+        assert targets <= set(STATES)
+    assert states.ALLOWED["COMPLETE"] == states.ALLOWED["STOPPED"] == frozenset()
+    # No state but ERROR_RECOVERY's own leads nowhere: every live state can recover.
+    for state in set(STATES) - states.TERMINAL - {"ERROR_RECOVERY"}:
+        assert states.allowed(state, "ERROR_RECOVERY")
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "ok"),
+    [
+        ("IDLE", "RUNNING_AGENT", True),
+        ("RUNNING_AGENT", "OBSERVING", True),
+        ("RUNNING_AGENT", "WAITING", False),  # a run is judged before anything else
+        ("RUNNING_AGENT", "COMPLETE", False),
+        ("OBSERVING", "RUNNING_AGENT", False),
+        ("ERROR_RECOVERY", "OBSERVING", True),
+        ("WAITING", "WAITING", True),  # staying is no transition
+        ("COMPLETE", "SELECTING", False),
+        ("STOPPED", "IDLE", False),  # only a new loop starts again (Phases.begin)
+    ],
+)
+def test_the_table_allows_only_its_transitions(source: State, target: State, ok: bool) -> None:
+    assert states.allowed(source, target) is ok
+
+
+def test_the_default_timeouts() -> None:
+    found = states.timeouts({})
+    assert found == {
+        "IDLE": None,
+        "SELECTING": 300.0,
+        "RUNNING_AGENT": None,  # --agent-timeout (1 h) limits the agent
+        "OBSERVING": 300.0,
+        "VERIFYING": 3600.0,
+        "WAITING": None,
+        "ESCALATED": None,
+        "ERROR_RECOVERY": 300.0,
+        "COMPLETE": None,
+        "STOPPED": None,
+    }
+
+
+def test_timeout_variables_override_each_state() -> None:
+    environ = {
+        "TIMEOUT_WAITING": "600",
+        "TIMEOUT_SELECTING": "10m",
+        "TIMEOUT_VERIFYING": "none",
+        "TIMEOUT_RUNNING_AGENT": "1.5h",
+        "TIMEOUT_COMPLETE": "5",  # a terminal state has no timeout to set
+        "TIMEOUT_SOMETHING_ELSE": "x",  # not ours: ignored
+    }
+    found = states.timeouts(environ)
+    assert (found["WAITING"], found["SELECTING"], found["VERIFYING"]) == (600.0, 600.0, None)
+    assert (found["RUNNING_AGENT"], found["COMPLETE"], found["OBSERVING"]) == (5400.0, None, 300.0)
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "0.5", "", "10 parsecs"])
+def test_a_bad_timeout_variable_is_one_line_naming_it(value: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        states.timeouts({"TIMEOUT_WAITING": value})
+    assert str(raised.value) == (
+        f"TIMEOUT_WAITING={value!r} is not a timeout; give a number of seconds (at least 1), "
+        "a duration such as 10m, or none"
+    )
+
+
+def test_a_bad_timeout_variable_stops_the_loop_before_it_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    monkeypatch.setenv("TIMEOUT_OBSERVING", "a while")
+    with pytest.raises(UsageError, match="TIMEOUT_OBSERVING='a while' is not a timeout"):
+        sim.run()
+    assert not sim.paths.events.exists() or sim.events("agent-start") == []
+
+
+def test_the_agent_gets_the_shorter_of_its_two_timeouts() -> None:
+    assert states.agent_timeout(3600.0, None) == 3600.0
+    assert states.agent_timeout(3600.0, 120.0) == 120.0
+    assert states.agent_timeout(60.0, 120.0) == 60.0
+    assert states.agent_timeout(None, None) is None
+
+
+# -- the driver's side: Phases, timed with the injected clock ---------------------------
+
+
+def _phases(tmp_path: Path, environ: dict[str, str] | None = None) -> tuple[Phases, Path]:
+    log = tmp_path / "events.log"
+    clock = harness.TestClock()
+    return Phases(EventLog(log, clock), states.timeouts(environ or {}), lambda: None), log
+
+
+def _at(seconds: float) -> Moment:
+    return Moment(T0 + timedelta(seconds=seconds), 1000.0 + seconds)
+
+
+def test_an_invalid_transition_is_refused_and_logged_never_raised(tmp_path: Path) -> None:
+    phases, log = _phases(tmp_path)
+    assert phases.move("RUNNING_AGENT", "RunAgent", _at(0))
+    assert not phases.move("WAITING", "Wait", _at(1))
+    assert phases.state == "RUNNING_AGENT"
+    events, _ = read_events(log)
+    assert [(e["kind"], e["from"], e["to"], e["reason"]) for e in events] == [
+        ("state", "IDLE", "RUNNING_AGENT", "RunAgent"),
+        ("state-refused", "RUNNING_AGENT", "WAITING", "Wait"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "state", [s for s in STATES if DEFAULT_TIMEOUTS_S[s] is not None and s != "ERROR_RECOVERY"]
+)
+def test_each_default_timeout_leads_to_error_recovery(tmp_path: Path, state: State) -> None:
+    phases, log = _phases(tmp_path)
+    limit = DEFAULT_TIMEOUTS_S[state]
+    assert limit is not None
+    phases.state, phases.since = state, _at(0)
+    assert not phases.timed_out(_at(limit - 0.5))
+    assert phases.cap(None, _at(limit - 0.5)) == 0.5  # a wait never outlasts the state
+    assert phases.timed_out(_at(limit))
+    assert phases.state == "ERROR_RECOVERY"
+    (event,) = read_events(log)[0]
+    assert (event["from"], event["to"]) == (state, "ERROR_RECOVERY")
+    assert event["reason"] == f"timeout: {state} passed {limit:g} s"
+
+
+def test_a_state_without_a_timeout_waits_as_long_as_it_must(tmp_path: Path) -> None:
+    phases, _ = _phases(tmp_path)
+    phases.state, phases.since = "WAITING", _at(0)
+    assert phases.cap(None, _at(10**7)) is None
+    assert not phases.timed_out(_at(10**7))
+
+
+def test_an_override_sets_the_timeout_the_clock_is_measured_against(tmp_path: Path) -> None:
+    phases, _ = _phases(tmp_path, {"TIMEOUT_WAITING": "90", "TIMEOUT_SELECTING": "none"})
+    phases.state, phases.since = "WAITING", _at(0)
+    assert phases.cap(3600.0, _at(30)) == 60.0
+    assert phases.timed_out(_at(90))
+    phases.state, phases.since = "SELECTING", _at(0)
+    assert not phases.timed_out(_at(10**6))
+
+
+def test_state_json_keeps_the_state_and_since_when(tmp_path: Path) -> None:
+    phases, _ = _phases(tmp_path)
+    phases.move("WAITING", "Wait", _at(60))
+    kept = phases.recorded(LoopState())
+    assert kept.extra["loopState"] == {"state": "WAITING", "since": "2026-02-08T10:01:00Z"}
+    assert phases.recorded(kept) is kept  # unchanged: state.json is not written again
+    assert recorded(kept.extra) == Recorded("WAITING", "2026-02-08T10:01:00Z")
+    assert recorded({"loopState": ["garbage"]}) is None
+
+
+# -- the loop, in-process ----------------------------------------------------------------
+
+
+def _moves(sim: object) -> list[tuple[str | None, str, str]]:
+    events = sim.events("state")  # type: ignore[attr-defined]
+    return [(e["from"], e["to"], e["reason"]) for e in events]
+
+
+def test_every_transition_of_a_run_is_a_line_in_events_log(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [say(TASK)]
+    result = sim.run()
+    assert result.reason == "complete"
+    assert _moves(sim) == [
+        (None, "IDLE", "loop-start"),
+        ("IDLE", "RUNNING_AGENT", "RunAgent"),
+        ("RUNNING_AGENT", "OBSERVING", "agent-end"),
+        ("OBSERVING", "SELECTING", "Continue"),
+        ("SELECTING", "COMPLETE", "End"),
+    ]
+    assert sim.state().extra["loopState"]["state"] == "COMPLETE"
+    assert sim.events("state-refused") == []
+    # A restart starts from IDLE, naming the state the last loop left.
+    sim.script = [say(TASK)]
+    sim.run()
+    assert _moves(sim)[5] == ("COMPLETE", "IDLE", "loop-start")
+
+
+def test_a_wait_past_its_timeout_recovers_by_reading_every_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n  - blockedBy: gate\n")
+    sim.paths.barriers.write_text(GATE)
+    monkeypatch.setenv("TIMEOUT_WAITING", "10m")
+    result = sim.run(max_time_s=1000.0)
+    assert result.reason == "max-time"
+    assert sim.watcher is not None and sim.watcher.timeouts == [600.0, 400.0]
+    assert _moves(sim)[1:] == [
+        ("IDLE", "WAITING", "Wait"),
+        ("WAITING", "ERROR_RECOVERY", "timeout: WAITING passed 600 s"),
+        ("ERROR_RECOVERY", "WAITING", "Wait"),
+        ("WAITING", "STOPPED", "End"),
+    ]
+
+
+def test_waiting_has_no_timeout_by_default(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n  - blockedBy: gate\n")
+    sim.paths.barriers.write_text(GATE)
+    sim.queue_request("stop")
+    sim.run()
+    assert sim.watcher is not None and sim.watcher.timeouts == [None]
+
+
+def test_an_agent_past_its_states_timeout_is_killed_and_recovered_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    monkeypatch.setenv("TIMEOUT_RUNNING_AGENT", "2m")
+    # The runner kills the agent at its timeout: the scripted run reports it so.
+    sim.script = [[{"minutes": 2}, {"run": {"timed_out": True}}], say(TASK)]
+    result = sim.run()
+    assert result.reason == "complete"
+    assert sim.agent is not None and sim.agent.requests[0].timeout_s == 120.0
+    assert _moves(sim)[1:4] == [
+        ("IDLE", "RUNNING_AGENT", "RunAgent"),
+        ("RUNNING_AGENT", "ERROR_RECOVERY", "timeout: RUNNING_AGENT passed 120 s"),
+        ("ERROR_RECOVERY", "OBSERVING", "agent-end"),
+    ]
+
+
+def test_the_agent_timeout_defaults_to_agent_timeout(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [say(TASK)]
+    sim.run(agent_timeout_s=5400.0)
+    assert sim.agent is not None and sim.agent.requests[0].timeout_s == 5400.0
+
+
+def test_a_backoff_is_error_recovery_and_its_timeout_cuts_it_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    set_policy(sim.paths, repeated_failures="never")
+    monkeypatch.setenv("TIMEOUT_ERROR_RECOVERY", "7")
+    crashes = [[*say(f"Traceback: broke {n}"), {"exit": 3}] for n in range(3)]
+    sim.script = [*crashes, say(TASK)]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 4)
+    assert sim.watcher is not None
+    # Backoffs of 5 s and 10 s; the second is cut at 7 s, and the loop goes on.
+    assert sim.watcher.timeouts == [5.0, 7.0]
+    assert [e["state"] for e in sim.events("state-timeout")] == ["ERROR_RECOVERY"]
+    assert ("SELECTING", "ERROR_RECOVERY", "Wait") in _moves(sim)
+
+
+def test_a_loop_waiting_for_the_humans_answer_is_escalated(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [say("<promise>NEED_HUMAN_INPUT</promise>")]
+
+    def status_then_stop() -> None:
+        assert sim.state().extra["loopState"]["state"] == "ESCALATED"
+
+    sim.queue_edit(sim.paths.human, status_then_stop)
+    sim.queue_request("stop")
+    result = sim.run()
+    assert result.reason == "stopped"
+    assert ("SELECTING", "ESCALATED", "Wait") in _moves(sim)
+
+
+def test_state_after_a_step_follows_its_last_action() -> None:
+    m = decide_model("")
+    at = Moment(T0, 1000.0)
+    assert states.after_step(m, (RunAgent(1, "task", "t", {}),), at) == "RUNNING_AGENT"
+    assert states.after_step(m, (RunChecks(),), at) == "VERIFYING"
+    assert states.after_step(m, (Wait(None),), at) == "WAITING"
+    backing_off = replace(m, backoff_until=1005.0)
+    assert states.after_step(backing_off, (Wait(5.0),), at) == "ERROR_RECOVERY"
+    assert states.after_step(m, (End(LoopResult("complete", 1, "")),), at) == "COMPLETE"
+    assert states.after_step(m, (End(LoopResult("max-cost", 1, "")),), at) == "STOPPED"
+    assert states.after_step(m, (End(LoopResult("waiting-human", 1, "")),), at) == "ESCALATED"
+
+
+def test_an_agent_killed_at_agent_timeout_is_recovered_from_too(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [[{"minutes": 60}, {"run": {"timed_out": True}}], say(TASK)]
+    assert sim.run().reason == "complete"
+    assert _moves(sim)[2:4] == [
+        ("RUNNING_AGENT", "ERROR_RECOVERY", "timeout: the agent was killed after 3600 s"),
+        ("ERROR_RECOVERY", "OBSERVING", "agent-end"),
+    ]
+
+
+def test_the_cli_says_which_variable_is_wrong_in_one_line(tmp_path: Path) -> None:
+    root = tmp_path / ".wild"
+    result = invoke(
+        "Ship it",
+        "--dir",
+        str(root),
+        "--agent",
+        "custom",
+        "--agent-cmd",
+        "true",
+        env={"TIMEOUT_VERIFYING": "-1"},
+    )
+    assert result.exit_code == 2
+    assert result.output == (
+        "Error: TIMEOUT_VERIFYING='-1' is not a timeout; give a number of seconds (at least 1),"
+        " a duration such as 10m, or none\n"
+    )
