@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from wild.agents.runner import AgentRun
 from wild.clock import iso, later, parse_time
 from wild.loop import claims, ending, judge, limits, research_step, task_checks, work
 from wild.loop.bookkeeping import select_with_holds
@@ -64,8 +63,6 @@ from wild.selection import HUMAN_WAIT, Selection
 # Resolved alerts kept in alerts.jsonl before the loop moves them to the archive: enough that
 # compaction is rare (it rewrites the file), few enough that a cold read of the log stays fast.
 COMPACT_AFTER_RESOLVED = 1000
-RATE_LIMIT_UNKNOWN_S = 300.0  # a usage limit that names no reset time
-RATE_LIMIT_MAX_S = 6 * 3600.0
 # Planning runs in a row that neither plan nor confirm before the loop gives up: with no
 # tasks there is nothing else to do, and an agent that cannot plan would spin forever.
 PLANNING_TRIES = 3
@@ -269,9 +266,7 @@ def _start_work(
     if selection.kind != "blocked":
         # The next time all work waits, look at the jobs again.
         model = replace(model, monitored_at=None)
-        model, actions = work.start(
-            model, selection.item, policy, at, _minutes_since_progress(model, at)
-        )
+        model, actions = work.start(model, selection.item, policy, at)
         if not any(isinstance(a, RunAgent) for a in actions):
             return model, (*actions, Continue())  # an escalation without an agent run
         return model, actions
@@ -320,13 +315,6 @@ def _idle_timeout(
     )
     waits += [w for w in timers if w is not None]
     return min(waits) if waits else None
-
-
-def _minutes_since_progress(model: LoopModel, at: Moment) -> float:
-    last = parse_time(model.book.last_progress_at) or parse_time(model.state.started_at)
-    if last is None:
-        return 0.0
-    return max(0.0, (at.now - last).total_seconds() / 60.0)
 
 
 # -- after an agent run -----------------------------------------------------------------------
@@ -390,7 +378,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
             Log("backoff", event.event_id, {"failures": failures, "wait_s": pause_s}),
         ]
     if run.rate_limited:
-        wait_s = _rate_limit_wait(run, at)
+        wait_s = limits.rate_limit_wait(run, at)
         actions += [
             Say(f"⏳ The agent hit a usage limit; waiting {wait_s:.0f} s for it to reset"),
             Log("rate-limited", event.event_id, {"wait_s": wait_s}),
@@ -404,11 +392,3 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     if model.options.once and running is not None:
         return _end(model, "once", "one iteration done", *actions)
     return Step(model, (*actions, Continue()))
-
-
-def _rate_limit_wait(run: AgentRun, at: Moment) -> float:
-    reset = run.rate_limit_reset
-    wait_s = RATE_LIMIT_UNKNOWN_S
-    if reset is not None:
-        wait_s = (reset - at.now).total_seconds()
-    return float(round(max(1.0, min(wait_s, RATE_LIMIT_MAX_S))))

@@ -303,10 +303,7 @@ class Loop:
             if isinstance(action, RunChecks | VerifyTask):
                 return self.checks.perform(action, self.files, iso(self.clock.now()))
             if isinstance(action, SuperviseRuns | RecordSweep):
-                event = self.runs.perform(action)
-                self._read(("runs", "tasks", "barriers"))
-                self.files.runs_news = False  # what the step wrote is not news to act on
-                return event
+                return self._runs_step(action)
             if isinstance(action, Wait):
                 return self._wait(action, watcher, checker)
             if isinstance(action, Continue):
@@ -374,6 +371,12 @@ class Loop:
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
 
+    def _runs_step(self, action: SuperviseRuns | RecordSweep) -> Event:
+        event = self.runs.perform(action)
+        self._read(("runs", "tasks", "barriers"))
+        self.files.runs_news = False  # what the step wrote is not news to act on
+        return event
+
     def _heartbeat(self, _beat: object) -> None:
         """While the agent runs, state.json's running time stays current (--max-time)."""
         with contextlib.suppress(OSError):  # a full disk must not kill the agent
@@ -391,11 +394,7 @@ class Loop:
 
     def _wait(self, action: Wait, watcher: Watcher, checker: BarrierChecker | None) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""
-        timeout = action.timeout_s
-        flush = self.reporter.next_flush()
-        if flush is not None:
-            until_flush = max(0.0, (flush - self.clock.now()).total_seconds())
-            timeout = until_flush if timeout is None else min(timeout, until_flush)
+        timeout = self.reporter.wait_cap(action.timeout_s, self.clock.now())
         reasons = watcher.wait_for_work(self.phases.cap(timeout, self._moment()))
         if any(r.kind == "run" for r in reasons):  # runs ending together: one decision
             reasons = gather(watcher.wait_for_work, reasons)

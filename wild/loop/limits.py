@@ -159,3 +159,16 @@ def _pause(
         Log("stalled", model.agent_event, dict(fields)),
         Say(f"⏸️  Paused: {reason}; `wild --resume` goes on"),
     )
+
+
+RATE_LIMIT_UNKNOWN_S = 300.0  # a usage limit that names no reset time
+RATE_LIMIT_MAX_S = 6 * 3600.0
+
+
+def rate_limit_wait(run: AgentRun, at: Moment) -> float:
+    """How long to wait for the agent's usage limit to reset (its own figure, capped)."""
+    reset = run.rate_limit_reset
+    wait_s = RATE_LIMIT_UNKNOWN_S
+    if reset is not None:
+        wait_s = (reset - at.now).total_seconds()
+    return float(round(max(1.0, min(wait_s, RATE_LIMIT_MAX_S))))

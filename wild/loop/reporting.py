@@ -122,6 +122,14 @@ class Reporter:
     def next_flush(self) -> datetime | None:
         return self._batcher.next_due() if self._batcher is not None else None
 
+    def wait_cap(self, timeout_s: float | None, now: datetime) -> float | None:
+        """`timeout_s`, shortened so a sleep ends when the batched notes are due."""
+        flush = self.next_flush()
+        if flush is None:
+            return timeout_s
+        until_flush = max(0.0, (flush - now).total_seconds())
+        return until_flush if timeout_s is None else min(timeout_s, until_flush)
+
     def _send(self, policy: HumanPolicy, message: str, now: datetime, *, blocking: bool) -> None:
         ready = self._batch(policy).offer(message, now, blocking)
         if ready:

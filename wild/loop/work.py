@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TypeGuard
 
 from wild import prompts
-from wild.clock import iso
+from wild.clock import iso, parse_time
 from wild.completion.verdict import Verdict
 from wild.loop.model import (
     Action,
@@ -43,7 +43,7 @@ CHECKS = "checks"  # the work key of runs that fix failing completion checks
 
 
 def start(
-    model: LoopModel, item: WorkItem, policy: HumanPolicy, at: Moment, minutes_since_progress: float
+    model: LoopModel, item: WorkItem, policy: HumanPolicy, at: Moment
 ) -> tuple[LoopModel, tuple[Action, ...]]:
     """The actions that begin work on the selected item; the last one runs the agent, unless
     an escalation to the human comes first."""
@@ -53,7 +53,7 @@ def start(
         running = Running("human-input", entry.key, entry=entry, questions=questions)
         return _run(model, running, prompts.human_input_values(entry, questions), at)
     if item.kind == "alert":
-        return _start_alert(model, item, policy, at, minutes_since_progress)
+        return _start_alert(model, item, policy, at, minutes_since_progress(model, at))
     task = task_of(model.ws.tasks, item.id)
     edits: tuple[Action, ...] = ()
     if task.status == "todo":
@@ -171,6 +171,14 @@ def research_block(model: LoopModel) -> str:
     counts = stages.counts(index.runs.values()).to_json()
     said = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
     return f"## Runs\nA sweep is running ({said}); `wild --runs` lists them.\n"
+
+
+def minutes_since_progress(model: LoopModel, at: Moment) -> float:
+    """Since the last progress (or the start): what the Stuck Duration check weighs."""
+    last = parse_time(model.book.last_progress_at) or parse_time(model.state.started_at)
+    if last is None:
+        return 0.0
+    return max(0.0, (at.now - last).total_seconds() / 60.0)
 
 
 def task_of(doc: tasks_md.TaskList, key: str) -> Task:
