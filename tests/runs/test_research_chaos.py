@@ -19,8 +19,10 @@ from tests.runs.research_support import (
     runs_by_id,
     sweep_tag,
 )
-from wild.commands.edits import add_human_input
+from wild.commands.edits import add_human_input, update_policy
+from wild.parsers.alerts import status_update
 from wild.paths import WildPaths
+from wild.store.alerts_log import append_alert
 from wild.store.events_log import read_events
 
 COMPLETE = "<promise>COMPLETE</promise>\n"
@@ -175,3 +177,71 @@ def test_a_human_steer_mid_sweep_is_handled_while_the_runs_go_on(tmp_path: Path)
     assert run_loop(paths, agent).reason == "complete"
     assert agent.kinds() == ["planning", "human-input", "analysis", "planning"]
     assert [r["status"] for r in runs_by_id(paths).values()] == ["finished", "finished"]
+
+
+CRASH_ONCE = (
+    'if [ "$WILD_PARAM_CRASH" = 1 ] && [ ! -f crashed ]; then touch crashed; exit 3; fi; echo ok'
+)
+CRASHING = {"name": "crash", "base_command": CRASH_ONCE, "parameters": {"crash": [0, 1]}}
+
+
+def test_a_run_alert_escalated_by_the_policy_goes_on_with_the_humans_answer(
+    tmp_path: Path,
+) -> None:
+    paths = project(tmp_path, {})
+    update_policy(paths, "interactive", duration=None, now=datetime.now(UTC))
+
+    def answer_when_asked() -> None:
+        deadline = time.monotonic() + BOUND_S
+        while "QUESTION" not in paths.human.read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        add_human_input(paths, "A transient crash: rerun it.", urgent=False, now=datetime.now(UTC))
+
+    def reply(kind: str, work: str, prompt: str) -> str:
+        if kind == "planning" and not paths.runs_log.exists():
+            threading.Thread(target=answer_when_asked, daemon=True).start()
+            return sweep_tag(CRASHING)
+        if kind == "human-input":
+            return "<promise>HUMAN_INPUT_PROCESSED</promise>\n"
+        if kind == "alert":
+            assert "A transient crash: rerun it." in prompt  # the human's guidance
+            return resolve_tag(work, "rerun")
+        return COMPLETE
+
+    agent = Agent(reply)
+    assert run_loop(paths, agent).reason == "complete"
+    assert agent.kinds() == ["planning", "human-input", "alert", "analysis", "planning"]
+    crashed = next(r for r in runs_by_id(paths).values() if r["params"]["crash"] == 1)
+    assert (crashed["status"], crashed["attempt"]) == ("finished", 2)
+    assert [a["status"] for a in lines(paths.alerts)][:2] == ["pending", "escalated"]
+
+
+def test_a_choice_written_by_someone_else_acts_once(tmp_path: Path) -> None:
+    """The dashboard (or a human's line) answers the run alert while the agent looks at it."""
+    paths = project(tmp_path, {})
+
+    def reply(kind: str, work: str, prompt: str) -> str:
+        if kind == "planning" and not paths.runs_log.exists():
+            return sweep_tag(CRASHING)
+        if kind == "alert":
+            latest = [a for a in lines(paths.alerts) if a["id"] == work][-1]
+            append_alert(
+                paths.alerts,
+                status_update(
+                    latest, "resolved", datetime.now(UTC), resolution={"choice": "rerun"}
+                ),
+            )
+            return "Looking into it.\n"
+        return COMPLETE
+
+    agent = Agent(reply)
+    assert run_loop(paths, agent).reason == "complete"
+    crashed = next(r for r in runs_by_id(paths).values() if r["params"]["crash"] == 1)
+    assert (crashed["status"], crashed["attempt"]) == ("finished", 2)
+    applied = [a for a in lines(paths.alerts) if a.get("applied")]
+    assert len(applied) == 1
+    # A loop started again finds the answer applied: no second rerun.
+    assert run_loop(paths, Agent(lambda *_: COMPLETE)).reason == "complete"
+    again = next(r for r in runs_by_id(paths).values() if r["params"]["crash"] == 1)
+    assert again["attempt"] == 2

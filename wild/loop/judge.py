@@ -28,7 +28,7 @@ from typing import Any
 from wild.agents.runner import AgentRun
 from wild.agents.signals import AlertResolution, PromiseWord, Signals
 from wild.clock import iso
-from wild.loop import claims, research_step
+from wild.loop import claims
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.model import (
     Action,
@@ -181,7 +181,6 @@ def _resolve(model: LoopModel, resolution: AlertResolution, at: Moment, acts: _A
         return
     choice = {"choice": resolution.choice, "note": resolution.note}
     acts.add(AppendAlert(status_update(alert, "resolved", at.now, resolution=choice)))
-    acts.add(*research_step.on_choice(model, alert, resolution.choice))
     acts.resolved.add(alert.id)
 
 

@@ -10,16 +10,17 @@
   answered): their barrier is satisfied, so the analysis task becomes selectable.
 - An agent's `<sweep>` is validated here; a bad one launches nothing and the errors go into
   the next prompts' notes. A good one is recorded by the driver (`RecordSweep`).
-- A choice on a run alert acts on its runs (`ActOnRuns`).
+- A choice on a run alert acts on its runs (`ActOnRuns`), whoever answered it, once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from wild.agents.runner import AgentRun
 from wild.agents.sweep_tags import refusal_text, sweeps_in_reply
+from wild.clock import iso
 from wild.control import ControlRequest
 from wild.loop import claims, research
 from wild.loop.model import (
@@ -39,7 +40,7 @@ from wild.loop.model import (
     SweepsRecorded,
     Tick,
 )
-from wild.parsers.alerts import Alert, make_alert
+from wild.parsers.alerts import make_alert, status_update
 from wild.parsers.state import push_summary
 from wild.runs import stage
 
@@ -66,6 +67,9 @@ def on_tick(model: LoopModel, tick: Tick, at: Moment) -> Step | None:
     if tick.runs or model.runs_due or poll_in(model, at) == 0.0:
         model = replace(model, runs_due=False, runs_polled_at=at.mono)
         return Step(model, (SuperviseRuns(),))
+    applying = choices_to_apply(model, at)
+    if applying:
+        return Step(model, (*applying, Continue()))
     closing = close_done_sweeps(model)
     if closing:
         return Step(model, (*closing, Continue()))
@@ -159,15 +163,26 @@ def recorded(model: LoopModel, event: SweepsRecorded) -> Step:
     return Step(model, (*actions, Continue()))
 
 
-def on_choice(model: LoopModel, alert: Alert, choice: str | None) -> tuple[Action, ...]:
-    """A choice on a run alert acts on its runs (`ignore` and the others are only recorded)."""
-    act = research.act_of_choice(choice)
-    ids = stage.runs_of_alert(alert)
-    if act is None or not ids:
-        return ()
+def choices_to_apply(model: LoopModel, at: Moment) -> tuple[Action, ...]:
+    """Run alerts answered with an acting choice, by anyone (the agent's `<resolve_alert>`,
+    the dashboard, a human's line), acted on once: the act is marked `applied` on the alert,
+    so a restarted loop never reruns a run twice for one answer."""
+    actions: list[Action] = []
     index = model.ws.runs
-    targets = research.runs_to_act_on(act, ids, index.runs, index.sweeps)
-    return (ActOnRuns(act, targets, model.agent_event),) if targets else ()
+    for alert in model.ws.alerts:
+        if alert.status != "resolved" or alert.raw.get("applied") or not stage.runs_of_alert(alert):
+            continue
+        resolution = alert.raw.get("resolution")
+        choice = resolution.get("choice") if isinstance(resolution, Mapping) else resolution
+        act = research.act_of_choice(choice if isinstance(choice, str) else None)
+        if act is None:
+            continue
+        ids = stage.runs_of_alert(alert)
+        targets = research.runs_to_act_on(act, ids, index.runs, index.sweeps)
+        if targets:
+            actions.append(ActOnRuns(act, targets, model.agent_event))
+        actions.append(AppendAlert(status_update(alert, "resolved", at.now, applied=iso(at.now))))
+    return tuple(actions)
 
 
 def run_requests(requests: Sequence[ControlRequest]) -> tuple[Action, ...]:
