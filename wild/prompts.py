@@ -264,20 +264,33 @@ references an existing script (kinds: python_function, python_script, shell_scri
 prompt_playbook); inline code is refused. `wild --runs` lists the runs."""
 
 
+ANALYSIS_ROWS = 60  # runs listed in an analysis prompt (the rest by `wild --runs`)
+
+
 def analysis_values(
     sweep: SweepRecord, runs: tuple[RunRecord, ...], run_dir: Callable[[str], str], report: str
 ) -> dict[str, object]:
-    """The analysis prompt's input: the run table and where each run's files are."""
+    """The analysis prompt's input: the run table and where each run's files are. A big
+    sweep shows its first ANALYSIS_ROWS runs and says how to list the rest, so the prompt
+    stays small enough for any agent's command line."""
+    shown = runs[:ANALYSIS_ROWS]
+    more = len(runs) - len(shown)
+    rest = (
+        f"\n\n… and {more} more runs: `wild --runs --sweep {sweep.id}` lists them all."
+        if more
+        else ""
+    )
     paths = "\n".join(
-        f"  - {quote_inline(run.id)}: `{quote_inline(run_dir(run.id))}/`" for run in runs
+        f"  - {quote_inline(run.id)}: `{quote_inline(run_dir(run.id))}/`" for run in shown
     )
     return {
         "sweep_name": quote_inline(sweep.name),
         "run_count": len(runs),
         "cut": f" ({sweep.cut} grid points left out by max_runs)" if sweep.cut else "",
         "spec": quote(json.dumps(dict(sweep.spec), indent=1, ensure_ascii=False)),
-        "run_table": inert(run_table(runs)),
-        "metric_paths": paths or "  - none",
+        "run_table": inert(run_table(shown)) + inert(rest),
+        "metric_paths": (paths or "  - none")
+        + ("\n  - … the others alike: `.wild/runs/<run id>/`" if more else ""),
         "report_path": quote_inline(report),
         "sweep_help": SWEEP_HELP,
     }

@@ -127,3 +127,13 @@ def test_the_analysis_prompt_has_input_procedure_output_and_signals_nothing(tmp_
     found = parse_signals(text)
     assert found.promises == ()  # neither the help nor the name signals
     assert not sweeps_in_reply(text).found
+
+
+def test_a_big_sweeps_analysis_prompt_lists_the_first_runs_and_how_to_see_the_rest() -> None:
+    runs = tuple(run(f"sw1-{n:04d}", "finished", exit_code=0) for n in range(1000))
+    s = SweepRecord("sw1", "big", {"name": "big"}, "active", run_ids=tuple(r.id for r in runs))
+    values = prompts.analysis_values(s, runs, lambda r: f".wild/runs/{r}", "r.md")
+    table = str(values["run_table"])
+    assert table.count("| finished |") == prompts.ANALYSIS_ROWS
+    assert f"and {1000 - prompts.ANALYSIS_ROWS} more runs: `wild --runs --sweep sw1`" in table
+    assert len(str(values["metric_paths"]).splitlines()) == prompts.ANALYSIS_ROWS + 1
