@@ -88,7 +88,9 @@ def make_project(root: Path, *, runs: int = 4, iterations: int = 5) -> WildPaths
     paths = WildPaths(root / ".wild")
     init_wild(paths)
     edits.add_task(paths, XSS, priority=1, depends_on=(), blocked_by=())
-    edits.add_task(paths, "Plot the loss curves", priority=2, depends_on=(), blocked_by=("train-done",))
+    edits.add_task(
+        paths, "Plot the loss curves", priority=2, depends_on=(), blocked_by=("train-done",)
+    )
     edits.raise_alert(
         paths,
         severity="critical",

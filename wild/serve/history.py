@@ -126,11 +126,12 @@ def health(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def burndown(
     events: Iterable[Mapping[str, Any]], rows: list[dict[str, Any]], open_now: int, now: str
 ) -> list[dict[str, Any]]:
-    """Open tasks over time, reconstructed backwards from the count open now.
+    """Open tasks over time as a step line, reconstructed backwards from the count open now.
 
-    A task iteration that ended `done` closed one task; a `task-added` line opened one.
-    Walking back from now, each is undone in turn, so the curve ends at the real count
-    whatever happened before the log began (edits by hand show as steps at the next event).
+    A task iteration that ended `done` closed one task; a `task-added` line opened one. The
+    count before the first change is the count now minus every change, so the line ends at
+    the real count whatever happened before the log began (tasks added by hand or by the CLI
+    show up in that starting count). `now` must sort after every event time (ISO, ms).
     """
     changes: list[tuple[str, int]] = [
         (str(r.get("endedAt")), -1)
@@ -141,10 +142,11 @@ def burndown(
         (str(e.get("ts")), +1) for e in events if e.get("kind") == "task-added" and e.get("ts")
     ]
     changes.sort()
-    points = [{"at": now, "open": open_now}]
-    count = open_now
-    for at, delta in reversed(changes):
-        count -= delta
+    count = open_now - sum(delta for _, delta in changes)
+    points: list[dict[str, Any]] = []
+    for at, delta in changes:
         points.append({"at": at, "open": max(count, 0)})
-    points.reverse()
+        count += delta
+        points.append({"at": at, "open": max(count, 0)})
+    points.append({"at": max(now, changes[-1][0]) if changes else now, "open": open_now})
     return points

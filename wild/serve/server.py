@@ -8,7 +8,9 @@ request passes `Access.judge` first; no route keeps state of its own.
 
 from __future__ import annotations
 
+import os
 import re
+import select
 import threading
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -231,6 +233,7 @@ class Dashboard:
         self.access = Access(token or new_token(), port)
         self._watch = LiveWatch(paths, self.hub)
         self._thread: threading.Thread | None = None
+        self._wake: tuple[int, int] | None = None  # a pipe whose write end ends `_serve`
 
     @property
     def port(self) -> int:
@@ -247,17 +250,33 @@ class Dashboard:
         self._server.server_activate()
         self.access = replace(self.access, port=self._server.server_address[1])
         self._watch.start()
+        self._wake = os.pipe()
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="wild-serve", daemon=True
+            target=self._serve, args=(self._wake[0],), name="wild-serve", daemon=True
         )
         self._thread.start()
 
+    def _serve(self, stop: int) -> None:
+        """Accept connections until `stop` turns readable: blocked in select, no wake-ups
+        while idle (`serve_forever` would wake twice a second to look for a shutdown)."""
+        listening = self._server.fileno()
+        while True:
+            ready, _, _ = select.select([listening, stop], [], [])
+            if stop in ready:
+                return
+            self._server.handle_request()  # ready: accepts at once, a thread per request
+
     def stop(self) -> None:
         self._watch.stop()  # closes the hub: open event streams end
-        self._server.shutdown()
-        self._server.server_close()
+        if self._wake is not None:
+            os.write(self._wake[1], b"x")
         if self._thread is not None:
             self._thread.join()
+        self._server.server_close()
+        if self._wake is not None:
+            for fd in self._wake:
+                os.close(fd)
+            self._wake = None
 
     def __enter__(self) -> Dashboard:
         self.start()

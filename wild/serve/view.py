@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from wild.barriers.approvals import command_of, pending_approvals
-from wild.clock import iso
+from wild.clock import iso, iso_ms
 from wild.commands.policy_show import policy_json
 from wild.commands.status import list_work_data, status_data
 from wild.errors import WildError
@@ -138,7 +138,7 @@ def _iterations(paths: WildPaths, open_tasks: int, now: datetime) -> dict[str, A
         "rows": rows[-ITERATIONS_SHOWN:],
         "stats": history.stats(rows),
         "health": history.health(rows),
-        "burndown": history.burndown(events, rows, open_tasks, iso(now)),
+        "burndown": history.burndown(events, rows, open_tasks, iso_ms(now)),
         "problems": [str(p) for p in problems],
     }
 

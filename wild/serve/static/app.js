@@ -261,6 +261,7 @@ function wire() {
   }
   const live = document.getElementById("live");
   const stream = new EventSource("/api/stream");
+  window.wildStream = stream; // the browser tests close it to act on a stale view on purpose
   stream.onopen = () => { live.className = "live on"; live.title = "live: updates arrive as files change"; };
   stream.onerror = () => { live.className = "live off"; live.title = "disconnected: retrying"; };
   stream.onmessage = () => load();
