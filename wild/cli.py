@@ -312,7 +312,10 @@ def cli(
     serving = options.pop("serve")
     port = options.pop("port")
     action = chosen[0] if chosen else (SERVE if serving and goal is None else LOOP)
-    _check_options_belong(click.get_current_context(), action)
+    ctx = click.get_current_context()
+    _check_options_belong(ctx, action)
+    if not serving and ctx.get_parameter_source("port") is ParameterSource.COMMANDLINE:
+        raise UsageError("--port belongs to --serve; it does nothing without it")
     call = Call(
         paths=paths,
         opts={**options, "goal": goal, "as_json": as_json},

@@ -6,6 +6,7 @@ runs.jsonl is read here through the shared contract (`parse_record` + `RunIndex`
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from pathlib import Path
@@ -69,8 +70,13 @@ def parse_metrics(
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            problems.append(Problem(file, number, "not valid JSON; skipped"))
-            continue
+            # Python's json.dumps writes NaN and Infinity (a diverging loss does): read them,
+            # then leave the non-finite values out of the curve.
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                problems.append(Problem(file, number, "not valid JSON; skipped"))
+                continue
         if not isinstance(obj, dict):
             problems.append(Problem(file, number, "not a JSON object; skipped"))
             continue
