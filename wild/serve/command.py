@@ -9,16 +9,15 @@ from collections.abc import Callable
 from wild.clock import Clock
 from wild.errors import WildError
 from wild.paths import WildPaths
+from wild.serve.projects import find_projects
 from wild.serve.server import Dashboard
-from wild.workspace import require_initialised
 
 DEFAULT_PORT = 8765
 
 
 def open_dashboard(paths: WildPaths, clock: Clock, port: int) -> Dashboard:
     """A started dashboard; a taken port is one clear error, not a traceback."""
-    require_initialised(paths)
-    board = Dashboard(paths, clock, port=port)
+    board = Dashboard(find_projects(paths.root), clock, port=port)
     try:
         board.start()
     except OSError as exc:
@@ -41,7 +40,8 @@ def serve(
 ) -> None:
     """Serve the dashboard; with `beside` (the loop), until it returns, else until Ctrl-C."""
     board = open_dashboard(paths, clock, port)
-    out(f"Dashboard for {paths.root}: {board.url}")
+    names = ", ".join(board.projects)
+    out(f"Dashboard for {names if len(board.projects) > 1 else paths.root}: {board.url}")
     try:
         if beside is not None:
             beside()

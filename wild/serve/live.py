@@ -113,7 +113,6 @@ class LiveWatch:
         for _, watcher in self._others.values():
             watcher.stop()
         self._others.clear()
-        self._hub.close()
 
     def _run(self) -> None:
         while not self._stopping.is_set():

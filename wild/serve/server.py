@@ -12,6 +12,7 @@ import os
 import re
 import select
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -104,6 +105,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, value: object) -> None:
         self._send(status, orjson.dumps(value), "application/json")
 
+    def _project(self, name: object) -> WildPaths | None:
+        """The project `name` picks (the first when not given); None after a 404 was sent."""
+        projects = self.server.app.projects
+        if name in (None, ""):
+            return next(iter(projects.values()))
+        if isinstance(name, str) and name in projects:
+            return projects[name]
+        self._json(404, {"error": f"no project {name!r}; known: {', '.join(projects)}"})
+        return None
+
     def _admitted(self) -> bool:
         verdict = self.server.app.access.judge(self.command, self.path, dict(self.headers))
         if not verdict.allowed:
@@ -135,14 +146,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, _static("index.html"), "text/html; charset=utf-8")
         elif url.path.startswith("/static/") and url.path[8:] in STATIC:
             self._send(200, _static(url.path[8:]), STATIC[url.path[8:]])
-        elif url.path == "/api/view":
+        elif url.path in ("/api/view", "/api/log"):
+            name = query.get("project", [""])[0]
+            paths = self._project(name)
+            if paths is None:
+                return
+            if url.path == "/api/log":
+                self._log(paths, query)
+                return
             try:
-                data = dashboard(app.paths, app.clock.now(), window_of(query))
+                data = dashboard(paths, app.clock.now(), window_of(query))
             except WildError as exc:
                 data = {"fatal": str(exc), "problems": [str(exc)]}
-            self._json(200, {**data, "version": app.hub.version})
-        elif url.path == "/api/log":
-            self._log(query)
+            projects = list(app.projects)
+            chosen = name or projects[0]
+            self._json(
+                200, {**data, "version": app.hub.version, "projects": projects, "project": chosen}
+            )
         elif url.path == "/api/stream":
             self._stream()
         else:
@@ -172,8 +192,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": f"the body is not JSON: {exc}"})
             return
         app = self.server.app
+        paths = self._project(body.get("project") if isinstance(body, dict) else None)
+        if paths is None:
+            return
         try:
-            message = perform(app.paths, app.clock, body)
+            message = perform(paths, app.clock, body)
         except ConflictError as exc:
             self._json(409, {"error": str(exc)})
             return
@@ -185,9 +208,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._json(200, {"message": message})
 
-    def _log(self, query: dict[str, list[str]]) -> None:
+    def _log(self, paths: WildPaths, query: dict[str, list[str]]) -> None:
         """The tail of an iteration's log (`name`, in logs/) or a run's (`run`, its id)."""
-        paths = self.server.app.paths
         name, run = query.get("name", [""])[0], query.get("run", [""])[0]
         if _SAFE_NAME.fullmatch(name) and name.endswith(".log"):
             path = paths.logs / name
@@ -221,17 +243,29 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class Dashboard:
-    """One dashboard: the server, its watcher and its token; `start` binds, `stop` ends all."""
+    """One dashboard: the server, its watchers and its token; `start` binds, `stop` ends all.
+
+    `projects` maps a display name to a state folder (`wild.serve.projects`); a WildPaths
+    alone is one project. Every watcher bumps the one hub: a change anywhere makes the page
+    read its project again.
+    """
 
     def __init__(
-        self, paths: WildPaths, clock: Clock, *, port: int = 8765, token: str | None = None
+        self,
+        projects: WildPaths | Mapping[str, WildPaths],
+        clock: Clock,
+        *,
+        port: int = 8765,
+        token: str | None = None,
     ) -> None:
-        self.paths = paths
+        if isinstance(projects, WildPaths):
+            projects = {projects.root.resolve().parent.name: projects}
+        self.projects = dict(projects)
         self.clock = clock
         self.hub = Hub()
         self._server = _Server(("127.0.0.1", port), _Handler, bind_and_activate=False)
         self.access = Access(token or new_token(), port)
-        self._watch = LiveWatch(paths, self.hub)
+        self._watches = [LiveWatch(paths, self.hub) for paths in self.projects.values()]
         self._thread: threading.Thread | None = None
         self._wake: tuple[int, int] | None = None  # a pipe whose write end ends `_serve`
 
@@ -249,7 +283,8 @@ class Dashboard:
         self._server.server_bind()
         self._server.server_activate()
         self.access = replace(self.access, port=self._server.server_address[1])
-        self._watch.start()
+        for watch in self._watches:
+            watch.start()
         self._wake = os.pipe()
         self._thread = threading.Thread(
             target=self._serve, args=(self._wake[0],), name="wild-serve", daemon=True
@@ -267,7 +302,9 @@ class Dashboard:
             self._server.handle_request()  # ready: accepts at once, a thread per request
 
     def stop(self) -> None:
-        self._watch.stop()  # closes the hub: open event streams end
+        for watch in self._watches:
+            watch.stop()
+        self.hub.close()  # open event streams end
         if self._wake is not None:
             os.write(self._wake[1], b"x")
         if self._thread is not None:

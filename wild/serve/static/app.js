@@ -2,7 +2,7 @@
 // no timers), and sends every action to /api/action, where the CLI's own code performs it.
 "use strict";
 
-const view = { tasks: 0, alerts: 0, runs: 0, q: "", errors: false, sort: { key: "iteration", dir: -1 }, open: new Set(), data: null };
+const view = { project: new URLSearchParams(location.search).get("project") || "", tasks: 0, alerts: 0, runs: 0, q: "", errors: false, sort: { key: "iteration", dir: -1 }, open: new Set(), data: null };
 let loading = null, again = false;
 
 function say(text, bad) {
@@ -15,7 +15,7 @@ function say(text, bad) {
 async function act(body) {
   try {
     const reply = await fetch("/api/action", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ...body, project: view.project }),
     });
     const answer = await reply.json();
     say(reply.ok ? answer.message : `Refused: ${answer.error}`, !reply.ok);
@@ -33,7 +33,7 @@ async function load() {
   loading = (async () => {
     do {
       again = false;
-      const q = new URLSearchParams({ tasks: view.tasks, alerts: view.alerts, runs: view.runs, q: view.q, errors: view.errors ? "1" : "" });
+      const q = new URLSearchParams({ project: view.project, tasks: view.tasks, alerts: view.alerts, runs: view.runs, q: view.q, errors: view.errors ? "1" : "" });
       const reply = await fetch(`/api/view?${q}`);
       if (!reply.ok) { say(`The dashboard refused: ${(await reply.json()).error}`, true); break; }
       view.data = await reply.json();
@@ -45,6 +45,7 @@ async function load() {
 
 function render(d) {
   document.body.dataset.version = d.version;
+  renderProjects(d.projects || [], d.project);
   renderBanner(d);
   renderProblems(d.problems || []);
   if (d.fatal) return;
@@ -59,6 +60,13 @@ function render(d) {
   renderEvents(d.events);
   renderPagers(d);
   fill("footer", `${d.dir} · read ${d.now}`);
+}
+
+function renderProjects(names, chosen) {
+  const select = document.getElementById("project");
+  select.hidden = names.length < 2;
+  if (document.activeElement === select) return;
+  select.replaceChildren(...names.map((n) => el("option", { value: n, selected: n === chosen }, n)));
 }
 
 function renderBanner(d) {
@@ -184,7 +192,7 @@ function toggle(id, r) {
 
 async function showLog(r, box) {
   const name = r.log ? r.log.split("/").pop() : `iteration-${r.iteration}.log`;
-  const reply = await fetch(`/api/log?${new URLSearchParams({ name })}`);
+  const reply = await fetch(`/api/log?${new URLSearchParams({ name, project: view.project })}`);
   const answer = await reply.json();
   box.textContent = reply.ok ? (answer.text || "(empty log)") : answer.error;
 }
@@ -233,6 +241,12 @@ function renderPagers(d) {
 }
 
 function wire() {
+  document.getElementById("project").addEventListener("change", (e) => {
+    Object.assign(view, { project: e.target.value, tasks: 0, alerts: 0, runs: 0 });
+    view.open.clear();
+    history.replaceState(null, "", `/?${new URLSearchParams({ project: view.project })}`);
+    load();
+  });
   for (const button of document.querySelectorAll("[data-control]")) {
     button.addEventListener("click", () => act({ action: button.dataset.control }));
   }
