@@ -92,3 +92,26 @@ def test_a_folder_where_a_file_should_be_is_a_problem_not_a_crash(tmp_path: Path
     problems = "\n".join(data["problems"])
     assert str(paths.runs_log) in problems and str(paths.events) in problems
     assert data["tasks"]["total"] == 2
+
+
+def test_open_alerts_show_critical_first_then_newest_first(tmp_path: Path) -> None:
+    paths = make_project(tmp_path, runs=0, iterations=0)
+    for n, severity in enumerate(("info", "warning", "critical", "info")):
+        edits.raise_alert(
+            paths,
+            severity=severity,
+            source=f"s{n}",
+            alert_type="t",
+            description=f"d{n}",
+            context={},
+            choices=(),
+            now=NOW,
+        )
+    rows = dashboard(paths, NOW)["alerts"]["rows"]
+    assert [r["description"] for r in rows] == [
+        "d2",
+        "CUDA out of memory <script>alert(1)</script>",
+        "d1",
+        "d3",
+        "d0",
+    ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
@@ -77,6 +78,11 @@ def window_of(query: dict[str, list[str]]) -> Window:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     app: Dashboard
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A page closed mid-reply is normal; anything else is printed as http.server does."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

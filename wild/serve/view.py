@@ -22,14 +22,14 @@ from wild.parsers.policy import INTERRUPTION_MODES, MODES
 from wild.paths import WildPaths
 from wild.serve import history
 from wild.serve.events_view import EventFilter, events_tail
-from wild.serve.runs_view import read_runs, run_counts, runs_view
+from wild.serve.runs_view import read_runs, run_counts, runs_view, thin
 from wild.serve.stage import stage_of
 from wild.store.events_log import read_events
 from wild.workspace import Workspace, load_workspace
 
 _T = TypeVar("_T")
 TEXT_CAP = 4000  # characters of one untrusted text field sent to the page (descriptions…)
-ITERATIONS_SHOWN = 500  # the iteration table's newest rows (the stats count them all)
+ITERATIONS_SHOWN = 200  # the iteration table's newest rows (the stats count them all)
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,13 @@ def alert_json(alert: Alert) -> dict[str, Any]:
         "context": _cap(str(dict(alert.context))) if alert.context else "",
         "line": alert.line,
     }
+
+
+def alerts_in_order(alerts: tuple[Alert, ...]) -> list[Alert]:
+    """Critical ones first, then warnings, then the rest; newest first within each."""
+    rank = {"critical": 0, "warning": 1}
+    newest_first = list(reversed(alerts))
+    return sorted(newest_first, key=lambda a: rank.get(a.severity, 2))
 
 
 def _tasks(ws: Workspace, window: Window) -> dict[str, Any]:
@@ -131,6 +138,12 @@ def _barriers(ws: Workspace) -> list[dict[str, Any]]:
     ]
 
 
+def thin_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The burndown's points, thinned like a run's curve (first and last kept)."""
+    indexed = thin([(float(i), 0.0) for i in range(len(points))])
+    return [points[int(i)] for i, _ in indexed]
+
+
 def _iterations(paths: WildPaths, open_tasks: int, now: datetime) -> dict[str, Any]:
     events, problems = read_events(paths.events)
     rows = history.iterations(events)
@@ -138,7 +151,7 @@ def _iterations(paths: WildPaths, open_tasks: int, now: datetime) -> dict[str, A
         "rows": rows[-ITERATIONS_SHOWN:],
         "stats": history.stats(rows),
         "health": history.health(rows),
-        "burndown": history.burndown(events, rows, open_tasks, iso_ms(now)),
+        "burndown": thin_points(history.burndown(events, rows, open_tasks, iso_ms(now))),
         "problems": [str(p) for p in problems],
     }
 
@@ -160,7 +173,9 @@ def dashboard(paths: WildPaths, now: datetime, window: Window = Window()) -> dic
         problems.extend(str(p) for p in metric_problems)
     work: list[dict[str, Any]] = _guarded(problems, "work queue", lambda: list_work_data(ws), [])
     queue, queue_page = _page(work, 0, window.queue_limit)
-    alerts, alerts_page = _page(list(ws.open_alerts), window.alerts_offset, window.alerts_limit)
+    alerts, alerts_page = _page(
+        alerts_in_order(ws.open_alerts), window.alerts_offset, window.alerts_limit
+    )
     open_tasks = sum(1 for t in ws.tasks.tasks if t.status in ("todo", "in-progress"))
     iterations: dict[str, Any] = _guarded(
         problems, str(paths.events), lambda: _iterations(paths, open_tasks, now), {}
