@@ -128,11 +128,8 @@ def push_latency(driver: Any, board: Dashboard, paths: WildPaths, trials: int, l
             writer.stdin.flush()
             if writer.stdout.readline() != "ok\n":
                 raise SystemExit(f"the writer failed (exit {writer.wait()})")
-            seen = wait_until(
-                driver,
-                marker,
-                lambda d, m=marker: d.execute_script(f"return window.__seen['{m}'] || null"),
-            )
+            script = f"return window.__seen['{marker}'] || null"
+            seen = wait_until(driver, marker, lambda d, js=script: d.execute_script(js))
             text = paths.alerts.read_bytes().rsplit(marker.encode() + b" ", 1)[1]
             stamp = float(text.split(b'"', 1)[0])
             latencies.append(seen - stamp * 1000)
