@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,12 @@ def page_load(driver: Any, board: Dashboard, trials: int) -> None:
     )
 
 
+def _seen(marker: str) -> Callable[[Any], Any]:
+    """When the page's observer saw `marker` (Date.now() in ms), or None yet."""
+    script = f"return window.__seen['{marker}'] || null"
+    return lambda d: d.execute_script(script)
+
+
 def push_latency(driver: Any, board: Dashboard, paths: WildPaths, trials: int, label: str) -> None:
     _open(driver, board)
     driver.execute_script(OBSERVE)
@@ -128,8 +135,7 @@ def push_latency(driver: Any, board: Dashboard, paths: WildPaths, trials: int, l
             writer.stdin.flush()
             if writer.stdout.readline() != "ok\n":
                 raise SystemExit(f"the writer failed (exit {writer.wait()})")
-            script = f"return window.__seen['{marker}'] || null"
-            seen = wait_until(driver, marker, lambda d, js=script: d.execute_script(js))
+            seen = wait_until(driver, marker, _seen(marker))
             text = paths.alerts.read_bytes().rsplit(marker.encode() + b" ", 1)[1]
             stamp = float(text.split(b'"', 1)[0])
             latencies.append(seen - stamp * 1000)
