@@ -154,6 +154,16 @@ def test_an_alert_appended_by_another_process_appears_live(driver: Any, board: C
     assert by_css(driver, 'button.choice[data-choice="rollback"]').text == "rollback"
 
 
+def test_a_run_log_opened_on_the_page_follows_the_file(driver: Any, board: Client) -> None:
+    open_page(driver, board.board.url)
+    click(driver, '[data-run="s1-000"] summary')
+    log = '[data-run-log="s1-000"]'
+    wait_until(driver, "the run's log", lambda d: "epoch 1 of run s1-000" in by_css(d, log).text)
+    with (board.paths.run_dir("s1-000") / "log").open("a") as out:
+        out.write("epoch 2 <b>done</b>\n")
+    wait_until(driver, "the new line", lambda d: "epoch 2 <b>done</b>" in by_css(d, log).text)
+
+
 def test_without_the_token_the_browser_gets_403(driver: Any, board: Client) -> None:
     driver.delete_all_cookies()
     driver.get(f"http://127.0.0.1:{board.board.port}/")

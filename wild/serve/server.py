@@ -226,6 +226,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             text = read_tail(path, LOG_TAIL).decode("utf-8", "replace")
+            if not text and not path.exists():
+                text = f"(no log at {path})"
         except OSError as exc:
             text = f"({path}: {exc.strerror})"
         self._json(200, {"file": str(path), "text": text})

@@ -39,7 +39,7 @@ class Window:
     tasks_offset: int = 0
     tasks_limit: int = 100
     alerts_offset: int = 0
-    alerts_limit: int = 50
+    alerts_limit: int = 20
     runs_offset: int = 0
     runs_limit: int = 24
     queue_limit: int = 100

@@ -40,6 +40,7 @@ async function load() {
       if (!reply.ok) { say(`The dashboard refused: ${(await reply.json()).error}`, true); break; }
       view.data = await reply.json();
       render(view.data);
+      refreshLogs();
     } while (again);
   })().finally(() => { loading = null; });
   return loading;
@@ -159,8 +160,34 @@ function renderRuns(runs) {
       el("div", { class: "run-head" }, el("span", { class: "mono" }, r.id), " ", el("span", { class: `status ${r.status}` }, r.status),
         r.exitCode !== null ? el("span", { class: "muted" }, ` exit ${r.exitCode}`) : null),
       el("div", { class: "muted small mono" }, Object.entries(r.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")),
-      lineChart(r.curves), legend(names));
+      lineChart(r.curves), legend(names), runLog(r));
   }));
+}
+
+// A run's log tail, read when opened and again on every change while it is open.
+const openRunLogs = new Set();
+function runLog(r) {
+  const box = el("pre", { class: "log", dataset: { runLog: r.id } });
+  const details = el("details", { open: openRunLogs.has(r.id), ontoggle: () => {
+    if (details.open) { openRunLogs.add(r.id); fetchLog({ run: r.id }, box); } else openRunLogs.delete(r.id);
+  } }, el("summary", { class: "small muted" }, "log"), box);
+  if (openRunLogs.has(r.id)) fetchLog({ run: r.id }, box);
+  return details;
+}
+
+async function fetchLog(which, box) {
+  const reply = await fetch(`/api/log?${new URLSearchParams({ ...which, project: view.project })}`);
+  const answer = await reply.json();
+  box.textContent = reply.ok ? (answer.text || "(empty log)") : answer.error;
+}
+
+// Logs still being written (a running iteration, an open run's log) are read again after
+// every change; the sections around them are redrawn only when their data changed.
+function refreshLogs() {
+  for (const box of document.querySelectorAll("pre[data-log].running")) showLog(JSON.parse(box.dataset.row), box);
+  for (const box of document.querySelectorAll("pre[data-run-log]")) {
+    if (box.parentElement.open) fetchLog({ run: box.dataset.runLog }, box);
+  }
 }
 
 const SORTERS = {
@@ -193,7 +220,8 @@ function renderIterations(it) {
       el("td", {}, compact(r.tokens)), el("td", {}, money(r.costUsd)),
       el("td", { class: "small" }, r.filesChanged ? r.filesChanged.join(", ") : "–"));
     if (!view.open.has(id)) return [row];
-    const log = el("pre", { class: "log", dataset: { log: id } }, "loading…");
+    const live = r.outcome === "running" ? "log running" : "log";
+    const log = el("pre", { class: live, dataset: { log: id, row: JSON.stringify({ log: r.log, iteration: r.iteration }) } }, "loading…");
     showLog(r, log);
     return [row, el("tr", { class: "log-row" }, el("td", { colspan: 8 }, log))];
   }));
@@ -204,11 +232,9 @@ function toggle(id, r) {
   renderIterations(view.data.iterations);
 }
 
-async function showLog(r, box) {
+function showLog(r, box) {
   const name = r.log ? r.log.split("/").pop() : `iteration-${r.iteration}.log`;
-  const reply = await fetch(`/api/log?${new URLSearchParams({ name, project: view.project })}`);
-  const answer = await reply.json();
-  box.textContent = reply.ok ? (answer.text || "(empty log)") : answer.error;
+  return fetchLog({ name }, box);
 }
 
 function renderTasks(tasks) {
