@@ -53,7 +53,9 @@ def open_page(driver: Any, url: str) -> None:
 
 
 def no_page_errors(driver: Any) -> None:
+    """No script error, and nothing the console calls severe (a CSP refusal, a failed load)."""
     assert driver.execute_script("return document.body.dataset.error || null") is None
+    assert [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
 def test_the_page_shows_every_section_and_untrusted_text_as_text(
