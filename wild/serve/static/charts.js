@@ -38,7 +38,7 @@ function lineChart(series, opts) {
   }
   const all = names.flatMap((k) => series[k]);
   const [x0, x1] = bounds(all.map((p) => p[0]));
-  const [y0, y1] = bounds(all.map((p) => p[1]));
+  const [y0, y1] = bounds(all.map((p) => p[1]).concat(opts && opts.fromZero ? [0] : []));
   const sx = (x) => pad.l + ((x - x0) / (x1 - x0)) * (w - pad.l - pad.r);
   const sy = (y) => h - pad.b - ((y - y0) / (y1 - y0)) * (h - pad.t - pad.b);
   svg.append(svgEl("rect", { x: pad.l, y: pad.t, width: w - pad.l - pad.r, height: h - pad.t - pad.b, class: "plot" }));
@@ -64,7 +64,7 @@ function legend(names) {
 function burndownChart(points) {
   const series = { "open tasks": points.map((p) => [Date.parse(p.at) / 1000, p.open]) };
   const clock = (t) => new Date(t * 1000).toISOString().slice(5, 16).replace("T", " ");
-  const svg = lineChart(series, { width: 620, height: 120, xfmt: clock });
+  const svg = lineChart(series, { width: 620, height: 120, xfmt: clock, fromZero: true });
   svg.setAttribute("class", "chart burndown");
   return svg;
 }
