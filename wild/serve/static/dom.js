@@ -1,5 +1,6 @@
-// Small DOM helpers. Every piece of text from the files goes in through textContent (el's
-// string children), never innerHTML: titles, alerts, inputs and logs are untrusted.
+// Small DOM helpers. Every piece of text from the files goes in as a text node (el's string
+// children) or textContent, never parsed as markup: titles, alerts, inputs and logs are
+// untrusted.
 "use strict";
 
 function el(tag, attrs, ...children) {
