@@ -228,3 +228,31 @@ def test_pause_resume_and_stop_reach_a_loop_serving_beside_itself(
         assert commands == ["pause", "resume", "stop"]
     finally:
         out.close()
+
+
+def test_the_project_list_switches_the_page_between_projects(driver: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    from tests.serve.sample import make_project
+    from wild.clock import SystemClock
+    from wild.commands import edits
+    from wild.serve.projects import find_projects
+    from wild.serve.server import Dashboard
+
+    make_project(tmp_path / "exp-a", runs=2, iterations=2)
+    other = make_project(tmp_path / "exp-b", runs=0, iterations=0)
+    edits.add_task(other, "Only in exp-b", priority=1, depends_on=(), blocked_by=())
+    with Dashboard(find_projects(tmp_path), SystemClock(), port=0) as board:
+        open_page(driver, board.url)
+        assert "Only in exp-b" not in by_css(driver, "#tasks").text
+
+        def switch(d: Any) -> bool:
+            Select(by_css(d, "#project")).select_by_value("exp-b")
+            return True
+
+        wait_until(driver, "the project list", switch)
+        wait_until(driver, "exp-b's tasks", lambda d: "Only in exp-b" in by_css(d, "#tasks").text)
+        assert "project=exp-b" in driver.current_url
+        click(driver, '[data-task="task-003"] input[type="checkbox"]')
+        wait_until(driver, "the tick", lambda d: "[x] [P1] task-003" in read_text(other.tasks))
+        no_page_errors(driver)
