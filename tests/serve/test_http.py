@@ -17,6 +17,8 @@ def test_the_printed_url_sets_an_httponly_strict_cookie_and_drops_the_token(boar
     reply = board.request("GET", f"/?token={board.board.access.token}")
     assert reply.status == 303
     assert reply.headers["Location"] == "/"
+    other = board.request("GET", f"/?project=b&token={board.board.access.token}")
+    assert other.headers["Location"] == "/?project=b"
     cookie = reply.headers["Set-Cookie"]
     assert cookie.startswith(board.cookie)
     assert "HttpOnly" in cookie
@@ -179,3 +181,11 @@ def test_the_stream_sends_an_event_when_another_process_appends_an_alert(board: 
         while (version := _next_version(sock, buffer)) <= seen:
             pass
         assert version > seen
+
+
+def test_a_folder_where_tasks_md_belongs_is_shown_not_a_500(board: Client) -> None:
+    board.paths.tasks.unlink()
+    board.paths.tasks.mkdir()
+    reply = board.get("/api/view")
+    assert reply.status == 200
+    assert str(board.paths.tasks) in reply.json()["fatal"]

@@ -18,12 +18,12 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 import orjson
 
 from wild.clock import Clock
-from wild.errors import ConflictError, WildError
+from wild.errors import ConflictError, WildError, describe_os_error
 from wild.paths import WildPaths
 from wild.serve.access import Access, new_token
 from wild.serve.act import perform
@@ -128,7 +128,9 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         if verdict.from_query:
             # The token leaves the URL (history, screen shares) for the HttpOnly cookie.
-            location = urlsplit(self.path).path or "/"
+            url = urlsplit(self.path)
+            kept = [(k, v) for k, v in parse_qsl(url.query) if k != "token"]
+            location = (url.path or "/") + (f"?{urlencode(kept)}" if kept else "")
             self.send_response(303)
             self.send_header("Location", location)
             self.send_header("Set-Cookie", self.server.app.access.set_cookie())
@@ -164,6 +166,11 @@ class _Handler(BaseHTTPRequestHandler):
                 data = dashboard(paths, app.clock.now(), window_of(query))
             except WildError as exc:
                 data = {"fatal": str(exc), "problems": [str(exc)]}
+            except OSError as exc:  # a folder where tasks.md belongs, an unreadable file
+                data = {"fatal": describe_os_error(exc), "problems": [describe_os_error(exc)]}
+            except Exception as exc:  # a bug: the page says so instead of going blank
+                text = f"the dashboard could not read {paths.root} ({type(exc).__name__}: {exc})"
+                data = {"fatal": text, "problems": [text + "; please report it"]}
             projects = list(app.projects)
             chosen = name or projects[0]
             self._json(
