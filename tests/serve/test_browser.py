@@ -44,6 +44,7 @@ def all_css(driver: Any, css: str) -> list[Any]:
 
 
 def open_page(driver: Any, url: str) -> None:
+    driver.get_log("browser")  # drops what earlier tests left: each checks its own page
     driver.get(url)
     wait_until(
         driver,

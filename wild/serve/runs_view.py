@@ -29,17 +29,17 @@ def read_runs(paths: WildPaths) -> tuple[RunIndex, list[Problem]]:
     """The latest record per id; torn and malformed lines are problems, never errors."""
     data = read_bytes(paths.runs_log)
     lines, covered = split_complete_lines(data)
-    index, problems = RunIndex(), []
+    index, problems, file = RunIndex(), [], str(paths.runs_log)
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        record, problem = parse_record(raw, number, str(paths.runs_log))
+        record, problem = parse_record(raw, number, file)
         if problem is not None:
             problems.append(problem)
         if record is not None:
             index.apply((record,))
     if data[covered:].strip():
-        problems.append(Problem(str(paths.runs_log), len(lines) + 1, "incomplete last line"))
+        problems.append(Problem(file, len(lines) + 1, "incomplete last line"))
     return index, problems
 
 

@@ -15,11 +15,12 @@ from typing import Any, TypeVar
 from wild.barriers.approvals import command_of, pending_approvals
 from wild.clock import iso, iso_ms
 from wild.commands.policy_show import policy_json
-from wild.commands.status import list_work_data, status_data
+from wild.commands.status import item_json, status_data
 from wild.errors import WildError
 from wild.parsers.alerts import Alert
 from wild.parsers.policy import INTERRUPTION_MODES, MODES
 from wild.paths import WildPaths
+from wild.selection import select_work
 from wild.serve import history
 from wild.serve.events_view import EventFilter, events_tail
 from wild.serve.runs_view import read_runs, run_counts, runs_view, thin
@@ -160,7 +161,10 @@ def dashboard(paths: WildPaths, now: datetime, window: Window = Window()) -> dic
     """The whole page's data, read from the files now."""
     problems: list[str] = []
     ws = load_workspace(paths, now)
-    status: dict[str, Any] = _guarded(problems, "state", lambda: status_data(ws, now), {})
+    selection = select_work(ws.snapshot())  # once: the status and the queue both need it
+    status: dict[str, Any] = _guarded(
+        problems, "state", lambda: status_data(ws, now, selection=selection), {}
+    )
     problems.extend(status.get("problems", []))
     found = _guarded(problems, str(paths.runs_log), lambda: read_runs(paths), None)
     index = found[0] if found is not None else None
@@ -171,8 +175,7 @@ def dashboard(paths: WildPaths, now: datetime, window: Window = Window()) -> dic
             paths, index, offset=window.runs_offset, limit=window.runs_limit
         )
         problems.extend(str(p) for p in metric_problems)
-    work: list[dict[str, Any]] = _guarded(problems, "work queue", lambda: list_work_data(ws), [])
-    queue, queue_page = _page(work, 0, window.queue_limit)
+    queue, queue_page = _page([item_json(item) for item in selection.queue], 0, window.queue_limit)
     alerts, alerts_page = _page(
         alerts_in_order(ws.open_alerts), window.alerts_offset, window.alerts_limit
     )
