@@ -179,7 +179,9 @@ def test_pause_resume_and_stop_reach_a_loop_serving_beside_itself(
     driver: Any, wild: Wild, tmp_path: Path
 ) -> None:
     wild.cli("--add-task", "Train the model")
+    wild.cli("--add-task", "Evaluate the model")
     wild.hold("task-001")
+    wild.hold("task-002")  # keeps the loop busy after the resume, until the stop
     out = (tmp_path / "serve.out").open("wb")
     proc = subprocess.Popen(
         [
@@ -221,6 +223,7 @@ def test_pause_resume_and_stop_reach_a_loop_serving_beside_itself(
             "the banner to leave paused",
             lambda d: by_css(d, "#stage").text.lower() != "paused",
         )
+        wild.wait_for("the second task", lambda: ("task", "task-002") in wild.worked_on())
         click(driver, "#stop")
         proc.wait(timeout=WAIT_S)
         commands = [
