@@ -93,3 +93,22 @@ def test_every_option_is_in_the_map_and_nothing_else() -> None:
 
 def test_dir_works_with_every_action() -> None:
     assert OPTION_ACTIONS["wild_dir"] == EVERY
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--status", "--serve"), "--serve belongs to --serve or the loop"),
+        (("GOAL", "--port", "9000"), "--port belongs to --serve; it does nothing without it"),
+        (
+            ("--serve", "--urgent"),
+            "--urgent belongs to --human-input; it does nothing with --serve",
+        ),
+    ],
+)
+def test_serve_options_are_checked_like_the_others(
+    wild_dir: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = invoke(*args, "--dir", str(wild_dir))
+    assert result.exit_code == 2
+    assert message in result.output

@@ -39,9 +39,8 @@ def cli_long_options() -> set[str]:
 
 
 def cli_doc_parts() -> tuple[str, str]:
-    """(the documented part of docs/cli.md, its "Not built yet" section)."""
-    documented, marker, not_built = CLI_DOC.read_text().partition(NOT_BUILT)
-    assert marker, f"{CLI_DOC} lost its '## Not built yet' section"
+    """(the documented part of docs/cli.md, its "Not built yet" section, if any)."""
+    documented, _marker, not_built = CLI_DOC.read_text().partition(NOT_BUILT)
     return documented, not_built
 
 
@@ -58,7 +57,6 @@ def test_every_option_the_doc_names_exists() -> None:
 def test_options_listed_as_not_built_really_are_missing() -> None:
     """When one gets built, this fails until the doc describes it properly."""
     not_built = set(FLAG.findall(cli_doc_parts()[1]))
-    assert not_built
     assert sorted(not_built & cli_long_options()) == []
 
 

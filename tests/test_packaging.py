@@ -62,6 +62,10 @@ def test_wheel_installs_templates_and_runs_init_and_demo_data(tmp_path: Path) ->
         f"wild/check_scripts/{p.name}" for p in (ROOT / "wild" / "check_scripts").glob("*.py")
     }
     assert len(expected) == 11
+    # The dashboard's page, scripts and styles (`wild --serve` serves nothing from elsewhere).
+    static = ROOT / "wild" / "serve" / "static"
+    expected |= {f"wild/serve/static/{p.name}" for p in static.iterdir()}
+    assert len(expected) == 16
     assert expected <= set(zipfile.ZipFile(wheel).namelist())
     # A PYTHONPATH pointing at the checkout (as the test command sets it) would shadow the wheel,
     # and pip would find the checkout's `wild.egg-info` and take wild as installed already.

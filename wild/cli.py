@@ -20,7 +20,7 @@ import click
 from click.core import ParameterSource
 
 from wild.clock import Clock, SystemClock
-from wild.commands.actions import ACTIONS, HANDLERS, LOOP, Call, misplaced_option
+from wild.commands.actions import ACTIONS, HANDLERS, LOOP, SERVE, Call, misplaced_option
 from wild.errors import UsageError, WildError, describe_os_error
 from wild.output import capped
 from wild.parsers.severity import SEVERITIES
@@ -308,6 +308,18 @@ def demo() -> None:
     help="Serve the loopback webhook on this port (0: any free port).",
 )
 @click.option("--once", is_flag=True, help="Run one iteration, then exit.")
+@click.option(
+    "--serve",
+    is_flag=True,
+    help="Serve the live dashboard on 127.0.0.1 (alone, or beside the loop with a goal).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="With --serve: the dashboard's port (0: any free port).",
+)
 def cli(
     goal: str | None, goal_option: str | None, wild_dir: str | None, as_json: bool, **options: Any
 ) -> None:
@@ -329,8 +341,13 @@ def cli(
         )
     if chosen and goal is not None:
         raise UsageError(f"a goal cannot be combined with {_flag(chosen[0])}")
-    action = chosen[0] if chosen else LOOP
-    _check_options_belong(click.get_current_context(), action)
+    serving = options.pop("serve")
+    port = options.pop("port")
+    action = chosen[0] if chosen else (SERVE if serving and goal is None else LOOP)
+    ctx = click.get_current_context()
+    _check_options_belong(ctx, action)
+    if not serving and ctx.get_parameter_source("port") is ParameterSource.COMMANDLINE:
+        raise UsageError("--port belongs to --serve; it does nothing without it")
     call = Call(
         paths=paths,
         opts={**options, "goal": goal, "as_json": as_json},
@@ -338,6 +355,12 @@ def cli(
         out=click.echo if as_json else _echo_capped,
         clear=click.clear,
     )
+    if serving:
+        from wild.serve.command import serve  # noqa: PLC0415  (only when serving)
+
+        loop = None if action == SERVE else (lambda: HANDLERS[LOOP](call))
+        serve(paths, clock, port=port, out=click.echo, beside=loop)
+        return
     HANDLERS[action](call)
 
 

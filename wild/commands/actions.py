@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 # The loop is chosen by a goal rather than by a flag; it is dispatched like the actions.
 LOOP = "loop"
+# `--serve` alone, or beside the loop; `wild.cli` dispatches it (the dashboard sits above
+# this layer, since it calls these commands).
+SERVE = "serve"
 
 
 @dataclass(frozen=True)
@@ -348,7 +351,7 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
 
 # The flags that each select one action; at most one may be given.
 ACTIONS = tuple(name for name in HANDLERS if name != LOOP)
-EVERY = (*ACTIONS, LOOP)
+EVERY = (*ACTIONS, LOOP, SERVE)
 RUNS = ("sweep", "runs")  # the research-run actions
 
 # Which actions each option (by its click parameter name) does something with. Any other
@@ -390,6 +393,8 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "agent_timeout": (LOOP,),
     "webhook_port": (LOOP,),
     "once": (LOOP,),
+    "serve": (SERVE, LOOP),
+    "port": (SERVE, LOOP),
 }
 
 

@@ -160,10 +160,16 @@ def questions_json(human: HumanQueue) -> list[dict[str, Any]]:
     ]
 
 
-def status_data(ws: Workspace, now: datetime | None = None, judge: Judge = check) -> dict[str, Any]:
-    """Everything `--status` shows, as plain data (the JSON form)."""
+def status_data(
+    ws: Workspace,
+    now: datetime | None = None,
+    judge: Judge = check,
+    selection: Selection | None = None,
+) -> dict[str, Any]:
+    """Everything `--status` shows, as plain data (the JSON form); `selection` when the caller
+    has made it already (the dashboard shows the whole queue too)."""
     now = now or datetime.now(UTC)
-    selection = select_work(ws.snapshot())
+    selection = selection if selection is not None else select_work(ws.snapshot())
     tasks = Counter(t.status for t in ws.tasks.tasks)
     # Items made from tasks carry a priority; held inputs and escalated alerts do not.
     blocked_tasks = sum(

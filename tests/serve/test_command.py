@@ -1,0 +1,63 @@
+"""`wild --serve` as a user runs it: the URL with a fresh token on stdout, Ctrl-C to stop."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from tests.cli_support import init_wild_dir, invoke
+
+WAIT_S = 20
+
+
+def test_serve_prints_a_url_with_a_fresh_token_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    root = init_wild_dir(tmp_path)
+    tokens = []
+    for _ in range(2):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "wild", "--serve", "--port", "0", "--dir", str(root)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            found = re.search(r"(http://127\.0\.0\.1:\d+/)\?token=(\S+)", line)
+            assert found is not None, line
+            tokens.append(found.group(2))
+            # As a browser: the URL's token becomes a cookie, and the redirect carries it.
+            browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+            with browser.open(found.group(0), timeout=WAIT_S) as page:
+                assert b"<title>wild dashboard</title>" in page.read()
+            proc.send_signal(signal.SIGINT)
+            rest, _ = proc.communicate(timeout=WAIT_S)
+        finally:
+            proc.kill()
+            proc.wait()
+        assert proc.returncode == 0, rest
+        assert "Dashboard stopped." in rest
+    assert tokens[0] != tokens[1]
+    assert len(tokens[0]) >= 40
+
+
+def test_a_taken_port_is_one_clear_error(tmp_path: Path) -> None:
+    root = init_wild_dir(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = invoke("--serve", "--port", str(port), "--dir", str(root))
+    assert result.exit_code == 1
+    assert f"Error: port {port} on 127.0.0.1 is in use" in result.output
+
+
+def test_serve_needs_an_initialised_folder(tmp_path: Path) -> None:
+    result = invoke("--serve", "--dir", str(tmp_path / "nothing"))
+    assert result.exit_code == 1
+    assert "wild --init" in result.output

@@ -1,0 +1,90 @@
+"""Runs, sweeps and curves for the page; the stage; the events filter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.serve.sample import make_project
+from wild.parsers.runs import RunIndex
+from wild.serve.events_view import EventFilter, events_tail, read_tail
+from wild.serve.runs_view import parse_metrics, read_runs, runs_view, thin
+from wild.serve.stage import stage_of
+
+
+def test_metrics_lines_become_curves_and_bad_lines_problems() -> None:
+    data = (
+        b'{"step": 0, "loss": 2.0, "acc": 0.1, "note": "warmup"}\n'
+        b"not json\n"
+        b"[1, 2]\n"
+        b'{"loss": 1.5, "nan": NaN}\n'
+        b'{"step": 2, "loss": Infinity, "flag": true}\n'
+        b'{"step": 3, "loss": 1.0'
+    )
+    curves, problems = parse_metrics(data, "m.jsonl")
+    # NaN and Infinity (as Python's json writes them) are read and left out of the curve.
+    assert curves == {"loss": [(0.0, 2.0), (4.0, 1.5)], "acc": [(0.0, 0.1)]}
+    assert [(p.line, p.message) for p in problems] == [
+        (2, "not valid JSON; skipped"),
+        (3, "not a JSON object; skipped"),
+    ]
+
+
+def test_a_long_curve_is_thinned_keeping_both_ends() -> None:
+    points = [(float(i), float(i)) for i in range(10_000)]
+    kept = thin(points, 400)
+    assert len(kept) == 400
+    assert kept[0] == points[0] and kept[-1] == points[-1]
+    assert thin(points[:5], 400) == points[:5]
+
+
+def test_runs_view_pages_the_runs_and_counts_by_status(tmp_path: Path) -> None:
+    paths = make_project(tmp_path, runs=7, iterations=0)
+    index, problems = read_runs(paths)
+    assert problems == []
+    view, _ = runs_view(paths, index, offset=5, limit=4)
+    assert [r["id"] for r in view["runs"]["rows"]] == ["s1-005", "s1-006"]
+    assert view["runs"]["total"] == 7
+    assert set(view["runs"]["rows"][0]["curves"]) == {"loss", "reward"}
+    assert view["counts"]["running"] == 3
+    assert view["sweeps"][0]["counts"] == {"running": 3, "finished": 2, "failed": 2}
+
+
+def test_stage() -> None:
+    assert stage_of({"paused": True}, None) == "paused"
+    assert stage_of({"state": "running"}, None) == "working"
+    assert stage_of({"state": "stopped"}, RunIndex()) == "idle"
+
+
+def test_stage_follows_the_active_sweep(tmp_path: Path) -> None:
+    paths = make_project(tmp_path, runs=2, iterations=0)
+    index, _ = read_runs(paths)
+    assert stage_of({}, index) == "running"
+    for run_id, run in list(index.runs.items()):
+        index.runs[run_id] = type(run)(
+            **{**{f: getattr(run, f) for f in run.__slots__}, "status": "finished"}
+        )
+    assert stage_of({}, index) == "analyzing"
+    sweep = index.sweeps["s1"]
+    index.sweeps["s1"] = type(sweep)(
+        **{**{f: getattr(sweep, f) for f in sweep.__slots__}, "status": "done"}
+    )
+    assert stage_of({}, index) == "exploring"
+
+
+def test_events_tail_searches_and_filters_errors(tmp_path: Path) -> None:
+    paths = make_project(tmp_path, runs=0, iterations=4)
+    every = events_tail(paths.events, EventFilter())["rows"]
+    assert every[0]["kind"] == "agent-end"  # newest first
+    errors = events_tail(paths.events, EventFilter(errors=True))["rows"]
+    assert [e["kind"] for e in errors] == ["agent-end"]
+    assert '"iteration":4' in errors[0]["text"]
+    found = events_tail(paths.events, EventFilter(text="TASK-003"))["rows"]
+    assert {e["kind"] for e in found} == {"agent-start"}
+    assert len(events_tail(paths.events, EventFilter(limit=2))["rows"]) == 2
+
+
+def test_the_tail_starts_at_a_whole_line(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"first line\nsecond line\nthird\n")
+    assert read_tail(path, 15) == b"third\n"
+    assert read_tail(tmp_path / "missing", 10) == b""

@@ -1,0 +1,221 @@
+"""Everything the page shows, assembled from the `.wild/` files on each request (no state kept).
+
+Each section is built on its own: a file that cannot be read or parsed becomes a problem
+(file and line) in the answer and an empty section, never an error page. Long lists come a
+page at a time (`Window`), so 10k tasks or 100k alerts cost one page of JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+from wild.barriers.approvals import command_of, pending_approvals
+from wild.clock import iso, iso_ms
+from wild.commands.policy_show import policy_json
+from wild.commands.status import item_json, status_data
+from wild.errors import WildError
+from wild.parsers.alerts import Alert
+from wild.parsers.policy import INTERRUPTION_MODES, MODES
+from wild.paths import WildPaths
+from wild.selection import select_work
+from wild.serve import history
+from wild.serve.events_view import EventFilter, events_tail
+from wild.serve.runs_view import read_runs, run_counts, runs_view, thin
+from wild.serve.stage import stage_of
+from wild.store.events_log import read_events
+from wild.workspace import Workspace, load_workspace
+
+_T = TypeVar("_T")
+TEXT_CAP = 4000  # characters of one untrusted text field sent to the page (descriptions…)
+ITERATIONS_SHOWN = 200  # the iteration table's newest rows (the stats count them all)
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which page of each long list the page wants."""
+
+    tasks_offset: int = 0
+    tasks_limit: int = 100
+    alerts_offset: int = 0
+    alerts_limit: int = 20
+    runs_offset: int = 0
+    runs_limit: int = 24
+    queue_limit: int = 100
+    events: EventFilter = EventFilter()  # noqa: RUF009  (frozen: one shared default is safe)
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + f"… ({len(text)} characters)"
+
+
+def _page(items: list[_T], offset: int, limit: int) -> tuple[list[_T], dict[str, int]]:
+    offset = max(0, min(offset, max(len(items) - 1, 0)))
+    return items[offset : offset + limit], {"total": len(items), "offset": offset, "limit": limit}
+
+
+def _guarded(problems: list[str], what: str, build: Callable[[], _T], empty: _T) -> _T:
+    """`build()`, or `empty` with the reason noted: one bad file never blanks the whole page."""
+    try:
+        return build()
+    except (WildError, OSError, ValueError, UnicodeError) as exc:
+        problems.append(f"{what}: {exc}")
+        return empty
+
+
+def alert_json(alert: Alert) -> dict[str, Any]:
+    return {
+        "id": alert.id,
+        "severity": alert.severity,
+        "status": alert.status,
+        "source": _cap(alert.source),
+        "type": _cap(alert.type),
+        "description": _cap(alert.description),
+        "timestamp": alert.timestamp,
+        "choices": [_cap(c) for c in alert.choices],
+        "context": _cap(str(dict(alert.context))) if alert.context else "",
+        "line": alert.line,
+    }
+
+
+def alerts_in_order(alerts: tuple[Alert, ...]) -> list[Alert]:
+    """Critical ones first, then warnings, then the rest; newest first within each."""
+    rank = {"critical": 0, "warning": 1}
+    newest_first = list(reversed(alerts))
+    return sorted(newest_first, key=lambda a: rank.get(a.severity, 2))
+
+
+def _tasks(ws: Workspace, window: Window) -> dict[str, Any]:
+    rows, page = _page(list(ws.tasks.tasks), window.tasks_offset, window.tasks_limit)
+    return {
+        **page,
+        "rows": [
+            {
+                "id": t.id,
+                "text": _cap(t.text),
+                "status": t.status,
+                "priority": t.priority,
+                "dependsOn": list(t.depends_on),
+                "blockedBy": list(t.blocked_by),
+                "subtasks": [{"text": _cap(s.text), "status": s.status} for s in t.subtasks],
+                "line": t.span.start + 1,
+            }
+            for t in rows
+        ],
+    }
+
+
+def _human(ws: Workspace) -> list[dict[str, Any]]:
+    newest = list(reversed(ws.human.inputs))[:50]
+    return [
+        {
+            "key": h.key,
+            "status": h.status,
+            "urgent": h.urgent,
+            "content": _cap(h.content.strip()),
+            "relatedAlert": h.related_alert,
+        }
+        for h in newest
+    ]
+
+
+def _barriers(ws: Workspace) -> list[dict[str, Any]]:
+    awaiting = {b.id for b in pending_approvals(ws.barriers, ws.approvals)}
+    return [
+        {
+            "id": b.id,
+            "status": b.status,
+            "type": b.type,
+            "command": _cap(command_of(b) or ""),
+            "result": _cap(b.result or ""),
+            "lastCheck": b.last_check,
+            "blocks": list(b.blocks),
+            "needsApproval": b.id in awaiting,
+            "canSatisfy": b.status != "satisfied",
+        }
+        for b in ws.barriers.barriers
+    ]
+
+
+def thin_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The burndown's points, thinned like a run's curve (first and last kept)."""
+    indexed = thin([(float(i), 0.0) for i in range(len(points))])
+    return [points[int(i)] for i, _ in indexed]
+
+
+def _iterations(paths: WildPaths, open_tasks: int, now: datetime) -> dict[str, Any]:
+    events, problems = read_events(paths.events)
+    rows = history.iterations(events)
+    return {
+        "rows": rows[-ITERATIONS_SHOWN:],
+        "stats": history.stats(rows),
+        "health": history.health(rows),
+        "burndown": thin_points(history.burndown(events, rows, open_tasks, iso_ms(now))),
+        "problems": [str(p) for p in problems],
+    }
+
+
+def dashboard(paths: WildPaths, now: datetime, window: Window = Window()) -> dict[str, Any]:
+    """The whole page's data, read from the files now."""
+    problems: list[str] = []
+    ws = load_workspace(paths, now)
+    selection = select_work(ws.snapshot())  # once: the status and the queue both need it
+    status: dict[str, Any] = _guarded(
+        problems, "state", lambda: status_data(ws, now, selection=selection), {}
+    )
+    problems.extend(status.get("problems", []))
+    found = _guarded(problems, str(paths.runs_log), lambda: read_runs(paths), None)
+    index = found[0] if found is not None else None
+    problems.extend(str(p) for p in (found[1] if found is not None else []))
+    runs: dict[str, Any] = {"sweeps": [], "runs": {"total": 0, "rows": []}, "counts": {}}
+    if index is not None:
+        runs, metric_problems = runs_view(
+            paths, index, offset=window.runs_offset, limit=window.runs_limit
+        )
+        problems.extend(str(p) for p in metric_problems)
+    queue, queue_page = _page([item_json(item) for item in selection.queue], 0, window.queue_limit)
+    alerts, alerts_page = _page(
+        alerts_in_order(ws.open_alerts), window.alerts_offset, window.alerts_limit
+    )
+    open_tasks = sum(1 for t in ws.tasks.tasks if t.status in ("todo", "in-progress"))
+    iterations: dict[str, Any] = _guarded(
+        problems, str(paths.events), lambda: _iterations(paths, open_tasks, now), {}
+    )
+    problems.extend(iterations.get("problems", []))
+    loop = status.get("loop", {})
+    policy: dict[str, Any] = _guarded(problems, str(paths.policy), lambda: policy_json(ws), {})
+    events: dict[str, Any] = _guarded(
+        problems, str(paths.events), lambda: events_tail(paths.events, window.events), {}
+    )
+    return {
+        "dir": str(paths.root),
+        "now": iso(now),
+        "banner": {
+            "stage": stage_of(loop, index),
+            "iteration": loop.get("iteration"),
+            "loop": loop.get("state"),
+            "paused": loop.get("paused"),
+            "goal": _cap(loop.get("goal") or ""),
+            "elapsedS": status.get("totals", {}).get("elapsedS"),
+            "runs": run_counts(index) if index is not None else {},
+            "alerts": len(ws.open_alerts),
+            "critical": sum(1 for a in ws.open_alerts if a.severity == "critical"),
+            "work": status.get("work"),
+        },
+        "status": {k: status.get(k) for k in ("tasks", "alerts", "barriers", "checks", "totals")},
+        "queue": {**queue_page, "rows": queue},
+        "tasks": _tasks(ws, window),
+        "alerts": {**alerts_page, "rows": [alert_json(a) for a in alerts]},
+        "human": _human(ws),
+        "policy": {
+            **policy,
+            "modes": [*MODES, *INTERRUPTION_MODES],
+        },
+        "barriers": _barriers(ws),
+        "runs": runs,
+        "iterations": iterations,
+        "events": events,
+        "problems": [_cap(p) for p in problems],
+    }
