@@ -10,12 +10,12 @@ import pytest
 
 from tests.serve.sample import make_project
 from wild.serve.live import MOST_RUN_FOLDERS, RUN_FILES, Hub, LiveWatch, followed_folders
-from wild.serve.runs_view import read_runs
+from wild.store.runs_log import read_runs
 
 
 def test_unfinished_runs_and_the_current_log_are_followed(tmp_path: Path) -> None:
     paths = make_project(tmp_path, runs=6, iterations=0)
-    index, _ = read_runs(paths)
+    index = read_runs(paths.runs_log).index
     wanted = followed_folders(paths, index, iteration=3)
     assert wanted[paths.logs] >= {"iteration-3.log", "iteration-3.1.log"}
     running = {p.name for p in wanted if p != paths.logs}
@@ -26,7 +26,7 @@ def test_unfinished_runs_and_the_current_log_are_followed(tmp_path: Path) -> Non
 
 def test_at_most_so_many_run_folders_are_followed(tmp_path: Path) -> None:
     paths = make_project(tmp_path, runs=0, iterations=0)
-    index, _ = read_runs(paths)
+    index = read_runs(paths.runs_log).index
     from wild.parsers.runs import RunRecord
 
     for n in range(MOST_RUN_FOLDERS + 10):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.serve.sample import make_project
-from wild.parsers.runs import RunIndex
 from wild.serve.events_view import EventFilter, events_tail, read_tail
-from wild.serve.runs_view import parse_metrics, read_runs, runs_view, thin
+from wild.serve.runs_view import parse_metrics, runs_view, thin
 from wild.serve.stage import stage_of
+from wild.store.runs_log import read_runs
 
 
 def test_metrics_lines_become_curves_and_bad_lines_problems() -> None:
@@ -39,7 +39,8 @@ def test_a_long_curve_is_thinned_keeping_both_ends() -> None:
 
 def test_runs_view_pages_the_runs_and_counts_by_status(tmp_path: Path) -> None:
     paths = make_project(tmp_path, runs=7, iterations=0)
-    index, problems = read_runs(paths)
+    log = read_runs(paths.runs_log)
+    index, problems = log.index, log.problems
     assert problems == []
     view, _ = runs_view(paths, index, offset=5, limit=4)
     assert [r["id"] for r in view["runs"]["rows"]] == ["s1-005", "s1-006"]
@@ -50,25 +51,10 @@ def test_runs_view_pages_the_runs_and_counts_by_status(tmp_path: Path) -> None:
 
 
 def test_stage() -> None:
-    assert stage_of({"paused": True}, None) == "paused"
-    assert stage_of({"state": "running"}, None) == "working"
-    assert stage_of({"state": "stopped"}, RunIndex()) == "idle"
-
-
-def test_stage_follows_the_active_sweep(tmp_path: Path) -> None:
-    paths = make_project(tmp_path, runs=2, iterations=0)
-    index, _ = read_runs(paths)
-    assert stage_of({}, index) == "running"
-    for run_id, run in list(index.runs.items()):
-        index.runs[run_id] = type(run)(
-            **{**{f: getattr(run, f) for f in run.__slots__}, "status": "finished"}
-        )
-    assert stage_of({}, index) == "analyzing"
-    sweep = index.sweeps["s1"]
-    index.sweeps["s1"] = type(sweep)(
-        **{**{f: getattr(sweep, f) for f in sweep.__slots__}, "status": "done"}
-    )
-    assert stage_of({}, index) == "exploring"
+    assert stage_of({"paused": True}, {"sweeps": 1, "stage": "running"}) == "paused"
+    assert stage_of({"state": "running"}, {"sweeps": 0}) == "working"
+    assert stage_of({"state": "stopped"}, {}) == "idle"
+    assert stage_of({"state": "running"}, {"sweeps": 2, "stage": "analyzing"}) == "analyzing"
 
 
 def test_events_tail_searches_and_filters_errors(tmp_path: Path) -> None:

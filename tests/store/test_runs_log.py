@@ -36,14 +36,14 @@ def test_incremental_reads_see_only_new_lines_and_report_bad_ones(tmp_path: Path
         f.write(b"not json\n" + encode_record(RUN)[:20])
     assert log.refresh() == ()
     assert log.problems == [
-        Problem("runs.jsonl", 2, "not valid JSON, skipped; fix or delete the line"),
-        Problem("runs.jsonl", 3, INCOMPLETE),
+        Problem(str(path), 2, "not valid JSON, skipped; fix or delete the line"),
+        Problem(str(path), 3, INCOMPLETE),
     ]
     with path.open("ab") as f:
         f.write(encode_record(RUN)[20:])
     assert [r.id for r in log.refresh()] == ["s1-001"]
     assert log.problems == [
-        Problem("runs.jsonl", 2, "not valid JSON, skipped; fix or delete the line")
+        Problem(str(path), 2, "not valid JSON, skipped; fix or delete the line")
     ]
 
 
@@ -52,7 +52,7 @@ def test_a_fragment_with_a_whole_line_glued_on_keeps_the_line(tmp_path: Path) ->
     path.write_bytes(b'{"kind": "ru' + encode_record(RUN))
     log = read_runs(path)
     assert list(log.index.runs) == ["s1-001"]
-    assert log.problems == [Problem("runs.jsonl", 1, "a writer's unfinished line, skipped")]
+    assert log.problems == [Problem(str(path), 1, "a writer's unfinished line, skipped")]
 
 
 def test_a_replaced_file_is_read_again_from_the_start(tmp_path: Path) -> None:

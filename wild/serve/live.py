@@ -17,7 +17,7 @@ from wild.errors import WildError
 from wild.parsers.runs import RunIndex
 from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
-from wild.serve.runs_view import read_runs
+from wild.store.runs_log import read_runs
 from wild.store.self_writes import SelfWrites
 from wild.wake import FolderWatcher, Waker, WakeReason
 
@@ -126,7 +126,7 @@ class LiveWatch:
         """Start and stop the extra watchers so they match what is worth following now."""
         index: RunIndex | None = None
         with contextlib.suppress(OSError, WildError):
-            index = read_runs(self._paths)[0]
+            index = read_runs(self._paths.runs_log).index
         wanted = followed_folders(self._paths, index, current_iteration(self._paths))
         for folder in list(self._others):
             if self._others[folder][0] != wanted.get(folder):

@@ -1,7 +1,6 @@
 """Sweeps, runs and their metric curves for the dashboard, read from runs.jsonl and metrics.jsonl.
 
-runs.jsonl is read here through the shared contract (`parse_record` + `RunIndex`); once
-`wild.store.runs_log` lands, `read_runs` should become a call to it.
+runs.jsonl comes read already (the workspace's `RunIndex`, wild.store.runs_log).
 """
 
 from __future__ import annotations
@@ -16,31 +15,13 @@ import orjson
 
 from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.lines import Problem
-from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord, parse_record
+from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord
 from wild.paths import WildPaths
 from wild.store.files import read_bytes
 
 # A curve keeps at most this many points (evenly thinned, the last kept): an SVG polyline of
 # a million steps would freeze the page, and 400 points are more than a panel's pixels.
 CURVE_POINTS = 400
-
-
-def read_runs(paths: WildPaths) -> tuple[RunIndex, list[Problem]]:
-    """The latest record per id; torn and malformed lines are problems, never errors."""
-    data = read_bytes(paths.runs_log)
-    lines, covered = split_complete_lines(data)
-    index, problems, file = RunIndex(), [], str(paths.runs_log)
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        record, problem = parse_record(raw, number, file)
-        if problem is not None:
-            problems.append(problem)
-        if record is not None:
-            index.apply((record,))
-    if data[covered:].strip():
-        problems.append(Problem(file, len(lines) + 1, "incomplete last line"))
-    return index, problems
 
 
 def run_counts(index: RunIndex) -> dict[str, int]:

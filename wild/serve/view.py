@@ -23,7 +23,7 @@ from wild.paths import WildPaths
 from wild.selection import select_work
 from wild.serve import history
 from wild.serve.events_view import EventFilter, events_tail
-from wild.serve.runs_view import read_runs, run_counts, runs_view, thin
+from wild.serve.runs_view import run_counts, runs_view, thin
 from wild.serve.stage import stage_of
 from wild.store.events_log import read_events
 from wild.workspace import Workspace, load_workspace
@@ -166,15 +166,10 @@ def dashboard(paths: WildPaths, now: datetime, window: Window = Window()) -> dic
         problems, "state", lambda: status_data(ws, now, selection=selection), {}
     )
     problems.extend(status.get("problems", []))
-    found = _guarded(problems, str(paths.runs_log), lambda: read_runs(paths), None)
-    index = found[0] if found is not None else None
-    problems.extend(str(p) for p in (found[1] if found is not None else []))
-    runs: dict[str, Any] = {"sweeps": [], "runs": {"total": 0, "rows": []}, "counts": {}}
-    if index is not None:
-        runs, metric_problems = runs_view(
-            paths, index, offset=window.runs_offset, limit=window.runs_limit
-        )
-        problems.extend(str(p) for p in metric_problems)
+    runs, metric_problems = runs_view(
+        paths, ws.runs, offset=window.runs_offset, limit=window.runs_limit
+    )  # runs.jsonl's own problems are the workspace's, in the status's
+    problems.extend(str(p) for p in metric_problems)
     queue, queue_page = _page([item_json(item) for item in selection.queue], 0, window.queue_limit)
     alerts, alerts_page = _page(
         alerts_in_order(ws.open_alerts), window.alerts_offset, window.alerts_limit
@@ -193,13 +188,13 @@ def dashboard(paths: WildPaths, now: datetime, window: Window = Window()) -> dic
         "dir": str(paths.root),
         "now": iso(now),
         "banner": {
-            "stage": stage_of(loop, index),
+            "stage": stage_of(loop, status.get("research", {})),
             "iteration": loop.get("iteration"),
             "loop": loop.get("state"),
             "paused": loop.get("paused"),
             "goal": _cap(loop.get("goal") or ""),
             "elapsedS": status.get("totals", {}).get("elapsedS"),
-            "runs": run_counts(index) if index is not None else {},
+            "runs": run_counts(ws.runs),
             "alerts": len(ws.open_alerts),
             "critical": sum(1 for a in ws.open_alerts if a.severity == "critical"),
             "work": status.get("work"),

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wild.errors import describe_os_error
 from wild.parsers.alerts import INCOMPLETE, MAX_LINE_BYTES
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.jsonl import split_complete_lines, trailing_object_start
@@ -93,8 +94,12 @@ class RunLog:
             cursor = self.cursor
             keep = cursor is not None and continues(cursor, fd, st)
             start, base = (cursor.offset, cursor.line_count) if keep and cursor else (0, 0)
-            found = parse_appended(pread_all(fd, start, st.st_size), base, self.path.name)
+            found = parse_appended(pread_all(fd, start, st.st_size), base, str(self.path))
             self.cursor = cursor_at(fd, st, start + found.consumed, base + found.lines)
+        except OSError as error:  # a folder where the file belongs, an I/O error: said, not fatal
+            self.index, self.cursor = RunIndex(), None
+            self.problems = [Problem(str(self.path), 1, describe_os_error(error))]
+            return ()
         finally:
             os.close(fd)
         if not keep:
