@@ -23,11 +23,10 @@ from pathlib import Path
 
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
+from wild.store.files import read_text
 from wild.stories import dit_training, prompt_tuning, rl_training
 from wild.stories.analysis import Analysis
-from wild.stories.results import latest_sweep, load_results, read_index
-from wild.stories.results import RunResult
-from wild.store.files import read_text
+from wild.stories.results import RunResult, latest_sweep, load_results, read_index
 
 Analyze = Callable[[Sequence[RunResult], str], Analysis]
 STORIES: dict[str, Analyze] = {
@@ -158,7 +157,8 @@ def story_step(
         return "Read the human's input; the analysis will take it into account.\n" + (
             "<promise>HUMAN_INPUT_PROCESSED</promise>\n"
         )
-    return f"Nothing to do for this {work_type or 'work'} in a story.\n<promise>TASK_COMPLETE</promise>\n"
+    nothing = f"Nothing to do for this {work_type or 'work'} in a story."
+    return nothing + "\n<promise>TASK_COMPLETE</promise>\n"
 
 
 def main() -> int:

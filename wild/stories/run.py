@@ -21,8 +21,12 @@ from wild.stories.direct import run_sweep
 
 # What a project gets of the story folder: not expected/ (the answers) nor run.sh.
 COPIED = ("story.md", "sweep.json", "prompts", "skills", "fixtures")
-PROMPTS = ("seed_user_prompt.md", "domain_constraints.md", "domain_report_schema.md",
-           "domain_alert_policy.md")
+PROMPTS = (
+    "seed_user_prompt.md",
+    "domain_constraints.md",
+    "domain_report_schema.md",
+    "domain_alert_policy.md",
+)
 
 
 def goal_of(story: Path) -> str:

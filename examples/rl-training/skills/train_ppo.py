@@ -74,7 +74,10 @@ def train_one_seed(args: argparse.Namespace, seed: int) -> list[dict[str, float]
     for _ in range(args.steps):
         old_probs = softmax(phi @ weights)
         problems = rng.integers(0, PROBLEMS, size=args.batch_size)
-        choices = np.array([rng.choice(ANSWERS, p=old_probs[p]) for p in problems])
+        # Inverse-CDF sampling of every problem's answer at once (vectorised rng.choice).
+        cumulative = np.cumsum(old_probs[problems], axis=1)
+        draws = rng.random(args.batch_size)[:, None]
+        choices = np.minimum((cumulative < draws).sum(axis=1), ANSWERS - 1)
         rewards = (choices == answers[problems]).astype(np.float64)
         # Group-normalised advantage over the whole batch (GRPO-like), fixed while it is reused.
         advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
