@@ -54,15 +54,23 @@ def _field(prompt: str, name: str) -> str | None:
 
 
 def stage(prompt: str, work_type: str | None) -> str:
-    """What the prompt asks for: `alert`, `sweep`, `analysis`, `human-input` or `other`."""
+    """What the prompt asks for: `alert`, `sweep`, `analysis`, `human-input` or `other`.
+
+    `$WILD_WORK_TYPE` decides when wild gave it (planning is the exploring stage's prompt
+    until a sweep exists; an analysis may come as a task blocked by the sweep's barrier);
+    without it, the prompt's own words do.
+    """
     if work_type in ("alert", "sweep", "analysis", "human-input"):
         return work_type
-    if "Handling Alert" in prompt:
-        return "alert"
-    if re.search(r"\banaly[sz](is|e|ing)\b", prompt, re.IGNORECASE):
-        return "analysis"
-    if "<sweep>" in prompt or "exploring" in prompt.lower():
+    if work_type == "planning":
         return "sweep"
+    if work_type == "task" or work_type is None:
+        if work_type is None and "Handling Alert" in prompt:
+            return "alert"
+        if re.search(r"\banaly[sz](is|e|ing)\b", prompt, re.IGNORECASE):
+            return "analysis"
+        if work_type is None and ("<sweep>" in prompt or "exploring" in prompt.lower()):
+            return "sweep"
     return "other"
 
 
@@ -80,10 +88,17 @@ def sweep_reply(project: Path) -> str:
 
 
 def alert_reply(prompt: str, paths: WildPaths, work_id: str | None) -> str:
-    """A failed run's alert: rerun a first failure; a run that failed again goes to the human."""
+    """A run's alert: stop a diverged configuration; rerun a first failure; a run that failed
+    again goes to the human."""
     alert_id = _field(prompt, "ID") or work_id or ""
     source = _field(prompt, "Source") or ""
-    choices = _field(prompt, "Choices") or ""
+    choices = [c.strip() for c in (_field(prompt, "Choices") or "").split(";")]
+    if "diverg" in (_field(prompt, "Type") or "") and "stop_run" in choices:
+        resolution = json.dumps({"alert_id": alert_id, "choice": "stop_run"})
+        return (
+            f"{source} diverged and stopped itself; this configuration is not worth rerunning.\n"
+            f"<resolve_alert>{resolution}</resolve_alert>\n"
+        )
     run = read_index(paths).runs.get(source.strip("`"))
     if run is not None and run.attempt >= 2 and run.status == "failed":
         return (
