@@ -27,6 +27,7 @@ from wild.paths import WildPaths
 from wild.store.jsonl import append_line
 
 RUN_TIMEOUT_S = 120.0
+TIMEOUT_EXIT = 124  # what timeout(1) exits with
 
 
 def grid(parameters: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -76,19 +77,26 @@ def _execute(paths: WildPaths, project: Path, run: RunRecord) -> int:
         "WILD_DIR": str(paths.root),
         # `python` in a run's command is this interpreter, as in the venv wild runs from.
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-        **{f"WILD_PARAM_{k.upper()}": json.dumps(v) for k, v in run.params.items()},
+        **{
+            f"WILD_PARAM_{k.upper()}": v if isinstance(v, str) else json.dumps(v)
+            for k, v in run.params.items()
+        },
     }
     with (folder / "log").open("ab") as log:
-        done = subprocess.run(
-            ["/bin/sh", "-c", run.resolved_instruction],
-            cwd=project / run.workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            timeout=RUN_TIMEOUT_S,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                ["/bin/sh", "-c", run.resolved_instruction],
+                cwd=project / run.workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=RUN_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            log.write(f"wild: killed after {RUN_TIMEOUT_S:g} s\n".encode())
+            return TIMEOUT_EXIT
     return done.returncode
 
 
@@ -111,7 +119,10 @@ def run_sweep(
     paths = WildPaths(project / ".wild")
     paths.root.mkdir(parents=True, exist_ok=True)
     sid = sweep_id(spec)
-    points = grid(spec["parameters"])[: int(spec.get("max_runs", 10**6))]
+    every = grid(spec["parameters"])
+    points = every[: int(spec.get("max_runs", len(every)))]
+    if len(points) < len(every):
+        out(f"max_runs keeps {len(points)} of the grid's {len(every)} points")
     runs = [
         RunRecord(
             id=f"{sid}-{n:03d}",
@@ -129,6 +140,7 @@ def run_sweep(
         spec=spec,
         status="active",
         run_ids=tuple(r.id for r in runs),
+        cut=len(every) - len(points),
     )
     append_line(paths.runs_log, encode_record(sweep))
     for run in runs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ class RunResult:
     attempt: int
     summary: Mapping[str, Any]
     curve: tuple[Mapping[str, Any], ...]
-    log_tail: str = ""
+    error: str | None = None  # the last line of its log that reads like an error
 
 
 def read_index(paths: WildPaths) -> RunIndex:
@@ -61,6 +62,14 @@ def _summary(path: Path) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+_ERROR = re.compile(r"error|exception|traceback|killed|out of memory", re.IGNORECASE)
+
+
+def error_line(log: str) -> str | None:
+    """The last line of a run's log that reads like an error, for a report or an alert."""
+    return next((line.strip() for line in reversed(log.splitlines()) if _ERROR.search(line)), None)
+
+
 def load_results(paths: WildPaths, sweep_id: str | None = None) -> tuple[RunResult, ...]:
     """The runs of `sweep_id` (default: the latest sweep) in grid order, with their metrics."""
     index = read_index(paths)
@@ -78,7 +87,7 @@ def load_results(paths: WildPaths, sweep_id: str | None = None) -> tuple[RunResu
                 attempt=run.attempt,
                 summary=_summary(folder / "metrics.json"),
                 curve=_json_lines(read_text(folder / "metrics.jsonl")),
-                log_tail="\n".join(read_text(folder / "log").splitlines()[-5:]),
+                error=error_line(read_text(folder / "log")),
             )
         )
     return tuple(results)

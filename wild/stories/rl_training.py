@@ -98,8 +98,13 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
         + f"; {_wins(clip_wins, 'pairs')}. In the off-policy "
         "settings alone: "
         + (", ".join(f"{k} {v:.3f}" for k, v in off_means.items()) or "none ran")
-        + ". On-policy (`mini_batch_size = batch_size`) the ratio is 1 and nothing is clipped, "
-        "so clip only matters once samples go stale.",
+        + "."
+        + (
+            " On-policy (`mini_batch_size = batch_size`) both clips score the same: the ratio "
+            "is 1 there and nothing is clipped, so clip only matters once samples go stale."
+            if _on_policy_tie(done)
+            else ""
+        ),
         f"- **Which off-policiness setting works better?** `{{batch_size, mini_batch_size}} = "
         f"{best_pair}`: mean accuracy AUC "
         + ", ".join(f"{k} {v:.3f}" for k, v in pair_means.items())
@@ -132,15 +137,17 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
         ["setting (mean over models)"] + [f"step {i}" for i in checkpoints], curve_rows
     )
     failures = [
-        f"- `{r.id}` failed on attempt 1 and was rerun (attempt {r.attempt}, now {r.status})."
+        f"- `{r.id}` failed on attempt 1"
+        + (f" (its log: `{r.error}`)" if r.error else "")
+        + f" and was rerun (attempt {r.attempt}, now {r.status})."
         for r in reruns
     ]
     report = "\n\n".join(
         [
             "# RL sweep report: clip strategy and off-policiness",
             "## Answers\n" + "\n".join(answers),
-            "## Curve comparison\nMean accuracy (expected over all problems) per setting; the "
-            "figure is `curves.svg`.\n\n" + curve_table,
+            "## Curve comparison\nMean accuracy (expected over all problems) per setting.\n\n"
+            "![accuracy curves](curves.svg)\n\n" + curve_table,
             "## Run table\n" + run_table,
             "## Failures\n" + ("\n".join(failures) or "- none"),
         ]
@@ -158,6 +165,16 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
         conclusions=conclusions,
         files={"run_table.md": run_table + "\n", "curves.svg": svg},
     )
+
+
+def _on_policy_tie(done: Sequence[RunResult]) -> bool:
+    """Whether every on-policy run scores exactly as its twin with the other clip."""
+    scores: dict[str, set[float]] = {}
+    for run in done:
+        p = flat(run.params)
+        if p.get("batch_size") == p.get("mini_batch_size"):
+            scores.setdefault(str(p.get("model")), set()).add(float(run.summary[SCORE]))
+    return bool(scores) and all(len(s) == 1 for s in scores.values())
 
 
 def _order(label: str) -> tuple[int, str]:
