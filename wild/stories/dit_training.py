@@ -88,6 +88,7 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
     gain = last_gain(best.curve)
     verdict = "continue" if gain >= STILL_LEARNING else "stop"
     copies: dict[str, str] = {}
+    packed: list[str] = []
     packet_lines = [
         "# Human check: step 0 vs step 5 samples",
         "",
@@ -97,8 +98,12 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
         "",
     ]
     for r in healthy:
-        samples = [str(s["sample"]) for s in r.curve if s.get("sample")]
+        samples = [str(s["sample"]) for s in r.curve if isinstance(s.get("sample"), str)]
+        if not samples:
+            packet_lines.append(f"- {r.id}: no sample sheet was written.")
+            continue
         first, last = samples[0], samples[-1]
+        packed.append(r.id)
         for label, name in (("first", first), ("last", last)):
             target = f"{PACKET}/{r.id}-{name.rsplit('/', 1)[-1]}"
             copies[target] = f"{_run_folder(r.id)}/{name}"
@@ -123,7 +128,7 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
             else "."
         ),
         f"- The human-check packet (`{PACKET}.md`) compares step-0 and step-5 samples of "
-        f"{len(healthy)} runs.",
+        f"{len(packed)} runs.",
     ]
     report = "\n\n".join(
         [
@@ -137,7 +142,7 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
         "diverged": len(diverged),
         "best": {"lr": p.get("lr"), "width": p.get("width")},
         "recommendation": verdict,
-        "packet_runs": len(healthy),
+        "packet_runs": len(packed),
     }
     return Analysis(
         report=report + "\n",

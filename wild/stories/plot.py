@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -77,7 +78,13 @@ def line_chart(series: Sequence[Series], *, title: str, y_label: str) -> str:
 
 
 def mean_curve(curves: Sequence[Sequence[Mapping[str, float]]], key: str) -> list[float]:
-    """The step-wise mean of `key` over curves, as long as the shortest curve."""
+    """The step-wise mean of `key` over curves, as long as the shortest curve; a step whose
+    value is not a number counts as 0, so one bad line cannot break a chart."""
     usable = [c for c in curves if c]
     length = min((len(c) for c in usable), default=0)
-    return [sum(float(c[i].get(key, 0.0)) for c in usable) / len(usable) for i in range(length)]
+    return [sum(_value(c[i], key) for c in usable) / len(usable) for i in range(length)]
+
+
+def _value(step: Mapping[str, float], key: str) -> float:
+    value = step.get(key)
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0

@@ -36,6 +36,12 @@ def select(scored: Sequence[RunResult]) -> tuple[RunResult, list[RunResult]]:
     return tied[0], tied
 
 
+def _by_kind(value: object) -> str:
+    if not isinstance(value, Mapping):
+        return "-"
+    return ", ".join(f"{k} {v}" for k, v in value.items())
+
+
 def _failure_notes(run: RunResult) -> list[str]:
     notes = []
     wrong: dict[str, int] = {}
@@ -73,7 +79,7 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
             _name(r),
             str(_int(r.summary, "prompt_chars")),
             f"{_int(r.summary, 'correct')}/{_int(r.summary, 'tasks')}",
-            ", ".join(f"{k} {v}" for k, v in dict(r.summary.get("correct_by_kind", {})).items()),
+            _by_kind(r.summary.get("correct_by_kind")),
             str(_int(r.summary, "violations")),
             str(_int(r.summary, "lenient_correct")),
         ]

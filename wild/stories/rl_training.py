@@ -14,11 +14,32 @@ from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
 
-from wild.stories.analysis import Analysis, table
+from wild.stories.analysis import Analysis, number, table
 from wild.stories.plot import Series, line_chart, mean_curve
 from wild.stories.results import RunResult, flat
 
 SCORE = "auc_accuracy"
+
+
+def _score(run: RunResult) -> float:
+    """The run's score; only runs that have one (checked in `analyze`) are compared."""
+    return number(run.summary, SCORE) or 0.0
+
+
+def _clip_value(label: str) -> float | str:
+    try:
+        return float(label)
+    except ValueError:
+        return label
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return fmean(known) if known else None
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def pair_label(params: dict[str, Any]) -> str:
@@ -48,7 +69,7 @@ def _matched_wins(runs: Sequence[RunResult], key: str, winner: str) -> tuple[int
     for run in runs:
         point = setting(run)
         rest = tuple((k, v) for k, v in point.items() if k != key)
-        groups.setdefault(rest, {})[point[key]] = float(run.summary[SCORE])
+        groups.setdefault(rest, {})[point[key]] = _score(run)
     full = [g for g in groups.values() if len(g) > 1 and winner in g]
     top = [[k for k, v in g.items() if v == max(g.values())] for g in full]
     return top.count([winner]), sum(winner in t and len(t) > 1 for t in top), len(full)
@@ -62,7 +83,7 @@ def _wins(counts: tuple[int, int, int], what: str) -> str:
 
 def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
     """The report from the runs' own metrics (`human` is unused: this story never asks)."""
-    done = [r for r in runs if r.status == "finished" and SCORE in r.summary]
+    done = [r for r in runs if r.status == "finished" and number(r.summary, SCORE) is not None]
     if not done:
         return Analysis(
             report="# RL sweep report\n\nNo run finished with metrics; nothing to compare.\n",
@@ -73,17 +94,17 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
     by_clip_offpolicy: dict[str, list[float]] = {}
     by_pair: dict[str, list[float]] = {}
     for run in done:
-        p, score = flat(run.params), float(run.summary[SCORE])
-        by_clip.setdefault(str(p["clip_coef"]), []).append(score)
+        p, score = flat(run.params), _score(run)
+        by_clip.setdefault(str(p.get("clip_coef")), []).append(score)
         by_pair.setdefault(pair_label(p), []).append(score)
         if p.get("mini_batch_size") != p.get("batch_size"):
-            by_clip_offpolicy.setdefault(str(p["clip_coef"]), []).append(score)
+            by_clip_offpolicy.setdefault(str(p.get("clip_coef")), []).append(score)
     best_clip, best_pair = _best(by_clip), _best(by_pair)
     clip_wins = _matched_wins(done, "clip_coef", best_clip)
     pair_wins = _matched_wins(done, "offpolicy", best_pair)
     reruns = [r for r in runs if r.attempt > 1]
     conclusions = {
-        "best_clip_coef": float(best_clip),
+        "best_clip_coef": _clip_value(best_clip),
         "best_offpolicy": best_pair,
         "runs": len(runs),
         "finished": len(done),
@@ -120,9 +141,9 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
             pair_label(flat(r.params)),
             r.status,
             str(r.attempt),
-            f"{float(r.summary.get('final_accuracy', float('nan'))):.3f}",
-            f"{float(r.summary.get(SCORE, float('nan'))):.3f}",
-            f"{fmean(float(s.get('clip_frac', 0.0)) for s in r.curve) if r.curve else 0.0:.3f}",
+            _cell(number(r.summary, "final_accuracy")),
+            _cell(number(r.summary, SCORE)),
+            _cell(_mean([number(s, "clip_frac") for s in r.curve])),
         ]
         for r in runs
     ]
@@ -153,10 +174,7 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
         ]
     )
     svg = line_chart(
-        [
-            Series(k, v, colour=n // 2, dashed=n % 2 == 1)
-            for n, (k, v) in enumerate(sorted(curves.items(), key=lambda kv: _order(kv[0])))
-        ],
+        [Series(k, v, colour=n // 2, dashed=n % 2 == 1) for n, (k, v) in enumerate(curves.items())],
         title="Accuracy by clip and off-policiness (mean over models)",
         y_label="accuracy",
     )
@@ -173,19 +191,16 @@ def _on_policy_tie(done: Sequence[RunResult]) -> bool:
     for run in done:
         p = flat(run.params)
         if p.get("batch_size") == p.get("mini_batch_size"):
-            scores.setdefault(str(p.get("model")), set()).add(float(run.summary[SCORE]))
+            scores.setdefault(str(p.get("model")), set()).add(_score(run))
     return bool(scores) and all(len(s) == 1 for s in scores.values())
 
 
-def _order(label: str) -> tuple[int, str]:
-    pair, clip = label.split(" clip ")
-    return (-int(pair.split("/")[1]), clip)
-
-
 def _curves(done: Sequence[RunResult]) -> dict[str, list[float]]:
-    groups: dict[str, list[Sequence[dict[str, float]]]] = {}
+    """Mean accuracy per step for each (off-policiness, clip) setting, on-policy first."""
+    groups: dict[tuple[float, str, str], list[Sequence[dict[str, float]]]] = {}
     for run in done:
         p = flat(run.params)
-        key = f"{pair_label(p)} clip {p['clip_coef']}"
+        clip = str(p.get("clip_coef"))
+        key = (-(number(p, "mini_batch_size") or 0.0), clip, f"{pair_label(p)} clip {clip}")
         groups.setdefault(key, []).append([dict(s) for s in run.curve])
-    return {k: mean_curve(v, "accuracy") for k, v in groups.items()}
+    return {key[2]: mean_curve(v, "accuracy") for key, v in sorted(groups.items())}
