@@ -81,3 +81,30 @@ def test_the_agent_proposes_a_sweep_only_while_none_exists(
     assert "<sweep>" in story_step("Plan.", fresh, "planning")
     ran = story_project("dit-training")
     assert parse_signals(story_step("Plan.", ran, "planning")).has("COMPLETE")
+
+
+def _agent(cwd: Path, work_type: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wild.stories.agent"],
+        cwd=cwd,
+        input="## CURRENT WORK: Planning toward the goal\n",
+        env={**os.environ, "WILD_WORK_TYPE": work_type},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_agent_runs_as_a_custom_agent_command(tmp_path: Path) -> None:
+    project = fresh_project("rl-training", tmp_path / "rl")
+    result = _agent(project, "planning")
+    assert result.returncode == 0, result.stderr
+    assert "<sweep>" in result.stdout
+    (project / "story.md").write_text("# no story line\n")
+    broken = _agent(project, "analysis")
+    assert broken.returncode == 1
+    assert broken.stderr == (
+        f"story agent: {project / 'story.md'}: no `Story: NAME` line naming one of "
+        "rl-training, prompt-tuning, dit-training\n"
+    )

@@ -178,10 +178,14 @@ def story_step(
 
 def main() -> int:
     prompt_file = os.environ.get("WILD_PROMPT_FILE")
-    prompt = Path(prompt_file).read_text() if prompt_file else sys.stdin.read()
-    reply = story_step(
-        prompt, Path.cwd(), os.environ.get("WILD_WORK_TYPE"), os.environ.get("WILD_WORK_ID")
-    )
+    try:
+        prompt = Path(prompt_file).read_text() if prompt_file else sys.stdin.read()
+        reply = story_step(
+            prompt, Path.cwd(), os.environ.get("WILD_WORK_TYPE"), os.environ.get("WILD_WORK_ID")
+        )
+    except (OSError, ValueError, KeyError) as error:  # a broken story folder: say what is wrong
+        print(f"story agent: {error}", file=sys.stderr)
+        return 1
     print(reply, end="", flush=True)
     return 0
 
