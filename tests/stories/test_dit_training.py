@@ -9,7 +9,10 @@ import zlib
 
 from tests.stories.conftest import Project, expected
 from wild.agents.signals import parse_signals
+from wild.parsers.alerts import parse_entry
 from wild.paths import WildPaths
+from wild.policy.escalation import should_escalate
+from wild.policy.presets import preset
 from wild.stories.agent import story_step
 from wild.stories.results import load_results
 
@@ -73,14 +76,28 @@ def test_step_5_samples_are_closer_to_the_data_than_step_0(story_project: Projec
             assert [s["sample"] for s in run.curve][-1] == "samples/step-5.png"
 
 
-def test_a_diverged_run_raises_a_critical_alert(story_project: Project) -> None:
+def test_a_diverged_run_raises_a_critical_alert_that_the_presets_page_on(
+    story_project: Project,
+) -> None:
     project = story_project("dit-training")
-    lines = (project / ".wild" / "alerts.jsonl").read_text().splitlines()
-    alerts = [json.loads(line) for line in lines]
+    lines = (project / ".wild" / "alerts.jsonl").read_bytes().splitlines()
+    alerts = [parse_entry(line, n)[0] for n, line in enumerate(lines, start=1)]
     diverged = {r.id for r in load_results(WildPaths(project / ".wild")) if r.summary["diverged"]}
     assert len(diverged) == 2
-    assert {a["source"] for a in alerts if a["severity"] == "critical"} == diverged
-    assert all(a["choices"] == ["stop_run", "ignore"] for a in alerts)
+    assert {a.source for a in alerts if a and a.severity == "critical"} == diverged
+    alert = alerts[0]
+    assert alert is not None
+    assert alert.choices == ("stop_run", "ignore")
+
+    def decision(name: str) -> tuple[bool, str, bool]:
+        verdict = should_escalate(alert, preset(name), attempts=0, minutes_since_progress=0)
+        return verdict.escalate, verdict.urgency, verdict.blocking
+
+    # Paged at once, urgently; wild-night pages too but never waits; balanced lets the
+    # agent handle it (it answers stop_run, see test_story_folders).
+    assert decision("page_on_alert") == (True, "high", False)
+    assert decision("wild_night") == (True, "high", False)
+    assert decision("balanced")[0] is False
 
 
 def test_the_recommendation_follows_the_curve(story_project: Project) -> None:
