@@ -152,7 +152,9 @@ def test_a_failed_run_alert_is_answered_rerun_then_escalated_if_it_fails_again(
     lines = log.read_text().splitlines(keepends=True)
     first = [ln for ln in lines if not (rerun.id in ln and '"attempt":2' in ln)]
     log.write_text("".join(first))
-    signals = parse_signals(story_step(prompt, project, "alert", "alert-7"))
+    reply = story_step(prompt, project, "alert", "alert-7")
+    assert "Its log says: 'step 10: CUDA error: an illegal memory access (simulated)'." in reply
+    signals = parse_signals(reply)
     assert [(r.alert_id, r.choice) for r in signals.resolutions] == [("alert-7", "rerun")]
     # The rerun failed too: a third attempt is for the human to decide.
     log.write_text(

@@ -26,7 +26,7 @@ from wild.paths import WildPaths
 from wild.store.files import read_text
 from wild.stories import dit_training, prompt_tuning, rl_training
 from wild.stories.analysis import Analysis
-from wild.stories.results import RunResult, latest_sweep, load_results, read_index
+from wild.stories.results import RunResult, error_line, latest_sweep, load_results, read_index
 
 Analyze = Callable[[Sequence[RunResult], str], Analysis]
 STORIES: dict[str, Analyze] = {
@@ -107,12 +107,12 @@ def alert_reply(prompt: str, paths: WildPaths, work_id: str | None) -> str:
             f"<reason>Run {run.id} failed {run.attempt} times; rerun, fix or drop it?</reason>\n"
             "<urgency>high</urgency>\n"
         )
-    tail = read_text(paths.run_dir(run.id) / "log").strip().splitlines()[-1:] if run else []
-    seen = f" Its log ends: {tail[0]!r}." if tail else ""
+    error = error_line(read_text(paths.run_dir(run.id) / "log")) if run else None
+    seen = f" Its log says: {error!r}." if error else ""
     if "rerun" in choices:
         resolution = json.dumps({"alert_id": alert_id, "choice": "rerun"})
         return (
-            f"The run {source} failed on its first attempt.{seen} "
+            f"The run {source} failed{' on its first attempt' if run else ''}.{seen} "
             "That looks transient, so I rerun it.\n"
             f"<resolve_alert>{resolution}</resolve_alert>\n"
         )

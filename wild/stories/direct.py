@@ -51,11 +51,11 @@ def flags(values: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def instruction(spec: Mapping[str, Any], point: Mapping[str, Any]) -> str:
+def instruction(spec: Mapping[str, Any], point: Mapping[str, Any], python: str = "python") -> str:
     """The exact shell command of one run: the skill (or base command) and its flags."""
     skill = spec.get("skill")
     if isinstance(skill, Mapping):
-        base = shlex.join(["python", str(skill["target"]), *flags(skill.get("args") or {})])
+        base = shlex.join([python, str(skill["target"]), *flags(skill.get("args") or {})])
     else:
         base = str(spec["base_command"])
     return " ".join([base, *map(shlex.quote, flags(point))])
@@ -75,8 +75,6 @@ def _execute(paths: WildPaths, project: Path, run: RunRecord) -> int:
         "WILD_RUN_DIR": str(folder),
         "WILD_SWEEP_ID": run.sweep,
         "WILD_DIR": str(paths.root),
-        # `python` in a run's command is this interpreter, as in the venv wild runs from.
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
         **{
             f"WILD_PARAM_{k.upper()}": v if isinstance(v, str) else json.dumps(v)
             for k, v in run.params.items()
@@ -128,7 +126,8 @@ def run_sweep(
             id=f"{sid}-{n:03d}",
             sweep=sid,
             params=point,
-            resolved_instruction=instruction(spec, point),
+            # A skill runs under this interpreter: the one wild (and numpy) is installed in.
+            resolved_instruction=instruction(spec, point, python=sys.executable),
             status="queued",
             workdir=str(spec.get("workdir", ".")),
         )
