@@ -41,6 +41,37 @@ def _diverged(run: RunResult) -> bool:
     return bool(run.summary.get("diverged")) or any(s.get("diverged") for s in run.curve)
 
 
+def human_check_packet(runs: Sequence[RunResult]) -> tuple[str, dict[str, str], list[str]]:
+    """The packet's markdown (first and last sample sheet of each run side by side), the
+    sheets to copy beside it (results/ name → project file), and the runs it shows."""
+    copies: dict[str, str] = {}
+    packed: list[str] = []
+    rows: list[list[str]] = []
+    for r in runs:
+        p = flat(r.params)
+        samples = [str(s["sample"]) for s in r.curve if isinstance(s.get("sample"), str)]
+        cells = []
+        for name in (samples[0], samples[-1]) if samples else ():
+            target = f"{PACKET}/{r.id}-{name.rsplit('/', 1)[-1]}"
+            copies[target] = f"{_run_folder(r.id)}/{name}"
+            cells.append(f"![{name}]({target})")
+        if cells:
+            packed.append(r.id)
+        rows.append([r.id, str(p.get("lr")), str(p.get("width")), *(cells or ["no sheet", "-"])])
+    text = "\n".join(
+        [
+            "# Human check: step 0 vs step 5 samples",
+            "",
+            "Each sheet holds 8 samples drawn from the same noise. Do the later samples show",
+            "the four training shapes (square outline, plus, disc, diagonal bar)? Answer in",
+            "human.md; training does not wait for you.",
+            "",
+            table(["run", "lr", "width", "first sheet (step 0)", "last sheet"], rows),
+        ]
+    )
+    return text + "\n", copies, packed
+
+
 def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
     """The report from the runs' metrics and samples (`human` is unused: nothing is asked)."""
     healthy = [r for r in runs if r.status == "finished" and not _diverged(r) and _quality(r.curve)]
@@ -87,27 +118,7 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
     best = min(healthy, key=lambda r: (_quality(r.curve)[-1], healthy.index(r)))
     gain = last_gain(best.curve)
     verdict = "continue" if gain >= STILL_LEARNING else "stop"
-    copies: dict[str, str] = {}
-    packed: list[str] = []
-    packet_lines = [
-        "# Human check: step 0 vs step 5 samples",
-        "",
-        "Each sheet holds 8 samples drawn from the same noise. Do the later samples show the",
-        "four training shapes (square outline, plus, disc, diagonal bar)? Answer in human.md;",
-        "training does not wait for you.",
-        "",
-    ]
-    for r in healthy:
-        samples = [str(s["sample"]) for s in r.curve if isinstance(s.get("sample"), str)]
-        if not samples:
-            packet_lines.append(f"- {r.id}: no sample sheet was written.")
-            continue
-        first, last = samples[0], samples[-1]
-        packed.append(r.id)
-        for label, name in (("first", first), ("last", last)):
-            target = f"{PACKET}/{r.id}-{name.rsplit('/', 1)[-1]}"
-            copies[target] = f"{_run_folder(r.id)}/{name}"
-            packet_lines.append(f"- {r.id} ({label}, `{name}`): ![{r.id} {label}]({target})")
+    packet, copies, packed = human_check_packet(healthy)
     p = flat(best.params)
     answers = [
         f"- **Best run:** `{best.id}` (lr={p.get('lr')}, width={p.get('width')}): sample "
@@ -149,7 +160,7 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
         conclusions=conclusions,
         files={
             "quality_summary.md": summary_table + "\n",
-            f"{PACKET}.md": "\n".join(packet_lines) + "\n",
+            f"{PACKET}.md": packet,
         },
         copies=copies,
         notify=f"The human-check packet of step-0 vs step-5 samples is ready in "
