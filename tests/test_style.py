@@ -20,17 +20,17 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_mypy_strict_is_clean() -> None:
-    result = _run("mypy", "--strict", "--no-error-summary", "wild", "tests", "bench")
+    result = _run("mypy", "--strict", "--no-error-summary", "wild", "tests", "bench", "examples")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_is_clean() -> None:
-    result = _run("ruff", "check", "--no-cache", "wild", "tests", "bench")
+    result = _run("ruff", "check", "--no-cache", "wild", "tests", "bench", "examples")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_format_is_clean() -> None:
-    result = _run("ruff", "format", "--check", "--no-cache", "wild", "tests", "bench")
+    result = _run("ruff", "format", "--check", "--no-cache", "wild", "tests", "bench", "examples")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -1,0 +1,52 @@
+"""Each story's sweep run once per test session, for real, in a folder the tests then read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from wild.stories.direct import run_sweep
+from wild.stories.run import copy_story
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+Project = Callable[[str], Path]
+
+
+def fresh_project(story: str, where: Path) -> Path:
+    """The story copied into `where`, as run.sh copies it: no runs yet."""
+    where.mkdir(parents=True, exist_ok=True)
+    copy_story(EXAMPLES / story, where)
+    return where
+
+
+@pytest.fixture(scope="session")
+def _ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return {}
+
+
+@pytest.fixture
+def story_project(
+    _ran: dict[str, Path], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> Project:
+    """A copy (the test may change it) of the story's project after its whole sweep ran."""
+
+    def get(story: str) -> Path:
+        if story not in _ran:
+            project = fresh_project(story, tmp_path_factory.mktemp(story))
+            spec = json.loads((project / "sweep.json").read_text())
+            run_sweep(project, spec, slots=2, out=lambda _line: None)
+            _ran[story] = project
+        copy = tmp_path / story
+        shutil.copytree(_ran[story], copy, symlinks=True)
+        return copy
+
+    return get
+
+
+def expected(story: str) -> object:
+    return json.loads((EXAMPLES / story / "expected" / "conclusions.json").read_text())

@@ -1,0 +1,87 @@
+"""What each `examples/<story>/run.sh` runs: the story copied into a temporary folder, then
+the loop with the scripted story agent (or `--agent NAME`), or `--direct` without the loop.
+
+`--direct` runs the sweep's grid in subprocesses (wild.stories.direct) and the scripted
+agent's analysis step, so the runs and the report are real even where no loop is wanted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from wild.paths import WildPaths
+from wild.stories.agent import story_step
+from wild.stories.direct import run_sweep
+
+# What a project gets of the story folder: not expected/ (the answers) nor run.sh.
+COPIED = ("story.md", "sweep.json", "prompts", "skills", "fixtures")
+PROMPTS = (
+    "seed_user_prompt.md",
+    "domain_constraints.md",
+    "domain_report_schema.md",
+    "domain_alert_policy.md",
+)
+
+
+def goal_of(story: Path) -> str:
+    """The `Goal:` paragraph of story.md, and where the story's prompts are."""
+    text = (story / "story.md").read_text()
+    start = text.index("Goal:") + len("Goal:")
+    goal = " ".join(text[start:].split("\n\n", 1)[0].split())
+    listed = ", ".join(f"prompts/{p}" for p in PROMPTS)
+    return f"{goal} Follow story.md and the story's prompts ({listed})."
+
+
+def copy_story(story: Path, project: Path) -> None:
+    for name in COPIED:
+        source = story / name
+        if source.is_dir():
+            shutil.copytree(source, project / name)
+        elif source.is_file():
+            shutil.copy2(source, project / name)
+
+
+def run_direct(project: Path) -> int:
+    spec = json.loads((project / "sweep.json").read_text())
+    run_sweep(project, spec, slots=2)
+    reply = story_step("Analyze the finished sweep.", project, work_type="analysis")
+    print(reply, end="")
+    return 0
+
+
+def run_loop(project: Path, goal: str, agent: str | None) -> int:
+    command = [sys.executable, "-m", "wild", goal, "--dir", str(project / ".wild")]
+    if agent:
+        command += ["--agent", agent]
+    else:
+        command += ["--agent-cmd", f"{sys.executable} -m wild.stories.agent"]
+    command += ["--policy", "autonomous", "--max-iterations", "40"]
+    print("running:", " ".join(command), flush=True)
+    return subprocess.run(command, cwd=project, check=False).returncode
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="run.sh", description=__doc__.splitlines()[0])
+    parser.add_argument("story", type=Path)
+    parser.add_argument("--agent", help="run the story with this agent (e.g. claude)")
+    parser.add_argument("--direct", action="store_true", help="run the sweep without the loop")
+    parser.add_argument("--keep-in", type=Path, help="a folder to use instead of a temporary one")
+    args = parser.parse_args(argv)
+    story = args.story.resolve()
+    project = args.keep_in or Path(tempfile.mkdtemp(prefix=f"wild-{story.name}-"))
+    project.mkdir(parents=True, exist_ok=True)
+    copy_story(story, project)
+    print(f"The {story.name} story runs in {project}", flush=True)
+    code = run_direct(project) if args.direct else run_loop(project, goal_of(story), args.agent)
+    print(f"\nArtifacts: {project / 'results'} (runs: {WildPaths(project / '.wild').runs})")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
