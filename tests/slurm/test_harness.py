@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import time
 
-import pytest
+from tests.slurm.conftest import need_slurm
+from tests.slurm_harness import running_slurm
 
-from tests.slurm_harness import running_slurm, slurm_missing
 
-
-@pytest.mark.skipif(slurm_missing() is not None, reason=slurm_missing() or "")
 def test_stopping_the_cluster_leaves_nothing_running() -> None:
+    need_slurm()
     with running_slurm(cpus=2) as cluster:
         submitted = cluster.client("sbatch", "--parsable", "-o", "/dev/null", "--wrap", "sleep 300")
         job = submitted.stdout.strip()
