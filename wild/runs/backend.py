@@ -29,15 +29,17 @@ pbs = "site_wild.pbs:PbsBackend"`. A backend class is built with a `BackendConte
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Literal, Protocol
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Literal, Protocol
 
 from wild.errors import WildError
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
 
 ENTRY_POINT_GROUP = "wild.run_backends"
+# Found even before the package's entry points are installed (an editable checkout).
+_BUILT_IN = {"local": "wild.runs.local:LocalBackend"}
 
 Liveness = Literal["running", "ended", "gone", "unknown"]
 
@@ -53,10 +55,15 @@ class BackendContext:
 
 @dataclass(frozen=True)
 class Submitted:
-    """A run the backend accepted: its handle, and where it runs."""
+    """A run the backend accepted: its handle, and where it runs.
+
+    `fields` are backend-specific facts recorded on the run's line (the local backend's
+    `gpu_ids`), so a restarted loop knows them.
+    """
 
     job_id: str
     host: str | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,9 @@ class RunBackend(Protocol):
 
 def load_backend(name: str, context: BackendContext) -> RunBackend:
     """The backend registered under `name`; WildError naming the ones that exist."""
-    found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    found = {key: EntryPoint(key, value, ENTRY_POINT_GROUP) for key, value in _BUILT_IN.items()} | {
+        ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
+    }
     if name not in found:
         known = ", ".join(sorted(found)) or "none"
         raise WildError(

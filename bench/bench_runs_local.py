@@ -1,0 +1,149 @@
+"""Benchmark: 1,000 runs of a tiny job through the run supervisor and the local backend.
+
+Run from the repository root: `PYTHONPATH=. python bench/bench_runs_local.py [runs] [slots]`.
+Each size runs in a child process of its own (so its peak RSS is its own): N runs of
+`echo "$WILD_RUN_ID" >> spawns` with 4 slots, the supervisor stepped only when an exit marker's
+file event (wild.runs.marker_watch → wild.wake's Waker) wakes it. Target (issue 11 §5):
+every completion noticed, none started twice, the loop's memory and its cost per step flat
+from 100 to 1,000 runs (ratio ≤ 1.5).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from figures import report
+
+from wild.clock import SystemClock
+from wild.parsers.runs import RunRecord
+from wild.paths import WildPaths
+from wild.runs.backend import BackendContext
+from wild.runs.local import LocalBackend
+from wild.runs.marker_watch import MarkerWatcher
+from wild.runs.supervisor import RunSupervisor
+from wild.store.events_log import EventLog
+from wild.store.runs_log import append_record
+from wild.wake import Waker, WakeReason
+
+SIZES = (100, 1000)
+SLOTS = 4
+QUIET_S = 5.0  # a wait this long with no marker event means one was missed: counted
+
+
+def one_size(runs: int, slots: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / ".wild"
+        root.mkdir()
+        paths = WildPaths(root)
+        spawns = Path(folder) / "spawns"
+        for number in range(runs):
+            run = RunRecord(
+                id=f"s1-{number:04d}",
+                sweep="s1",
+                params={"seed": number},
+                resolved_instruction=f'echo "$WILD_RUN_ID" >> {spawns}',
+                status="queued",
+            )
+            append_record(paths.runs_log, run)
+        clock = SystemClock()
+        backend = LocalBackend(BackendContext(paths, "bench", {"run_slots": str(slots)}))
+        sup = RunSupervisor(paths, {"local": backend}, clock, EventLog(paths.events, clock))
+        waker = Waker()
+        steps, step_s, quiet_waits, ended = 0, 0.0, 0, 0
+        started_at = time.perf_counter()
+        with MarkerWatcher(paths.runs, lambda run_id: waker.wake(WakeReason("file", run_id))):
+            while True:
+                begin = time.perf_counter()
+                result = sup.step()
+                step_s += time.perf_counter() - begin
+                steps += 1
+                ended += len(result.ended)
+                if not sup.busy():
+                    break
+                if waker.wait(QUIET_S) == []:
+                    quiet_waits += 1
+        wall_s = time.perf_counter() - started_at
+        statuses = Counter(run.status for run in sup.index.runs.values())
+        counts = Counter(spawns.read_text().split())
+    return {
+        "runs": runs,
+        "finished": statuses["finished"],
+        "ended_seen": ended,
+        "started_twice": sum(1 for n in counts.values() if n > 1),
+        "never_started": runs - len(counts),
+        "steps": steps,
+        "step_ms": 1000 * step_s / steps,
+        "per_run_ms": 1000 * step_s / runs,
+        "wall_s": wall_s,
+        "quiet_waits": quiet_waits,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def measure(runs: int, slots: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", str(runs), str(slots)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=1200,
+    )
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--one"]:
+        print(json.dumps(one_size(int(sys.argv[2]), int(sys.argv[3]))))
+        return
+    big = int(sys.argv[1]) if len(sys.argv) > 1 else SIZES[1]
+    slots = int(sys.argv[2]) if len(sys.argv) > 2 else SLOTS
+    small_n = max(1, big // 10)
+    small, large = measure(small_n, slots), measure(big, slots)
+    for figures in (small, large):
+        print(
+            f"{int(figures['runs'])} runs, {slots} slots: {figures['wall_s']:.1f} s wall, "
+            f"{int(figures['steps'])} steps at {figures['step_ms']:.2f} ms "
+            f"({figures['per_run_ms']:.2f} ms of supervisor time per run), "
+            f"peak RSS {figures['peak_rss_mb']:.1f} MB, {int(figures['quiet_waits'])} quiet waits"
+        )
+    complete = (
+        large["finished"] == large["runs"] == large["ended_seen"]
+        and large["started_twice"] == 0
+        and large["never_started"] == 0
+    )
+    report(
+        f"{big} tiny runs, {slots} slots: completions noticed, none started twice",
+        f"{int(large['finished'])}/{big} finished and noticed, "
+        f"{int(large['started_twice'])} started twice, {int(large['quiet_waits'])} missed wakes",
+        "all noticed, 0 twice, 0 missed wakes",
+        complete and large["quiet_waits"] == 0,
+    )
+    step_ratio = large["step_ms"] / small["step_ms"]
+    report(
+        f"supervisor step cost, {big} vs {small_n} runs",
+        f"{large['step_ms']:.2f} ms vs {small['step_ms']:.2f} ms = {step_ratio:.2f}x",
+        "flat: ≤ 1.5x",
+        step_ratio <= 1.5,
+    )
+    rss_ratio = large["peak_rss_mb"] / small["peak_rss_mb"]
+    report(
+        f"supervisor peak RSS, {big} vs {small_n} runs",
+        f"{large['peak_rss_mb']:.1f} MB vs {small['peak_rss_mb']:.1f} MB = {rss_ratio:.2f}x",
+        "flat: ≤ 1.5x",
+        rss_ratio <= 1.5,
+    )
+
+
+if __name__ == "__main__":
+    main()

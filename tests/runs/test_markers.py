@@ -1,0 +1,71 @@
+"""Reading a run's folder tolerantly: exit markers, last metrics, log tails."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from wild.runs.marker_watch import MarkerWatcher
+from wild.runs.markers import last_metrics, log_tail, read_marker, read_pid
+from wild.runs.wrapper import write_atomically
+
+
+def test_a_complete_marker_is_read(tmp_path: Path) -> None:
+    (tmp_path / "exit").write_text(
+        '{"run": "s-001", "attempt": 2, "exit_code": 143, "signal": "SIGTERM", '
+        '"ended_at": "2026-01-01T00:00:00.000Z", "host": "h", "reason": "timeout"}\n'
+    )
+    marker = read_marker(tmp_path).marker
+    assert marker is not None
+    assert (marker.run, marker.attempt, marker.exit_code) == ("s-001", 2, 143)
+    assert (marker.signal, marker.reason, marker.host) == ("SIGTERM", "timeout", "h")
+
+
+def test_no_marker_is_absent_and_a_garbled_one_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    assert not read_marker(tmp_path).present
+    (tmp_path / "exit").write_bytes(b'{"run": "s-001", "exit_co')
+    torn = read_marker(tmp_path)
+    assert torn.present and torn.marker is None and "not valid JSON" in (torn.problem or "")
+    (tmp_path / "exit").write_bytes(b"[1, 2]")
+    assert "not an exit marker" in (read_marker(tmp_path).problem or "")
+    (tmp_path / "exit").write_bytes(b"\xff" * 10)
+    assert read_marker(tmp_path).problem is not None
+
+
+def test_the_last_complete_metrics_line_wins_over_metrics_json(tmp_path: Path) -> None:
+    assert last_metrics(tmp_path) is None
+    (tmp_path / "metrics.json").write_text('{"final": 1}')
+    assert last_metrics(tmp_path) == {"final": 1}
+    (tmp_path / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\nnot json\n{"step": 3, "lo')
+    assert last_metrics(tmp_path) == {"step": 2}  # garbled and unfinished lines are skipped
+
+
+def test_a_broken_metrics_json_is_no_metrics(tmp_path: Path) -> None:
+    (tmp_path / "metrics.json").write_text("{oops")
+    assert last_metrics(tmp_path) is None
+
+
+def test_pid_and_log_tail(tmp_path: Path) -> None:
+    assert read_pid(tmp_path) is None and log_tail(tmp_path) == ""
+    (tmp_path / "pid").write_text("1234\n")
+    (tmp_path / "log").write_bytes(b"a" * 5000 + b"\xffend\n")
+    assert read_pid(tmp_path) == 1234
+    assert log_tail(tmp_path, 5).endswith("end\n")
+
+
+def test_an_exit_marker_written_by_rename_wakes_the_watcher(tmp_path: Path) -> None:
+    seen: list[str] = []
+    arrived = threading.Event()
+
+    def on_marker(run_id: str) -> None:
+        seen.append(run_id)
+        arrived.set()
+
+    runs = tmp_path / "runs"
+    with MarkerWatcher(runs, on_marker):
+        run_dir = runs / "s-007"
+        run_dir.mkdir()
+        (run_dir / "log").write_text("not a marker\n")
+        write_atomically(str(run_dir / "exit"), '{"run": "s-007"}\n')
+        assert arrived.wait(timeout=10)
+    assert seen == ["s-007"]

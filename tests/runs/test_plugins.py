@@ -1,0 +1,49 @@
+"""Run backends and notifiers are found by name: registered in setup.cfg, built in as well."""
+
+from __future__ import annotations
+
+import configparser
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+
+from tests.runs.helpers import project
+from wild.errors import WildError
+from wild.loop.notifiers import CommandNotifier, load_notifier
+from wild.runs.backend import BackendContext, load_backend
+from wild.runs.local import LocalBackend
+
+SETUP_CFG = Path(__file__).resolve().parents[2] / "setup.cfg"
+
+
+def _registered(group: str) -> dict[str, EntryPoint]:
+    config = configparser.ConfigParser()
+    config.read(SETUP_CFG)
+    lines = config["options.entry_points"][group].strip().splitlines()
+    pairs = [line.split("=", 1) for line in lines]
+    return {name.strip(): EntryPoint(name.strip(), value.strip(), group) for name, value in pairs}
+
+
+def test_setup_cfg_registers_the_local_backend_and_the_command_notifier() -> None:
+    assert _registered("wild.run_backends")["local"].load() is LocalBackend
+    assert _registered("wild.notifiers")["command"].load() is CommandNotifier
+
+
+def test_the_local_backend_is_found_by_name(tmp_path: Path) -> None:
+    context = BackendContext(project(tmp_path), "tag", {"run_slots": "3"})
+    backend = load_backend("local", context)
+    assert isinstance(backend, LocalBackend) and backend.pool.cpus == 3
+    with pytest.raises(WildError, match='no run backend "pbs"'):
+        load_backend("pbs", context)
+
+
+def test_the_command_notifier_runs_the_notify_command(tmp_path: Path) -> None:
+    out = tmp_path / "got"
+    notifier = load_notifier()
+    assert notifier.name == "command"
+    assert notifier.send(f"cat > {out}", "hello", timeout_s=10) is None
+    assert out.read_text() == "hello"
+    assert "exited with 3" in (notifier.send("exit 3", "x", timeout_s=10) or "")
+    with pytest.raises(WildError, match='no notifier "slack"'):
+        load_notifier("slack")

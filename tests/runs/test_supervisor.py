@@ -1,0 +1,148 @@
+"""The run supervisor with the local backend: real wrappers, real files, tiny jobs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.runs.helpers import drive, events, local, project, queue, supervisor
+from wild.errors import WildError
+from wild.liveness import probe
+from wild.parsers.runs import Resources
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_ended_runs_get_status_exit_code_and_last_metrics(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    good = queue(paths, 'echo \'{"step": 1, "loss": 0.5}\' >> "$WILD_RUN_DIR/metrics.jsonl"')
+    bad = queue(paths, "echo boom; exit 3", start=1)
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    results = drive(sup, backend)
+    runs = sup.index.runs
+    assert runs[good[0]].status == "finished" and runs[good[0]].exit_code == 0
+    assert dict(runs[good[0]].metrics or {}) == {"step": 1, "loss": 0.5}
+    assert runs[bad[0]].status == "failed" and runs[bad[0]].exit_code == 3
+    assert [run.id for result in results for run in result.failed] == bad
+    assert {e["run"] for e in events(paths, "run_started")} == {good[0], bad[0]}
+    assert {e["status"] for e in events(paths, "run_ended")} == {"finished", "failed"}
+
+
+def test_runs_see_their_environment_and_workdir(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    out = tmp_path / "env.txt"
+    queue(paths, f'echo "$WILD_RUN_ID $WILD_SWEEP_ID $WILD_PARAM_SEED $(pwd)" > {out}')
+    backend = local(paths)
+    drive(supervisor(paths, backend), backend)
+    assert out.read_text().split() == ["s1-000", "s1", "0", str(paths.project)]
+
+
+def test_no_more_runs_start_than_there_are_slots(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    count = tmp_path / "count"
+    queue(paths, f"echo x >> {count}; sleep 0.2", 5)
+    backend = local(paths, slots=2)
+    sup = supervisor(paths, backend)
+    first = sup.step()
+    assert len(first.started) == 2
+    queued = events(paths, "run_queue")[0]
+    assert (queued["queued"], queued["waiting"], queued["pool"]["cpu_slots"]) == (5, 3, 2)
+    drive(sup, backend)
+    assert all(run.status == "finished" for run in sup.index.runs.values())
+    assert count.read_text().count("x") == 5
+
+
+def test_gpu_runs_get_their_own_devices_and_a_restart_knows_them(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    go = tmp_path / "go"
+    gpu = Resources(gpus=1)
+    wait_go = (
+        f'echo "$CUDA_VISIBLE_DEVICES" > "$WILD_RUN_DIR/gpu"; '
+        f"while [ ! -e {go} ]; do sleep 0.05; done"
+    )
+    ids = queue(paths, wait_go, 3, resources=gpu)
+    cpu_run = queue(paths, 'echo "[$CUDA_VISIBLE_DEVICES]" > "$WILD_RUN_DIR/gpu"', start=3)
+    environ = {"CUDA_VISIBLE_DEVICES": "0,1"}
+    backend = local(paths, environ=environ)
+    first = supervisor(paths, backend).step()
+    assert sorted(run.id for run in first.started) == [ids[0], ids[1], cpu_run[0]]
+    given = {run.id: run.raw["gpu_ids"] for run in first.started}
+    assert sorted([given[ids[0]], given[ids[1]]]) == [["0"], ["1"]] and given[cpu_run[0]] == []
+    # A restarted loop's supervisor reads the assignments back: no GPU is free.
+    again = supervisor(paths, local(paths, environ=environ))
+    assert again.step().started == ()
+    go.touch()
+    drive(again, again.backends["local"])  # type: ignore[arg-type]
+    seen = {run_id: (paths.run_dir(run_id) / "gpu").read_text().strip() for run_id in ids}
+    assert sorted(seen.values()) == ["0", "0", "1"] or sorted(seen.values()) == ["0", "1", "1"]
+    assert (paths.run_dir(cpu_run[0]) / "gpu").read_text().strip() == "[]"
+
+
+def test_a_run_too_big_for_the_pool_fails_and_does_not_block_the_queue(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    big = queue(paths, "true", resources=Resources(cpus=8))
+    small = queue(paths, "true", start=1)
+    backend = local(paths, slots=2)
+    sup = supervisor(paths, backend)
+    first = sup.step()
+    assert [run.id for run in first.started] == small
+    assert [run.id for run in first.failed] == big
+    assert "needs 8 CPUs" in (first.failed[0].reason or "")
+    drive(sup, backend)
+    assert sup.index.runs[small[0]].status == "finished"
+
+
+def test_the_time_limit_fails_the_run_and_kills_its_group(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    child = tmp_path / "child.pid"
+    ids = queue(paths, f"sleep 60 & echo $! > {child}; wait", resources=Resources(time_s=0.5))
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    run = sup.index.runs[ids[0]]
+    assert (run.status, run.reason, run.exit_code) == ("failed", "timeout", 143)
+    assert probe(int(child.read_text())) is None
+
+
+def test_stop_kills_a_running_run_and_marks_it_stopped(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    ready = tmp_path / "ready"
+    os.mkfifo(ready)
+    running = queue(paths, f"echo up > {ready}; sleep 60")
+    waiting = queue(paths, "true", start=1)
+    backend = local(paths, slots=1)
+    sup = supervisor(paths, backend)
+    sup.step()
+    with ready.open() as fifo:
+        assert fifo.read() == "up\n"
+    assert sup.stop(waiting[0]) and sup.stop(running[0], "stop_sweep")
+    assert not sup.stop(waiting[0])  # already over
+    drive(sup, backend)
+    runs = sup.index.runs
+    assert (runs[running[0]].status, runs[running[0]].reason) == ("stopped", "stop_sweep")
+    assert (runs[waiting[0]].status, runs[waiting[0]].reason) == ("stopped", "stopped by the human")
+    assert [e["run"] for e in events(paths, "run_stop")] == [waiting[0], running[0]]
+
+
+def test_rerun_keeps_the_old_attempt_and_runs_a_new_one(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    flag = tmp_path / "second"
+    ids = queue(paths, f"if [ -e {flag} ]; then echo fine; else echo bad; touch {flag}; exit 1; fi")
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    assert sup.index.runs[ids[0]].status == "failed"
+    with pytest.raises(WildError, match="no run nope"):
+        sup.rerun("nope")
+    again = sup.rerun(ids[0])
+    assert (again.status, again.attempt, again.exit_code, again.job_id) == ("queued", 2, None, None)
+    assert "gpu_ids" not in again.raw and "backend_fields" not in again.raw
+    old = paths.run_dir(ids[0]) / "attempt-1"
+    assert "bad" in (old / "log").read_text() and (old / "exit").exists()
+    drive(sup, backend)
+    run = sup.index.runs[ids[0]]
+    assert (run.status, run.attempt) == ("finished", 2)
+    assert "bad" not in (paths.run_dir(ids[0]) / "log").read_text()

@@ -1,0 +1,151 @@
+"""The run wrapper: its pid file, its log, its atomic exit marker, and group kills on a time
+limit or a stop, run as the real standalone script."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wild.liveness import probe
+from wild.runs import wrapper
+
+WRAPPER = Path(wrapper.__file__)
+BOUND_S = 20  # no test waits longer than this for a wrapper
+pytestmark = pytest.mark.timeout(60)  # a wrapper that never writes the FIFO must not hang
+
+
+def start(
+    run_dir: Path, instruction: str, *extra: str, workdir: Path | None = None
+) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, str(WRAPPER), "--run-dir", str(run_dir), "--run-id", "s1-000"]
+    argv += [
+        "--attempt",
+        "2",
+        "--workdir",
+        str(workdir or run_dir.parent),
+        *extra,
+        "--",
+        instruction,
+    ]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def run(run_dir: Path, instruction: str, *extra: str, workdir: Path | None = None) -> int:
+    return start(run_dir, instruction, *extra, workdir=workdir).wait(timeout=BOUND_S)
+
+
+def marker(run_dir: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((run_dir / "exit").read_text())
+    return loaded
+
+
+def test_a_run_that_exits_leaves_its_log_pid_and_marker(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs" / "s1-000"
+    assert run(run_dir, "echo out; echo err >&2; pwd; exit 3") == 3
+    found = marker(run_dir)
+    assert found["run"] == "s1-000" and found["attempt"] == 2
+    assert found["exit_code"] == 3 and found["signal"] is None and found["reason"] is None
+    assert found["host"] == os.uname().nodename and found["ended_at"]
+    log = (run_dir / "log").read_text()
+    assert "out\nerr\n" in log and str(tmp_path / "runs") in log  # ran in --workdir
+    assert (run_dir / "pid").read_text().strip().isdigit()
+    assert sorted(p.name for p in run_dir.iterdir()) == ["exit", "log", "pid"]  # no temp left
+
+
+def test_a_finished_run_has_exit_code_zero_and_the_log_is_appended(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "log").write_text("earlier attempt\n")
+    assert run(run_dir, "echo second", workdir=tmp_path) == 0
+    assert marker(run_dir)["exit_code"] == 0
+    assert (run_dir / "log").read_text().startswith("earlier attempt\nsecond\n")
+
+
+def test_an_instruction_killed_by_a_signal_reports_it_as_a_shell_does(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    run(run_dir, "kill -9 $$", workdir=tmp_path)
+    found = marker(run_dir)
+    assert (found["exit_code"], found["signal"], found["reason"]) == (137, "SIGKILL", None)
+
+
+def test_an_instruction_that_cannot_start_still_leaves_a_marker(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    assert run(run_dir, "true", workdir=tmp_path / "missing") == wrapper.START_FAILED_EXIT
+    found = marker(run_dir)
+    assert found["reason"] == "start_failed" and found["exit_code"] == 127
+    assert "missing" in found["detail"] and "missing" in (run_dir / "log").read_text()
+
+
+def _gone(pid: int) -> bool:
+    return probe(pid) is None
+
+
+def test_the_time_limit_kills_the_whole_group_grandchildren_too(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    grand = tmp_path / "grand.pid"
+    instruction = f"sh -c 'sleep 60 & echo $! > {grand}; wait' & wait"
+    assert run(run_dir, instruction, "--time-limit", "0.5", "--grace", "2", workdir=tmp_path) == 143
+    found = marker(run_dir)
+    assert (found["reason"], found["signal"]) == ("timeout", "SIGTERM")
+    assert _gone(int(grand.read_text()))
+    assert "time limit of 0.5 s reached" in (run_dir / "log").read_text()
+
+
+def test_a_group_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    instruction = "trap '' TERM; sleep 60 & wait; wait"
+    assert (
+        run(run_dir, instruction, "--time-limit", "0.3", "--grace", "0.3", workdir=tmp_path) == 137
+    )
+    assert marker(run_dir)["reason"] == "timeout"
+
+
+def test_background_leftovers_are_killed_when_the_instruction_ends(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    left = tmp_path / "left.pid"
+    assert run(run_dir, f"sleep 60 & echo $! > {left}; exit 0", workdir=tmp_path) == 0
+    assert marker(run_dir)["exit_code"] == 0
+    assert _gone(int(left.read_text()))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_the_wrapper_kills_the_group_and_still_writes_the_marker(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    run_dir = tmp_path / "r"
+    ready, grand = tmp_path / "ready", tmp_path / "grand.pid"
+    os.mkfifo(ready)
+    proc = start(
+        run_dir, f"sleep 60 & echo $! > {grand}; echo up > {ready}; wait", workdir=tmp_path
+    )
+    with ready.open() as fifo:  # blocks until the instruction runs: no sleep, no polling
+        assert fifo.read() == "up\n"
+    proc.send_signal(signum)
+    assert proc.wait(timeout=BOUND_S) == 143
+    found = marker(run_dir)
+    assert (found["reason"], found["exit_code"], found["signal"]) == ("stopped", 143, "SIGTERM")
+    assert _gone(int(grand.read_text()))
+    assert f"{signum.name} received" in (run_dir / "log").read_text()
+
+
+def test_the_marker_is_replaced_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "exit"
+    wrapper.write_atomically(str(target), '{"old": 1}\n')
+
+    def no_disk(_fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", no_disk)
+    with pytest.raises(OSError):
+        wrapper.write_atomically(str(target), '{"new": 2}\n')
+    assert target.read_text() == '{"old": 1}\n'  # never a torn or half-written marker
+    assert [p.name for p in tmp_path.iterdir()] == ["exit"]  # the temp file is cleaned up

@@ -1,0 +1,284 @@
+"""The `local` run backend: a pool of CPU and GPU slots on this machine, each run a detached
+wrapper process that outlives the loop.
+
+`submit` starts `wrapper.py` in a session of its own (not the loop's: a SIGKILLed loop takes
+no run with it) and returns the wrapper's pid as the job id. `poll` looks at every active run
+in one pass: its exit marker, else whether the wrapper's pid is still that same process
+(start time from /proc, or its command line naming the run's folder), else gone (and what
+is left of its session is killed, so a lost run holds no slot). `cancel` sends SIGTERM to
+the wrapper, which kills the run's group and still writes the marker. `adopt` finds an
+attempt a crashed loop started but never recorded, by the `pid` file the wrapper wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from wild.errors import WildError
+from wild.liveness import probe, this_host
+from wild.parsers.runs import RunRecord
+from wild.process import spawn
+from wild.runs import markers
+from wild.runs.backend import BackendContext, Observed, Submitted
+from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
+
+WRAPPER = Path(__file__).with_name("wrapper.py")
+START_FIELD = "wrapper_start_ticks"  # on a run's line: the wrapper's start time, against pid reuse
+NVIDIA_SMI_TIMEOUT_S = 10.0
+_AGENT_RUN_ENV = "WILD_AGENT_RUN"  # the agent's processes are swept by it: runs must not carry it
+
+
+def parse_visible_devices(text: str) -> tuple[str, ...]:
+    """The GPU ids in a CUDA_VISIBLE_DEVICES value ("" or "-1": none)."""
+    ids = tuple(part.strip() for part in text.split(",") if part.strip())
+    return () if ids and ids[0].startswith("-") else ids
+
+
+def parse_nvidia_smi(output: str) -> tuple[str, ...]:
+    """GPU indices from `nvidia-smi -L` ("GPU 0: NVIDIA A100 (UUID: …)" a line)."""
+    ids = []
+    for line in output.splitlines():
+        head = line.split(":", 1)[0].split()
+        if len(head) == 2 and head[0] == "GPU" and head[1].isdigit():
+            ids.append(head[1])
+    return tuple(ids)
+
+
+def nvidia_smi_gpus() -> tuple[str, ...]:
+    """This machine's GPUs by `nvidia-smi -L`; none when it is absent or fails."""
+    program = shutil.which("nvidia-smi")
+    if program is None:
+        return ()
+    try:
+        done = subprocess.run(
+            [program, "-L"],
+            capture_output=True,
+            text=True,
+            timeout=NVIDIA_SMI_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return parse_nvidia_smi(done.stdout) if done.returncode == 0 else ()
+
+
+def run_slots(settings: Mapping[str, str]) -> int:
+    """CPU slots from `run_slots` (--run-slots), else the core count."""
+    text = settings.get("run_slots")
+    if text is None or not str(text).strip():
+        return os.cpu_count() or 1
+    try:
+        slots = int(str(text).strip())
+    except ValueError:
+        slots = 0
+    if slots < 1:
+        raise WildError(f"--run-slots {text!r}: give a whole number of CPU slots, 1 or more")
+    return slots
+
+
+def _session_members(sid: int) -> list[int]:
+    """The pids whose session is `sid` (field 6 of /proc/<pid>/stat)."""
+    members = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc/self") else ():
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 3 and fields[3] == str(sid):
+            members.append(int(name))
+    return members
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def _environ_value(pid: int, name: str) -> str | None:
+    try:
+        data = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+    prefix = f"{name}=".encode()
+    for item in data.split(b"\0"):
+        if item.startswith(prefix):
+            return item[len(prefix) :].decode(errors="replace")
+    return None
+
+
+class LocalBackend:
+    """Runs on this machine, as many at once as the pool's slots allow."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        context: BackendContext,
+        *,
+        environ: Mapping[str, str] | None = None,
+        list_gpus: Callable[[], tuple[str, ...]] = nvidia_smi_gpus,
+    ) -> None:
+        self.paths = context.paths
+        env = os.environ if environ is None else environ
+        visible = env.get("CUDA_VISIBLE_DEVICES")
+        gpus = parse_visible_devices(visible) if visible is not None else list_gpus()
+        self.pool = Pool(cpus=run_slots(context.settings), gpus=gpus)
+        self._planned: dict[str, tuple[str, ...]] = {}
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+
+    # -- the RunBackend protocol -----------------------------------------------------------
+
+    def admit(self, queued: Sequence[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
+        chosen = plan(self.pool, queued, active)
+        self._planned = {run.id: gpus for run, gpus in chosen}
+        return [run for run, _gpus in chosen]
+
+    def submit(self, run: RunRecord, env: Mapping[str, str]) -> Submitted:
+        refusal = never_fits(self.pool, run)
+        if refusal is not None:
+            raise WildError(f"run {run.id} cannot start: {refusal}")
+        gpus = self._planned.pop(run.id, None)
+        if gpus is None:
+            raise WildError(f"run {run.id}: submit it only after admit gave it its slots")
+        run_dir = self.paths.run_dir(run.id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}
+        if self.pool.gpus:  # a CPU run on a GPU machine sees no GPU rather than all of them
+            child_env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        argv = [sys.executable, "-I", "-S", str(WRAPPER), "--run-dir", str(run_dir)]
+        argv += ["--run-id", run.id, "--attempt", str(run.attempt)]
+        argv += ["--workdir", str(self.paths.project / run.workdir)]
+        if run.resources.time_s is not None:
+            argv += ["--time-limit", f"{run.resources.time_s:g}"]
+        argv += ["--", run.resolved_instruction]
+        try:
+            with (run_dir / markers.LOG).open("ab") as log:
+                proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
+        except OSError as error:
+            raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error
+        self._children[run.id] = proc
+        seen = probe(proc.pid)
+        fields: dict[str, Any] = {GPU_FIELD: list(gpus)}
+        if seen is not None and seen.start_ticks is not None:
+            fields[START_FIELD] = seen.start_ticks
+        return Submitted(job_id=str(proc.pid), host=this_host(), fields=fields)
+
+    def poll(self, active: Sequence[RunRecord]) -> dict[str, Observed]:
+        self._reap()
+        seen: dict[str, Observed] = {}
+        for run in active:
+            seen[run.id] = self._observe(run)
+        return seen
+
+    def cancel(self, run: RunRecord) -> None:
+        pid = self._pid(run)
+        if pid is None or not self._alive(run, pid):
+            self._kill_leftovers(pid)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)  # the wrapper kills the group and writes the marker
+
+    # -- beyond the protocol ---------------------------------------------------------------
+
+    def adopt(self, run: RunRecord) -> Submitted | None:
+        """The handle of an attempt started but never recorded (the loop died in between):
+        its wrapper, found by the `pid` file, if it runs or has ended; None if none is found."""
+        run_dir = self.paths.run_dir(run.id)
+        marker = markers.read_marker(run_dir)
+        pid = markers.read_pid(run_dir)
+        if pid is not None and self._is_wrapper_of(run, pid):
+            gpus = parse_visible_devices(_environ_value(pid, "CUDA_VISIBLE_DEVICES") or "")
+            return Submitted(str(pid), this_host(), {GPU_FIELD: list(gpus)})
+        if marker.present:
+            return Submitted(str(pid) if pid else "", this_host(), {GPU_FIELD: []})
+        return None
+
+    def describe(self, active: Sequence[RunRecord]) -> dict[str, Any]:
+        """The pool for events.log: slots total and free."""
+        left = free(self.pool, active)
+        return {
+            "cpu_slots": self.pool.cpus,
+            "cpu_free": left.cpus,
+            "gpus": list(self.pool.gpus),
+            "gpus_free": list(left.gpus),
+        }
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _reap(self) -> None:
+        """Collect wrappers of ours that exited, so no zombie stays behind."""
+        for run_id, proc in list(self._children.items()):
+            if proc.poll() is not None:
+                del self._children[run_id]
+
+    def _observe(self, run: RunRecord) -> Observed:
+        run_dir = self.paths.run_dir(run.id)
+        ended = self._ended(run, run_dir)
+        if ended is not None:
+            return ended
+        if run.host is not None and run.host != this_host():
+            return Observed("unknown", f"runs on {run.host}, not on this host")
+        pid = self._pid(run)
+        if pid is not None and self._alive(run, pid):
+            return Observed("running")
+        # It may have written its marker and exited since the first look.
+        ended = self._ended(run, run_dir)
+        if ended is not None:
+            return ended
+        self._kill_leftovers(pid)
+        return Observed("gone", f"wrapper process {pid} is gone and left no exit marker")
+
+    def _ended(self, run: RunRecord, run_dir: Path) -> Observed | None:
+        read = markers.read_marker(run_dir)
+        if read.problem is not None:
+            return Observed("ended", read.problem)
+        if read.marker is not None and read.marker.attempt == run.attempt:
+            return Observed("ended")
+        return None  # none yet, or a previous attempt's left behind: not this one's end
+
+    def _pid(self, run: RunRecord) -> int | None:
+        if run.job_id is not None and run.job_id.isdigit():
+            return int(run.job_id)
+        return markers.read_pid(self.paths.run_dir(run.id))
+
+    def _alive(self, run: RunRecord, pid: int) -> bool:
+        seen = probe(pid)
+        if seen is None:
+            return False
+        recorded = run.raw.get(START_FIELD)
+        if isinstance(recorded, int) and seen.start_ticks is not None:
+            return recorded == seen.start_ticks
+        return self._is_wrapper_of(run, pid)
+
+    def _is_wrapper_of(self, run: RunRecord, pid: int) -> bool:
+        """Whether `pid` is this attempt's wrapper, by its command line (pids get reused)."""
+        argv = _cmdline(pid)
+        wanted = [str(self.paths.run_dir(run.id)), str(run.attempt)]
+        return (
+            str(WRAPPER) in argv and all(item in argv for item in wanted) and probe(pid) is not None
+        )
+
+    def _kill_leftovers(self, pid: int | None) -> None:
+        """Kill what is left of a vanished wrapper's session (its orphaned instruction).
+
+        Only when no process has the pid: Linux keeps a pid that still names a session from
+        being reused, so every member found is the old run's.
+        """
+        if pid is None or probe(pid) is not None:
+            return
+        for member in _session_members(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(member, signal.SIGKILL)

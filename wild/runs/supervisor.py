@@ -1,0 +1,269 @@
+"""The run supervisor: the thin driver the loop calls to start, watch, stop and rerun runs.
+
+`step()` does one pass: attempts a crashed loop started but never recorded are adopted (or
+marked lost), every active run is polled (one call per backend) and the ended ones get
+their terminal line with exit code, reason and last metrics, then each backend admits
+queued runs into its free slots and they are started. Every scheduling decision is an
+event in events.log. The decisions themselves are wild.runs.decide.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wild.clock import Clock, iso_ms
+from wild.errors import WildError
+from wild.parsers.runs import RunIndex, RunRecord
+from wild.paths import WildPaths
+from wild.runs import attempts, decide, markers
+from wild.runs.backend import RunBackend, Submitted
+from wild.store.events_log import EventLog
+from wild.store.runs_log import RunsLog
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step changed: runs started, and runs that became terminal (with their lines)."""
+
+    started: tuple[RunRecord, ...] = ()
+    ended: tuple[RunRecord, ...] = ()
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def failed(self) -> tuple[RunRecord, ...]:
+        """The ended runs to raise alerts for."""
+        return tuple(run for run in self.ended if run.status == "failed")
+
+    @property
+    def finished(self) -> tuple[RunRecord, ...]:
+        return tuple(run for run in self.ended if run.status == "finished")
+
+
+class RunSupervisor:
+    """Starts and watches the runs of runs.jsonl through their backends."""
+
+    def __init__(
+        self,
+        paths: WildPaths,
+        backends: Mapping[str, RunBackend],
+        clock: Clock,
+        events: EventLog,
+        *,
+        base_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.paths = paths
+        self.backends = backends
+        self.clock = clock
+        self.events = events
+        self.log = RunsLog(paths.runs_log)
+        self._base_env = dict(os.environ if base_env is None else base_env)
+        self._last_queue: tuple[int, int] | None = None
+        # Queued runs whose claim may already be taken: all of them at the first step (a
+        # previous loop may have died mid-start), later only those found claimed by another.
+        self._unclaimed_unsure: set[str] | None = None
+
+    @property
+    def index(self) -> RunIndex:
+        return self.log.refresh()
+
+    def busy(self) -> bool:
+        """Whether any run is queued or running (the loop then waits for marker events)."""
+        return any(run.status in ("queued", "running") for run in self.index.runs.values())
+
+    def step(self) -> StepResult:
+        problems: list[str] = []
+        ended = self._adopt(problems)
+        ended += self._settle(problems)
+        started, refused = self._start(problems)
+        return StepResult(tuple(started), tuple(ended + refused), tuple(problems))
+
+    def stop(self, run_id: str, reason: str = "stopped by the human") -> bool:
+        """Stop a queued or running run; False when it is unknown or already over."""
+        run = self.index.runs.get(run_id)
+        if run is None or run.terminal:
+            return False
+        if run.status == "running":
+            backend = self.backends.get(run.backend)
+            if backend is None:
+                raise WildError(f'run {run_id}: its backend "{run.backend}" is not available')
+            self._append(decide.stopping(run, reason))
+            backend.cancel(run)  # the marker that follows ends it as stopped
+        else:
+            self._append(decide.stopped_waiting(run, reason, self._now()))
+        self.events.append("run_stop", run=run_id, status=run.status, reason=reason)
+        return True
+
+    def rerun(self, run_id: str) -> RunRecord:
+        """Queue a new attempt of an ended run: the last attempt's files go to attempt-<n>/."""
+        run = self.index.runs.get(run_id)
+        if run is None:
+            raise WildError(f"no run {run_id} in {self.paths.runs_log}; see `wild --runs`")
+        if not run.terminal:
+            raise WildError(f"run {run_id} is {run.status}; stop it first, then rerun it")
+        attempts.archive(self.paths.run_dir(run_id), run.attempt)
+        again = decide.requeued(run, self._now())
+        self._append(again)
+        self.events.append("run_rerun", run=run_id, attempt=again.attempt)
+        return again
+
+    # -- the step's phases -----------------------------------------------------------------
+
+    def _adopt(self, problems: list[str]) -> list[RunRecord]:
+        """Queued attempts already claimed: a loop died between starting one and its line."""
+        ended: list[RunRecord] = []
+        unsure, self._unclaimed_unsure = self._unclaimed_unsure, set()
+        queued = decide.waiting(self.index)
+        # After the first step only our own claims exist, each with its line: no scan.
+        for run in queued if unsure is None else [r for r in queued if r.id in unsure]:
+            run_dir = self.paths.run_dir(run.id)
+            if not attempts.claimed(run_dir, run.attempt):
+                continue
+            found = self._find(run, problems)
+            if found is None:
+                lost = decide.lost_before_recorded(run, self._now())
+                self._append(lost)
+                self.events.append("run_lost", run=run.id, attempt=run.attempt, reason=lost.reason)
+                ended.append(lost)
+                continue
+            self._append(decide.started(run, found, self._now()))
+            self.events.append("run_adopted", run=run.id, attempt=run.attempt, job=found.job_id)
+        return ended
+
+    def _find(self, run: RunRecord, problems: list[str]) -> Submitted | None:
+        backend = self.backends.get(run.backend)
+        adopt = getattr(backend, "adopt", None)
+        if callable(adopt):
+            try:
+                found: Submitted | None = adopt(run)
+            except WildError as error:
+                problems.append(str(error))
+                return None
+            return found
+        # A backend that cannot look for it: only its marker tells that it ran.
+        if markers.read_marker(self.paths.run_dir(run.id)).present:
+            return Submitted("", None)
+        return None
+
+    def _settle(self, problems: list[str]) -> list[RunRecord]:
+        ended: list[RunRecord] = []
+        for name, runs in decide.by_backend(decide.active(self.index)).items():
+            backend = self.backends.get(name)
+            if backend is None:
+                continue  # its backend is not loaded: nothing can be known of it here
+            try:
+                seen = backend.poll(runs)
+            except WildError as error:
+                problems.append(str(error))
+                continue
+            for run in runs:
+                observed = seen.get(run.id)
+                if observed is None or observed.liveness in ("running", "unknown"):
+                    continue
+                run_dir = self.paths.run_dir(run.id)
+                marker = markers.read_marker(run_dir)
+                done = decide.settled(
+                    run, observed, marker, markers.last_metrics(run_dir), self._now()
+                )
+                if done is None:
+                    continue
+                self._append(done)
+                ended.append(done)
+                self.events.append(
+                    "run_ended",
+                    run=run.id,
+                    attempt=run.attempt,
+                    status=done.status,
+                    exit_code=done.exit_code,
+                    reason=done.reason,
+                )
+        return ended
+
+    def _start(self, problems: list[str]) -> tuple[list[RunRecord], list[RunRecord]]:
+        started: list[RunRecord] = []
+        refused: list[RunRecord] = []
+        index = self.index
+        running = decide.by_backend(decide.active(index))
+        for name, queued in decide.by_backend(decide.waiting(index)).items():
+            backend = self.backends.get(name)
+            if backend is None:
+                for run in queued:
+                    message = f'no run backend "{name}" is loaded; install or name another'
+                    refused.append(self._refuse(run, message))
+                continue
+            active = running.get(name, [])
+            try:
+                admitted = backend.admit(queued, active)
+            except WildError as error:
+                problems.append(str(error))
+                continue
+            self._log_queue(name, backend, queued, admitted, active)
+            for run in admitted:
+                outcome = self._submit(backend, run)
+                if outcome is not None:
+                    (started if outcome.status == "running" else refused).append(outcome)
+        return started, refused
+
+    def _submit(self, backend: RunBackend, run: RunRecord) -> RunRecord | None:
+        run_dir = self.paths.run_dir(run.id)
+        now = self._now()
+        if not attempts.claim(run_dir, run.attempt, f"{now} {os.getpid()}\n"):
+            if self._unclaimed_unsure is not None:
+                self._unclaimed_unsure.add(run.id)  # claimed by someone else: adopt it next
+            return None
+        env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
+        try:
+            submitted = backend.submit(run, env)
+        except WildError as error:
+            return self._refuse(run, str(error))
+        begun = decide.started(run, submitted, self._now())
+        self._append(begun)
+        self.events.append(
+            "run_started",
+            run=run.id,
+            attempt=run.attempt,
+            backend=run.backend,
+            job=submitted.job_id,
+            host=submitted.host,
+            allocation=dict(submitted.fields),
+        )
+        return begun
+
+    def _refuse(self, run: RunRecord, message: str) -> RunRecord:
+        failed = decide.refused(run, message, self._now())
+        self._append(failed)
+        self.events.append("run_refused", run=run.id, attempt=run.attempt, reason=failed.reason)
+        return failed
+
+    def _log_queue(
+        self,
+        name: str,
+        backend: RunBackend,
+        queued: Sequence[RunRecord],
+        admitted: Sequence[RunRecord],
+        active: Sequence[RunRecord],
+    ) -> None:
+        """A `run_queue` event when something was admitted or the queue changed size."""
+        key = (len(queued), len(admitted))
+        if not admitted and key == self._last_queue:
+            return
+        self._last_queue = key
+        describe = getattr(backend, "describe", None)
+        pool: dict[str, Any] = describe(active) if callable(describe) else {}
+        self.events.append(
+            "run_queue",
+            backend=name,
+            queued=len(queued),
+            running=len(active),
+            admitted=[run.id for run in admitted],
+            waiting=len(queued) - len(admitted),
+            pool=pool,
+        )
+
+    def _append(self, run: RunRecord) -> None:
+        self.log.append(run)
+
+    def _now(self) -> str:
+        return iso_ms(self.clock.now())

@@ -1,0 +1,251 @@
+"""Runs one research run and leaves its exit marker: the standalone wrapper every backend uses.
+
+Invoked (see wild.runs.backend) as
+`python wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W [--time-limit S] --
+INSTRUCTION`. It writes its pid to DIR/pid, runs `/bin/sh -c INSTRUCTION` in W as the
+leader of a process group of its own with stdout and stderr appended to DIR/log, and, when
+the instruction ends, its time limit passes or the wrapper gets SIGTERM/SIGINT, kills that
+whole group (SIGTERM, then SIGKILL after a grace) and writes DIR/exit atomically (temp file,
+fsync, rename), a JSON object:
+`{"run", "attempt", "exit_code", "signal", "ended_at", "host", "reason"}`.
+`reason` is "timeout", "stopped", "start_failed" (then `detail` says why) or null. A run
+killed by signal N has `exit_code` 128 + N and `signal` its name, as a shell reports it.
+
+Standard library only and no wild imports: it starts fast and runs on any node that sees
+the run folder (a Slurm batch script calls it too). The wrapper makes itself a child
+subreaper (Linux), so a background process the instruction leaves behind is reparented to
+the wrapper, not to the loop, and is killed with the group when the instruction ends: a run
+is over when its marker exists, and nothing of it keeps a slot busy after that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import datetime
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
+START_FAILED_EXIT = 127  # as a shell reports a command it could not run
+_PR_SET_CHILD_SUBREAPER = 36
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+_WAIT_SIGNALS = {signal.SIGCHLD, *_STOP_SIGNALS}
+
+
+def _arguments(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="wrapper.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--run-id", required=True)
+    parser.add_argument("--attempt", type=int, required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds")
+    parser.add_argument("--grace", type=float, default=GRACE_S, help="SIGTERM → SIGKILL, s")
+    parser.add_argument("instruction", nargs=1, help="one shell command, after --")
+    return parser.parse_args(argv)
+
+
+def _now() -> str:
+    now = datetime.datetime.now(datetime.UTC)  # as wild writes times: 2026-02-08T10:45:23.120Z
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def write_atomically(path: str, text: str) -> None:
+    """`path` holds `text` whole or keeps its old content: temp file, fsync, rename, dir fsync."""
+    temp = f"{path}.tmp.{os.getpid()}"
+    try:
+        with open(temp, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temp)
+        raise
+    with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced
+        folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def _become_subreaper() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _note(log: int, text: str) -> None:
+    """A line of the wrapper's own in the run's log, so its tail says why the run ended."""
+    with contextlib.suppress(OSError):
+        os.write(log, f"[wild wrapper {_now()}] {text}\n".encode())
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+class _Child:
+    """The instruction's shell and everything the wrapper reaps; waits without polling."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.status: int | None = None
+
+    def reap(self) -> None:
+        """Collect every exited child (the shell, and orphans adopted as subreaper)."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.pid:
+                self.status = status
+
+    def wait(self, timeout: float | None) -> signal.Signals | None:
+        """Until a signal arrives (SIGCHLD: reaped) or `timeout`; the stop signal if one came."""
+        if timeout is None:
+            got: signal.struct_siginfo | None = signal.sigwaitinfo(_WAIT_SIGNALS)
+        else:
+            got = signal.sigtimedwait(_WAIT_SIGNALS, max(timeout, 0.0))
+        self.reap()
+        if got is not None and got.si_signo in _STOP_SIGNALS:
+            return signal.Signals(got.si_signo)
+        return None
+
+    def done(self) -> bool:
+        return self.status is not None and not _group_alive(self.pid)
+
+
+def _kill_group(child: _Child, grace_s: float) -> None:
+    """SIGTERM the group, let it end within `grace_s`, then SIGKILL what is left; reap all."""
+    child.reap()
+    if child.done():
+        return  # nothing left: its pgid may not be signalled any more, it could be reused
+    _signal_group(child.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    child.reap()
+    while not child.done():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        child.wait(min(left, 0.05))  # members not ours to reap: look again shortly
+    if not child.done():
+        _signal_group(child.pid, signal.SIGKILL)
+        while not child.done():
+            child.wait(0.05)
+
+
+def _supervise(child: _Child, args: argparse.Namespace, log: int) -> str | None:
+    """Wait for the instruction's end, its time limit or a stop; the marker's reason."""
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    reason: str | None = None
+    child.reap()
+    while child.status is None:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            reason = "timeout"
+            _note(log, f"time limit of {args.time_limit:g} s reached: stopping the run")
+            break
+        stop = child.wait(left)
+        if stop is not None:
+            reason = "stopped"
+            _note(log, f"{stop.name} received: stopping the run")
+            break
+    _kill_group(child, args.grace)  # also what the instruction left in the background
+    return reason
+
+
+def _exit_fields(status: int | None) -> tuple[int, str | None]:
+    if status is None:  # cannot happen once the group is gone; kept honest for the marker
+        return -1, None
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        try:
+            name: str | None = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        return 128 + signum, name
+    return os.waitstatus_to_exitcode(status), None
+
+
+def _marker(args: argparse.Namespace, exit_code: int, sig: str | None, reason: str | None) -> str:
+    fields: dict[str, object] = {
+        "run": args.run_id,
+        "attempt": args.attempt,
+        "exit_code": exit_code,
+        "signal": sig,
+        "ended_at": _now(),
+        "host": socket.gethostname(),
+        "reason": reason,
+    }
+    return json.dumps(fields) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    run_dir = args.run_dir
+    stops: list[int] = []
+    # Until the signals are blocked below, a stop is remembered by a handler, never lost.
+    for signum in _STOP_SIGNALS:
+        signal.signal(signum, lambda received, _frame: stops.append(received))
+    os.makedirs(run_dir, exist_ok=True)
+    write_atomically(os.path.join(run_dir, "pid"), f"{os.getpid()}\n")
+    _become_subreaper()
+    log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    exit_path = os.path.join(run_dir, "exit")
+    try:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", args.instruction[0]],
+            cwd=args.workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            process_group=0,
+        )
+    except OSError as error:
+        detail = f"cannot start the instruction in {args.workdir}: {error}"
+        _note(log, detail)
+        fields = json.loads(_marker(args, START_FAILED_EXIT, None, "start_failed"))
+        write_atomically(exit_path, json.dumps({**fields, "detail": detail}) + "\n")
+        return START_FAILED_EXIT
+    # The shell started with default dispositions; from here signals are waited for.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _WAIT_SIGNALS)
+    child = _Child(proc.pid)  # reaped by `_Child`, not by Popen
+    if stops:
+        _note(log, f"{signal.Signals(stops[0]).name} received: stopping the run")
+        _kill_group(child, args.grace)
+        reason: str | None = "stopped"
+    else:
+        reason = _supervise(child, args, log)
+    exit_code, sig = _exit_fields(child.status)
+    _note(log, f"ended: exit code {exit_code}" + (f" ({sig})" if sig else ""))
+    write_atomically(exit_path, _marker(args, exit_code, sig, reason))
+    os.close(log)
+    return exit_code if 0 <= exit_code <= 255 else 1  # what a batch system's accounting shows
+
+
+if __name__ == "__main__":
+    sys.exit(main())
