@@ -10,6 +10,8 @@ from tests.slurm.conftest import FakeSlurm
 from tests.slurm.records import run_record, submitted
 from wild.errors import WildError
 from wild.parsers.runs import RunRecord
+from wild.runs.backend import BackendContext, Submitted, load_backend
+from wild.runs.slurm import SlurmBackend
 
 
 def _submit_all(fake: FakeSlurm, count: int, tag: str = "wild-t1") -> list[RunRecord]:
@@ -60,19 +62,46 @@ def test_a_rerun_ignores_the_previous_attempts_marker(fake: FakeSlurm) -> None:
     assert fake.backend().poll([rerun])[run.id].liveness == "running"
 
 
-def test_other_loops_jobs_do_not_count_as_ours(fake: FakeSlurm) -> None:
+def test_a_job_id_that_names_another_run_is_not_ours(fake: FakeSlurm) -> None:
     (ours,) = _submit_all(fake, 1, tag="wild-mine")
-    fake.set_state("1", None)
-    # Another loop's job that happens to carry our job id is not ours.
-    (fake.state / "queue").write_text(f"1|RUNNING|node1|wild-other.{ours.id}\n")
+    (fake.state / "queue").write_text("1|RUNNING|node1|someone-elses-job\n")
     seen = fake.backend("wild-mine").poll([ours])
     assert "without an exit marker" in (seen[ours.id].detail or "")
+
+
+def test_a_loop_restarted_under_another_tag_still_finds_its_jobs(fake: FakeSlurm) -> None:
+    (run,) = _submit_all(fake, 1, tag="wild-before")
+    fake.set_state("1", "RUNNING")
+    assert fake.backend("wild-after").poll([run])[run.id].detail == "job 1 RUNNING on node1"
+
+
+def test_a_job_cancelled_while_it_waited_is_gone_at_once(fake: FakeSlurm) -> None:
+    (run,) = _submit_all(fake, 1)
+    fake.set_state("1", "CANCELLED")  # never started: no node, no wrapper, no marker
+    seen = fake.backend().poll([run])[run.id]
+    assert (seen.liveness, seen.detail) == ("gone", "Slurm job 1 CANCELLED before it started")
+
+
+def test_adopt_finds_a_job_the_loop_never_recorded(fake: FakeSlurm) -> None:
+    (run,) = _submit_all(fake, 1)
+    queued = run_record(run.id)  # the line still says queued: the loop died after sbatch
+    backend = fake.backend()
+    assert backend.adopt(queued) == Submitted("1")  # from the job id left in the run folder
+    assert fake.calls("squeue") == []
+    (fake.paths.run_dir(run.id) / "slurm_job").unlink()  # died inside submit itself
+    assert backend.adopt(queued) == Submitted("1")  # by its name, in one squeue
+    assert backend.adopt(run_record("s1-042")) is None
+    assert len(fake.calls("squeue")) == 2
+    fake.fail("squeue", "slurm_load_jobs error: Socket timed out\n")
+    with pytest.raises(WildError, match="run s1-042: cannot look for its job: squeue failed"):
+        backend.adopt(run_record("s1-042"))
 
 
 def test_a_job_that_left_the_queue_is_gone_only_after_the_grace(fake: FakeSlurm) -> None:
     runs = _submit_all(fake, 2)
     backend = fake.backend(slurm_grace_s="60")
     fake.set_state("1", None)  # vanished: scancel behind wild's back, a purged job
+    fake.set_state("2", "RUNNING")
     fake.set_state("2", "FAILED")  # ended in Slurm without the wrapper's marker
     first = backend.poll(runs)
     assert {o.liveness for o in first.values()} == {"running"}
@@ -246,3 +275,12 @@ def test_settings_and_defaults(fake: FakeSlurm) -> None:
     assert fake.backend(slurm_poll_s="5").poll_interval_s == 5.0
     runs = [run_record(f"s1-{n:03d}") for n in range(3)]
     assert backend.admit(runs, []) == runs
+
+
+def test_the_slurm_backend_is_registered_and_found_by_name(fake: FakeSlurm) -> None:
+    from tests.runs.test_plugins import _registered
+
+    assert _registered("wild.run_backends")["slurm"].load() is SlurmBackend
+    context = BackendContext(fake.paths, "wild-t1", {"slurm_poll_s": "12"})
+    found = load_backend("slurm", context)
+    assert isinstance(found, SlurmBackend) and found.poll_interval_s == 12.0

@@ -13,21 +13,31 @@ from tests.slurm.records import run_record
 from wild.runs import slurm_jobs
 from wild.runs.slurm_jobs import QueueRow
 
+QUEUE = (
+    "11|RUNNING|node[1-2]|wild-a.s1-000\n"
+    "12|CANCELLED by 0||wild-a.s1-001\n"
+    "13|COMPLETING+|n3|wild-a.odd|name\n"
+    "14|RUNNING|n4|wild-b.s1-000\n"
+    "15|RUNNING|n5|somebody-elses\n"
+    "garbage line\n"
+)
 
-def test_parse_queue_keeps_only_the_loops_jobs_and_reads_every_state_form() -> None:
-    text = (
-        "11|RUNNING|node[1-2]|wild-a.s1-000\n"
-        "12|CANCELLED by 0||wild-a.s1-001\n"
-        "13|COMPLETING+|n3|wild-a.odd|name\n"
-        "14|RUNNING|n4|wild-ab.s1-000\n"  # another loop whose tag starts like ours
-        "15|RUNNING|n5|somebody-elses\n"
-        "garbage line\n"
-    )
-    assert slurm_jobs.parse_queue(text, "wild-a") == {
-        "11": QueueRow("11", "RUNNING", "node[1-2]", "wild-a.s1-000"),
-        "12": QueueRow("12", "CANCELLED", "", "wild-a.s1-001"),
-        "13": QueueRow("13", "COMPLETING", "n3", "wild-a.odd|name"),
-    }
+
+def test_parse_queue_reads_every_state_form() -> None:
+    rows = slurm_jobs.parse_queue(QUEUE)
+    assert sorted(rows) == ["11", "12", "13", "14", "15"]
+    assert rows["12"] == QueueRow("12", "CANCELLED", "", "wild-a.s1-001")
+    assert rows["13"] == QueueRow("13", "COMPLETING", "n3", "wild-a.odd|name")
+
+
+def test_a_runs_job_is_found_by_id_and_checked_by_its_name() -> None:
+    rows = slurm_jobs.parse_queue(QUEUE)
+    assert slurm_jobs.run_job(rows, "11", "s1-000") == rows["11"]
+    assert slurm_jobs.run_job(rows, "14", "s1-000") == rows["14"]  # restarted under tag b
+    assert slurm_jobs.run_job(rows, "15", "s1-000") is None  # that id is somebody else's
+    assert slurm_jobs.run_job(rows, "99", "s1-000") is None
+    assert slurm_jobs.latest_job(rows, "wild-a", "s1-000") == "11"
+    assert slurm_jobs.latest_job(rows, "wild-a", "s1-009") is None
 
 
 @pytest.mark.parametrize(

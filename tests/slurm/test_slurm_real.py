@@ -139,3 +139,15 @@ def test_a_run_over_its_time_limit_is_stopped_by_the_wrapper(
     wait_for("the marker", lambda: marker(paths, run) is not None)
     ended = marker(paths, run)
     assert ended is not None and ended["reason"] == "timeout"
+
+
+def test_a_waiting_job_cancelled_is_gone_at_once(slurm: SlurmCluster, paths: WildPaths) -> None:
+    slurm_backend = backend(paths, "wild-real6")
+    held = run_record("s1-000", "true", slurm={"extra_args": ["--hold"]})
+    run = start(slurm_backend, held)
+    slurm_backend.cancel(run)
+    seen = slurm_backend.poll([run])[run.id]
+    assert (seen.liveness, seen.detail) == (
+        "gone",
+        f"Slurm job {run.job_id} CANCELLED before it started",
+    )

@@ -25,13 +25,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import orjson
-
 from wild.clock import Clock, SystemClock
 from wild.errors import WildError
 from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.runs import RunRecord, SweepRecord, parse_record
-from wild.runs import slurm_jobs
+from wild.runs import markers, slurm_jobs
 from wild.runs.backend import BackendContext, Observed, Submitted
 from wild.runs.slurm_jobs import SlurmOptions
 from wild.store.files import atomic_write, read_bytes
@@ -42,6 +40,7 @@ DEFAULTS = {
     "slurm_command_timeout_s": 60.0,
 }
 WRAPPER = Path(__file__).with_name("wrapper.py")
+JOB_FILE = "slurm_job"  # `<attempt> <job id>`, written as soon as sbatch answers
 _GONE_ALREADY = ("invalid job id", "already completing or completed", "job has already finished")
 
 
@@ -117,6 +116,8 @@ class SlurmBackend:
                 f"run {run.id}: sbatch refused the job (exit {done.returncode}): {said}; "
                 'check the sweep\'s "slurm" partition and extra_args and the resources'
             )
+        # So a loop that dies before recording the job id still finds the job (`adopt`).
+        atomic_write(run_dir / JOB_FILE, f"{run.attempt} {job}\n".encode())
         return Submitted(job_id=job)
 
     def poll(self, active: Sequence[RunRecord]) -> dict[str, Observed]:
@@ -132,20 +133,13 @@ class SlurmBackend:
                 waiting.append((run, run.job_id))
         if not waiting:
             return seen
-        argv = ["squeue", "--me", "--noheader", "--states=all"]
-        done = self._command([*argv, f"--format={slurm_jobs.QUEUE_FORMAT}"])
-        if isinstance(done, str) or done.returncode != 0:
-            detail = (
-                done
-                if isinstance(done, str)
-                else slurm_jobs.queue_error(done.returncode, done.stderr, done.stdout)
-            )
-            seen.update({run.id: Observed("unknown", detail) for run, _ in waiting})
+        rows = self._queue()
+        if isinstance(rows, str):
+            seen.update({run.id: Observed("unknown", rows) for run, _ in waiting})
             return seen
-        rows = slurm_jobs.parse_queue(done.stdout, self.context.tag)
         now = self.clock.monotonic()
         for run, job in waiting:
-            row = rows.get(job)
+            row = slurm_jobs.run_job(rows, job, run.id)
             key = (run.id, job)
             if row is not None and row.state in slurm_jobs.ACTIVE:
                 self._missing_since.pop(key, None)
@@ -175,7 +169,40 @@ class SlurmBackend:
                     f"{_one_line(done.stderr or done.stdout)}; stop the job by hand with scancel"
                 )
 
+    def adopt(self, run: RunRecord) -> Submitted | None:
+        """The job of an attempt submitted but never recorded (the loop died in between):
+        by the job id `submit` left in the run's folder, else by the job's name in one
+        squeue; None when no job and no marker is found (the supervisor marks it lost)."""
+        recorded = self._recorded_job(run)
+        if recorded is not None:
+            return Submitted(job_id=recorded)
+        rows = self._queue()
+        if isinstance(rows, str):
+            raise WildError(f"run {run.id}: cannot look for its job: {rows}")
+        job = slurm_jobs.latest_job(rows, self.context.tag, run.id)
+        if job is not None:
+            return Submitted(job_id=job)
+        return Submitted(job_id="") if self._has_marker(run) else None
+
     # ----------------------------------------------------------------- helpers
+
+    def _queue(self) -> dict[str, slurm_jobs.QueueRow] | str:
+        """The one squeue of a status cycle: every job of this user, ended ones included."""
+        argv = ["squeue", "--me", "--noheader", "--states=all"]
+        done = self._command([*argv, f"--format={slurm_jobs.QUEUE_FORMAT}"])
+        if isinstance(done, str):
+            return done
+        if done.returncode != 0:
+            return slurm_jobs.queue_error(done.returncode, done.stderr, done.stdout)
+        return slurm_jobs.parse_queue(done.stdout)
+
+    def _recorded_job(self, run: RunRecord) -> str | None:
+        try:
+            text = (self.context.paths.run_dir(run.id) / JOB_FILE).read_text().split()
+        except OSError:
+            return None
+        match = len(text) == 2 and text[0] == str(run.attempt) and text[1].isdigit()
+        return text[1] if match else None
 
     def options(self, run: RunRecord) -> SlurmOptions:
         """The run's `"slurm"` options (its own line's, else its sweep's), over the site's."""
@@ -199,16 +226,12 @@ class SlurmBackend:
         return self._sweep_options[sweep_id]
 
     def _has_marker(self, run: RunRecord) -> bool:
-        """The run's exit marker is there, and is this attempt's (not a rerun's old one)."""
-        try:
-            data = (self.context.paths.run_dir(run.id) / "exit").read_bytes()
-        except OSError:
-            return False
-        try:
-            attempt = slurm_jobs.marker_attempt(orjson.loads(data))
-        except orjson.JSONDecodeError:
-            return True  # a marker it is; whoever reads it reports what is wrong with it
-        return attempt is None or attempt == run.attempt
+        """The run's exit marker is there, and is this attempt's (not a rerun's old one);
+        an unreadable one counts: the supervisor reports what is wrong with it."""
+        read = markers.read_marker(self.context.paths.run_dir(run.id))
+        return read.problem is not None or (
+            read.marker is not None and read.marker.attempt == run.attempt
+        )
 
     def _command(
         self, argv: list[str], env: Mapping[str, str] | None = None

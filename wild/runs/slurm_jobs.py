@@ -11,7 +11,6 @@ import math
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from wild.errors import WildError
 from wild.parsers.runs import Resources, RunRecord
@@ -144,19 +143,31 @@ class QueueRow:
     name: str
 
 
-def parse_queue(stdout: str, tag: str) -> dict[str, QueueRow]:
-    """The loop's jobs (name `<tag>.…`) by job id; lines that do not parse are skipped."""
-    prefix = job_name(tag, "")
+def parse_queue(stdout: str) -> dict[str, QueueRow]:
+    """squeue's jobs by job id; lines that do not parse are skipped."""
     rows = {}
     for line in stdout.splitlines():
         fields = line.strip().split("|", 3)
-        if len(fields) != 4 or not fields[3].startswith(prefix):
+        if len(fields) != 4:
             continue
         job, state, nodes, name = fields
         # A state may carry a suffix (`CANCELLED by 0`, `COMPLETING+`): the word is the state.
         word = state.split()[0].rstrip("+") if state.split() else ""
         rows[job] = QueueRow(job, word, nodes, name)
     return rows
+
+
+def run_job(rows: Mapping[str, QueueRow], job_id: str, run_id: str) -> QueueRow | None:
+    """The run's job in squeue's answer, found by job id and checked by the run id in its
+    name. The tag is not required: a loop restarted under another tag still finds its jobs."""
+    row = rows.get(job_id)
+    return row if row is not None and row.name.endswith(f".{run_id}") else None
+
+
+def latest_job(rows: Mapping[str, QueueRow], tag: str, run_id: str) -> str | None:
+    """The newest job named for this loop's run (a loop that died right after sbatch)."""
+    named = [int(row.job_id) for row in rows.values() if row.name == job_name(tag, run_id)]
+    return str(max(named)) if named else None
 
 
 def queue_error(code: int | None, stderr: str, stdout: str) -> str:
@@ -185,6 +196,9 @@ def observe(
     if row is not None and row.state in ACTIVE:
         where = f" on {row.nodes}" if row.nodes and row.state not in WAITING else ""
         return Observed("running", f"job {row.job_id} {row.state}{where}")
+    if row is not None and not row.nodes:
+        # Cancelled (or failed) while it waited: no wrapper ever ran, no marker can come.
+        return Observed("gone", f"Slurm job {row.job_id} {row.state} before it started")
     seen = f"ended {row.state}" if row is not None else "left the queue"
     if missing_for_s is None or missing_for_s < grace_s:
         return Observed(
@@ -197,12 +211,6 @@ def observe(
         f"Slurm job {run.job_id} {seen} without writing an exit marker "
         f"(see .wild/runs/{run.id}/slurm.out)",
     )
-
-
-def marker_attempt(data: Any) -> int | None:
-    """The attempt an exit marker belongs to (None when it does not say)."""
-    attempt = data.get("attempt") if isinstance(data, Mapping) else None
-    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else None
 
 
 def extra_args_setting(text: str | None, where: str) -> tuple[str, ...]:
