@@ -14,6 +14,7 @@ import fcntl
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 COMMANDS = ("sbatch", "squeue", "scancel")
@@ -22,6 +23,7 @@ HERE = str(Path(__file__).resolve().parent)
 # -S -E: no site packages, no PYTHON* variables, so a call costs about 10 ms.
 LAUNCHER = """#!{python} -SE
 import sys
+import time
 sys.path.insert(0, {here!r})
 import fake_slurm
 fake_slurm.main({command!r})
@@ -91,6 +93,9 @@ def main(command: str) -> None:
             name = next(arg.split("=", 1)[1] for arg in argv if arg.startswith("--job-name="))
             with queue.open("a") as rows:
                 rows.write(f"{job}|PENDING||{name}\n")
-            print(job)
+            print(job, flush=True)
+            slow = state_dir / "sbatch.slow"
+            if slow.exists():  # queued, but the answer never reaches the caller in time
+                time.sleep(float(slow.read_text()))
     if command == "scancel":
         set_state(state_dir, argv[-1], None)

@@ -284,3 +284,15 @@ def test_the_slurm_backend_is_registered_and_found_by_name(fake: FakeSlurm) -> N
     context = BackendContext(fake.paths, "wild-t1", {"slurm_poll_s": "12"})
     found = load_backend("slurm", context)
     assert isinstance(found, SlurmBackend) and found.poll_interval_s == 12.0
+
+
+def test_an_sbatch_that_queued_the_job_but_never_answered_is_not_submitted_twice(
+    fake: FakeSlurm,
+) -> None:
+    (fake.state / "sbatch.slow").write_text("30")
+    backend = fake.backend(slurm_command_timeout_s="0.5")
+    assert backend.submit(run_record("s1-000"), {}) == Submitted("1")
+    assert len(fake.calls("sbatch")) == 1
+    fake.fail("squeue", "slurm_load_jobs error: Unable to contact slurm controller\n")
+    with pytest.raises(WildError, match=r"run s1-000: sbatch gave no answer within 0\.5 s"):
+        backend.submit(run_record("s1-000"), {})

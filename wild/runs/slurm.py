@@ -108,7 +108,11 @@ class SlurmBackend:
         )
         done = self._command(argv, env={**os.environ, **env})
         if isinstance(done, str):
-            raise WildError(f"run {run.id}: {done}")
+            # No answer is not a no: the controller may have queued the job all the same.
+            job = self._queued_job(run)
+            if job is None:
+                raise WildError(f"run {run.id}: {done}")
+            done = subprocess.CompletedProcess(argv, 0, job, "")
         job = slurm_jobs.parse_job_id(done.stdout)
         if done.returncode != 0 or job is None:
             said = _one_line(done.stderr or done.stdout)
@@ -195,6 +199,14 @@ class SlurmBackend:
         if done.returncode != 0:
             return slurm_jobs.queue_error(done.returncode, done.stderr, done.stdout)
         return slurm_jobs.parse_queue(done.stdout)
+
+    def _queued_job(self, run: RunRecord) -> str | None:
+        """This run's job waiting or running in the queue, if one is (after a lost answer)."""
+        rows = self._queue()
+        if isinstance(rows, str):
+            return None
+        alive = {job: row for job, row in rows.items() if row.state in slurm_jobs.ACTIVE}
+        return slurm_jobs.latest_job(alive, self.context.tag, run.id)
 
     def _recorded_job(self, run: RunRecord) -> str | None:
         try:
