@@ -108,7 +108,8 @@ def batch_script(
         for key, value in sorted(env.items())
         if key.startswith("WILD_") and key.isidentifier()
     ]
-    command = [python, wrapper, "--run-dir", run_dir, "--run-id", run.id]
+    # -I -S: the wrapper needs the standard library alone; no user site, no PYTHON* variables.
+    command = [python, "-I", "-S", wrapper, "--run-dir", run_dir, "--run-id", run.id]
     command += ["--attempt", str(run.attempt), "--workdir", workdir]
     if run.resources.time_s is not None:
         command += ["--time-limit", f"{run.resources.time_s:g}"]
