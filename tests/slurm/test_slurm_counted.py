@@ -26,7 +26,7 @@ def _marker(fake: FakeSlurm, run: RunRecord, attempt: int | None = None) -> None
 
 
 def test_one_squeue_per_cycle_for_all_runs(fake: FakeSlurm) -> None:
-    runs = _submit_all(fake, 25)
+    runs = _submit_all(fake, 8)
     backend = fake.backend()
     for job in ("1", "2", "3"):
         fake.set_state(job, "RUNNING")
@@ -40,7 +40,7 @@ def test_one_squeue_per_cycle_for_all_runs(fake: FakeSlurm) -> None:
         "--states=all",
         "--format=%i|%T|%N|%j",
     ]
-    assert len(fake.calls("sbatch")) == 25
+    assert len(fake.calls("sbatch")) == 8
 
 
 def test_no_squeue_without_active_runs_or_when_every_marker_is_there(fake: FakeSlurm) -> None:
