@@ -151,3 +151,24 @@ def test_a_waiting_job_cancelled_is_gone_at_once(slurm: SlurmCluster, paths: Wil
         "gone",
         f"Slurm job {run.job_id} CANCELLED before it started",
     )
+
+
+def test_a_controller_that_stops_answering_is_unknown_and_picked_up_again(
+    slurm: SlurmCluster, paths: WildPaths
+) -> None:
+    settings = {"slurm_command_timeout_s": "1"}
+    slurm_backend = SlurmBackend(BackendContext(paths, "wild-real7", settings))
+    run = start(slurm_backend, run_record("s1-000", "sleep 300"))
+    controller = slurm.daemons["slurmctld"].pid
+    os.kill(controller, signal.SIGSTOP)  # a hung controller: squeue gets no answer
+    try:
+        seen = slurm_backend.poll([run])[run.id]
+    finally:
+        os.kill(controller, signal.SIGCONT)
+    assert (seen.liveness, seen.detail) == (
+        "unknown",
+        "squeue gave no answer within 1 s; runs on Slurm are unknown until the controller "
+        "answers again (wild asks again next cycle; check `scontrol ping`)",
+    )
+    assert slurm_backend.poll([run])[run.id].liveness == "running"
+    slurm_backend.cancel(run)

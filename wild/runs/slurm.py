@@ -266,7 +266,7 @@ class SlurmBackend:
             )
         except subprocess.TimeoutExpired:
             if argv[0] == "squeue":
-                return slurm_jobs.queue_error(None, "", f"no answer in {self.command_timeout_s:g}s")
+                return slurm_jobs.queue_error(None, "", "", self.command_timeout_s)
             return f"{argv[0]} gave no answer within {self.command_timeout_s:g} s; is slurmctld up?"
         except OSError as error:
             return f"cannot run {argv[0]}: {error}"

@@ -171,14 +171,19 @@ def latest_job(rows: Mapping[str, QueueRow], tag: str, run_id: str) -> str | Non
     return str(max(named)) if named else None
 
 
-def queue_error(code: int | None, stderr: str, stdout: str) -> str:
-    """One line for a failed squeue: what Slurm said, and that wild asks again next cycle."""
+UNKNOWN_UNTIL_ANSWER = (
+    "runs on Slurm are unknown until the controller answers again "
+    "(wild asks again next cycle; check `scontrol ping`)"
+)
+
+
+def queue_error(code: int | None, stderr: str, stdout: str, timeout_s: float = 0.0) -> str:
+    """One line for a failed squeue (`code` None: it gave no answer within `timeout_s`):
+    what Slurm said, and that wild asks again next cycle."""
+    if code is None:
+        return f"squeue gave no answer within {timeout_s:g} s; {UNKNOWN_UNTIL_ANSWER}"
     said = (stderr.strip() or stdout.strip() or "no output").splitlines()[-1][:200]
-    how = "gave no answer in time" if code is None else f"failed (exit {code})"
-    return (
-        f"squeue {how}: {said}; runs on Slurm are unknown until the controller answers "
-        "again (wild asks again next cycle; check `scontrol ping`)"
-    )
+    return f"squeue failed (exit {code}): {said}; {UNKNOWN_UNTIL_ANSWER}"
 
 
 def observe(
