@@ -142,15 +142,15 @@ class SlurmBackend:
             seen.update({run.id: Observed("unknown", rows) for run, _ in waiting})
             return seen
         now = self.clock.monotonic()
+        missing_since: dict[tuple[str, str], float] = {}  # only the runs still waited for
         for run, job in waiting:
             row = slurm_jobs.run_job(rows, job, run.id)
-            key = (run.id, job)
-            if row is not None and row.state in slurm_jobs.ACTIVE:
-                self._missing_since.pop(key, None)
-                missing = None
-            else:
-                missing = now - self._missing_since.setdefault(key, now)
+            missing = None
+            if row is None or row.state not in slurm_jobs.ACTIVE:
+                since = missing_since[(run.id, job)] = self._missing_since.get((run.id, job), now)
+                missing = now - since
             seen[run.id] = slurm_jobs.observe(run, row, missing_for_s=missing, grace_s=self.grace_s)
+        self._missing_since = missing_since
         return seen
 
     def cancel(self, run: RunRecord) -> None:
