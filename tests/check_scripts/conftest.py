@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -11,6 +10,21 @@ from pathlib import Path
 import pytest
 
 from wild.paths import CHECK_SCRIPTS_DIR
+
+# What the fakes stand in for: a real one installed on the machine (CI installs Slurm for
+# tests/slurm) must stay out of sight, or "without sacct" would find /usr/bin/sacct.
+STOOD_IN = frozenset({"squeue", "sacct", "sbatch", "scancel", "scontrol", "sinfo", "nvidia-smi"})
+
+
+def _system_bin(folder: Path) -> Path:
+    """/usr/bin and /bin as links in one folder, without the commands the fakes stand in for."""
+    folder.mkdir()
+    for source in (Path("/usr/bin"), Path("/bin")):
+        for entry in source.iterdir():
+            link = folder / entry.name
+            if entry.name not in STOOD_IN and not link.exists() and not link.is_symlink():
+                link.symlink_to(entry)
+    return folder
 
 
 @dataclass(frozen=True)
@@ -22,18 +36,15 @@ class Ran:
 class Scripts:
     """A project folder and a PATH of fakes; `run` executes a script through its shebang."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, system: Path) -> None:
         self.project = root / "project"
         self.project.mkdir()
         self.bin = root / "bin"
         self.bin.mkdir()
-        # `#!/usr/bin/env python3` finds this interpreter. PATH is this folder alone, so a tool
-        # the machine has (Slurm's squeue, nvidia-smi) cannot stand in for a missing fake;
-        # the fakes' own `cat` is linked in.
+        # `#!/usr/bin/env python3` finds this interpreter; PATH is this folder, then /usr/bin and
+        # /bin without what the fakes stand in for.
         (self.bin / "python3").symlink_to(sys.executable)
-        cat = shutil.which("cat")
-        assert cat is not None
-        (self.bin / "cat").symlink_to(cat)
+        self.system = system
 
     def fake(self, name: str, stdout: str = "", *, stderr: str = "", code: int = 0) -> Path:
         """A fake command printing `stdout`/`stderr` and exiting `code`; its argv goes to a log."""
@@ -55,7 +66,7 @@ class Scripts:
         return path.read_text().splitlines() if path.exists() else []
 
     def run(self, script: str, *args: str) -> Ran:
-        env = {"PATH": str(self.bin), "HOME": str(self.project)}
+        env = {"PATH": f"{self.bin}:{self.system}", "HOME": str(self.project)}
         done = subprocess.run(
             [str(CHECK_SCRIPTS_DIR / script), *args],
             cwd=self.project,
@@ -71,6 +82,11 @@ class Scripts:
         return Ran(done.returncode, printed.rstrip("\n"))
 
 
+@pytest.fixture(scope="session")
+def system_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _system_bin(tmp_path_factory.mktemp("system") / "bin")
+
+
 @pytest.fixture
-def scripts(tmp_path: Path) -> Scripts:
-    return Scripts(tmp_path)
+def scripts(tmp_path: Path, system_bin: Path) -> Scripts:
+    return Scripts(tmp_path, system_bin)

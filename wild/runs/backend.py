@@ -39,7 +39,7 @@ from wild.paths import WildPaths
 
 ENTRY_POINT_GROUP = "wild.run_backends"
 # Found even before the package's entry points are installed (an editable checkout).
-_BUILT_IN = {"local": "wild.runs.local:LocalBackend"}
+_BUILT_IN = {"local": "wild.runs.local:LocalBackend", "slurm": "wild.runs.slurm:SlurmBackend"}
 
 Liveness = Literal["running", "ended", "gone", "unknown"]
 
