@@ -20,7 +20,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench.figures import report
+from figures import report
+
 from tests.runs.research_support import Agent, project, run_loop, runs_by_id, sweep_tag
 from wild.store.events_log import read_events
 
