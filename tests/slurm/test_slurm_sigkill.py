@@ -31,10 +31,10 @@ def test_a_job_submitted_by_a_killed_loop_is_adopted_not_started_twice(
         check=False,
     )
     assert child.returncode == -signal.SIGKILL
-    assert len(events(paths, "run_started")) == 2  # the third sbatch's line never came
+    assert len(events(paths, "run-started")) == 2  # the third sbatch's line never came
     sup = slurm_supervisor(paths, "wild-killed")  # the loop restarted
     drive(sup)
     runs = sup.index.runs
     assert {run_id: runs[run_id].status for run_id in ids} == dict.fromkeys(ids, "finished")
-    assert [event["run"] for event in events(paths, "run_adopted")] == [ids[2]]
+    assert [event["run"] for event in events(paths, "run-adopted")] == [ids[2]]
     assert Counter(spawns.read_text().split()) == Counter(ids)  # each ran exactly once

@@ -15,7 +15,7 @@ from wild.runs.backend import BackendContext
 from wild.runs.slurm import SlurmBackend
 from wild.runs.supervisor import RunSupervisor
 from wild.store.events_log import EventLog
-from wild.store.runs_log import append_record
+from wild.store.runs_log import append_records
 
 BOUND_S = 60.0
 # Fails on its first attempt, succeeds on the next: a flaky run worth a rerun.
@@ -39,7 +39,7 @@ def queue(paths: WildPaths, *instructions: str) -> list[str]:
             status="queued",
             backend="slurm",
         )
-        append_record(paths.runs_log, run)
+        append_records(paths.runs_log, [run])
         ids.append(run.id)
     return ids
 
@@ -76,7 +76,7 @@ def test_a_sweep_runs_as_jobs_and_a_failed_run_is_rerun(
     again = sup.index.runs[ids[1]]
     assert (again.status, again.attempt, again.exit_code) == ("finished", 2, 0)
     assert again.job_id != first_job  # a new job for the new attempt
-    assert len({event["job"] for event in events(paths, "run_started")}) == 4
+    assert len({event["job"] for event in events(paths, "run-started")}) == 4
 
 
 def test_stop_run_cancels_the_job_and_the_run_is_stopped(
@@ -101,4 +101,4 @@ def test_a_restarted_supervisor_finds_the_running_jobs(slurm: SlurmCluster, tmp_
     drive(sup)
     runs = sup.index.runs
     assert [(runs[i].status, runs[i].exit_code) for i in ids] == [("finished", 0), ("failed", 4)]
-    assert len(events(paths, "run_started")) == 2  # neither was started twice
+    assert len(events(paths, "run-started")) == 2  # neither was started twice
