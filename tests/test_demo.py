@@ -1,10 +1,13 @@
-"""`wild demo` runs the real loop end to end with its scripted agent and finishes."""
+"""`wild demo` runs the first research story with the real loop and the real local backend,
+end to end, and shows what the runs answered."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from wild.barriers.approvals import approvals_path
 
@@ -21,17 +24,19 @@ def test_wild_demo_runs_the_whole_story() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     expected_in_order = [
-        "🤖 Iteration 1: human-input",
-        "✅ Human input",
-        "Task complete: task-001",
-        "Task complete: task-002",
+        "== The rl-training story in",
+        "🤖 Iteration 1: planning",
+        "🔬 Sweep s",
+        "🚨 run s",  # the run that crashes once on purpose
+        "🤖 Iteration 2: alert alert-",
         "✅ Alert resolved: alert-",
-        "📣 wild needs you (task-003)",
-        "🧑 (the human answers)",
-        "Task complete: task-003",
+        "is done: analysis next",
+        "🤖 Iteration 3: analysis",
         "✅ All work complete.",
-        "Tasks: 3/3 complete",
-        "Barriers: 0 waiting, 1 satisfied, 0 failed",
+        "Stage: exploring — runs: 0 running, 0 queued, 12 finished, 0 failed",
+        "Which clip strategy works better?** `clip_coef=0.28`",
+        "Which off-policiness setting works better?** `{batch_size, mini_batch_size} = 64/16`",
+        "Over 12 finished runs of 12 (1 rerun after a failure)",
     ]
     position = 0
     for snippet in expected_in_order:
@@ -39,6 +44,10 @@ def test_wild_demo_runs_the_whole_story() -> None:
         assert found >= 0, f"{snippet!r} missing after position {position}:\n{out}"
         position = found
     assert "The loop ended: all work complete" in out
+    results = out.rsplit("The artifacts (report, run table, curves.svg) are in ", 1)[1]
+    folder = Path(results.split(";", 1)[0])
+    assert (folder / "curves.svg").is_file() and (folder / "run_table.md").is_file()
+    shutil.rmtree(folder.parent)
     assert "Problems" not in out  # a clean story: nothing for the user to fix
     # The throwaway project's trust (set with --update-policy) is not left in the real store.
     store = approvals_path()

@@ -125,11 +125,11 @@ def _flag(name: str) -> str:
 @click.command(
     "demo",
     cls=GuardedCommand,
-    short_help="A guided tour of wild in a temporary folder.",
+    short_help="The first research story (a 12-run sweep), in a temporary folder.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 def demo() -> None:
-    """A guided tour: the real loop and a scripted agent on a sample project, in a temp folder."""
+    """The rl-training story: the real loop, real runs and a scripted agent, in a temp folder."""
     from wild.commands.demo import run_demo  # noqa: PLC0415  (the loop: only for the demo)
 
     sys.exit(run_demo(out=click.echo, heading=lambda title: click.secho(title, bold=True)))

@@ -1,7 +1,10 @@
-"""`wild demo`: the real loop on a sample project in a temporary folder, with a scripted agent.
+"""`wild demo`: the first research story (examples/rl-training), run by the real loop with
+the built-in scripted story agent in a temporary folder.
 
-It walks through a human input, a task with a dependency, a background job that raises an alert
-and satisfies a barrier, an escalation the (simulated) human answers, and completion.
+The agent plans a 12-run PPO sweep (clip × off-policiness); wild records it, runs it on the
+local backend, wakes on each run's end, brings one run's crash back as an alert the agent
+answers `rerun`, and, once every run has ended, hands the agent the run table to analyse.
+The report answers the story's questions from the metrics the runs computed.
 """
 
 from __future__ import annotations
@@ -15,53 +18,39 @@ from wild.barriers.approvals import forget_project
 from wild.clock import SystemClock
 from wild.commands import edits
 from wild.commands.init import init_wild
-from wild.commands.status import format_status, format_work, list_work_data, status_data
+from wild.commands.status import format_status, status_data
+from wild.errors import WildError
 from wild.loop import Loop, LoopOptions
-from wild.parsers import human as human_md
 from wild.paths import WildPaths
-from wild.store.files import read_text
+from wild.stories.run import copy_story, goal_of
 from wild.workspace import load_workspace
 
-GOAL = "Train a tiny model and report which learning rate to keep"
-
-SAMPLE_TASKS = """\
-# Wild Loop Tasks
-
-- [ ] [P1] task-001: Preprocess the training data
-- [ ] [P1] task-002: Launch the training job
-  - dependsOn: task-001
-- [ ] [P1] task-003: Analyze the results and write the report
-  - dependsOn: task-002
-  - blockedBy: train-done
-"""
-
-HUMAN_ANSWER = "Keep the 3e-4 run; it is cheaper."
-AGENT_TIMEOUT_S = 60.0
+STORY = "rl-training"
+AGENT_TIMEOUT_S = 120.0
 SAFETY_RESCAN_S = 5.0
 
 
-class SimulatedHuman:
-    """Answers the first question wild asks in human.md, as you would from your editor."""
+def story_folder() -> Path:
+    """examples/rl-training beside the installed package (`pip install -e .`: the checkout)."""
+    folder = Path(__file__).resolve().parents[2] / "examples" / STORY
+    if not (folder / "story.md").is_file():
+        raise WildError(
+            f"the demo story is not at {folder}; run `wild demo` from a checkout installed "
+            "with `pip install -e .`"
+        )
+    return folder
 
-    def __init__(self, paths: WildPaths, out: Callable[[str], None]) -> None:
-        self._paths = paths
-        self._out = out
-        self.answered = False
 
-    def check(self) -> None:
-        """Called on every loop message: answer once a QUESTION has appeared."""
-        if self.answered:
-            return
-        doc = human_md.parse(read_text(self._paths.human))
-        if any(entry.status == "question" for entry in doc.inputs):
-            self.answered = True
-            self._out(f'🧑 (the human answers) wild --human-input "{HUMAN_ANSWER}"')
-            edits.add_human_input(self._paths, HUMAN_ANSWER, urgent=False, now=SystemClock().now())
+def _answers(report: Path) -> str:
+    """The report's `## Answers` section, for the screen."""
+    text = report.read_text(encoding="utf-8") if report.is_file() else ""
+    part = text.split("## Answers", 1)[1] if "## Answers" in text else ""
+    return part.split("\n## ", 1)[0].strip() or "(no report was written)"
 
 
 def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
-    """Run the loop on the sample project; returns the exit code. The CLI passes how to print
-    a line and a heading, so click stays in the CLI layer (docs/architecture.md, "Layers")."""
+    """Run the story with the loop; returns the exit code. The CLI passes how to print a line
+    and a heading, so click stays in the CLI layer (docs/architecture.md, "Layers")."""
 
     def section(title: str, body: str = "") -> None:
         heading(f"\n== {title}")
@@ -69,46 +58,37 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
             out(body)
 
     clock = SystemClock()
-    with tempfile.TemporaryDirectory(prefix="wild-demo-") as tmp:
-        project = Path(tmp)
-        paths = WildPaths(project / ".wild")
-        init_wild(paths)
-        paths.tasks.write_text(SAMPLE_TASKS)
-        edits.update_policy(paths, "autonomous", duration=None, now=clock.now())
-        edits.add_human_input(
-            paths, "Start with learning rate 3e-4.", urgent=False, now=clock.now()
-        )
+    story = story_folder()
+    project = Path(tempfile.mkdtemp(prefix="wild-demo-"))
+    paths = WildPaths(project / ".wild")
+    copy_story(story, project)
+    init_wild(paths)
+    goal = goal_of(story)
+    edits.update_policy(paths, "autonomous", duration=None, now=clock.now())
+    section(f"The {STORY} story in {project}", (story / "story.md").read_text().split("## ")[0])
+    agent = f"{sys.executable} -m wild.stories.agent"
+    section(f'Running: wild "{goal[:60]}…" --agent-cmd "python -m wild.stories.agent"')
+    options = LoopOptions(
+        goal=goal,
+        agent="custom",
+        agent_cmd=agent,
+        max_iterations=20,
+        agent_timeout_s=AGENT_TIMEOUT_S,
+        heartbeat_s=10.0,
+        safety_rescan_s=SAFETY_RESCAN_S,
+    )
+    try:
+        result = Loop(paths, options, clock=clock, out=out).run()
         section(
-            f"A sample project in {project}",
-            format_status(status_data(load_workspace(paths, clock.now()))),
+            "Done (wild --status)", format_status(status_data(load_workspace(paths, clock.now())))
         )
-        section(
-            "The work queue (wild --list-work)",
-            format_work(list_work_data(load_workspace(paths, clock.now()))),
-        )
-        section(f'Running: wild "{GOAL}" --agent-cmd "python -m wild.agents.demo_agent"')
-
-        human = SimulatedHuman(paths, out)
-
-        def loop_out(message: str) -> None:
-            out(message)
-            human.check()
-
-        options = LoopOptions(
-            goal=GOAL,
-            agent="custom",
-            agent_cmd=f"{sys.executable} -m wild.agents.demo_agent",
-            max_iterations=20,
-            agent_timeout_s=AGENT_TIMEOUT_S,
-            heartbeat_s=10.0,
-            safety_rescan_s=SAFETY_RESCAN_S,
-        )
-        try:
-            result = Loop(paths, options, clock=clock, out=loop_out).run()
-            section("Done", format_status(status_data(load_workspace(paths, clock.now()))))
-        finally:
-            # Its trust was recorded by --update-policy above; forgotten once nothing reads it.
-            forget_project(project)
-        out(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
-        out("Every step is in .wild/events.log and .wild/logs/ (deleted with the demo folder).")
-        return 0 if result.reason == "complete" else 1
+    finally:
+        # Its trust was recorded by --update-policy above; forgotten once nothing reads it.
+        forget_project(project)
+    section(
+        "What the runs answered (results/report.md)", _answers(project / "results" / "report.md")
+    )
+    out(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
+    out(f"The artifacts (report, run table, curves.svg) are in {project / 'results'};")
+    out(f"every run's log and metrics in {paths.runs}, every step in {paths.events}.")
+    return 0 if result.reason == "complete" else 1
