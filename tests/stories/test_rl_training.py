@@ -100,7 +100,7 @@ def _rewrite(project: Path, chosen: Any, **changes: float) -> None:
 def test_the_answers_follow_the_metrics(story_project: Project) -> None:
     project = story_project("rl-training")
     _rewrite(project, lambda p: p["clip_coef"] == 0.2, auc_accuracy=0.99)
-    _rewrite(project, lambda p: p["offpolicy"]["mini_batch_size"] == 32, auc_accuracy=0.995)
+    _rewrite(project, lambda p: p["mini_batch_size"] == 32, auc_accuracy=0.995)  # flattened
     story_step("Analyze the finished sweep.", project, work_type="analysis")
     conclusions = json.loads((project / "results" / "conclusions.json").read_text())
     assert conclusions["best_clip_coef"] == 0.2

@@ -26,7 +26,14 @@ from wild.paths import WildPaths
 from wild.store.files import read_text
 from wild.stories import dit_training, prompt_tuning, rl_training
 from wild.stories.analysis import Analysis
-from wild.stories.results import RunResult, error_line, latest_sweep, load_results, read_index
+from wild.stories.results import (
+    RunResult,
+    error_line,
+    every_log,
+    latest_sweep,
+    load_results,
+    read_index,
+)
 
 Analyze = Callable[[Sequence[RunResult], str], Analysis]
 STORIES: dict[str, Analyze] = {
@@ -107,7 +114,7 @@ def alert_reply(prompt: str, paths: WildPaths, work_id: str | None) -> str:
             f"<reason>Run {run.id} failed {run.attempt} times; rerun, fix or drop it?</reason>\n"
             "<urgency>high</urgency>\n"
         )
-    error = error_line(read_text(paths.run_dir(run.id) / "log")) if run else None
+    error = error_line(every_log(paths.run_dir(run.id))) if run else None
     seen = f" Its log says: {error!r}." if error else ""
     if "rerun" in choices:
         resolution = json.dumps({"alert_id": alert_id, "choice": "rerun"})

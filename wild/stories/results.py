@@ -87,10 +87,17 @@ def load_results(paths: WildPaths, sweep_id: str | None = None) -> tuple[RunResu
                 attempt=run.attempt,
                 summary=_summary(folder / "metrics.json"),
                 curve=_json_lines(read_text(folder / "metrics.jsonl")),
-                error=error_line(read_text(folder / "log")),
+                error=error_line(every_log(folder)),
             )
         )
     return tuple(results)
+
+
+def every_log(folder: Path) -> str:
+    """The run's logs, earlier attempts first (a rerun moves its last attempt's files to
+    `attempt-N/`), so an error that made a rerun necessary is still found."""
+    earlier = sorted(folder.glob("attempt-*/log"), key=lambda p: int(p.parent.name[8:] or 0))
+    return "".join(read_text(log) for log in (*earlier, folder / "log"))
 
 
 def flat(params: Mapping[str, Any]) -> dict[str, Any]:
