@@ -425,7 +425,7 @@ def test_demo_into_a_closed_pipe_exits_quietly() -> None:
     )
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.readline() == "\n"
-    assert proc.stdout.readline().startswith("== A sample project in ")
+    assert proc.stdout.readline().startswith("== The rl-training story in ")
     proc.stdout.close()  # the reader goes away, as `| head -2` would
     assert proc.wait(timeout=120) == 1
     stderr = proc.stderr.read()
