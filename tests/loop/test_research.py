@@ -137,3 +137,10 @@ def test_a_big_sweeps_analysis_prompt_lists_the_first_runs_and_how_to_see_the_re
     assert table.count("| finished |") == prompts.ANALYSIS_ROWS
     assert f"and {1000 - prompts.ANALYSIS_ROWS} more runs: `wild --runs --sweep sw1`" in table
     assert len(str(values["metric_paths"]).splitlines()) == prompts.ANALYSIS_ROWS + 1
+
+
+def test_backend_settings_come_from_wild_backend_variables() -> None:
+    from wild.loop.runs_effect import settings_from_env
+
+    environ = {"WILD_BACKEND_SLURM_PARTITION": "gpu", "WILD_BACKEND_": "x", "HOME": "/root"}
+    assert settings_from_env(environ) == {"slurm_partition": "gpu"}

@@ -186,5 +186,20 @@ def run_settings(paths: WildPaths, options: LoopOptions) -> dict[str, Any]:
     """
     folder = os.path.realpath(paths.root)
     tag = "wild-" + hashlib.sha256(folder.encode()).hexdigest()[:10]
-    settings = {"run_slots": str(options.run_slots)} if options.run_slots else {}
+    settings = settings_from_env(os.environ)
+    if options.run_slots:
+        settings["run_slots"] = str(options.run_slots)
     return {"tag": tag, "settings": settings, "run_backend": options.run_backend}
+
+
+SETTINGS_ENV = "WILD_BACKEND_"
+
+
+def settings_from_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """Backend settings from `WILD_BACKEND_<SETTING>` variables: `WILD_BACKEND_SLURM_PARTITION=gpu`
+    is the setting `slurm_partition` (docs/slurm.md lists the Slurm backend's)."""
+    return {
+        key[len(SETTINGS_ENV) :].lower(): value
+        for key, value in environ.items()
+        if key.startswith(SETTINGS_ENV) and len(key) > len(SETTINGS_ENV)
+    }
