@@ -9,7 +9,6 @@ id the work names, and concludes from the metric files the runs wrote.
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from datetime import UTC, datetime
@@ -17,8 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from wild.agents.runner import AgentRequest, AgentRun
-from wild.agents.signals import parse_signals
+from tests.runs.research_support import Agent, resolve_tag, sweep_tag
 from wild.commands.init import init_wild
 from wild.commands.status import format_status, status_data
 from wild.loop import Loop, LoopOptions
@@ -57,40 +55,25 @@ SWEEP = {
 }
 
 
-class ResearchAgent:
+class ResearchAgent(Agent):
     """Reads its prompt and the run files, as a real agent would."""
 
     def __init__(self, project: Path) -> None:
+        super().__init__(self.answer)
         self.project = project
-        self.seen: list[tuple[str, str]] = []  # (work type, prompt)
 
-    def __call__(self, request: AgentRequest) -> AgentRun:
-        kind, prompt = request.env["WILD_WORK_TYPE"], Path(request.env["WILD_PROMPT_FILE"])
-        self.seen.append((kind, prompt.read_text()))
-        reply = self.reply(kind, request.env["WILD_WORK_ID"])
-        request.log_path.write_text(reply)
-        return AgentRun(
-            exit_code=0, timed_out=False, cancelled=False, duration_s=0.1, final_text=reply,
-            signals=parse_signals(reply), cost_usd=None, input_tokens=None, output_tokens=None,
-            rate_limited=False, rate_limit_reset=None, log_path=request.log_path,
-            output_bytes=len(reply),
-        )  # fmt: skip
-
-    def reply(self, kind: str, work_id: str) -> str:
+    def answer(self, kind: str, work_id: str, prompt: str) -> str:
         if kind == "planning":
             if (self.project / "reports").exists():
                 return "The sweep is analysed and the goal is met.\n<promise>COMPLETE</promise>\n"
-            return "I will scan the learning rate.\n<sweep>\n" + json.dumps(SWEEP) + "\n</sweep>\n"
+            return "I will scan the learning rate.\n" + sweep_tag(SWEEP)
         if kind == "alert":
-            choice = {"alert_id": work_id, "choice": "rerun"}
-            tag = f"<resolve_alert>{json.dumps(choice)}</resolve_alert>"
-            return f"A transient crash; rerun it.\n{tag}\n"
+            return "A transient crash; rerun it.\n" + resolve_tag(work_id, "rerun")
         if kind == "analysis":
-            return self.analyse()
+            return self.analyse(prompt)
         raise AssertionError(f"unexpected work {kind} {work_id}")
 
-    def analyse(self) -> str:
-        prompt = self.seen[-1][1]
+    def analyse(self, prompt: str) -> str:
         finals = {}
         for folder in re.findall(r"`([^`]*runs/[^`]*)/`", prompt):
             lines = (self.project / folder / "metrics.jsonl").read_bytes().splitlines()
