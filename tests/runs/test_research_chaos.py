@@ -245,3 +245,35 @@ def test_a_choice_written_by_someone_else_acts_once(tmp_path: Path) -> None:
     assert run_loop(paths, Agent(lambda *_: COMPLETE)).reason == "complete"
     again = next(r for r in runs_by_id(paths).values() if r["params"]["crash"] == 1)
     assert again["attempt"] == 2
+
+
+def test_an_analysis_that_says_continue_goes_back_to_exploring_with_its_new_sweep(
+    tmp_path: Path,
+) -> None:
+    paths = project(tmp_path, {})
+    first = {"name": "coarse", "base_command": "true", "parameters": {"lr": [0.1, 1.0]}}
+    finer = {"name": "fine", "base_command": "true", "parameters": {"lr": [0.2, 0.3, 0.4]}}
+
+    def reply(kind: str, work: str, prompt: str) -> str:
+        analyses = agent.kinds().count("analysis")
+        if kind == "planning" and not paths.runs_log.exists():
+            return sweep_tag(first)
+        if kind == "analysis" and analyses == 1:
+            assert "coarse" in prompt
+            return (
+                "Between 0.1 and 1.0 is too coarse.\n"
+                + sweep_tag(finer)
+                + ("<promise>CONTINUE</promise>\n")
+            )
+        if kind == "analysis":
+            assert "fine" in prompt and prompt.count("| finished |") == 3
+        return COMPLETE
+
+    agent = Agent(reply)
+    assert run_loop(paths, agent).reason == "complete"
+    assert agent.kinds() == ["planning", "analysis", "analysis", "planning"]
+    sweeps = {r["id"]: r for r in lines(paths.runs_log) if r["kind"] == "sweep"}
+    assert sorted(s["name"] for s in sweeps.values()) == ["coarse", "fine"]
+    assert all(s["status"] == "done" for s in sweeps.values())
+    stages = [e["to"] for e in read_events(paths.events)[0] if e["kind"] == "stage"]
+    assert stages == ["running", "analyzing", "running", "analyzing", "exploring"]
