@@ -144,3 +144,13 @@ def test_backend_settings_come_from_wild_backend_variables() -> None:
 
     environ = {"WILD_BACKEND_SLURM_PARTITION": "gpu", "WILD_BACKEND_": "x", "HOME": "/root"}
     assert settings_from_env(environ) == {"slurm_partition": "gpu"}
+
+
+def test_each_stage_prompt_has_input_procedure_and_output() -> None:
+    # exploring: planning; running: the alerts of its runs; analyzing: analysis (seed 002 §9).
+    for kind in ("planning", "alert", "analysis"):
+        text = (prompts.BUILTIN / f"{kind}.md").read_text()
+        positions = [
+            text.index(f"\n## {section}\n") for section in ("Input", "Procedure", "Output")
+        ]
+        assert positions == sorted(positions), kind
