@@ -143,3 +143,21 @@ def test_sweep_from_stdin_in_a_real_subprocess(wild_dir: Path, tmp_path: Path) -
     log = read_runs(WildPaths(wild_dir).runs_log)
     assert {r.backend for r in log.index.runs.values()} == {"slurm"}
     assert log.index.sweeps[summary["sweep"]].task == summary["task"]
+
+
+def test_stop_run_all_stops_every_open_run_with_no_loop_running(tmp_path: Path) -> None:
+    from wild.parsers.runs import RunRecord
+    from wild.store.runs_log import append_records, read_runs
+
+    root = tmp_path / ".wild"
+    assert invoke("--init", "--dir", str(root)).exit_code == 0
+    runs = [
+        RunRecord(f"s1-00{n}", "s1", {}, "true", status)
+        for n, status in enumerate(("queued", "queued", "finished"), start=1)
+    ]
+    append_records(root / "runs.jsonl", runs)
+    result = invoke("--stop-run", "all", "--dir", str(root))
+    assert result.exit_code == 0, result.output
+    assert "Stopping 2 run(s): s1-001, s1-002" in result.output
+    statuses = {r.id: r.status for r in read_runs(root / "runs.jsonl").index.runs.values()}
+    assert statuses == {"s1-001": "stopped", "s1-002": "stopped", "s1-003": "finished"}

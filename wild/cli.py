@@ -227,7 +227,11 @@ def demo() -> None:
     help="Start the sweep in a JSON file (- for stdin); with --runs: list only this sweep's.",
 )
 @click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
-@click.option("--stop-run", metavar="ID", help="Stop a queued or running run (its whole group).")
+@click.option(
+    "--stop-run",
+    metavar="ID",
+    help="Stop a queued or running run (its group or job); all: every one.",
+)
 @click.option("--rerun", metavar="ID", help="Run an ended run again, as its next attempt.")
 @click.option(
     "--run-backend",

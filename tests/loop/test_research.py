@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+import pytest
 
 from wild import prompts
 from wild.agents.signals import parse_signals
@@ -154,3 +155,14 @@ def test_each_stage_prompt_has_input_procedure_and_output() -> None:
             text.index(f"\n## {section}\n") for section in ("Input", "Procedure", "Output")
         ]
         assert positions == sorted(positions), kind
+
+
+def test_the_runs_status_cycle_is_slurm_poll_s_when_set() -> None:
+    from wild.errors import WildError
+    from wild.loop.runs_effect import poll_cycle_s
+
+    assert poll_cycle_s({}) == 30.0
+    assert poll_cycle_s({"WILD_BACKEND_SLURM_POLL_S": "90"}) == 90.0
+    for bad in ("soon", "0", "1e9"):
+        with pytest.raises(WildError, match="WILD_BACKEND_SLURM_POLL_S"):
+            poll_cycle_s({"WILD_BACKEND_SLURM_POLL_S": bad})

@@ -10,6 +10,7 @@ parsers and the status code, not the loop, the webhook, the demo or filelock (is
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -255,6 +256,7 @@ def _loop(call: Call) -> None:
     from wild.commands.loop_defaults import choose, recorded_state
     from wild.commands.run_loop import EXIT_CODES, run_loop
     from wild.loop import LoopOptions
+    from wild.loop.runs_effect import poll_cycle_s
 
     opts = call.opts
     choice = choose(
@@ -282,6 +284,7 @@ def _loop(call: Call) -> None:
         agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
         run_backend=opts["run_backend"],
         run_slots=opts["run_slots"],
+        runs_poll_s=poll_cycle_s(os.environ),
     )
     result = run_loop(
         call.paths,

@@ -138,6 +138,9 @@ def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_j
     return to_json(summary) if as_json else format_sweep(summary)
 
 
+ALL = "all"  # `wild --stop-run all`: every queued or running run (before a `wild --stop`)
+
+
 def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
     """`wild --stop-run ID` / `--rerun ID`: asked of the running loop (it owns the runs), or
     done here when no loop runs (a rerun is then queued for the next loop to start)."""
@@ -145,7 +148,13 @@ def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
     from wild.commands.watch import running_loop_pid  # noqa: PLC0415
 
     require_initialised(paths)
-    run = read_runs(paths.runs_log).index.runs.get(run_id)
+    index = read_runs(paths.runs_log).index
+    if stop and run_id == ALL:
+        open_ids = [r.id for r in index.runs.values() if not r.terminal]
+        for each in open_ids:  # each its own request, so a loop acts on each as on one
+            act_on_run(paths, each, stop=True)
+        return f"Stopping {len(open_ids)} run(s): {', '.join(open_ids) or 'none was open'}"
+    run = index.runs.get(run_id)
     if run is None:
         raise WildError(f"{paths.runs_log}: no run {run_id}; list them with `wild --runs`")
     if stop and run.terminal:

@@ -70,6 +70,10 @@ class LoopOptions:
     monitor_every_s: float | None = 1800.0  # ... and again this often while it still waits
     run_backend: str | None = None  # --run-backend: for sweeps that name none
     run_slots: int | None = None  # --run-slots: the local backend's CPU slots
+    # While runs are active, how often they are polled besides their exit markers' events:
+    # a wrapper killed without a marker, a shared filesystem's missing events (Slurm's status
+    # cycle, `slurm_poll_s`: one squeue for all of the loop's jobs).
+    runs_poll_s: float = 30.0
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 - Supervising: a run's exit marker, a change of runs.jsonl from outside, the loop's start,
   a recorded sweep or a run act make the next step `SuperviseRuns`; while runs are active a
-  slow poll (`RUNS_POLL_S`) is the safety net for ends no file event reports (a wrapper
+  slow poll (`LoopOptions.runs_poll_s`) is the safety net for ends no file event reports (a wrapper
   killed by SIGKILL writes no marker; a shared filesystem sends no events).
 - After a step: the runs that failed in it raise one alert (a flood is one alert); backend
   errors raise an alert once per distinct message.
@@ -44,7 +44,6 @@ from wild.parsers.alerts import make_alert, status_update
 from wild.parsers.state import push_summary
 from wild.runs import stage
 
-RUNS_POLL_S = 30.0
 STAGE_KEY = "stage"  # in state.json
 BACKEND_ALERT_TYPE = "run-backend-error"
 
@@ -59,7 +58,7 @@ def poll_in(model: LoopModel, at: Moment) -> float | None:
         return None
     if model.runs_polled_at is None:
         return 0.0
-    return max(0.0, model.runs_polled_at + RUNS_POLL_S - at.mono)
+    return max(0.0, model.runs_polled_at + model.options.runs_poll_s - at.mono)
 
 
 def on_tick(model: LoopModel, tick: Tick, at: Moment) -> Step | None:

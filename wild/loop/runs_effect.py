@@ -193,6 +193,19 @@ def run_settings(paths: WildPaths, options: LoopOptions) -> dict[str, Any]:
 
 
 SETTINGS_ENV = "WILD_BACKEND_"
+DEFAULT_POLL_S = 30.0
+
+
+def poll_cycle_s(environ: Mapping[str, str]) -> float:
+    """The runs' status cycle: `slurm_poll_s` if set (a positive number of seconds), else 30."""
+    text = settings_from_env(environ).get("slurm_poll_s")
+    try:
+        value = float(text) if text is not None else DEFAULT_POLL_S
+    except ValueError:
+        raise WildError(f"{SETTINGS_ENV}SLURM_POLL_S={text!r}: give a number of seconds") from None
+    if not 1.0 <= value <= 86400.0:
+        raise WildError(f"{SETTINGS_ENV}SLURM_POLL_S={text!r}: give 1 to 86400 seconds")
+    return value
 
 
 def settings_from_env(environ: Mapping[str, str]) -> dict[str, str]:
