@@ -146,14 +146,15 @@ def test_sweep_from_stdin_in_a_real_subprocess(wild_dir: Path, tmp_path: Path) -
 
 
 def test_stop_run_all_stops_every_open_run_with_no_loop_running(tmp_path: Path) -> None:
-    from wild.parsers.runs import RunRecord
+    from wild.parsers.runs import RunRecord, RunStatus
     from wild.store.runs_log import append_records, read_runs
 
     root = tmp_path / ".wild"
     assert invoke("--init", "--dir", str(root)).exit_code == 0
+    statuses_before: tuple[RunStatus, ...] = ("queued", "queued", "finished")
     runs = [
         RunRecord(f"s1-00{n}", "s1", {}, "true", status)
-        for n, status in enumerate(("queued", "queued", "finished"), start=1)
+        for n, status in enumerate(statuses_before, start=1)
     ]
     append_records(root / "runs.jsonl", runs)
     result = invoke("--stop-run", "all", "--dir", str(root))
