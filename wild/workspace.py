@@ -6,9 +6,12 @@ records that trust (`record_trust`, `settle_trust`) for the CLI and the loop ali
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
+from typing import TypeVar, cast
 
 from wild.barriers.approvals import (
     NO_APPROVALS,
@@ -42,7 +45,7 @@ from wild.policy.trust import (
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text, update_text
-from wild.store.runs_log import read_runs
+from wild.store.runs_log import RunLog, read_runs
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
 
@@ -191,24 +194,71 @@ def trust_problems(ws: Workspace) -> list[str]:
     return problems
 
 
-def load_workspace(paths: WildPaths, now: datetime) -> Workspace:
-    """Parse every file; unknown lines become problems, never errors (the CLI's read side)."""
+_T = TypeVar("_T")
+
+
+class ParseCache:
+    """Parses kept while their file's stat signature (size, mtime, inode) stands, and
+    runs.jsonl read by byte offset: for a reader that lives long and reads again on every
+    change (the dashboard), so a change to one file re-parses that file alone."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Path, tuple[tuple[int, int, int], object]] = {}
+        self.runs: RunLog | None = None
+
+    def get(self, path: Path, make: Callable[[], _T]) -> _T:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return make()  # missing or unreadable: nothing worth keeping
+        signature = (info.st_size, info.st_mtime_ns, info.st_ino)
+        kept = self._kept.get(path)
+        if kept is not None and kept[0] == signature:
+            return cast(_T, kept[1])
+        value = make()
+        self._kept[path] = (signature, value)
+        return value
+
+    def run_log(self, paths: WildPaths) -> RunLog:
+        if self.runs is None:
+            self.runs = RunLog(paths.runs_log)
+        self.runs.refresh()
+        return self.runs
+
+
+def _parsed(cache: ParseCache | None, path: Path, parse: Callable[[str, str], _T]) -> _T:
+    def make() -> _T:
+        return parse(read_text(path), str(path))
+
+    return make() if cache is None else cache.get(path, make)
+
+
+def _tasks(paths: WildPaths) -> tuple[tasks_md.TaskList, str | None]:
+    """tasks.md parsed, and the notice if it was damaged (its good copy in .wild/backup/)."""
+    text = read_text(paths.tasks)
+    tasks = tasks_md.parse(text, file=str(paths.tasks))
+    present = text != "" or paths.tasks.exists()
+    return tasks, damage_notice(paths, text if present else None, len(tasks.tasks))
+
+
+def load_workspace(paths: WildPaths, now: datetime, cache: ParseCache | None = None) -> Workspace:
+    """Parse every file; unknown lines become problems, never errors (the CLI's read side).
+    With a `cache`, a file whose stat signature has not moved is not parsed again."""
     require_initialised(paths)
     alerts, alert_problems = read_alerts(paths)
-    tasks_text = read_text(paths.tasks)
-    tasks = tasks_md.parse(tasks_text, file=str(paths.tasks))
-    present = tasks_text != "" or paths.tasks.exists()
-    damaged = damage_notice(paths, tasks_text if present else None, len(tasks.tasks))
+    tasks, damaged = (
+        _tasks(paths) if cache is None else cache.get(paths.tasks, lambda: _tasks(paths))
+    )
     approvals, recorded = read_trust(paths)
-    runs = read_runs(paths.runs_log)
+    runs = read_runs(paths.runs_log) if cache is None else cache.run_log(paths)
     return assemble_workspace(
         paths,
         now,
         tasks=tasks,
-        barriers=barriers_md.parse(read_text(paths.barriers), file=str(paths.barriers)),
-        human=human_md.parse(read_text(paths.human), file=str(paths.human)),
-        policy_doc=policy_md.parse(read_text(paths.policy), file=str(paths.policy)),
-        checks=checks_md.parse(read_text(paths.checks), file=str(paths.checks)),
+        barriers=_parsed(cache, paths.barriers, barriers_md.parse),
+        human=_parsed(cache, paths.human, human_md.parse),
+        policy_doc=_parsed(cache, paths.policy, policy_md.parse),
+        checks=_parsed(cache, paths.checks, checks_md.parse),
         alerts=alerts,
         alert_problems=alert_problems,
         refusals=refusals_of(paths),

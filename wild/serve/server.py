@@ -30,6 +30,7 @@ from wild.serve.act import perform
 from wild.serve.events_view import EventFilter, read_tail
 from wild.serve.live import Hub, LiveWatch
 from wild.serve.view import Window, dashboard
+from wild.workspace import ParseCache
 
 MAX_BODY = 64 * 1024  # an action's JSON: a human's instruction fits many times over
 LOG_TAIL = 64 * 1024
@@ -162,8 +163,10 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path == "/api/log":
                 self._log(paths, query)
                 return
+            lock, cache = app.caches[name or next(iter(app.projects))]
             try:
-                data = dashboard(paths, app.clock.now(), window_of(query))
+                with lock:
+                    data = dashboard(paths, app.clock.now(), window_of(query), cache)
             except WildError as exc:
                 data = {"fatal": str(exc), "problems": [str(exc)]}
             except OSError as exc:  # a folder where tasks.md belongs, an unreadable file
@@ -277,6 +280,9 @@ class Dashboard:
             projects = {projects.root.resolve().parent.name: projects}
         self.projects = dict(projects)
         self.clock = clock
+        # Each project's parses, kept while its files stand (a change re-parses that file
+        # alone); one lock each, since the server answers requests on threads of their own.
+        self.caches = {name: (threading.Lock(), ParseCache()) for name in self.projects}
         self.hub = Hub()
         self._server = _Server(("127.0.0.1", port), _Handler, bind_and_activate=False)
         self.access = Access(token or new_token(), port)

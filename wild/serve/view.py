@@ -26,7 +26,7 @@ from wild.serve.events_view import EventFilter, events_tail
 from wild.serve.runs_view import run_counts, runs_view, thin
 from wild.serve.stage import stage_of
 from wild.store.events_log import read_events
-from wild.workspace import Workspace, load_workspace
+from wild.workspace import ParseCache, Workspace, load_workspace
 
 _T = TypeVar("_T")
 TEXT_CAP = 4000  # characters of one untrusted text field sent to the page (descriptions…)
@@ -157,10 +157,13 @@ def _iterations(paths: WildPaths, open_tasks: int, now: datetime) -> dict[str, A
     }
 
 
-def dashboard(paths: WildPaths, now: datetime, window: Window = Window()) -> dict[str, Any]:
-    """The whole page's data, read from the files now."""
+def dashboard(
+    paths: WildPaths, now: datetime, window: Window = Window(), cache: ParseCache | None = None
+) -> dict[str, Any]:
+    """The whole page's data, read from the files now (a file whose stat signature stands
+    since the last read, with a `cache`, is not parsed again)."""
     problems: list[str] = []
-    ws = load_workspace(paths, now)
+    ws = load_workspace(paths, now, cache)
     selection = select_work(ws.snapshot())  # once: the status and the queue both need it
     status: dict[str, Any] = _guarded(
         problems, "state", lambda: status_data(ws, now, selection=selection), {}
