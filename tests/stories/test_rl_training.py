@@ -118,16 +118,18 @@ def test_the_exploring_stage_proposes_the_story_sweep(tmp_path: Path) -> None:
     assert "12 runs" in reply
 
 
-def _alert_prompt(project: Path, run_id: str) -> str:
+def _alert_prompt(project: Path, run_id: str, together: tuple[str, ...] = ()) -> str:
+    """The prompt of a run-failed alert; `together`: runs that failed with it (a flood's
+    alert names them in its context and its source is the sweep)."""
     alert = Alert(
         id="alert-7",
         timestamp="2026-11-25T10:00:00Z",
         severity="warning",
-        source=run_id,
+        source=f"sweep {run_id.rsplit('-', 1)[0]}" if together else run_id,
         type="run-failed",
         description=f"run {run_id} exited 1",
         status="pending",
-        context={},
+        context={"runs": [run_id, *together]} if together else {},
         resolved_at=None,
         escalated_at=None,
         choices=("rerun", "ignore", "stop_sweep"),
@@ -163,3 +165,9 @@ def test_a_failed_run_alert_is_answered_rerun_then_escalated_if_it_fails_again(
     signals = parse_signals(story_step(prompt, project, "alert", "alert-7"))
     assert signals.promises == ("NEED_HUMAN_INPUT",)
     assert signals.resolutions == ()
+    # The same when it failed again with another run: the flood's alert names both.
+    other = next(r.id for r in load_results(WildPaths(project / ".wild")) if r.id != rerun.id)
+    flood = _alert_prompt(project, rerun.id, together=(other,))
+    assert parse_signals(story_step(flood, project, "alert", "alert-7")).promises == (
+        "NEED_HUMAN_INPUT",
+    )

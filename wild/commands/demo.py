@@ -27,6 +27,7 @@ from wild.workspace import load_workspace
 
 STORY = "rl-training"
 AGENT_TIMEOUT_S = 120.0
+DEMO_LIMIT_S = 600.0
 SAFETY_RESCAN_S = 5.0
 
 
@@ -73,6 +74,7 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
         agent="custom",
         agent_cmd=agent,
         max_iterations=20,
+        max_time_s=DEMO_LIMIT_S,  # the story takes seconds; a stuck one must not hang a terminal
         agent_timeout_s=AGENT_TIMEOUT_S,
         heartbeat_s=10.0,
         safety_rescan_s=SAFETY_RESCAN_S,

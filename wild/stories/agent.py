@@ -94,6 +94,15 @@ def sweep_reply(project: Path) -> str:
     )
 
 
+_CONTEXT_RUNS = re.compile(r'"runs": \[([^\]]*)\]')
+
+
+def _runs_in_context(prompt: str) -> list[str]:
+    """The run ids a run alert's context names (runs failing together share one alert)."""
+    found = _CONTEXT_RUNS.search(prompt)
+    return re.findall(r'"([^"]+)"', found.group(1)) if found else []
+
+
 def alert_reply(prompt: str, paths: WildPaths, work_id: str | None) -> str:
     """A run's alert: stop a diverged configuration; rerun a first failure; a run that failed
     again goes to the human."""
@@ -106,8 +115,14 @@ def alert_reply(prompt: str, paths: WildPaths, work_id: str | None) -> str:
             f"{source} diverged and stopped itself; this configuration is not worth rerunning.\n"
             f"<resolve_alert>{resolution}</resolve_alert>\n"
         )
-    run = read_index(paths).runs.get(source.strip("`"))
-    if run is not None and run.attempt >= 2 and run.status == "failed":
+    index = read_index(paths)
+    named = [index.runs[r] for r in _runs_in_context(prompt) if r in index.runs]
+    run = index.runs.get(source.strip("`")) or (named[0] if named else None)
+    again = [
+        r for r in (named or ([run] if run else [])) if r.attempt >= 2 and r.status == "failed"
+    ]
+    if again:
+        run = again[0]
         return (
             f"Run {run.id} failed again on attempt {run.attempt}; a rerun is unlikely to help.\n"
             "<promise>NEED_HUMAN_INPUT</promise>\n"
