@@ -27,6 +27,7 @@ def test_wild_demo_runs_the_whole_story() -> None:
         "== The rl-training story in",
         "🤖 Iteration 1: planning",
         "🔬 Sweep s",
+        "🏃 sweep s",  # progress: runs ended out of 12
         "🚨 run s",  # the run that crashes once on purpose
         "🤖 Iteration 2: alert alert-",
         "✅ Alert resolved: alert-",

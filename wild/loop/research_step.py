@@ -110,8 +110,32 @@ def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
         if problem not in model.run_problems_told:
             actions.append(AppendAlert(backend_alert(problem, at)))
             actions.append(Say(f"⚠️  {problem}"))
+    if event.ended:  # progress, as the runs end: the sweep's ended runs out of its total
+        actions.append(Say(progress(model, event)))
     model = replace(model, run_problems_told=event.problems)
     return Step(model, (*actions, Continue()))
+
+
+def progress(model: LoopModel, event: RunsSupervised) -> str:
+    """`🏃 sweep s1: 5/12 runs ended (4 finished, 1 failed), 2 running`."""
+    index = model.ws.runs
+    lines = []
+    for sweep_id in sorted({run.sweep for run in event.ended}):
+        runs = index.of_sweep(sweep_id)
+        tally = stage.counts(runs)
+        ended = tally.finished + tally.failed + tally.stopped
+        detail = ", ".join(
+            f"{n} {word}"
+            for n, word in (
+                (tally.finished, "finished"),
+                (tally.failed, "failed"),
+                (tally.stopped, "stopped"),
+            )
+            if n
+        )
+        running = f"{tally.running} running"
+        lines.append(f"🏃 sweep {sweep_id}: {ended}/{len(runs)} runs ended ({detail}), {running}")
+    return "\n".join(lines)
 
 
 def backend_alert(problem: str, at: Moment) -> dict[str, object]:

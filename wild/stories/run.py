@@ -15,9 +15,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from wild.parsers import human as human_md
 from wild.paths import WildPaths
+from wild.store.files import read_text
+from wild.store.self_writes import SelfWrites
 from wild.stories.agent import story_step
 from wild.stories.direct import run_sweep
+from wild.wake import FolderWatcher, Waker
 
 # What a project gets of the story folder: not expected/ (the answers) nor run.sh.
 COPIED = ("story.md", "sweep.json", "prompts", "skills", "fixtures")
@@ -38,6 +42,14 @@ def goal_of(story: Path) -> str:
     return f"{goal} Follow story.md and the story's prompts ({listed})."
 
 
+def human_answer(story: Path) -> str | None:
+    """The story's scripted human's answer (its `Human answer:` line in story.md), if any."""
+    for line in (story / "story.md").read_text().splitlines():
+        if line.startswith("Human answer:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
 def copy_story(story: Path, project: Path) -> None:
     for name in COPIED:
         source = story / name
@@ -55,15 +67,38 @@ def run_direct(project: Path) -> int:
     return 0
 
 
-def run_loop(project: Path, goal: str, agent: str | None) -> int:
-    command = [sys.executable, "-m", "wild", goal, "--dir", str(project / ".wild")]
+def run_loop(project: Path, goal: str, agent: str | None, answer: str | None) -> int:
+    """The loop on the story; with the scripted agent, `answer` stands in for the human: it
+    is given (as `wild --human-input`) when wild asks a question, as you would from your
+    editor. With a real agent, you answer yourself."""
+    paths = WildPaths(project / ".wild")
+    command = [sys.executable, "-m", "wild", goal, "--dir", str(paths.root)]
     if agent:
         command += ["--agent", agent]
     else:
         command += ["--agent-cmd", f"{sys.executable} -m wild.stories.agent"]
     command += ["--policy", "autonomous", "--max-iterations", "40"]
     print("running:", " ".join(command), flush=True)
-    return subprocess.run(command, cwd=project, check=False).returncode
+    if answer is not None and agent is None:  # the folder the simulated human watches
+        init = [sys.executable, "-m", "wild", "--init", "--dir", str(paths.root)]
+        subprocess.run(init, cwd=project, check=True, stdout=subprocess.DEVNULL)
+    loop = subprocess.Popen(command, cwd=project)
+    if answer is not None and agent is None:
+        answer_when_asked(paths, answer, loop)
+    return loop.wait()
+
+
+def answer_when_asked(paths: WildPaths, answer: str, loop: subprocess.Popen[bytes]) -> None:
+    """Wait on the folder's file events until wild asks (a QUESTION in human.md), answer once."""
+    with FolderWatcher(paths.root, Waker(), SelfWrites()) as watcher:
+        while loop.poll() is None:
+            doc = human_md.parse(read_text(paths.human))
+            if any(entry.status == "question" for entry in doc.inputs):
+                print(f'🧑 (the human answers) wild --human-input "{answer}"', flush=True)
+                human = [sys.executable, "-m", "wild", "--human-input", answer]
+                subprocess.run([*human, "--dir", str(paths.root)], check=True)
+                return
+            watcher.wait_for_work(1.0)  # a file event, or a second to see the loop ended
 
 
 def main(argv: list[str]) -> int:
@@ -78,7 +113,12 @@ def main(argv: list[str]) -> int:
     project.mkdir(parents=True, exist_ok=True)
     copy_story(story, project)
     print(f"The {story.name} story runs in {project}", flush=True)
-    code = run_direct(project) if args.direct else run_loop(project, goal_of(story), args.agent)
+    answer = human_answer(story)
+    code = (
+        run_direct(project)
+        if args.direct
+        else run_loop(project, goal_of(story), args.agent, answer)
+    )
     print(f"\nArtifacts: {project / 'results'} (runs: {WildPaths(project / '.wild').runs})")
     return code
 
