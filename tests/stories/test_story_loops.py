@@ -44,5 +44,4 @@ def test_the_story_runs_through_the_loop_and_concludes_as_expected(
     if story == "prompt-tuning":  # repeated schema violations: the human is asked, answers
         # (two processes share the pipe: the order of their lines is not the order of events)
         assert "📣 wild needs you" in done.stdout and "🧑 (the human answers)" in done.stdout
-        assert found["asks_human"] is True
     shutil.rmtree(project)
