@@ -225,13 +225,14 @@ class FolderWatcher:
                 ) from exc
             self._observer = observer
 
-    def stop(self) -> None:
-        """Stop the observer and wait for its threads to end."""
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop the observer and wait for its threads to end (at most `timeout` seconds: its
+        threads are daemons, so one that does not end cannot keep the process alive)."""
         with self._lock:
             observer, self._observer = self._observer, None
         if observer is not None:
             observer.stop()
-            observer.join()
+            observer.join(timeout)
 
     def __enter__(self) -> FolderWatcher:
         self.start()

@@ -81,6 +81,9 @@ def followed_folders(
     return wanted
 
 
+STOP_S = 5.0
+
+
 class LiveWatch:
     """Runs the watchers on a thread of their own and bumps `hub` on every change."""
 
@@ -105,13 +108,15 @@ class LiveWatch:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop watching. Every wait is bounded (STOP_S): the threads are daemons, and a
+        dashboard asked to stop (Ctrl-C) must end even if a watcher thread hangs."""
         self._stopping.set()
         self._waker.wake(_STOP)
         if self._thread.is_alive():
-            self._thread.join()
-        self._main.stop()
-        for _, watcher in self._others.values():
-            watcher.stop()
+            self._thread.join(STOP_S)
+        self._main.stop(STOP_S)
+        for _, watcher in list(self._others.values()):
+            watcher.stop(STOP_S)
         self._others.clear()
 
     def _run(self) -> None:

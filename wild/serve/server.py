@@ -28,7 +28,7 @@ from wild.paths import WildPaths
 from wild.serve.access import Access, new_token
 from wild.serve.act import perform
 from wild.serve.events_view import EventFilter, read_tail
-from wild.serve.live import Hub, LiveWatch
+from wild.serve.live import STOP_S, Hub, LiveWatch
 from wild.serve.view import Window, dashboard
 from wild.workspace import ParseCache
 
@@ -329,7 +329,7 @@ class Dashboard:
         if self._wake is not None:
             os.write(self._wake[1], b"x")
         if self._thread is not None:
-            self._thread.join()
+            self._thread.join(STOP_S)  # a daemon thread: bounded, so Ctrl-C always ends
         self._server.server_close()
         if self._wake is not None:
             for fd in self._wake:
