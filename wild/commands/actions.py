@@ -10,14 +10,13 @@ parsers and the status code, not the loop, the webhook, the demo or filelock (is
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from wild.errors import UsageError, WildError
+from wild.commands import durations
+from wild.errors import UsageError
 
 if TYPE_CHECKING:
     from wild.clock import Clock
@@ -108,7 +107,7 @@ def _update_policy(call: Call) -> None:
     from wild.commands import edits
 
     mode, given = call.opts["update_policy"], call.opts["duration"]
-    duration = _duration("--duration", given)
+    duration = durations.flag_duration("--duration", given)
     edits.update_policy(call.paths, mode, duration=duration, now=call.clock.now())
     suffix = f" for {given}" if given else ""
     call.out(f"Policy is now {mode}{suffix} ({call.paths.policy})")
@@ -253,70 +252,9 @@ def _migrate(call: Call) -> None:
 
 
 def _loop(call: Call) -> None:
-    from wild.commands.loop_defaults import choose, recorded_state
-    from wild.commands.run_loop import EXIT_CODES, run_loop
-    from wild.loop import LoopOptions
-    from wild.loop.runs_effect import poll_cycle_s
+    from wild.commands.loop_action import run_goal
 
-    opts = call.opts
-    choice = choose(
-        goal=opts["goal"],
-        agent=opts["agent"],
-        model=opts["model"],
-        agent_cmd=opts["agent_cmd"],
-        recorded=recorded_state(call.paths),
-        source=str(call.paths.state),
-    )
-    for note in choice.notes:
-        call.out(note)
-    options = LoopOptions(
-        goal=choice.goal,
-        agent=choice.agent,
-        model=choice.model,
-        agent_cmd=opts["agent_cmd"],
-        max_iterations=opts["max_iterations"],
-        max_time_s=_seconds("--max-time", opts["max_time"]),
-        max_cost_usd=opts["max_cost"],
-        max_tokens=opts["max_tokens"],
-        context_window=opts["context_window"],
-        checkpoint_every=opts["checkpoint_every"],
-        once=opts["once"],
-        agent_timeout_s=_seconds("--agent-timeout", opts["agent_timeout"]),
-        run_backend=opts["run_backend"],
-        run_slots=opts["run_slots"],
-        runs_poll_s=poll_cycle_s(os.environ),
-    )
-    result = run_loop(
-        call.paths,
-        options,
-        call.clock,
-        policy=opts["policy"],
-        duration=_duration("--duration", opts["duration"]),
-        policy_file=opts["policy_file"],
-        webhook_port=opts["webhook_port"],
-        out=call.out,
-    )
-    call.out(f"wild stopped: {result.message} ({result.iterations} iterations)")
-    code = EXIT_CODES[result.reason]
-    if code:
-        sys.exit(code)
-
-
-def _duration(flag: str, value: str | None) -> timedelta | None:
-    """A duration flag's value; a bad one is a usage error (exit 2) naming the flag."""
-    from wild.policy.model import parse_duration
-
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except WildError as exc:
-        raise UsageError(f"{flag} {value}: {exc}") from None
-
-
-def _seconds(flag: str, value: str | None) -> float | None:
-    duration = _duration(flag, value)
-    return duration.total_seconds() if duration is not None else None
+    run_goal(call.paths, call.opts, call.clock, call.out)
 
 
 def _sweeps_and_runs(call: Call) -> None:
