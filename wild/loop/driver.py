@@ -14,9 +14,8 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from wild.agents.runner import AgentRequest, AgentRun, run_agent
+from wild.agents.runner import run_agent
 from wild.barriers.checker import BarrierChecker
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
@@ -28,6 +27,7 @@ from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
 from wild.loop.effects import Effects
 from wild.loop.files import WATCHED, LoopFiles, Watched
+from wild.loop.hooks import Runner, Watcher
 from wild.loop.model import (
     Action,
     AgentFinished,
@@ -61,16 +61,6 @@ from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
 from wild.wake import FolderWatcher, Waker, WakeReason, gather, install_signal_handlers
-
-Runner = Callable[[AgentRequest], AgentRun]
-
-
-class Watcher(Protocol):
-    """What the driver sleeps on: FolderWatcher, or a test's stand-in."""
-
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
-    def wait_for_work(self, timeout: float | None) -> list[WakeReason]: ...
 
 
 @dataclass(frozen=True)
