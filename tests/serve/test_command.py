@@ -20,7 +20,9 @@ def test_serve_prints_a_url_with_a_fresh_token_and_stops_on_ctrl_c(tmp_path: Pat
     tokens = []
     for _ in range(2):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "wild", "--serve", "--port", "0", "--dir", str(root)],
+            # -X faulthandler: if it ever hangs, SIGABRT prints where each thread is.
+            [sys.executable, "-X", "faulthandler", "-m", "wild", "--serve", "--port", "0"]
+            + ["--dir", str(root)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -36,7 +38,14 @@ def test_serve_prints_a_url_with_a_fresh_token_and_stops_on_ctrl_c(tmp_path: Pat
             with browser.open(found.group(0), timeout=WAIT_S) as page:
                 assert b"<title>wild dashboard</title>" in page.read()
             proc.send_signal(signal.SIGINT)
-            rest, _ = proc.communicate(timeout=WAIT_S)
+            try:
+                rest, _ = proc.communicate(timeout=WAIT_S)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGABRT)
+                dump, _ = proc.communicate(timeout=WAIT_S)
+                raise AssertionError(
+                    f"no stop {WAIT_S} s after Ctrl-C; its threads:\n{dump}"
+                ) from None
         finally:
             proc.kill()
             proc.wait()

@@ -81,7 +81,7 @@ def followed_folders(
     return wanted
 
 
-STOP_S = 5.0
+STOP_S = 2.0  # each wait while stopping: a Ctrl-C ends the dashboard within seconds
 
 
 class LiveWatch:
