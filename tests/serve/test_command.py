@@ -13,6 +13,7 @@ from pathlib import Path
 from tests.cli_support import init_wild_dir, invoke
 
 WAIT_S = 20
+SERVE = [sys.executable, "-X", "faulthandler", "-m", "wild", "--serve", "--port", "0"]
 
 
 def test_serve_prints_a_url_with_a_fresh_token_and_stops_on_ctrl_c(tmp_path: Path) -> None:
@@ -21,8 +22,7 @@ def test_serve_prints_a_url_with_a_fresh_token_and_stops_on_ctrl_c(tmp_path: Pat
     for _ in range(2):
         proc = subprocess.Popen(
             # -X faulthandler: if it ever hangs, SIGABRT prints where each thread is.
-            [sys.executable, "-X", "faulthandler", "-m", "wild", "--serve", "--port", "0"]
-            + ["--dir", str(root)],
+            [*SERVE, "--dir", str(root)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
