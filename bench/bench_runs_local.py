@@ -10,17 +10,14 @@ from 100 to 1,000 runs (ratio ≤ 1.5).
 
 from __future__ import annotations
 
-import json
-import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 from figures import report
+from sizes import two_sizes
 
 from wild.clock import SystemClock
 from wild.parsers.runs import RunRecord
@@ -91,28 +88,12 @@ def one_size(runs: int, slots: int) -> dict[str, float]:
     }
 
 
-def measure(runs: int, slots: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, __file__, "--one", str(runs), str(slots)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-        timeout=1200,
-    )
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
-    if sys.argv[1:2] == ["--one"]:
-        print(json.dumps(one_size(int(sys.argv[2]), int(sys.argv[3]))))
+    sized = two_sizes(__file__, one_size, SIZES, SLOTS)
+    if sized is None:
         return
-    big = int(sys.argv[1]) if len(sys.argv) > 1 else SIZES[1]
-    slots = int(sys.argv[2]) if len(sys.argv) > 2 else SLOTS
-    small_n = max(1, big // 10)
-    small, large = measure(small_n, slots), measure(big, slots)
+    big, small_n, slots = sized.big, sized.small_n, sized.slots
+    small, large = sized.small, sized.large
     for figures in (small, large):
         print(
             f"{int(figures['runs'])} runs, {slots} slots: {figures['wall_s']:.1f} s wall, "

@@ -10,17 +10,14 @@ CPU time (the process's, minus nothing: runs are other processes) is divided by 
 
 from __future__ import annotations
 
-import json
-import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 from figures import report
+from sizes import two_sizes
 
 from tests.runs.research_support import Agent, project, run_loop, runs_by_id, sweep_tag
 from wild.store.events_log import read_events
@@ -66,24 +63,12 @@ def one_size(runs: int, slots: int) -> dict[str, float]:
         }
 
 
-def measure(runs: int, slots: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, __file__, "--one", str(runs), str(slots)],
-        capture_output=True, text=True, env=env, check=True, timeout=3600,
-    )  # fmt: skip
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
-    if sys.argv[1:2] == ["--one"]:
-        print(json.dumps(one_size(int(sys.argv[2]), int(sys.argv[3]))))
+    sized = two_sizes(__file__, one_size, SIZES, SLOTS)
+    if sized is None:
         return
-    big = int(sys.argv[1]) if len(sys.argv) > 1 else SIZES[1]
-    slots = int(sys.argv[2]) if len(sys.argv) > 2 else SLOTS
-    small_n = max(1, big // 10)
-    small, large = measure(small_n, slots), measure(big, slots)
+    big, small_n, slots = sized.big, sized.small_n, sized.slots
+    small, large = sized.small, sized.large
     for f in (small, large):
         print(
             f"{int(f['runs'])} runs, {slots} slots: {f['wall_s']:.1f} s, "
