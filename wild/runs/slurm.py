@@ -27,12 +27,12 @@ from pathlib import Path
 
 from wild.clock import Clock, SystemClock
 from wild.errors import WildError
-from wild.parsers.jsonl import split_complete_lines
-from wild.parsers.runs import RunRecord, SweepRecord, parse_record
+from wild.parsers.runs import RunRecord
 from wild.runs import markers, slurm_jobs
 from wild.runs.backend import BackendContext, Observed, Submitted
 from wild.runs.slurm_jobs import SlurmOptions
-from wild.store.files import atomic_write, read_bytes
+from wild.store.files import atomic_write
+from wild.store.runs_log import read_runs
 
 DEFAULTS = {
     "slurm_poll_s": 30.0,
@@ -227,12 +227,8 @@ class SlurmBackend:
     def _sweep_slurm(self, sweep_id: str) -> SlurmOptions:
         """The sweep's `"slurm"` object from runs.jsonl, read once per sweep."""
         if sweep_id not in self._sweep_options:
-            lines, _ = split_complete_lines(read_bytes(self.context.paths.runs_log))
-            spec: Mapping[str, object] = {}
-            for number, line in enumerate(lines, 1):
-                record, _problem = parse_record(line, number)
-                if isinstance(record, SweepRecord) and record.id == sweep_id:
-                    spec = record.spec
+            sweep = read_runs(self.context.paths.runs_log).index.sweeps.get(sweep_id)
+            spec: Mapping[str, object] = sweep.spec if sweep is not None else {}
             options = SlurmOptions.from_json(spec.get("slurm"), f"sweep {sweep_id}")
             self._sweep_options[sweep_id] = options
         return self._sweep_options[sweep_id]

@@ -92,6 +92,12 @@ def stage_of(
 
 
 def stage_in(runs: RunIndex, open_alerts: Iterable[Alert], tasks: Iterable[Task]) -> Stage:
-    """The stage of a whole `.wild/` view: its runs, open alerts and tasks."""
-    open_tasks = frozenset(t.id for t in tasks if t.id and t.status in ("todo", "in-progress"))
+    """The stage of a whole `.wild/` view: its runs, open alerts and tasks. Called at every
+    decision: without sweeps it looks at nothing, with them only at their analysis tasks."""
+    if not runs.sweeps:
+        return "exploring"
+    analyses = {s.task for s in runs.sweeps.values() if s.task}
+    open_tasks = frozenset(
+        t.id for t in tasks if t.id in analyses and t.status in ("todo", "in-progress")
+    )
     return stage_of(runs.sweeps, runs.runs, open_alerts, open_tasks)

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wild.parsers.runs import RunIndex, SweepRecord, parse_record
+from wild.parsers.runs import RunIndex, SweepRecord
 from wild.paths import WildPaths
-from wild.store.files import read_bytes, read_text
+from wild.store.files import read_text
+from wild.store.runs_log import read_runs
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,7 @@ class RunResult:
 
 def read_index(paths: WildPaths) -> RunIndex:
     """Every sweep and run in runs.jsonl, the latest line per id; unusable lines skipped."""
-    index = RunIndex()
-    for number, line in enumerate(read_bytes(paths.runs_log).splitlines(), start=1):
-        record, _problem = parse_record(line, number)
-        if record is not None:
-            index.apply([record])
-    return index
+    return read_runs(paths.runs_log).index
 
 
 def latest_sweep(index: RunIndex) -> SweepRecord | None:
