@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wild.barriers.approvals import approvals_path
+from wild.paths import approvals_path
 
 
 def test_wild_demo_runs_the_whole_story() -> None:

@@ -77,3 +77,51 @@ def test_the_probe_sees_what_a_command_imports(wild_dir: Path, tmp_path: Path) -
     """The check can fail: a write takes the lock, so filelock shows up in the listing."""
     modules = imported_by(["--add-task", "x", "--dir", str(wild_dir)], tmp_path)
     assert heavy(modules) == ["filelock", *(m for m in modules if m.startswith("filelock."))]
+
+
+# What reads and parses the files: a status whose files did not change needs none of it.
+PARSING = (
+    "wild.workspace",
+    "wild.selection",
+    "wild.store",
+    "wild.parsers.tasks",
+    "wild.parsers.alerts",
+    "wild.parsers.human",
+    "wild.parsers.policy",
+    "wild.parsers.barriers",
+    "wild.parsers.state",
+    "wild.commands.status",
+)
+
+# The same probe, with every file taken as settled however recent (the status cache
+# otherwise trusts no file changed in the last 2 s, and this test would have to sleep).
+SETTLED = "import wild.commands.status_cache as c; c.RACY_NS = -(10**18)\n" + PROBE
+
+
+def parsing(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in PARSING)]
+
+
+@pytest.mark.parametrize("action", [["--status"], ["--status", "--json"]])
+def test_a_status_of_unchanged_files_imports_no_parser(
+    wild_dir: Path, tmp_path: Path, action: list[str]
+) -> None:
+    args = [*action, "--dir", str(wild_dir)]
+    first = subprocess.run(
+        [sys.executable, "-c", SETTLED, str(tmp_path / "first.txt"), *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    assert first.returncode == 0
+    # The first status read the files (so this check can fail), the second only its cache.
+    assert "wild.parsers.tasks" in parsing((tmp_path / "first.txt").read_text().splitlines())
+    listing = tmp_path / "second.txt"
+    subprocess.run(
+        [sys.executable, "-c", SETTLED, str(listing), *args], check=True, stdout=subprocess.DEVNULL
+    )
+    assert parsing(listing.read_text().splitlines()) == []
+    (wild_dir / "tasks.md").write_text("# Tasks\n\n- [ ] [P1] task-001: New\n")
+    subprocess.run(
+        [sys.executable, "-c", SETTLED, str(listing), *args], check=True, stdout=subprocess.DEVNULL
+    )
+    assert "wild.parsers.tasks" in parsing(listing.read_text().splitlines())

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from wild.liveness import check, liveness, parse_stat, probe, this_host, this_process
-from wild.parsers.state import ProcessId
+from wild.parsers.process_id import ProcessId
 
 # A real /proc/<pid>/stat line, its command holding a space and a parenthesis.
 STAT = (

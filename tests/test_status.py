@@ -18,11 +18,13 @@ import pytest
 
 from wild.clock import SystemClock
 from wild.commands.init import init_wild
-from wild.commands.status import format_status, span, status_data
+from wild.commands.status import status_data
+from wild.commands.status_text import format_status, span
 from wild.commands.watch import watch_status
 from wild.liveness import Liveness, probe
 from wild.parsers import human as human_md
-from wild.parsers.state import CurrentWork, LoopState, ProcessId
+from wild.parsers.process_id import ProcessId
+from wild.parsers.state import CurrentWork, LoopState
 from wild.paths import WildPaths
 from wild.store.state_file import save_state
 from wild.wake import SETTLE_MAX_S, SETTLE_QUIET_S

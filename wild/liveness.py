@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from wild.parsers.state import ProcessId
+from wild.parsers.process_id import ProcessId
 
 # running: that very process runs; gone: no process has its pid (or only a zombie);
 # reused: another process has its pid now; elsewhere: it ran on another host, which this

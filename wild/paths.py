@@ -17,6 +17,13 @@ CHECKS_ENV = "WILD_CHECKS"
 CHECK_SCRIPTS_DIR = Path(__file__).resolve().parent / "check_scripts"
 
 
+def approvals_path() -> Path:
+    """`$XDG_CONFIG_HOME/wild/approvals.json`, `~/.config/wild/approvals.json` by default: the
+    human's approvals and recorded trust, outside every project (`wild.barriers.approvals`)."""
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "wild" / "approvals.json"
+
+
 @dataclass(frozen=True)
 class WildPaths:
     """Paths of the state files under one `.wild/` folder."""
@@ -50,6 +57,16 @@ class WildPaths:
     def alerts_summary(self) -> Path:
         """A cache of alerts.jsonl for read commands (`wild.store.alerts_summary`)."""
         return self.root / "alerts.summary.json"
+
+    @property
+    def status_cache(self) -> Path:
+        """The last status's parts, for the next `wild --status` (`wild.commands.status_cache`)."""
+        return self.root / "status.cache.json"
+
+    @property
+    def backup(self) -> Path:
+        """The last good copies of tasks.md (`wild.store.tasks_backup`)."""
+        return self.root / "backup"
 
     @property
     def alerts_archive(self) -> Path:

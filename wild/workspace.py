@@ -16,7 +16,6 @@ from typing import TypeVar, cast
 from wild.barriers.approvals import (
     NO_APPROVALS,
     Approvals,
-    approvals_path,
     changing_store,
     load_project,
 )
@@ -30,7 +29,7 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.lines import Problem
 from wild.parsers.runs import RunIndex
-from wild.paths import WildPaths
+from wild.paths import WildPaths, approvals_path
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
 from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,

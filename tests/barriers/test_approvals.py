@@ -12,7 +12,6 @@ import pytest
 
 from wild.barriers.approvals import (
     Approvals,
-    approvals_path,
     approve,
     changing_store,
     command_hash,
@@ -24,6 +23,7 @@ from wild.barriers.approvals import (
 )
 from wild.errors import FileFormatError
 from wild.parsers.barriers import parse
+from wild.paths import approvals_path
 
 
 def test_approvals_live_in_the_xdg_config_folder(_isolated_home: Path) -> None:

@@ -18,7 +18,8 @@ from wild.loop.recovery import (
     stray_temp_files,
     taken_over,
 )
-from wild.parsers.state import LoopState, ProcessId
+from wild.parsers.process_id import ProcessId
+from wild.parsers.state import LoopState
 
 RECORD = AgentRunRecord(7, "task", "task-003", "ab12cd.7")
 AGENT = ProcessId(4242, "host", start_ticks=99, boot_id="b")

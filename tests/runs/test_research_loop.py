@@ -18,7 +18,8 @@ import orjson
 
 from tests.runs.research_support import Agent, resolve_tag, sweep_tag
 from wild.commands.init import init_wild
-from wild.commands.status import format_status, status_data
+from wild.commands.status import status_data
+from wild.commands.status_text import format_status
 from wild.loop import Loop, LoopOptions
 from wild.loop.driver import Hooks
 from wild.paths import WildPaths

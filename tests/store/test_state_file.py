@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from wild.errors import WildError
 from wild.parsers.lines import Problem
-from wild.parsers.state import CurrentWork, LoadedState, LoopState, ProcessId, render_state
+from wild.parsers.process_id import ProcessId
+from wild.parsers.state import CurrentWork, LoadedState, LoopState, render_state
 from wild.store.state_file import load_state, save_state
 
 MOMENT = datetime(2026, 2, 8, 10, 45, 23, tzinfo=UTC)

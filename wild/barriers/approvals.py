@@ -23,15 +23,10 @@ import orjson
 
 from wild.errors import FileFormatError
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
+from wild.paths import approvals_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
-
-
-def approvals_path() -> Path:
-    """`$XDG_CONFIG_HOME/wild/approvals.json`, `~/.config/wild/approvals.json` by default."""
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config) / "wild" / "approvals.json"
 
 
 def command_hash(command: str) -> str:

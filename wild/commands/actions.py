@@ -56,11 +56,11 @@ def _init(call: Call) -> None:
 
 
 def _status(call: Call) -> None:
-    from wild.commands.status import format_status, status_data
+    from wild.commands.status_text import format_status
     from wild.output import to_json
-    from wild.workspace import load_workspace
 
     if call.opts["watch"]:
+        from wild.commands.status import status_data
         from wild.commands.watch import watch_status
 
         def redraw(ws: Workspace) -> None:
@@ -69,13 +69,15 @@ def _status(call: Call) -> None:
 
         watch_status(call.paths, call.clock, redraw)
         return
-    now = call.clock.now()
-    data = status_data(load_workspace(call.paths, now), now)
+    from wild.commands.status_cache import status_now
+
+    data = status_now(call.paths, call.clock.now())
     call.out(to_json(data) if call.as_json else format_status(data))
 
 
 def _list_work(call: Call) -> None:
-    from wild.commands.status import format_work, list_work_data
+    from wild.commands.status import list_work_data
+    from wild.commands.status_text import format_work
     from wild.output import to_json
     from wild.workspace import load_workspace
 

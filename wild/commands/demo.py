@@ -18,7 +18,8 @@ from wild.barriers.approvals import forget_project
 from wild.clock import SystemClock
 from wild.commands import edits
 from wild.commands.init import init_wild
-from wild.commands.status import format_status, status_data
+from wild.commands.status import status_data
+from wild.commands.status_text import format_status
 from wild.errors import WildError
 from wild.loop import Loop, LoopOptions
 from wild.paths import WildPaths

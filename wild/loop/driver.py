@@ -54,7 +54,8 @@ from wild.loop.reporting import Reporter, SendNotification
 from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
 from wild.parsers.alerts_file import AlertCursor
-from wild.parsers.state import LoopState, ProcessId
+from wild.parsers.process_id import ProcessId
+from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock

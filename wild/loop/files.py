@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from wild.barriers.approvals import Approvals, approvals_path
+from wild.barriers.approvals import Approvals
 from wild.loop.model import FileName
 from wild.parsers import barriers as barriers_md
 from wild.parsers import checks as checks_md
@@ -25,7 +25,7 @@ from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.alerts_file import AlertCursor
-from wild.paths import WildPaths
+from wild.paths import WildPaths, approvals_path
 from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
 from wild.store.files import read_text

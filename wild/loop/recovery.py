@@ -27,7 +27,8 @@ from typing import Any
 from wild.agents import orphans
 from wild.liveness import Liveness, check
 from wild.loop.model import LoopOptions, RunAgent
-from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState, ProcessId, push_summary
+from wild.parsers.process_id import ProcessId
+from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState, push_summary
 from wild.paths import WildPaths
 
 AGENT_RUN = "agentRun"

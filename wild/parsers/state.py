@@ -12,6 +12,7 @@ import orjson
 
 from wild.errors import WildError
 from wild.parsers.lines import Problem
+from wild.parsers.process_id import ProcessId
 
 FORMAT = 1
 RECENT_SUMMARIES_KEEP = 5
@@ -27,22 +28,6 @@ class CurrentWork:
     id: str
     started_at: str | None = None
     attempt: int = 1
-
-
-@dataclass(frozen=True)
-class ProcessId:
-    """One process, named so that a later reader can tell it from another that got its pid.
-
-    `start_ticks` is the start time in clock ticks since boot (Linux: /proc/<pid>/stat field
-    22) and `boot_id` the boot it belongs to; both are None where /proc is not available, and
-    then only the pid can be checked. `started_at` is when wild recorded it (for people).
-    """
-
-    pid: int
-    host: str
-    start_ticks: int | None = None
-    boot_id: str | None = None
-    started_at: str | None = None
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ def only_boxes_differ(old: list[str], new: list[str]) -> bool:
 
 
 def backup_folder(paths: WildPaths) -> Path:
-    return paths.root / "backup"
+    return paths.backup
 
 
 def copies(paths: WildPaths) -> list[Path]:

@@ -1,0 +1,168 @@
+"""`wild --status` in O(what changed): the last status's two parts, kept in
+`.wild/status.cache.json` and used again while the files they came from stand unchanged.
+
+Parsing every file costs a fresh process ~50 ms of imports alone (issue 8: a status should
+cost little more than importing click and orjson). So the status keeps its plain-data parts
+(`wild.commands.status`): what the files say, keyed by the stat signature of every file it
+was read from, and state.json's facts, keyed by state.json's. A status whose files have not
+moved needs only this module, `status_view` and `status_text`; the loop's part is judged
+against now (pid liveness, running times) on every call.
+
+The cache is never trusted over the files:
+- signatures are taken before the files are read, so a write during the read leaves a stale
+  entry, never a wrong one; a signature holds inode, size, mtime, ctime and mode of the file
+  and of a link in its place (a chmod or a link swapped in moves it too);
+- a file changed less than `RACY_NS` before its signature was taken is not trusted (a later
+  write in the same timestamp tick could keep size and times: git's "racy" rule);
+- the files' part is good only until the next policy or trust expiry (`valid_until`);
+- another folder, format or wild version, or any unreadable entry, is no cache at all.
+Writing it is an atomic replace and takes no lock; failing to write (a read-only folder)
+loses nothing but time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from wild import __version__
+from wild.commands.status_view import Data, Judge, compose
+from wild.liveness import check
+from wild.paths import WildPaths, approvals_path
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
+Signature = list[int] | None
+
+
+def file_inputs(paths: WildPaths) -> dict[str, Path]:
+    """Every file the files' part is read from (`wild.workspace.load_workspace`)."""
+    return {
+        "tasks": paths.tasks,
+        "alerts": paths.alerts,
+        "barriers": paths.barriers,
+        "human": paths.human,
+        "policy": paths.policy,
+        "checks": paths.checks,
+        "runs": paths.runs_log,
+        "backup": paths.backup,  # a damaged tasks.md is named against its backups
+        "approvals": approvals_path(),  # the recorded trust holds the policy
+    }
+
+
+def signature(path: Path) -> Signature:
+    try:
+        link = os.lstat(path)
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [
+        link.st_ino,
+        link.st_ctime_ns,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_mode,
+    ]
+
+
+def settled(found: Signature, taken_ns: int) -> bool:
+    """Whether a file with signature `found`, taken at `taken_ns`, is old enough that any
+    later change to it shows in its signature."""
+    if found is None:
+        return True
+    return max(found[1], found[4], found[5]) < taken_ns - RACY_NS
+
+
+def kept_files(entry: Any, inputs: dict[str, Signature], now: datetime) -> Data | None:
+    """The files' part from a cache entry, if every input is as it was and settled then."""
+    if not isinstance(entry, dict) or entry.get("inputs") != inputs:
+        return None
+    taken = entry.get("takenNs")
+    until = entry.get("validUntil")
+    if not isinstance(taken, int) or not all(settled(s, taken) for s in inputs.values()):
+        return None
+    if until is not None and (not isinstance(until, float) or now.timestamp() >= until):
+        return None
+    part = entry.get("part")
+    return part if isinstance(part, dict) else None
+
+
+def kept_facts(entry: Any, state: Signature) -> Data | None:
+    """state.json's facts from a cache entry, if state.json is as it was and settled then."""
+    if not isinstance(entry, dict) or state is None or entry.get("input") != state:
+        return None
+    taken = entry.get("takenNs")
+    if not isinstance(taken, int) or not settled(state, taken):
+        return None
+    facts = entry.get("facts")
+    return facts if isinstance(facts, dict) else None
+
+
+def _load(paths: WildPaths) -> dict[str, Any]:
+    try:
+        data = orjson.loads(paths.status_cache.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    fits = isinstance(data, dict) and (
+        data.get("format"),
+        data.get("wild"),
+        data.get("root"),
+    ) == (FORMAT, __version__, str(paths.root))
+    return data if fits else {}
+
+
+def status_now(
+    paths: WildPaths,
+    now: datetime,
+    judge: Judge = check,
+    clock_ns: Callable[[], int] = time.time_ns,
+) -> Data:
+    """Everything `--status` shows: parts whose files stand unchanged come from the cache,
+    the rest is read from the files (and kept for the next status). `clock_ns` tells when
+    the signatures are taken, against the files' own times (tests move it)."""
+    taken_ns = clock_ns()  # before the signatures: what they show is at least this new
+    inputs = {name: signature(path) for name, path in file_inputs(paths).items()}
+    state = signature(paths.state)
+    kept = _load(paths)
+    files_entry: Any = kept.get("files")
+    state_entry: Any = kept.get("state")
+    files = kept_files(files_entry, inputs, now)
+    facts = kept_facts(state_entry, state)
+    if files is None or facts is None:
+        from wild.commands import status  # the parsers: only for what changed
+
+        if files is None:
+            files, until = status.read_files_part(paths, now)
+            files_entry = {"part": files, "validUntil": until}
+        if facts is None:
+            facts = status.read_facts(paths)
+            state_entry = {"facts": facts}
+        _save(
+            paths,
+            {
+                "format": FORMAT,
+                "wild": __version__,
+                "root": str(paths.root),
+                "files": {**files_entry, "inputs": inputs, "takenNs": taken_ns},
+                "state": {**state_entry, "input": state, "takenNs": taken_ns},
+            },
+        )
+    return compose(str(paths.root), files, facts, now, judge)
+
+
+def _save(paths: WildPaths, entry: dict[str, Any]) -> None:
+    from wild.store.files import atomic_write
+
+    # A cache: failing to save it loses nothing. Text a file holds as undecodable bytes
+    # (kept as surrogates) has no JSON form: such a status is read afresh every time.
+    with contextlib.suppress(OSError, orjson.JSONEncodeError):
+        atomic_write(paths.status_cache, orjson.dumps(entry))

@@ -1,0 +1,22 @@
+"""`ProcessId`: one process as state.json names it, in a module of its own so that
+`wild.liveness` (run by every `wild --status`) needs nothing else of the state's parser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProcessId:
+    """One process, named so that a later reader can tell it from another that got its pid.
+
+    `start_ticks` is the start time in clock ticks since boot (Linux: /proc/<pid>/stat field
+    22) and `boot_id` the boot it belongs to; both are None where /proc is not available, and
+    then only the pid can be checked. `started_at` is when wild recorded it (for people).
+    """
+
+    pid: int
+    host: str
+    start_ticks: int | None = None
+    boot_id: str | None = None
+    started_at: str | None = None
