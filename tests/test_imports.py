@@ -125,3 +125,18 @@ def test_a_status_of_unchanged_files_imports_no_parser(
         [sys.executable, "-c", SETTLED, str(listing), *args], check=True, stdout=subprocess.DEVNULL
     )
     assert "wild.parsers.tasks" in parsing(listing.read_text().splitlines())
+
+
+def test_a_status_after_the_loop_wrote_state_json_reads_it_alone(
+    wild_dir: Path, tmp_path: Path
+) -> None:
+    """While a loop runs it rewrites state.json often: that status parses nothing else."""
+    listing = tmp_path / "modules.txt"
+    for _ in range(2):
+        args = [sys.executable, "-c", SETTLED, str(listing), "--status", "--dir", str(wild_dir)]
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+        (wild_dir / "state.json").write_text('{"format": 1, "active": false, "iteration": 2}')
+    modules = listing.read_text().splitlines()
+    assert "wild.parsers.state" in modules  # it did read state.json again (this can fail)
+    others = [m for m in parsing(modules) if m != "wild.parsers.state" and m != "wild.store"]
+    assert [m for m in others if not m.startswith("wild.store.")] == []

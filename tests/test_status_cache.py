@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from wild.commands import status as status_module
+from wild.commands import status_facts
 from wild.commands.init import init_wild
 from wild.commands.status import status_data
 from wild.commands.status_cache import RACY_NS, file_inputs, settled, status_now
@@ -64,7 +65,7 @@ def paths(tmp_path: Path) -> WildPaths:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The parts read from the files (not taken from the cache), in order."""
     seen: list[str] = []
-    files, facts = status_module.read_files_part, status_module.read_facts
+    files, facts = status_module.read_files_part, status_facts.read_facts
 
     def read_files(paths: WildPaths, now: datetime) -> Any:
         seen.append("files")
@@ -75,7 +76,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return facts(paths)
 
     monkeypatch.setattr(status_module, "read_files_part", read_files)
-    monkeypatch.setattr(status_module, "read_facts", read_facts)
+    monkeypatch.setattr(status_facts, "read_facts", read_facts)
     return seen
 
 

@@ -8,22 +8,18 @@ plain data, so `wild.commands.status_cache` can keep them between two `wild --st
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from wild.clock import iso
-from wild.commands.status_view import Data, Judge, compose, process_json
+from wild.commands.status_facts import read_facts
+from wild.commands.status_view import Data, Judge, compose
 from wild.liveness import check
 from wild.parsers.human import HumanQueue
-from wild.parsers.loop_state import recorded
-from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
 from wild.policy.model import policy_from_document
 from wild.runs.stage import counts, stage_in
 from wild.selection import Selection, WorkItem, select_work
-from wild.store.state_file import load_state
 from wild.workspace import Workspace, load_workspace, trust_problems
 
 
@@ -42,48 +38,6 @@ def item_json(item: WorkItem) -> dict[str, Any]:
     if item.urgent:
         data["urgent"] = True
     return data
-
-
-def _last_written(path: os.PathLike[str]) -> datetime | None:
-    """When the loop last wrote state.json (only the loop writes it after `--init`)."""
-    try:
-        return datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
-    except OSError:
-        return None
-
-
-def state_facts(loaded: LoadedState, last_written: datetime | None) -> Data:
-    """What state.json says that the status shows, as plain data (`status_view` judges it)."""
-    state = loaded.state
-    work = state.current_work
-    found = recorded(state.extra)
-    return {
-        "active": state.active,
-        "iteration": state.iteration,
-        "paused": state.paused,
-        "prompt": state.prompt,
-        "startedAt": state.started_at,
-        "costUsd": state.total_cost_usd,
-        "tokens": state.total_tokens,
-        "loopProcess": process_json(state.loop_process),
-        "agentProcess": process_json(state.agent_process),
-        "work": None
-        if work is None
-        else {
-            "type": work.type,
-            "id": work.id,
-            "attempt": work.attempt,
-            "startedAt": work.started_at,
-        },
-        "recorded": None if found is None else {"state": found.state, "since": found.since},
-        "lastWritten": None if last_written is None else iso(last_written),
-        "problems": [str(p) for p in loaded.problems],
-    }
-
-
-def read_facts(paths: WildPaths) -> Data:
-    """state.json's facts, read now."""
-    return state_facts(load_state(paths.state), _last_written(paths.state))
 
 
 def questions_json(human: HumanQueue) -> list[dict[str, Any]]:

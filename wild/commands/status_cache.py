@@ -138,13 +138,16 @@ def status_now(
     files = kept_files(files_entry, inputs, now)
     facts = kept_facts(state_entry, state)
     if files is None or facts is None:
-        from wild.commands import status  # the parsers: only for what changed
-
+        # The parsers, for what changed only: state.json alone while a loop runs.
         if files is None:
-            files, until = status.read_files_part(paths, now)
+            from wild.commands.status import read_files_part
+
+            files, until = read_files_part(paths, now)
             files_entry = {"part": files, "validUntil": until}
         if facts is None:
-            facts = status.read_facts(paths)
+            from wild.commands.status_facts import read_facts
+
+            facts = read_facts(paths)
             state_entry = {"facts": facts}
         _save(
             paths,
