@@ -10,9 +10,10 @@ import os
 from datetime import UTC, datetime
 
 from wild.clock import iso
-from wild.commands.status_view import Data, process_json
+from wild.commands.status_view import Data
 from wild.parsers.loop_state import recorded
-from wild.parsers.state import LoadedState
+from wild.parsers.process_id import process_json
+from wild.parsers.state import LoadedState, work_json
 from wild.paths import WildPaths
 from wild.store.state_file import load_state
 
@@ -28,7 +29,6 @@ def _last_written(path: os.PathLike[str]) -> datetime | None:
 def state_facts(loaded: LoadedState, last_written: datetime | None) -> Data:
     """What state.json says that the status shows, as plain data (`status_view` judges it)."""
     state = loaded.state
-    work = state.current_work
     found = recorded(state.extra)
     return {
         "active": state.active,
@@ -40,14 +40,7 @@ def state_facts(loaded: LoadedState, last_written: datetime | None) -> Data:
         "tokens": state.total_tokens,
         "loopProcess": process_json(state.loop_process),
         "agentProcess": process_json(state.agent_process),
-        "work": None
-        if work is None
-        else {
-            "type": work.type,
-            "id": work.id,
-            "attempt": work.attempt,
-            "startedAt": work.started_at,
-        },
+        "work": work_json(state.current_work),
         "recorded": None if found is None else {"state": found.state, "since": found.since},
         "lastWritten": None if last_written is None else iso(last_written),
         "problems": [str(p) for p in loaded.problems],

@@ -23,18 +23,6 @@ Judge = Callable[[ProcessId], Liveness]
 Data = dict[str, Any]
 
 
-def process_json(process: ProcessId | None) -> Data | None:
-    if process is None:
-        return None
-    return {
-        "pid": process.pid,
-        "host": process.host,
-        "startTicks": process.start_ticks,
-        "bootId": process.boot_id,
-        "startedAt": process.started_at,
-    }
-
-
 def process_of(data: Data | None) -> ProcessId | None:
     if data is None:
         return None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -20,3 +21,16 @@ class ProcessId:
     start_ticks: int | None = None
     boot_id: str | None = None
     started_at: str | None = None
+
+
+def process_json(process: ProcessId | None) -> dict[str, Any] | None:
+    """A process as state.json (and the status cache) hold it."""
+    if process is None:
+        return None
+    return {
+        "pid": process.pid,
+        "host": process.host,
+        "startTicks": process.start_ticks,
+        "bootId": process.boot_id,
+        "startedAt": process.started_at,
+    }

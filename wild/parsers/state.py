@@ -12,7 +12,7 @@ import orjson
 
 from wild.errors import WildError
 from wild.parsers.lines import Problem
-from wild.parsers.process_id import ProcessId
+from wild.parsers.process_id import ProcessId, process_json
 
 FORMAT = 1
 RECENT_SUMMARIES_KEEP = 5
@@ -282,37 +282,23 @@ def state_to_json(state: LoopState) -> dict[str, Any]:
         _KEYS["alerts_file_position"]: (
             None if state.alerts_file_position is None else dict(state.alerts_file_position)
         ),
-        _KEYS["current_work"]: (
-            None
-            if work is None
-            else {
-                "type": work.type,
-                "id": work.id,
-                "startedAt": work.started_at,
-                "attempt": work.attempt,
-            }
-        ),
+        _KEYS["current_work"]: work_json(work),
         _KEYS["paused"]: state.paused,
         _KEYS["consecutive_failures"]: state.consecutive_failures,
         _KEYS["total_cost_usd"]: state.total_cost_usd,
         _KEYS["total_tokens"]: state.total_tokens,
         _KEYS["recent_summaries"]: list(state.recent_summaries),
-        _KEYS["loop_process"]: _process_json(state.loop_process),
-        _KEYS["agent_process"]: _process_json(state.agent_process),
+        _KEYS["loop_process"]: process_json(state.loop_process),
+        _KEYS["agent_process"]: process_json(state.agent_process),
     }
     return {**state.extra, **known}
 
 
-def _process_json(process: ProcessId | None) -> dict[str, Any] | None:
-    if process is None:
+def work_json(work: CurrentWork | None) -> dict[str, Any] | None:
+    """The current work as state.json holds it."""
+    if work is None:
         return None
-    return {
-        "pid": process.pid,
-        "host": process.host,
-        "startTicks": process.start_ticks,
-        "bootId": process.boot_id,
-        "startedAt": process.started_at,
-    }
+    return {"type": work.type, "id": work.id, "startedAt": work.started_at, "attempt": work.attempt}
 
 
 def render_state(state: LoopState) -> bytes:
