@@ -138,5 +138,5 @@ def test_a_status_after_the_loop_wrote_state_json_reads_it_alone(
         (wild_dir / "state.json").write_text('{"format": 1, "active": false, "iteration": 2}')
     modules = listing.read_text().splitlines()
     assert "wild.parsers.state" in modules  # it did read state.json again (this can fail)
-    others = [m for m in parsing(modules) if m != "wild.parsers.state" and m != "wild.store"]
+    others = [m for m in parsing(modules) if m not in {"wild.parsers.state", "wild.store"}]
     assert [m for m in others if not m.startswith("wild.store.")] == []

@@ -16,7 +16,7 @@ import pytest
 from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild.liveness import probe
 from wild.runs import attempts
-from wild.runs.local import WRAPPER
+from wild.runs.wrapper_command import WRAPPER
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -29,8 +29,8 @@ from wild.process import spawn
 from wild.runs import markers
 from wild.runs.backend import BackendContext, Observed, Submitted
 from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
+from wild.runs.wrapper_command import WRAPPER, wrapper_argv
 
-WRAPPER = Path(__file__).with_name("wrapper.py")
 START_FIELD = "wrapper_start_ticks"  # on a run's line: the wrapper's start time, against pid reuse
 NVIDIA_SMI_TIMEOUT_S = 10.0
 _AGENT_RUN_ENV = "WILD_AGENT_RUN"  # the agent's processes are swept by it: runs must not carry it
@@ -158,12 +158,8 @@ class LocalBackend:
         child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}
         if self.pool.gpus:  # a CPU run on a GPU machine sees no GPU rather than all of them
             child_env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
-        argv = [sys.executable, "-I", "-S", str(WRAPPER), "--run-dir", str(run_dir)]
-        argv += ["--run-id", run.id, "--attempt", str(run.attempt)]
-        argv += ["--workdir", str(self.paths.project / run.workdir)]
-        if run.resources.time_s is not None:
-            argv += ["--time-limit", f"{run.resources.time_s:g}"]
-        argv += ["--", run.resolved_instruction]
+        workdir = str(self.paths.project / run.workdir)
+        argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=workdir)
         try:
             with (run_dir / markers.LOG).open("ab") as log:
                 proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null

@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from wild.clock import Clock, SystemClock
 from wild.errors import WildError
@@ -31,6 +30,7 @@ from wild.parsers.runs import RunRecord
 from wild.runs import markers, slurm_jobs
 from wild.runs.backend import BackendContext, Observed, Submitted
 from wild.runs.slurm_jobs import SlurmOptions
+from wild.runs.wrapper_command import WRAPPER
 from wild.store.files import atomic_write
 from wild.store.runs_log import read_runs
 
@@ -39,7 +39,6 @@ DEFAULTS = {
     "slurm_grace_s": 60.0,
     "slurm_command_timeout_s": 60.0,
 }
-WRAPPER = Path(__file__).with_name("wrapper.py")
 JOB_FILE = "slurm_job"  # `<attempt> <job id>`, written as soon as sbatch answers
 _GONE_ALREADY = ("invalid job id", "already completing or completed", "job has already finished")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from wild.errors import WildError
 from wild.parsers.runs import Resources, RunRecord
 from wild.runs.backend import Observed
+from wild.runs.wrapper_command import wrapper_argv
 
 # Job id, state, nodes, then the name last: a job name may itself hold the separator.
 QUEUE_FORMAT = "%i|%T|%N|%j"
@@ -108,12 +109,7 @@ def batch_script(
         for key, value in sorted(env.items())
         if key.startswith("WILD_") and key.isidentifier()
     ]
-    # -I -S: the wrapper needs the standard library alone; no user site, no PYTHON* variables.
-    command = [python, "-I", "-S", wrapper, "--run-dir", run_dir, "--run-id", run.id]
-    command += ["--attempt", str(run.attempt), "--workdir", workdir]
-    if run.resources.time_s is not None:
-        command += ["--time-limit", f"{run.resources.time_s:g}"]
-    command += ["--", run.resolved_instruction]
+    command = wrapper_argv(run, python=python, run_dir=run_dir, workdir=workdir, wrapper=wrapper)
     return "\n".join(
         [
             "#!/bin/sh",
