@@ -115,6 +115,48 @@ def test_background_leftovers_are_killed_when_the_instruction_ends(tmp_path: Pat
     assert _gone(int(left.read_text()))
 
 
+# A daemon that leaves the run's process group and session, as `setsid` or a daemonising
+# server does: it writes its pid, then sleeps (ignoring SIGTERM when told to).
+ESCAPE = (
+    "import os, signal, sys, time\n"
+    "os.setsid()\n"
+    "if sys.argv[2] == 'stubborn': signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+    "time.sleep(60)\n"
+)
+
+
+@pytest.mark.parametrize("kind", ["polite", "stubborn"])
+def test_a_process_that_left_the_group_is_killed_when_the_run_ends(
+    tmp_path: Path, kind: str
+) -> None:
+    """Out of the group, a `setsid` daemon escapes the group kill; the wrapper, its subreaper,
+    finds it among its own children once its parent has died, and kills it too."""
+    run_dir = tmp_path / "r"
+    (tmp_path / "escape.py").write_text(ESCAPE)
+    left = tmp_path / "left.pid"
+    instruction = (
+        f"sh -c '{sys.executable} escape.py {left} {kind} & sleep 0.2' &"
+        f" while [ ! -s {left} ]; do sleep 0.05; done; exit 0"
+    )
+    assert run(run_dir, instruction, "--grace", "0.5", workdir=tmp_path) == 0
+    assert marker(run_dir)["exit_code"] == 0
+    assert _gone(int(left.read_text()))
+    assert "left the run's process group" in (run_dir / "log").read_text()
+
+
+def test_children_are_found_without_proc_children_too() -> None:
+    """The fallback for kernels without /proc/<pid>/task/<tid>/children: a scan of /proc."""
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        assert sleeper.pid in wrapper.children_by_scan(os.getpid())
+        assert sleeper.pid not in wrapper.children_by_scan(1)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert sleeper.pid not in wrapper.children_by_scan(os.getpid())
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_stopping_the_wrapper_kills_the_group_and_still_writes_the_marker(
     tmp_path: Path, signum: signal.Signals

@@ -162,6 +162,56 @@ def _kill_group(child: _Child, grace_s: float) -> None:
             child.wait(0.05)
 
 
+def _children() -> list[int]:
+    """The wrapper's own children. As a subreaper it adopts every orphan of the run, so once
+    the group is gone, these are the processes that left it (a `setsid` daemon)."""
+    me = os.getpid()
+    found: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{task}/children", encoding="ascii") as listing:
+                found.update(int(pid) for pid in listing.read().split())
+        return sorted(found)
+    except OSError:  # no /proc/…/children (CONFIG_PROC_CHILDREN): look at every process
+        return children_by_scan(me)
+
+
+def children_by_scan(parent: int) -> list[int]:
+    """The processes whose parent is `parent`, from every /proc/<pid>/stat (field 4)."""
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == parent:
+                found.append(int(name))
+    return sorted(found)
+
+
+def _signal_all(pids: Sequence[int], signum: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+
+def _kill_strays(child: _Child, grace_s: float, log: int) -> None:
+    """Kill what left the run's group: SIGTERM, the grace, then SIGKILL (also what they left
+    behind: their orphans come to the wrapper in turn), so nothing of the run outlives it."""
+    child.reap()
+    strays = _children()
+    if not strays:
+        return
+    _note(log, f"{len(strays)} process(es) left the run's process group: stopping them too")
+    _signal_all(strays, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while _children() and time.monotonic() < deadline:
+        child.wait(0.05)
+    deadline = time.monotonic() + KILLED_WAIT_S
+    while (strays := _children()) and time.monotonic() < deadline:
+        _signal_all(strays, signal.SIGKILL)
+        child.wait(0.05)
+
+
 def _supervise(child: _Child, args: argparse.Namespace, log: int) -> str | None:
     """Wait for the instruction's end, its time limit or a stop; the marker's reason."""
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
@@ -179,6 +229,7 @@ def _supervise(child: _Child, args: argparse.Namespace, log: int) -> str | None:
             _note(log, f"{stop.name} received: stopping the run")
             break
     _kill_group(child, args.grace)  # also what the instruction left in the background
+    _kill_strays(child, args.grace, log)
     return reason
 
 
