@@ -26,6 +26,8 @@ from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
+# The alert type of a command waiting for a human's approval (raised by the barrier checker).
+UNAPPROVED_TYPE = "unapproved-command"
 
 
 def approvals_path() -> Path:

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wild.clock import Clock, iso
 from wild.errors import WildError
@@ -33,11 +33,12 @@ from wild.parsers import barriers as barriers_md
 from wild.paths import WildPaths
 from wild.runs import markers
 from wild.runs.backend import BackendContext, RunBackend, load_backend
-from wild.runs.record_sweep import record_sweep
-from wild.runs.supervisor import RunSupervisor
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
 from wild.store.runs_log import append_records
+
+if TYPE_CHECKING:
+    from wild.runs.supervisor import RunSupervisor
 
 
 class _Backends(Mapping[str, RunBackend]):
@@ -89,6 +90,10 @@ class LoopRuns:
     @property
     def supervisor(self) -> RunSupervisor:
         if self._supervisor is None:
+            # Imported on first use, as the sweep recorder below: a loop without runs never
+            # loads them, and one with runs loads them after its first agent started.
+            from wild.runs.supervisor import RunSupervisor  # noqa: PLC0415
+
             self._backends = _Backends(self._context)
             self._supervisor = RunSupervisor(self.paths, self._backends, self.clock, self.events)
         return self._supervisor
@@ -105,6 +110,8 @@ class LoopRuns:
 
     def record(self, action: RecordSweep) -> SweepsRecorded:
         """Record each sweep; a skill target that does not exist refuses it."""
+        from wild.runs.record_sweep import record_sweep  # noqa: PLC0415
+
         recorded: list[str] = []
         refused: list[tuple[str, ...]] = []
         for spec in action.specs:
