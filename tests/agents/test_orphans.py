@@ -254,3 +254,24 @@ def test_an_agent_whose_loop_died_before_the_signal_was_set_kills_itself(
         [*argv[:loop], "1", *argv[loop + 1 :]], capture_output=True, text=True, check=False
     )
     assert (orphaned.returncode, orphaned.stdout) == (-signal.SIGKILL, "")
+
+
+@pytest.mark.parametrize(("said", "swept"), [(b"done\n", False), (b"", True)])
+def test_the_watcher_starts_python_to_sweep_only_when_the_loop_died(
+    tmp_path: Path, said: bytes, swept: bool
+) -> None:
+    """A loop that ends says so (it swept already); a killed one's pipe just ends."""
+    python = tmp_path / "python"  # stands in for the interpreter: notes how it was started
+    python.write_text(f'#!/bin/sh\necho "$@" > {tmp_path / "started"}\n')
+    python.chmod(0o755)
+    watcher = subprocess.Popen(
+        ["/bin/sh", "-c", orphans._WATCH, str(python), "ab12"], stdin=subprocess.PIPE
+    )
+    assert watcher.stdin is not None
+    watcher.stdin.write(said)
+    watcher.stdin.close()  # the loop's end, or its death
+    assert watcher.wait(DEADLINE_S) == 0
+    started = tmp_path / "started"
+    assert (started.read_text() if started.exists() else None) == (
+        "-m wild.agents.orphan_watch ab12\n" if swept else None
+    )

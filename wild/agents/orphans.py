@@ -311,6 +311,13 @@ def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
     return adopted
 
 
+# The watcher waits in a POSIX shell, which starts in a millisecond, and starts Python to sweep
+# only if the loop died: an interpreter's start no longer competes with the loop's own before
+# its first agent. The loop that ends in its `finally` has swept already: it says so with a line
+# (`read` succeeds); a killed loop's pipe just ends (`read` fails).
+_WATCH = 'if read -r line; then exit 0; fi; exec "$0" -m wild.agents.orphan_watch "$1" </dev/null'
+
+
 @contextlib.contextmanager
 def guarded(loop_id: str) -> Iterator[None]:
     """While the block runs, no process of the loop's agent runs (`<loop_id>.*`) outlives it.
@@ -327,7 +334,7 @@ def guarded(loop_id: str) -> Iterator[None]:
     try:
         with os.fdopen(read_end, "rb", buffering=0) as source:
             spawn(
-                [sys.executable, "-m", "wild.agents.orphan_watch", loop_id],
+                ["/bin/sh", "-c", _WATCH, sys.executable, loop_id],
                 stdin=source,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -340,8 +347,9 @@ def guarded(loop_id: str) -> Iterator[None]:
         yield
     finally:
         sweep(loop_id)
-        # The watcher sees the end of its pipe, finds nothing, and exits; not waited for: its
-        # start-up would delay every loop's end, and Popen reaps it later.
+        # The watcher reads the line and exits; not waited for (Popen reaps it later).
+        with contextlib.suppress(OSError):  # a watcher killed already: nothing to tell
+            os.write(write_end, b"done\n")
         os.close(write_end)
         sweep_adopted()
         _guarded_from = None
