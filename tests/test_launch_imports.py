@@ -53,6 +53,8 @@ LATE = (
     "wild.barriers.webhook",  # only with --webhook-port
     "http.server",
     "wild.agents.orphan_watch",  # the watcher's, after the loop died
+    "wild.commands.edits",  # only with --policy
+    "wild.policy.presets",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"
