@@ -347,11 +347,12 @@ def guarded(loop_id: str) -> Iterator[None]:
         yield
     finally:
         sweep(loop_id)
-        # The watcher reads the line and exits; not waited for (Popen reaps it later).
+        sweep_adopted()
+        # All swept: the watcher reads the line and exits; not waited for (Popen reaps it).
+        # Killed before this line, the loop leaves the watcher to sweep again.
         with contextlib.suppress(OSError):  # a watcher killed already: nothing to tell
             os.write(write_end, b"done\n")
         os.close(write_end)
-        sweep_adopted()
         _guarded_from = None
         if not was_subreaper:
             become_subreaper(False)
