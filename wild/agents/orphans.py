@@ -98,7 +98,7 @@ except OSError as error:
 # that makes the same parent check ($PPID is read at the shell's start, after the prctl) and
 # execs the agent. About a millisecond where the Python program costs an interpreter's start
 # (15-30 ms) before the agent runs.
-_CHECK_PARENT_THEN_EXEC = 'if [ "$PPID" != "$1" ]; then kill -KILL $$; fi; shift; exec "$@"'
+_CHECK_PARENT_THEN_EXEC = 'if [ "$PPID" != "$1" ]; then kill -s KILL $$; fi; shift; exec "$@"'
 
 
 @functools.cache  # looked up once: the loop's PATH does not change while it runs
