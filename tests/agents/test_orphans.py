@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -107,18 +108,36 @@ def test_a_job_left_by_a_clean_run_lives_on_until_the_loop_ends(tmp_path: Path) 
 
 
 # A loop stand-in: runs one agent that starts a `setsid` grandchild and sleeps, until killed.
+# It first notes which program sets the agent's parent-death signal (setpriv, or "" for ours).
 HOST = """
 import sys
 from pathlib import Path
+from wild.agents import orphans
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
 here = Path(sys.argv[1])
+(here / "helper").write_text(orphans.setpriv() or "")
 run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
                        log_path=here / "iteration-1.log",
                        env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
 """
 
 
-def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+@pytest.fixture(params=["setpriv", "python"])
+def helper_path(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A PATH with util-linux's setpriv on it, or one without (the Python program then)."""
+    if request.param == "python":
+        empty = tmp_path / "bin"
+        empty.mkdir()
+        return str(empty)
+    if SETPRIV is None:
+        pytest.skip("util-linux's setpriv with --pdeathsig is not installed")
+    return f"{Path(SETPRIV).parent}:/usr/bin:/bin"
+
+
+SETPRIV = orphans.setpriv()
+
+
+def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path, helper_path: str) -> None:
     agent_file, grandchild_file = tmp_path / "agent.json", tmp_path / "grandchild.pid"
     _script(
         tmp_path,
@@ -130,10 +149,11 @@ def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
     )
     host = subprocess.Popen(
         [sys.executable, "-c", HOST, str(tmp_path)],
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT), "PATH": helper_path},
     )
     try:
         _wait_until(agent_file.exists, "the agent to start")
+        assert (tmp_path / "helper").read_text() == (SETPRIV if "bin:" in helper_path else "")
         agent = orjson.loads(agent_file.read_bytes())["pid"]
         grandchild = _pid(grandchild_file)
         assert grandchild is not None
@@ -203,3 +223,55 @@ def test_a_program_that_cannot_run_fails_before_anything_starts(tmp_path: Path) 
     script.chmod(0o755)
     argv = orphans.dying_with_parent(["./agent.sh", "x"], tmp_path, None)
     assert argv[-2:] == ["./agent.sh", "x"]  # found relative to the agent's own folder
+
+
+@pytest.mark.parametrize("helper", ["/usr/bin/setpriv", None])
+def test_the_agent_starts_through_setpriv_when_it_is_there(
+    helper: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(orphans, "setpriv", lambda: helper)
+    argv = orphans.dying_with_parent(["sh", "-c", "echo hi"], tmp_path, "/usr/bin:/bin")
+    if helper is None:
+        assert argv[:4] == [sys.executable, "-I", "-S", "-c"]
+    else:
+        assert argv[:4] == [helper, "--pdeathsig", "KILL", "--"]
+    assert argv[-4:] == [str(os.getpid()), "sh", "-c", "echo hi"]  # the loop, then the agent
+
+
+@pytest.mark.skipif(SETPRIV is None, reason="util-linux's setpriv is not installed")
+@pytest.mark.parametrize("helper", [SETPRIV, None])
+def test_an_agent_whose_loop_died_before_the_signal_was_set_kills_itself(
+    helper: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper checks, once the signal is set, that its parent is still the loop: if the loop
+    died first (here: the pid it names is another's), no signal would ever come."""
+    monkeypatch.setattr(orphans, "setpriv", lambda: helper)
+    argv = orphans.dying_with_parent(["sh", "-c", "echo hi"], tmp_path, "/usr/bin:/bin")
+    ours = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert (ours.returncode, ours.stdout) == (0, "hi\n")  # our child: the agent runs
+    loop = argv.index(str(os.getpid()))
+    orphaned = subprocess.run(
+        [*argv[:loop], "1", *argv[loop + 1 :]], capture_output=True, text=True, check=False
+    )
+    assert (orphaned.returncode, orphaned.stdout) == (-signal.SIGKILL, "")
+
+
+@pytest.mark.parametrize(("said", "swept"), [(b"done\n", False), (b"", True)])
+def test_the_watcher_starts_python_to_sweep_only_when_the_loop_died(
+    tmp_path: Path, said: bytes, swept: bool
+) -> None:
+    """A loop that ends says so (it swept already); a killed one's pipe just ends."""
+    python = tmp_path / "python"  # stands in for the interpreter: notes how it was started
+    python.write_text(f'#!/bin/sh\necho "$@" > {tmp_path / "started"}\n')
+    python.chmod(0o755)
+    watcher = subprocess.Popen(
+        ["/bin/sh", "-c", orphans._WATCH, str(python), "ab12"], stdin=subprocess.PIPE
+    )
+    assert watcher.stdin is not None
+    watcher.stdin.write(said)
+    watcher.stdin.close()  # the loop's end, or its death
+    assert watcher.wait(DEADLINE_S) == 0
+    started = tmp_path / "started"
+    assert (started.read_text() if started.exists() else None) == (
+        "-m wild.agents.orphan_watch ab12\n" if swept else None
+    )

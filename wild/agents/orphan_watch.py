@@ -1,10 +1,11 @@
-"""`python -m wild.agents.orphan_watch LOOP_ID`: started by the loop, it waits for the loop to
-end, however it ends (even by SIGKILL), then kills every process of the loop's agent runs.
+"""`python -m wild.agents.orphan_watch LOOP_ID`: it waits for the end of its stdin, then kills
+every process of the loop's agent runs.
 
 The loop's parent-death signal reaches its agent only; a `setsid` grandchild whose agent died
-with the loop would be reparented to init and run on until the next loop starts. This watcher
-learns of the loop's death from its stdin, the read end of a pipe whose write end only the
-loop holds: the kernel closes it when the loop dies, and the read returns. No polling.
+with the loop would be reparented to init and run on until the next loop starts. The loop's
+watcher (a shell: `wild.agents.orphans.guarded`) learns of the loop's death from its stdin,
+the read end of a pipe whose write end only the loop holds: the kernel closes it when the loop
+dies, and the read returns. No polling. Then the shell becomes this program, to sweep.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ and kills whatever an agent run left behind by the run id every agent process in
 
 A SIGKILLed loop can clean nothing up. Three things cover for it:
 - the agent gets SIGKILL from the kernel when the loop's thread that spawned it dies
-  (`PR_SET_PDEATHSIG`, set by a tiny program that then execs the agent);
+  (`PR_SET_PDEATHSIG`, set by a tiny program that then execs the agent: util-linux's
+  `setpriv` where it is installed, else a Python one);
 - the loop is a child subreaper, so a `setsid` grandchild whose parent died is reparented to
   the loop (not to init) while the loop lives;
 - every agent process carries `WILD_AGENT_RUN=<run id>` in its environment, which its children
@@ -24,6 +25,7 @@ import ctypes
 import errno
 import functools
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,6 +94,25 @@ except OSError as error:
 """
 
 
+# The same with util-linux's setpriv, a C program: it sets the signal and execs a POSIX shell
+# that makes the same parent check ($PPID is read at the shell's start, after the prctl) and
+# execs the agent. About a millisecond where the Python program costs an interpreter's start
+# (15-30 ms) before the agent runs.
+_CHECK_PARENT_THEN_EXEC = 'if [ "$PPID" != "$1" ]; then kill -s KILL $$; fi; shift; exec "$@"'
+
+
+@functools.cache  # looked up once: the loop's PATH does not change while it runs
+def setpriv() -> str | None:
+    """util-linux's `setpriv` if it is on PATH and can set a parent-death signal (2.33+)."""
+    found = shutil.which("setpriv")
+    if found is None:
+        return None
+    try:  # an older setpriv, or busybox's, has no --pdeathsig: its help text does not name it
+        return found if b"--pdeathsig" in Path(found).read_bytes() else None
+    except OSError:
+        return None
+
+
 def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[str]:
     """`argv` run so that it gets SIGKILL when the thread that starts it dies (Linux).
 
@@ -102,7 +123,12 @@ def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[
     found = _find_program(program, cwd, path)
     if _prctl() is None:
         return [str(found), *argv[1:]]
-    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, str(os.getpid()), *argv]
+    loop = str(os.getpid())
+    helper = setpriv()
+    if helper is not None:
+        return [helper, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _CHECK_PARENT_THEN_EXEC,
+                "sh", loop, *argv]  # fmt: skip
+    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, loop, *argv]
 
 
 def _find_program(program: str, cwd: Path, path: str | None) -> Path:
@@ -285,6 +311,13 @@ def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
     return adopted
 
 
+# The watcher waits in a POSIX shell, which starts in a millisecond, and starts Python to sweep
+# only if the loop died: an interpreter's start no longer competes with the loop's own before
+# its first agent. The loop that ends in its `finally` has swept already: it says so with a line
+# (`read` succeeds); a killed loop's pipe just ends (`read` fails).
+_WATCH = 'if read -r line; then exit 0; fi; exec "$0" -m wild.agents.orphan_watch "$1" </dev/null'
+
+
 @contextlib.contextmanager
 def guarded(loop_id: str) -> Iterator[None]:
     """While the block runs, no process of the loop's agent runs (`<loop_id>.*`) outlives it.
@@ -301,7 +334,7 @@ def guarded(loop_id: str) -> Iterator[None]:
     try:
         with os.fdopen(read_end, "rb", buffering=0) as source:
             spawn(
-                [sys.executable, "-m", "wild.agents.orphan_watch", loop_id],
+                ["/bin/sh", "-c", _WATCH, sys.executable, loop_id],
                 stdin=source,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -314,10 +347,12 @@ def guarded(loop_id: str) -> Iterator[None]:
         yield
     finally:
         sweep(loop_id)
-        # The watcher sees the end of its pipe, finds nothing, and exits; not waited for: its
-        # start-up would delay every loop's end, and Popen reaps it later.
-        os.close(write_end)
         sweep_adopted()
+        # All swept: the watcher reads the line and exits; not waited for (Popen reaps it).
+        # Killed before this line, the loop leaves the watcher to sweep again.
+        with contextlib.suppress(OSError):  # a watcher killed already: nothing to tell
+            os.write(write_end, b"done\n")
+        os.close(write_end)
         _guarded_from = None
         if not was_subreaper:
             become_subreaper(False)

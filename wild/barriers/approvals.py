@@ -27,6 +27,8 @@ from wild.paths import approvals_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
+# The alert type of a command waiting for a human's approval (raised by the barrier checker).
+UNAPPROVED_TYPE = "unapproved-command"
 
 
 def command_hash(command: str) -> str:

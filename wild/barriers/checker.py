@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from wild.barriers.approvals import Approvals, command_hash, command_of, load_approvals
+from wild.barriers.approvals import (
+    UNAPPROVED_TYPE,
+    Approvals,
+    command_hash,
+    command_of,
+    load_approvals,
+)
 from wild.barriers.checks import CheckResult, check_once
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock, SystemClock, iso, later, parse_time
@@ -33,7 +39,6 @@ log = logging.getLogger(__name__)
 MIN_INTERVAL_S = 1.0
 # After an unexpected failure of a whole pass, wait this long (or for a poke) before retrying.
 ERROR_RETRY_S = 30.0
-UNAPPROVED_TYPE = "unapproved-command"
 
 Wake = Callable[[str], None]
 OnWritten = Callable[[Path, bytes], None]

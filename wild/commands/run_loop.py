@@ -11,7 +11,6 @@ from pathlib import Path
 from wild.agents import orphans
 from wild.agents.registry import CUSTOM, agent_spec
 from wild.clock import Clock
-from wild.commands import edits
 from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
@@ -52,6 +51,8 @@ def start_policy(
         # Given on the command line by a human: its trust is recorded, as --update-policy's.
         record_trust(paths, clock.now(), lambda _current: text)
     if policy is not None:
+        from wild.commands import edits  # noqa: PLC0415 (only with --policy: its presets)
+
         edits.update_policy(paths, policy, duration=duration, now=clock.now())
     elif duration is not None and policy_file is None:
         raise UsageError("--duration needs --policy MODE (or --update-policy MODE)")

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from wild.agents.runner import run_agent
-from wild.barriers.checker import BarrierChecker
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
 from wild.errors import describe_os_error, from_os_error
 from wild.liveness import probe, this_host, this_process
 from wild.loop import changes, checkpoint, io_errors, iteration, limits, recovery, states
+from wild.loop.barrier_start import BarrierStart, needs_checker
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
@@ -129,6 +129,13 @@ class Loop:
         self.phases = Phases(self.events, states.timeouts(self.environ), lambda: self._cause)
         timeout_s = self.phases.agent_timeout(options.agent_timeout_s)
         self._setup = iteration.AgentSetup.of(options, timeout_s)
+        self.barriers = BarrierStart(
+            paths if self.hooks.barrier_checker else None,
+            clock=self.clock,
+            wake=lambda barrier_id: self.waker.wake(WakeReason("barrier", detail=barrier_id)),
+            require_approval=lambda: approval_required(self._model, self._moment()),
+            on_written=self.self_writes.remember,
+        )
 
     @property
     def model(self) -> LoopModel:
@@ -145,7 +152,7 @@ class Loop:
 
     def _run(self) -> LoopResult:
         self.paths.logs.mkdir(exist_ok=True)
-        watcher, checker = self._watcher(), self._checker()
+        watcher = self._watcher()
         restore = (
             install_signal_handlers(self.waker, self.stop_event)
             if self.hooks.signals and threading.current_thread() is threading.main_thread()
@@ -155,12 +162,9 @@ class Loop:
         watcher.start()
         try:
             self._begin()
-            if checker is not None:
-                checker.start()
-            result = self._cycle(watcher, checker)
+            result = self._cycle(watcher)
         finally:
-            if checker is not None:
-                checker.stop()
+            self.barriers.stop()
             watcher.stop()
             if restore is not None:
                 restore()
@@ -214,17 +218,6 @@ class Loop:
             watch_runs=True,
         )
 
-    def _checker(self) -> BarrierChecker | None:
-        if not self.hooks.barrier_checker:
-            return None
-        return BarrierChecker(
-            self.paths,
-            clock=self.clock,
-            wake=lambda barrier_id: self.waker.wake(WakeReason("barrier", detail=barrier_id)),
-            require_approval=lambda: approval_required(self._model, self._moment()),
-            on_written=self.self_writes.remember,
-        )
-
     # -- the cycle -----------------------------------------------------------------------
 
     def _moment(self) -> Moment:
@@ -244,7 +237,7 @@ class Loop:
         if before is None or before.state != model.state:
             save_state(self.paths.state, model.state)
 
-    def _cycle(self, watcher: Watcher, checker: BarrierChecker | None) -> LoopResult:
+    def _cycle(self, watcher: Watcher) -> LoopResult:
         event: Event = Tick()
         failures = 0  # file operations that failed in a row
         while True:
@@ -254,7 +247,7 @@ class Loop:
                 step = decide(self.model, event, at)
                 self.phases.after(step, at)
                 self._commit(step.model)
-                outcome = self._perform(step.actions, watcher, checker)
+                outcome = self._perform(step.actions, watcher)
                 if not isinstance(outcome, LoopResult) and self.phases.timed_out(self._moment()):
                     self._read(WATCHED)  # recovery: every file again, a backoff cut short
                     self._commit(recovered(self.model))
@@ -281,10 +274,10 @@ class Loop:
         self._read(WATCHED)
         return self._control_or_tick()
 
-    def _perform(
-        self, actions: tuple[Action, ...], watcher: Watcher, checker: BarrierChecker | None
-    ) -> Event | LoopResult:
+    def _perform(self, actions: tuple[Action, ...], watcher: Watcher) -> Event | LoopResult:
         """Do the actions in order; the last one says what happens next."""
+        if needs_checker(actions):
+            self.barriers.start()
         touched: set[Watched] = set()
         for action in actions:
             if isinstance(action, End):
@@ -296,7 +289,7 @@ class Loop:
             if isinstance(action, SuperviseRuns | RecordSweep):
                 return self._runs_step(action)
             if isinstance(action, Wait):
-                return self._wait(action, watcher, checker)
+                return self._wait(action, watcher)
             if isinstance(action, Continue):
                 return self._next_event(touched)
             touched |= self._effect(action)
@@ -355,6 +348,7 @@ class Loop:
         self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
+        self.barriers.start()  # if the runner did not say the agent started (in-process)
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         self._set_state(recovery.ended(self.model.state))
         fields = iteration.record_fields(self.options, run, action.iteration, files)
@@ -378,21 +372,20 @@ class Loop:
         now = iso(self.clock.now())
         process = probe(pid, now) or ProcessId(pid, this_host(), started_at=now)
         self._set_state(replace(self.model.state, agent_process=process))
+        self.barriers.start()
 
     def _set_state(self, state: LoopState) -> None:
         """A fact, not a decision: written straight into the state `decide` keeps."""
         self._commit(replace(self.model, state=state))
 
-    def _wait(self, action: Wait, watcher: Watcher, checker: BarrierChecker | None) -> Event:
+    def _wait(self, action: Wait, watcher: Watcher) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""
         timeout = self.reporter.wait_cap(action.timeout_s, self.clock.now())
         reasons = watcher.wait_for_work(self.phases.cap(timeout, self._moment()))
         if any(r.kind == "run" for r in reasons):  # runs ending together: one decision
             reasons = gather(watcher.wait_for_work, reasons)
-        if checker is not None and any(
-            r.path is not None and r.path.endswith("barriers.md") for r in reasons
-        ):
-            checker.poke()
+        if any(r.path is not None and r.path.endswith("barriers.md") for r in reasons):
+            self.barriers.poke()
         self._cause = self.events.append(
             "wake", cause=self.model.start_event, reasons=sorted({r.kind for r in reasons})
         )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from wild.agents.runner import AgentRun
 from wild.completion.verdict import CheckOutcome, Verdict
@@ -22,10 +22,12 @@ from wild.loop.research import RunAct
 from wild.parsers.human import HumanInput
 from wild.parsers.runs import RunRecord
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
-from wild.parsers.sweeps import SweepSpec
 from wild.parsers.tasks import Task
 from wild.paths import WildPaths
 from wild.workspace import Workspace
+
+if TYPE_CHECKING:  # only in types: a loop that records no sweep does not load the parser
+    from wild.parsers.sweeps import SweepSpec
 
 EndReason = Literal[
     "complete",

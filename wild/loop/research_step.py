@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from wild.agents.runner import AgentRun
-from wild.agents.sweep_tags import refusal_text, sweeps_in_reply
 from wild.clock import iso
 from wild.control import ControlRequest
 from wild.loop import claims, research
@@ -153,6 +152,9 @@ def sweeps_of(model: LoopModel, run: AgentRun, origin: str) -> tuple[LoopModel, 
     whose claims are not believed (it crashed, timed out or reported an error) launches none."""
     if claims.distrust(run) is not None:
         return model, ()
+    # Imported at the first agent's end, not before it starts: the sweep parser is ~5 ms.
+    from wild.agents.sweep_tags import sweeps_in_reply  # noqa: PLC0415
+
     tags = sweeps_in_reply(run.final_text)
     actions: tuple[Action, ...] = ()
     if tags.errors:
@@ -164,6 +166,8 @@ def sweeps_of(model: LoopModel, run: AgentRun, origin: str) -> tuple[LoopModel, 
 
 def refused(model: LoopModel, errors: Sequence[str]) -> tuple[LoopModel, tuple[Action, ...]]:
     """A sweep that launched nothing: the reasons in the next prompts, the log and the screen."""
+    from wild.agents.sweep_tags import refusal_text  # noqa: PLC0415
+
     note = refusal_text(errors)
     state = push_summary(model.state, note, model.options.context_window)
     model = replace(model, state=state)

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wild.clock import Clock, iso
 from wild.errors import WildError
@@ -31,16 +31,16 @@ from wild.loop.model import (
 )
 from wild.parsers import barriers as barriers_md
 from wild.paths import WildPaths
-from wild.runs import markers
-from wild.runs.backend import BackendContext, RunBackend, load_backend
-from wild.runs.record_sweep import record_sweep
-from wild.runs.supervisor import RunSupervisor
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
 from wild.store.runs_log import append_records
 
+if TYPE_CHECKING:
+    from wild.runs.backend import BackendContext, RunBackend
+    from wild.runs.supervisor import RunSupervisor
 
-class _Backends(Mapping[str, RunBackend]):
+
+class _Backends(Mapping[str, "RunBackend"]):  # the protocol is only a type here
     """Backends by name, each loaded when a run first names it; one that fails to load is
     remembered as a problem (said once per step by the supervisor's caller)."""
 
@@ -50,6 +50,8 @@ class _Backends(Mapping[str, RunBackend]):
         self.problems: dict[str, str] = {}
 
     def __getitem__(self, name: str) -> RunBackend:
+        from wild.runs.backend import load_backend  # noqa: PLC0415
+
         if name not in self._loaded:
             try:
                 self._loaded[name] = load_backend(name, self._context)
@@ -82,19 +84,26 @@ class LoopRuns:
         self.clock = clock
         self.events = events
         self.run_backend = run_backend
-        self._context = BackendContext(paths, tag, settings)
+        self._tag, self._settings = tag, settings
         self._backends: _Backends | None = None
         self._supervisor: RunSupervisor | None = None
 
     @property
     def supervisor(self) -> RunSupervisor:
         if self._supervisor is None:
-            self._backends = _Backends(self._context)
+            # Imported on first use, as the sweep recorder below: a loop without runs never
+            # loads them, and one with runs loads them after its first agent started.
+            from wild.runs.backend import BackendContext  # noqa: PLC0415
+            from wild.runs.supervisor import RunSupervisor  # noqa: PLC0415
+
+            self._backends = _Backends(BackendContext(self.paths, self._tag, self._settings))
             self._supervisor = RunSupervisor(self.paths, self._backends, self.clock, self.events)
         return self._supervisor
 
     def supervise(self) -> RunsSupervised:
         """One supervisor step: adopt, collect ends, start what fits."""
+        from wild.runs import markers  # noqa: PLC0415
+
         result = self.supervisor.step()
         tails = {run.id: markers.log_tail(self.paths.run_dir(run.id)) for run in result.failed}
         problems = list(result.problems)
@@ -105,6 +114,8 @@ class LoopRuns:
 
     def record(self, action: RecordSweep) -> SweepsRecorded:
         """Record each sweep; a skill target that does not exist refuses it."""
+        from wild.runs.record_sweep import record_sweep  # noqa: PLC0415
+
         recorded: list[str] = []
         refused: list[tuple[str, ...]] = []
         for spec in action.specs:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from wild.barriers.approvals import command_hash
-from wild.barriers.checker import UNAPPROVED_TYPE
+from wild.barriers.approvals import UNAPPROVED_TYPE, command_hash
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock
 from wild.errors import WildError

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Literal, Protocol
 
 from wild.errors import WildError
@@ -104,6 +103,10 @@ class RunBackend(Protocol):
 
 def load_backend(name: str, context: BackendContext) -> RunBackend:
     """The backend registered under `name`; WildError naming the ones that exist."""
+    # Imported here: importlib.metadata brings email and zipfile (~15 ms), which a loop that
+    # starts no run must not pay before its first agent starts.
+    from importlib.metadata import EntryPoint, entry_points  # noqa: PLC0415
+
     found = {key: EntryPoint(key, value, ENTRY_POINT_GROUP) for key, value in _BUILT_IN.items()} | {
         ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
     }

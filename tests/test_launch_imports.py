@@ -1,0 +1,87 @@
+"""The loop imports, before its first agent starts, only what deciding and starting it needs.
+
+Issue 8: launch → first agent running took 162 ms, most of it imports the agent's start does
+not need (the run backends and importlib.metadata, the barrier checker, the sweep parser).
+They load when first used, or once the agent runs; this fails when one creeps back in front.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+# Run the loop in a fresh interpreter; list the modules loaded when the agent is about to be
+# spawned (its command is being built: the runner's last step before the fork), and at the end.
+PROBE = """
+import sys
+import orjson
+from wild.agents import orphans
+from wild.cli import cli
+real = orphans.dying_with_parent
+at_spawn = []
+def listing(*args, **kwargs):
+    if not at_spawn:
+        at_spawn.append(sorted(sys.modules))
+    return real(*args, **kwargs)
+orphans.dying_with_parent = listing
+try:
+    cli.main(sys.argv[2:], prog_name="wild", standalone_mode=False)
+except SystemExit:
+    pass
+finally:
+    with open(sys.argv[1], "wb") as out:
+        out.write(orjson.dumps({"spawn": at_spawn[0] if at_spawn else None,
+                                "end": sorted(sys.modules)}))
+"""
+
+# Not before the first agent starts (a name or a package prefix). filelock is not here: the
+# loop marks the task started in tasks.md, under wild's lock, before the agent starts.
+LATE = (
+    "wild.runs.backend",  # with importlib.metadata: only when a run starts
+    "importlib.metadata",
+    "email",
+    "wild.runs.supervisor",
+    "wild.runs.record_sweep",
+    "wild.runs.markers",
+    "wild.parsers.sweeps",  # only when a reply holds a sweep
+    "wild.agents.sweep_tags",
+    "wild.barriers.checker",  # started once the agent runs
+    "concurrent.futures",
+    "wild.barriers.webhook",  # only with --webhook-port
+    "http.server",
+    "wild.agents.orphan_watch",  # the watcher's, after the loop died
+    "wild.commands.edits",  # only with --policy
+    "wild.policy.presets",
+)
+
+AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"
+
+
+def late(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in LATE)]
+
+
+def test_the_first_agent_starts_before_what_only_later_work_needs(tmp_path: Path) -> None:
+    root = tmp_path / ".wild"
+    subprocess.run([sys.executable, "-m", "wild", "--init", "--dir", str(root)], check=True)
+    (root / "tasks.md").write_text("# Tasks\n\n- [ ] [P1] task-001: Do it\n")
+    (tmp_path / "agent.sh").write_text(AGENT)
+    listing = tmp_path / "modules.json"
+    loop = [sys.executable, "-c", PROBE, str(listing), "build it", "--agent-cmd", "sh agent.sh"]
+    result = subprocess.run(
+        [*loop, "--max-iterations", "1", "--dir", str(root)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    found = orjson.loads(listing.read_bytes())
+    assert found["spawn"] is not None, result.stdout + result.stderr  # the agent was started
+    assert "wild.loop.driver" in found["spawn"]
+    assert late(found["spawn"]) == []
+    # The listing can fail: the checker, started once the agent ran, shows up at the end.
+    assert "wild.barriers.checker" in found["end"]
