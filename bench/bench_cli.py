@@ -247,6 +247,20 @@ def launch_ms(tmp: Path, n: int) -> float:
     return (stamp(root / "started") - t0) / 1e6
 
 
+# The least any Python launcher built on click can do: start, import click and orjson, start
+# the agent. No work is chosen, no file read: the floor under `launch_ms` on this machine.
+FLOOR = "import click, orjson, subprocess, sys; subprocess.run(['sh', 'agent.sh'], cwd=sys.argv[1])"
+
+
+def floor_ms(tmp: Path, n: int) -> float:
+    """`python -c FLOOR` started → the agent's first act."""
+    root = tmp / f"floor-{n}"
+    project(root)
+    t0 = time.time_ns()
+    timed([sys.executable, "-c", FLOOR, str(root)], root)
+    return (stamp(root / "started") - t0) / 1e6
+
+
 def exit_ms(tmp: Path, n: int, tasks: str) -> float:
     """The agent's last act → the loop process gone, at 10,000 tasks."""
     root = tmp / f"exit-{n}"
@@ -270,13 +284,22 @@ def ten_thousand_tasks() -> str:
 
 
 def loop_figures(tmp: Path, runs: int) -> None:
-    launches = [launch_ms(tmp, n) for n in range(runs + 1)][1:]
+    launches: list[float] = []
+    floors: list[float] = []
+    for n in range(runs + 1):  # alternating, so a busy spell slows both alike
+        launch_n, floor_n = launch_ms(tmp, n), floor_ms(tmp, n)
+        if n:
+            launches.append(launch_n)
+            floors.append(floor_n)
     tasks = ten_thousand_tasks()
     exits = [exit_ms(tmp, n, tasks) for n in range(runs + 1)][1:]
     orw = "ORW not runnable here"
     if shutil.which("ralph") and shutil.which("bun"):
         orw = "ORW found but not timed by this script"
     print(f"launch → first agent running: {statistics.median(launches):.1f} ms median")
+    print(
+        f"  (Python + click + orjson → the agent, same rounds: {statistics.median(floors):.1f} ms)"
+    )
     print(
         f"exit at {TASKS:,} tasks: {statistics.median(exits):.1f} ms median, max {max(exits):.1f}"
     )
@@ -287,6 +310,14 @@ def loop_figures(tmp: Path, runs: int) -> None:
         f"≤ 2× ORW in the same run; {orw}, so ≤ {2 * ORW_LAUNCH_MS:.0f} ms "
         f"(2 × ORW's {ORW_LAUNCH_MS:.0f} ms in issue 8)",
         launch <= 2 * ORW_LAUNCH_MS,
+    )
+    floor = statistics.median(floors)
+    report(
+        "the floor: `python -c 'import click, orjson'` starting the agent, nothing chosen",
+        f"{floor:.1f} ms median; wild's launch is {launch / floor:.2f}× it, "
+        f"{launch - floor:.1f} ms more",
+        "none: what no Python launcher on click can go below on this machine",
+        None,
     )
     exit_p50 = statistics.median(exits)
     report(
