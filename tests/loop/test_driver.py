@@ -20,7 +20,7 @@ from wild.control import ControlInbox
 from wild.errors import WildError
 from wild.liveness import this_process
 from wild.loop import decide as decide_module
-from wild.loop import driver, effects
+from wild.loop import driver, effects, recovery
 from wild.parsers.alerts import status_update
 from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
@@ -56,6 +56,37 @@ def test_state_json_is_read_once_per_run_and_written_on_every_change(
     # Written at start, when each run starts and ends, and when the loop ends; never unchanged.
     assert writes[0] == 0 and writes[-1] == 2
     assert sim.state().iteration == 2 and not sim.state().active
+
+
+def test_a_decision_that_starts_an_agent_is_written_with_its_run_record_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One fsynced write of state.json between a decision and its agent, not two: the decided
+    state goes to disk with the run's record (nothing of the run exists before that write)."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    saved: list[Any] = []
+
+    def counting_save(path: Path, state: Any) -> None:
+        saved.append(state)
+        real_save(path, state)
+
+    on_disk: list[Any] = []
+    monkeypatch.setattr(driver, "save_state", counting_save)
+    sim.script = [
+        [{"call": lambda _request: on_disk.append(real_load(sim.paths.state))}, *say(TASK)]
+    ]
+    assert sim.run().iterations == 2
+    starts = [
+        n
+        for n, state in enumerate(saved)
+        if recovery.AGENT_RUN in state.extra and recovery.AGENT_RUN not in saved[n - 1].extra
+    ]
+    assert len(starts) == 2
+    for n in starts:  # the write before is not the same decision without the record
+        assert saved[n - 1] != recovery.ended(saved[n])
+    for loaded, task in zip(on_disk, ("task-001", "task-002"), strict=True):
+        assert loaded.state.current_work is not None and loaded.state.current_work.id == task
+        assert recovery.AGENT_RUN in loaded.state.extra
 
 
 def test_a_quiet_wake_reads_no_file_and_a_file_event_reads_only_that_file(tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ from wild.loop.model import (
     Tick,
     VerifyTask,
     Wait,
+    starts_agent,
 )
 from wild.loop.notify_command import send_notification
 from wild.loop.phases import Phases, recovered
@@ -121,6 +122,7 @@ class Loop:
             lambda: approval_required(self._model, self._moment()),
         )
         self._model: LoopModel | None = None
+        self._unsaved = False  # the model's state is newer than state.json (`_commit`)
         # The events.log id of what the loop is acting on now (the loop's start, the last
         # wake-up or agent run): the cause of every event that names no other.
         self._cause: str | None = None
@@ -223,8 +225,10 @@ class Loop:
     def _moment(self) -> Moment:
         return Moment(self.clock.now(), self.clock.monotonic())
 
-    def _commit(self, model: LoopModel) -> None:
-        """Take the decided model; state.json is written whenever its content changed."""
+    def _commit(self, model: LoopModel, *, durable: bool = True) -> None:
+        """Take the decided model; state.json is written whenever its content changed. Not
+        `durable`: written with the next commit (a decision that starts an agent is written
+        with the run's record a moment later: one fsynced write before the agent, not two)."""
         before = self._model
         cursor = self.files.alert_log.cursor
         position = cursor.to_json() if cursor is not None else None
@@ -234,8 +238,10 @@ class Loop:
         state = limits.kept(model, self.clock.monotonic(), changed)
         model = replace(model, state=self.phases.recorded(state))
         self._model = model
-        if before is None or before.state != model.state:
-            save_state(self.paths.state, model.state)
+        if before is None or before.state != model.state or self._unsaved:
+            self._unsaved = not durable
+            if durable:
+                save_state(self.paths.state, model.state)
 
     def _cycle(self, watcher: Watcher) -> LoopResult:
         event: Event = Tick()
@@ -246,7 +252,8 @@ class Loop:
                 self.phases.before(event, at)
                 step = decide(self.model, event, at)
                 self.phases.after(step, at)
-                self._commit(step.model)
+                # Starting an agent: nothing of the run exists until its record is written.
+                self._commit(step.model, durable=not starts_agent(step.actions))
                 outcome = self._perform(step.actions, watcher)
                 if not isinstance(outcome, LoopResult) and self.phases.timed_out(self._moment()):
                     self._read(WATCHED)  # recovery: every file again, a backoff cut short

@@ -425,6 +425,11 @@ class Step:
     actions: tuple[Action, ...]
 
 
+def starts_agent(actions: tuple[Action, ...]) -> bool:
+    """Whether these actions start an agent run (its record is then written before it)."""
+    return any(isinstance(action, RunAgent) for action in actions)
+
+
 def file_path(paths: WildPaths, name: FileName) -> Path:
     """Where an `EditFile` lands."""
     return {
