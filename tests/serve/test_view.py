@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.serve.sample import NOW, XSS, make_project
 from wild.commands import edits
+from wild.paths import WildPaths
+from wild.serve import runs_view, view
 from wild.serve.view import TEXT_CAP, Window, dashboard
+from wild.workspace import ParseCache
 
 
 def test_every_section_is_filled_from_the_files(tmp_path: Path) -> None:
@@ -115,3 +121,40 @@ def test_open_alerts_show_critical_first_then_newest_first(tmp_path: Path) -> No
         "d3",
         "d0",
     ]
+
+
+def test_a_kept_history_and_curves_are_read_again_only_when_their_file_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the server's ParseCache, an alert appended re-reads neither events.log's history
+    nor the runs' metrics files; a changed file is read again (and the page shows it)."""
+    paths = make_project(tmp_path)
+    reads: list[str] = []
+    real_history, real_parse = view._history, runs_view.parse_metrics
+
+    def counting_history(paths: WildPaths) -> Any:
+        reads.append("events")
+        return real_history(paths)
+
+    def counting_parse(data: bytes, file: str) -> Any:
+        reads.append(Path(file).parent.name)
+        return real_parse(data, file)
+
+    monkeypatch.setattr(view, "_history", counting_history)
+    monkeypatch.setattr(runs_view, "parse_metrics", counting_parse)
+    cache = ParseCache()
+    first = dashboard(paths, NOW, cache=cache)
+    assert reads.count("events") == 1 and len(reads) == 5  # the history, 4 runs' curves
+    edits.add_human_input(paths, "one more note", urgent=False, now=NOW)
+    second = dashboard(paths, NOW, cache=cache)
+    assert (second["iterations"], second["runs"]) == (first["iterations"], first["runs"])
+    assert len(second["human"]) == len(first["human"]) + 1
+    assert len(reads) == 5
+    run = first["runs"]["runs"]["rows"][0]["id"]
+    with (paths.run_dir(run) / "metrics.jsonl").open("a") as handle:
+        handle.write('{"step": 999, "loss": 0.01}\n')
+    with paths.events.open("a") as handle:
+        handle.write(paths.events.read_text().splitlines()[-1] + "\n")
+    again = dashboard(paths, NOW, cache=cache)
+    assert sorted(reads[5:]) == sorted(["events", run])
+    assert again["runs"]["runs"]["rows"][0]["curves"]["loss"][-1] == (999.0, 0.01)

@@ -18,6 +18,7 @@ from wild.parsers.lines import Problem
 from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord
 from wild.paths import WildPaths
 from wild.store.files import read_bytes
+from wild.workspace import ParseCache
 
 # A curve keeps at most this many points (evenly thinned, the last kept): an SVG polyline of
 # a million steps would freeze the page, and 400 points are more than a panel's pixels.
@@ -73,12 +74,20 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+Curves = dict[str, list[tuple[float, float]]]
+
+
 def run_metrics(
-    paths: WildPaths, run_id: str
-) -> tuple[dict[str, list[tuple[float, float]]], list[Problem]]:
-    """The curves of one run from `.wild/runs/<id>/metrics.jsonl` (none when it has no file)."""
+    paths: WildPaths, run_id: str, cache: ParseCache | None = None
+) -> tuple[Curves, list[Problem]]:
+    """The curves of one run from `.wild/runs/<id>/metrics.jsonl` (none when it has no file);
+    with a `cache`, a file that has not changed is not parsed again."""
     path: Path = paths.run_dir(run_id) / "metrics.jsonl"
-    return parse_metrics(read_bytes(path), str(path))
+
+    def read() -> tuple[Curves, list[Problem]]:
+        return parse_metrics(read_bytes(path), str(path))
+
+    return read() if cache is None else cache.get(path, read)
 
 
 def run_json(run: RunRecord) -> dict[str, Any]:
@@ -98,7 +107,7 @@ def run_json(run: RunRecord) -> dict[str, Any]:
 
 
 def runs_view(
-    paths: WildPaths, index: RunIndex, *, offset: int, limit: int
+    paths: WildPaths, index: RunIndex, *, offset: int, limit: int, cache: ParseCache | None = None
 ) -> tuple[dict[str, Any], list[Problem]]:
     """Sweeps (newest first) and one page of runs, each with its curves."""
     runs = list(index.runs.values())
@@ -106,7 +115,7 @@ def runs_view(
     problems: list[Problem] = []
     rows = []
     for run in shown:
-        curves, found = run_metrics(paths, run.id)
+        curves, found = run_metrics(paths, run.id, cache)
         problems.extend(found)
         rows.append({**run_json(run), "curves": curves})
     sweeps = [

@@ -7,6 +7,7 @@ page at a time (`Window`), so 10k tasks or 100k alerts cost one page of JSON.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -145,9 +146,18 @@ def thin_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [points[int(i)] for i, _ in indexed]
 
 
-def _iterations(paths: WildPaths, open_tasks: int, now: datetime) -> dict[str, Any]:
+def _history(paths: WildPaths) -> tuple[list[dict[str, Any]], list[Any], list[dict[str, Any]]]:
+    """events.log's events, its problems, and the iteration rows made from them."""
     events, problems = read_events(paths.events)
-    rows = history.iterations(events)
+    return events, list(problems), history.iterations(events)
+
+
+def _iterations(
+    paths: WildPaths, open_tasks: int, now: datetime, cache: ParseCache | None
+) -> dict[str, Any]:
+    # Kept while events.log stands: an alert appended re-reads the alerts, not the history.
+    read = functools.partial(_history, paths)
+    events, problems, rows = read() if cache is None else cache.get(paths.events, read)
     return {
         "rows": rows[-ITERATIONS_SHOWN:],
         "stats": history.stats(rows),
@@ -170,16 +180,17 @@ def dashboard(
     )
     problems.extend(status.get("problems", []))
     runs, metric_problems = runs_view(
-        paths, ws.runs, offset=window.runs_offset, limit=window.runs_limit
+        paths, ws.runs, offset=window.runs_offset, limit=window.runs_limit, cache=cache
     )  # runs.jsonl's own problems are the workspace's, in the status's
     problems.extend(str(p) for p in metric_problems)
-    queue, queue_page = _page([item_json(item) for item in selection.queue], 0, window.queue_limit)
+    shown, queue_page = _page(list(selection.queue), 0, window.queue_limit)
+    queue = [item_json(item) for item in shown]  # the page only: the queue may hold 10k
     alerts, alerts_page = _page(
         alerts_in_order(ws.open_alerts), window.alerts_offset, window.alerts_limit
     )
     open_tasks = sum(1 for t in ws.tasks.tasks if t.status in ("todo", "in-progress"))
     iterations: dict[str, Any] = _guarded(
-        problems, str(paths.events), lambda: _iterations(paths, open_tasks, now), {}
+        problems, str(paths.events), lambda: _iterations(paths, open_tasks, now, cache), {}
     )
     problems.extend(iterations.get("problems", []))
     loop = status.get("loop", {})
