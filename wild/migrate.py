@@ -54,6 +54,8 @@ class MigrationReport:
 
 @dataclass(frozen=True)
 class _Context:
+    """One Ralph context entry: when it was written (if its header says) and its text."""
+
     timestamp: str | None  # None: no header time, the migration time is used
     content: str
 

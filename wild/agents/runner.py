@@ -243,6 +243,8 @@ def _text_tail(path: Path, start: int, end: int) -> str:
 
 @dataclass(frozen=True)
 class _Reading:
+    """What the agent's output said: its final text, cost, tokens and rate limit."""
+
     final_text: str
     cost_usd: float | None = None
     input_tokens: int | None = None

@@ -56,6 +56,8 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class _Read:
+    """One file as last read: its stat signature, its text and its parse."""
+
     signature: Signature
     text: str
     doc: Doc

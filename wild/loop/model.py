@@ -80,6 +80,8 @@ class LoopOptions:
 
 @dataclass(frozen=True)
 class LoopResult:
+    """Why the loop ended, after how many iterations, in the words it prints."""
+
     reason: EndReason
     iterations: int
     message: str
@@ -389,6 +391,8 @@ class Continue:
 
 @dataclass(frozen=True)
 class End:
+    """The terminal action that ends the loop with its result."""
+
     result: LoopResult
 
 

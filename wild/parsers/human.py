@@ -68,6 +68,8 @@ class HumanInput:
 
 @dataclass(frozen=True)
 class HumanQueue:
+    """human.md parsed: its lines as read, its entries, and what could not be read."""
+
     lines: tuple[str, ...]
     inputs: tuple[HumanInput, ...]
     problems: tuple[Problem, ...]
@@ -75,6 +77,8 @@ class HumanQueue:
 
 @dataclass(frozen=True)
 class _Section:
+    """Where one `## [STATUS] …` section lies in the file's lines."""
+
     header: int
     status: str
     status_at: tuple[int, int]

@@ -26,6 +26,8 @@ class Pool:
 
 @dataclass(frozen=True)
 class Free:
+    """The CPUs and GPU ids not taken by active runs."""
+
     cpus: int
     gpus: tuple[str, ...]
 
