@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from wild.clock import Clock, iso_ms
@@ -30,16 +30,12 @@ class StepResult:
 
     started: tuple[RunRecord, ...] = ()
     ended: tuple[RunRecord, ...] = ()
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = ()
 
     @property
     def failed(self) -> tuple[RunRecord, ...]:
         """The ended runs to raise alerts for."""
         return tuple(run for run in self.ended if run.status == "failed")
-
-    @property
-    def finished(self) -> tuple[RunRecord, ...]:
-        return tuple(run for run in self.ended if run.status == "finished")
 
 
 class RunSupervisor:
