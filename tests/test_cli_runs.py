@@ -13,9 +13,11 @@ import pytest
 
 from tests.cli_support import init_wild_dir, invoke
 from wild import cli as cli_module
+from wild.commands import watch
 from wild.parsers import tasks as tasks_md
+from wild.parsers.runs import RunRecord, RunStatus
 from wild.paths import WildPaths
-from wild.store.runs_log import read_runs
+from wild.store.runs_log import append_records, read_runs
 
 NOW = datetime(2026, 11, 25, 12, 30, tzinfo=UTC)
 SWEEP = {
@@ -145,20 +147,32 @@ def test_sweep_from_stdin_in_a_real_subprocess(wild_dir: Path, tmp_path: Path) -
     assert log.index.sweeps[summary["sweep"]].task == summary["task"]
 
 
-def test_stop_run_all_stops_every_open_run_with_no_loop_running(tmp_path: Path) -> None:
-    from wild.parsers.runs import RunRecord, RunStatus
-    from wild.store.runs_log import append_records, read_runs
-
-    root = tmp_path / ".wild"
-    assert invoke("--init", "--dir", str(root)).exit_code == 0
-    statuses_before: tuple[RunStatus, ...] = ("queued", "queued", "finished")
-    runs = [
-        RunRecord(f"s1-00{n}", "s1", {}, "true", status)
-        for n, status in enumerate(statuses_before, start=1)
-    ]
+def append_runs(root: Path, statuses: tuple[RunStatus, ...]) -> None:
+    """Runs s1-001, s1-002, ... of sweep s1 with these statuses."""
+    runs = [RunRecord(f"s1-00{n}", "s1", {}, "true", s) for n, s in enumerate(statuses, start=1)]
     append_records(root / "runs.jsonl", runs)
-    result = invoke("--stop-run", "all", "--dir", str(root))
+
+
+def test_stop_run_all_stops_every_open_run_with_no_loop_running(wild_dir: Path) -> None:
+    append_runs(wild_dir, ("queued", "queued", "finished"))
+    result = invoke("--stop-run", "all", "--dir", str(wild_dir))
     assert result.exit_code == 0, result.output
     assert "Stopping 2 run(s): s1-001, s1-002" in result.output
-    statuses = {r.id: r.status for r in read_runs(root / "runs.jsonl").index.runs.values()}
+    statuses = {r.id: r.status for r in read_runs(wild_dir / "runs.jsonl").index.runs.values()}
     assert statuses == {"s1-001": "stopped", "s1-002": "stopped", "s1-003": "finished"}
+
+
+def test_stop_run_all_asks_a_running_loop_once_per_open_run(
+    wild_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    append_runs(wild_dir, ("running", "queued", "failed"))
+    monkeypatch.setattr(watch, "running_loop_pid", lambda paths: 4242)
+    result = invoke("--stop-run", "all", "--dir", str(wild_dir))
+    assert result.output == "Stopping 2 run(s): s1-001, s1-002\n"
+    requests = [orjson.loads(line) for line in (wild_dir / "control").read_bytes().splitlines()]
+    assert [(r["command"], r["target"]) for r in requests] == [
+        ("stop-run", "s1-001"),
+        ("stop-run", "s1-002"),
+    ]
+    again = invoke("--rerun", "s1-003", "--dir", str(wild_dir))
+    assert again.output == f"Asked the loop in {wild_dir} to rerun s1-003\n"

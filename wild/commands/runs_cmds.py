@@ -144,15 +144,11 @@ ALL = "all"  # `wild --stop-run all`: every queued or running run (before a `wil
 def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
     """`wild --stop-run ID` / `--rerun ID`: asked of the running loop (it owns the runs), or
     done here when no loop runs (a rerun is then queued for the next loop to start)."""
-    from wild import control  # noqa: PLC0415  (only these actions need them)
-    from wild.commands.watch import running_loop_pid  # noqa: PLC0415
-
     require_initialised(paths)
     index = read_runs(paths.runs_log).index
     if stop and run_id == ALL:
         open_ids = [r.id for r in index.runs.values() if not r.terminal]
-        for each in open_ids:  # each its own request, so a loop acts on each as on one
-            act_on_run(paths, each, stop=True)
+        _act(paths, open_ids, stop=True)
         return f"Stopping {len(open_ids)} run(s): {', '.join(open_ids) or 'none was open'}"
     run = index.runs.get(run_id)
     if run is None:
@@ -161,17 +157,29 @@ def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
         raise WildError(f"run {run_id} is {run.status} already; nothing to stop")
     if not stop and not run.terminal:
         raise WildError(f"run {run_id} is {run.status}; stop it first (wild --stop-run {run_id})")
-    verb = "stop" if stop else "rerun"
-    if running_loop_pid(paths) is not None:
-        control.request(paths, "stop-run" if stop else "rerun", target=run_id)
-        return f"Asked the loop in {paths.root} to {verb} {run_id}"
-    _act_here(paths, run_id, stop=stop)
+    if _act(paths, [run_id], stop=stop):
+        return f"Asked the loop in {paths.root} to {'stop' if stop else 'rerun'} {run_id}"
     return f"{'Stopped' if stop else 'Queued a new attempt of'} {run_id}" + (
         "" if stop else "; the next `wild` loop starts it"
     )
 
 
-def _act_here(paths: WildPaths, run_id: str, *, stop: bool) -> None:
+def _act(paths: WildPaths, run_ids: Sequence[str], *, stop: bool) -> bool:
+    """Ask the running loop to act on each run (each its own request, so a loop acts on each
+    as on one), or act here when none runs; whether a loop was asked."""
+    from wild import control  # noqa: PLC0415  (only these actions need them)
+    from wild.commands.watch import running_loop_pid  # noqa: PLC0415
+
+    if running_loop_pid(paths) is not None:
+        for run_id in run_ids:
+            control.request(paths, "stop-run" if stop else "rerun", target=run_id)
+        return True
+    if run_ids:
+        _act_here(paths, run_ids, stop=stop)
+    return False
+
+
+def _act_here(paths: WildPaths, run_ids: Sequence[str], *, stop: bool) -> None:
     from wild.clock import SystemClock  # noqa: PLC0415
     from wild.loop.model import ActOnRuns, LoopOptions  # noqa: PLC0415
     from wild.loop.runs_effect import LoopRuns, run_settings  # noqa: PLC0415
@@ -181,6 +189,6 @@ def _act_here(paths: WildPaths, run_id: str, *, stop: bool) -> None:
     runs = LoopRuns(
         paths, clock, EventLog(paths.events, clock), **run_settings(paths, LoopOptions(""))
     )
-    errors = runs.act(ActOnRuns("stop_run" if stop else "rerun", (run_id,)))
+    errors = runs.act(ActOnRuns("stop_run" if stop else "rerun", tuple(run_ids)))
     if errors:
         raise WildError("; ".join(errors))
