@@ -72,8 +72,8 @@ def on_tick(model: LoopModel, tick: Tick, at: Moment) -> Step | None:
     if closing:
         return Step(model, (*closing, Continue()))
     now = stage_now(model)
-    if model.state.extra.get(STAGE_KEY, "exploring") != now:
-        before = model.state.extra.get(STAGE_KEY, "exploring")
+    before = model.state.extra.get(STAGE_KEY, "exploring")
+    if before != now:
         state = replace(model.state, extra={**model.state.extra, STAGE_KEY: now})
         change = Log("stage", model.start_event, {"from": before, "to": now})
         return Step(replace(model, state=state), (change, Continue()))

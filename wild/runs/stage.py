@@ -9,7 +9,7 @@ sweep's analysis task is open, else `exploring`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 from wild.parsers.alerts import Alert
@@ -31,13 +31,7 @@ class RunCounts:
     stopped: int = 0
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "queued": self.queued,
-            "running": self.running,
-            "finished": self.finished,
-            "failed": self.failed,
-            "stopped": self.stopped,
-        }
+        return asdict(self)
 
 
 def counts(runs: Iterable[RunRecord]) -> RunCounts:
