@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -19,3 +21,16 @@ def init_wild_dir(tmp_path: Path) -> Path:
     result = invoke("--init", "--dir", str(root))
     assert result.exit_code == 0, result.output
     return root
+
+
+@dataclass(frozen=True)
+class FixedClock:
+    """A clock stopped at `at` (monotonic time stands still too)."""
+
+    at: datetime
+
+    def now(self) -> datetime:
+        return self.at
+
+    def monotonic(self) -> float:
+        return 0.0

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.cli_support import init_wild_dir, invoke
+from tests.cli_support import FixedClock, init_wild_dir, invoke
 from wild import cli as cli_module
 from wild.commands.watch import watch_status
 from wild.parsers import human as human_md
@@ -23,17 +23,9 @@ INFO_ALERT = ("--alert", "--severity", "info", "--source", "s", "--type", "t", "
 NOW = datetime(2026, 2, 8, 12, 30, tzinfo=UTC)
 
 
-class FixedClock:
-    def now(self) -> datetime:
-        return NOW
-
-    def monotonic(self) -> float:
-        return 0.0
-
-
 @pytest.fixture(autouse=True)
 def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli_module, "clock", FixedClock())
+    monkeypatch.setattr(cli_module, "clock", FixedClock(NOW))
 
 
 @pytest.fixture
@@ -412,7 +404,7 @@ def test_status_watch_redraws_when_a_file_changes(wild_dir: Path) -> None:
                 capture_output=True,
             )
 
-    assert watch_status(WildPaths(wild_dir), FixedClock(), show, max_updates=2) == 2
+    assert watch_status(WildPaths(wild_dir), FixedClock(NOW), show, max_updates=2) == 2
     assert seen == [0, 1]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.cli_support import init_wild_dir, invoke
+from tests.cli_support import FixedClock, init_wild_dir, invoke
 from wild import cli as cli_module
 from wild.commands import watch
 from wild.parsers import tasks as tasks_md
@@ -28,17 +28,9 @@ SWEEP = {
 }
 
 
-class FixedClock:
-    def now(self) -> datetime:
-        return NOW
-
-    def monotonic(self) -> float:
-        return 0.0
-
-
 @pytest.fixture(autouse=True)
 def _fixed_clock_and_no_backend_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli_module, "clock", FixedClock())
+    monkeypatch.setattr(cli_module, "clock", FixedClock(NOW))
     monkeypatch.delenv("WILD_RUN_BACKEND", raising=False)
 
 
