@@ -9,11 +9,9 @@ interval. The exit code tells a script what happened: 0 resolved (the choice on 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 
 from wild.errors import WildError
-from wild.parsers.alerts import Alert
+from wild.parsers.alert_answer import Answer, answer_of
 from wild.paths import WildPaths
 from wild.store.alerts_log import AlertLog
 from wild.store.self_writes import SelfWrites
@@ -29,30 +27,6 @@ class AlertWaitTimedOut(WildError):
 
 class UnknownAlert(WildError):
     exit_code = 6
-
-
-@dataclass(frozen=True)
-class Answer:
-    """How a resolved alert was answered: the chosen option, a note, or neither."""
-
-    choice: str | None
-    note: str | None
-
-    def text(self) -> str:
-        return self.choice or self.note or ""
-
-
-def answer_of(alert: Alert) -> Answer | None:
-    """The answer recorded on a resolved alert; None while it is still open."""
-    if alert.status != "resolved":
-        return None
-    resolution = alert.raw.get("resolution")
-    if isinstance(resolution, Mapping):
-        choice, note = resolution.get("choice"), resolution.get("note")
-        return Answer(
-            choice if isinstance(choice, str) else None, note if isinstance(note, str) else None
-        )
-    return Answer(resolution if isinstance(resolution, str) else None, None)
 
 
 def wait_alert(paths: WildPaths, alert_id: str, timeout_s: float | None) -> Answer:

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from wild.agents.runner import AgentRun
@@ -39,6 +39,7 @@ from wild.loop.model import (
     SweepsRecorded,
     Tick,
 )
+from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update
 from wild.parsers.state import push_summary
 from wild.runs import stage
@@ -197,11 +198,10 @@ def choices_to_apply(model: LoopModel, at: Moment) -> tuple[Action, ...]:
     actions: list[Action] = []
     index = model.ws.runs
     for alert in model.ws.alerts:
-        if alert.status != "resolved" or alert.raw.get("applied") or not stage.runs_of_alert(alert):
+        answer = answer_of(alert)
+        if answer is None or alert.raw.get("applied") or not stage.runs_of_alert(alert):
             continue
-        resolution = alert.raw.get("resolution")
-        choice = resolution.get("choice") if isinstance(resolution, Mapping) else resolution
-        act = research.act_of_choice(choice if isinstance(choice, str) else None)
+        act = research.act_of_choice(answer.choice)
         if act is None:
             continue
         ids = stage.runs_of_alert(alert)
