@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from wild.runs import markers
+from wild.store.files import fsync_dir
 
 # What one attempt leaves in the run folder (the claim is per attempt, by name).
 ATTEMPT_FILES = (
@@ -47,11 +48,7 @@ def claim(run_dir: Path, attempt: int, text: str) -> bool:
     finally:
         os.close(fd)
     with contextlib.suppress(OSError):
-        folder = os.open(run_dir, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        fsync_dir(run_dir)
     return True
 
 

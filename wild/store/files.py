@@ -175,7 +175,8 @@ def _mtime_ns(path: Path) -> int:
         return 0  # long ago
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Flush the folder's entries (a file created or renamed in it) to the disk."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -232,7 +233,7 @@ def _commit(target: Path, tmp: Path) -> None:
     except BaseException:
         _discard(tmp)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -299,7 +300,7 @@ def _exchange(
             # unless that inode is still exactly what we wrote last time.
             displaced = _read_settled(tmp, own=target)
             _discard(tmp)
-            _fsync_dir(target.parent)
+            fsync_dir(target.parent)
             return displaced
     _commit(target, tmp)
     return None
