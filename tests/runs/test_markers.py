@@ -48,3 +48,14 @@ def test_pid_and_log_tail(tmp_path: Path) -> None:
     (tmp_path / "log").write_bytes(b"a" * 5000 + b"\xffend\n")
     assert read_pid(tmp_path) == 1234
     assert log_tail(tmp_path, 5).endswith("end\n")
+
+
+def test_a_marker_ends_only_its_own_attempt_and_an_unreadable_one_ends_any(
+    tmp_path: Path,
+) -> None:
+    assert not read_marker(tmp_path).ends(1)
+    (tmp_path / "exit").write_text('{"run": "s-001", "attempt": 1, "exit_code": 0}\n')
+    assert read_marker(tmp_path).ends(1)
+    assert not read_marker(tmp_path).ends(2)  # a rerun's old marker: not its end
+    (tmp_path / "exit").write_bytes(b'{"run": "s-0')
+    assert read_marker(tmp_path).ends(2)

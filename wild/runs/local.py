@@ -239,11 +239,7 @@ class LocalBackend:
 
     def _ended(self, run: RunRecord, run_dir: Path) -> Observed | None:
         read = markers.read_marker(run_dir)
-        if read.problem is not None:
-            return Observed("ended", read.problem)
-        if read.marker is not None and read.marker.attempt == run.attempt:
-            return Observed("ended")
-        return None  # none yet, or a previous attempt's left behind: not this one's end
+        return Observed("ended", read.problem) if read.ends(run.attempt) else None
 
     def _pid(self, run: RunRecord) -> int | None:
         if run.job_id is not None and run.job_id.isdigit():

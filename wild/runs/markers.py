@@ -49,6 +49,13 @@ class MarkerRead:
     def present(self) -> bool:
         return self.marker is not None or self.problem is not None
 
+    def ends(self, attempt: int) -> bool:
+        """Whether this read ends `attempt`: its marker, or one that cannot be read (the
+        supervisor reports what is wrong with it); a previous attempt's left behind does not."""
+        return self.problem is not None or (
+            self.marker is not None and self.marker.attempt == attempt
+        )
+
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None

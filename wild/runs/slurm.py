@@ -233,12 +233,8 @@ class SlurmBackend:
         return self._sweep_options[sweep_id]
 
     def _has_marker(self, run: RunRecord) -> bool:
-        """The run's exit marker is there, and is this attempt's (not a rerun's old one);
-        an unreadable one counts: the supervisor reports what is wrong with it."""
-        read = markers.read_marker(self.context.paths.run_dir(run.id))
-        return read.problem is not None or (
-            read.marker is not None and read.marker.attempt == run.attempt
-        )
+        """The run's exit marker is there, and is this attempt's (not a rerun's old one)."""
+        return markers.read_marker(self.context.paths.run_dir(run.id)).ends(run.attempt)
 
     def _command(
         self, argv: list[str], env: Mapping[str, str] | None = None
