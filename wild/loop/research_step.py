@@ -198,10 +198,10 @@ def choices_to_apply(model: LoopModel, at: Moment) -> tuple[Action, ...]:
     actions: list[Action] = []
     index = model.ws.runs
     for alert in model.ws.alerts:
-        answer = answer_of(alert)
-        if answer is None or alert.raw.get("applied") or not stage.runs_of_alert(alert):
+        if alert.status != "resolved" or alert.raw.get("applied") or not stage.runs_of_alert(alert):
             continue
-        act = research.act_of_choice(answer.choice)
+        answer = answer_of(alert)
+        act = research.act_of_choice(answer.choice if answer is not None else None)
         if act is None:
             continue
         ids = stage.runs_of_alert(alert)
