@@ -24,7 +24,7 @@ from wild.paths import WildPaths
 from wild.selection import select_work
 from wild.serve import history
 from wild.serve.events_view import EventFilter, events_tail
-from wild.serve.runs_view import run_counts, runs_view, thin
+from wild.serve.runs_view import runs_view, thin
 from wild.serve.stage import stage_of
 from wild.store.events_log import read_events
 from wild.workspace import ParseCache, Workspace, load_workspace
@@ -208,7 +208,7 @@ def dashboard(
             "paused": loop.get("paused"),
             "goal": _cap(loop.get("goal") or ""),
             "elapsedS": status.get("totals", {}).get("elapsedS"),
-            "runs": run_counts(ws.runs),
+            "runs": runs["counts"],  # counted once, for the banner and the runs section
             "alerts": len(ws.open_alerts),
             "critical": sum(1 for a in ws.open_alerts if a.severity == "critical"),
             "work": status.get("work"),
