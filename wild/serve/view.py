@@ -1,8 +1,9 @@
-"""Everything the page shows, assembled from the `.wild/` files on each request (no state kept).
+"""Everything the page shows, assembled from the `.wild/` files on each request.
 
 Each section is built on its own: a file that cannot be read or parsed becomes a problem
 (file and line) in the answer and an empty section, never an error page. Long lists come a
-page at a time (`Window`), so 10k tasks or 100k alerts cost one page of JSON.
+page at a time (`Window`), so 10k tasks or 100k alerts cost one page of JSON. The only state
+is the caller's optional `ParseCache`: a file unchanged since the last request is not parsed again.
 """
 
 from __future__ import annotations
