@@ -141,12 +141,6 @@ def _barriers(ws: Workspace) -> list[dict[str, Any]]:
     ]
 
 
-def thin_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The burndown's points, thinned like a run's curve (first and last kept)."""
-    indexed = thin([(float(i), 0.0) for i in range(len(points))])
-    return [points[int(i)] for i, _ in indexed]
-
-
 def _history(paths: WildPaths) -> tuple[list[dict[str, Any]], list[Any], list[dict[str, Any]]]:
     """events.log's events, its problems, and the iteration rows made from them."""
     events, problems = read_events(paths.events)
@@ -163,7 +157,8 @@ def _iterations(
         "rows": rows[-ITERATIONS_SHOWN:],
         "stats": history.stats(rows),
         "health": history.health(rows),
-        "burndown": thin_points(history.burndown(events, rows, open_tasks, iso_ms(now))),
+        # thinned like a run's curve (first and last point kept)
+        "burndown": thin(history.burndown(events, rows, open_tasks, iso_ms(now))),
         "problems": [str(p) for p in problems],
     }
 
