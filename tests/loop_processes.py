@@ -62,7 +62,8 @@ class Wild:
         self.procs: list[subprocess.Popen[bytes]] = []
         self._outs: list[IO[bytes]] = []
 
-    def start(self) -> subprocess.Popen[bytes]:
+    def start(self, *options: str) -> subprocess.Popen[bytes]:
+        """A loop process on the project (with `options` added, e.g. `--serve`)."""
         out = self.out_path.open("ab")
         self._outs.append(out)
         proc = subprocess.Popen(
@@ -75,6 +76,7 @@ class Wild:
                 f"{sys.executable} {self.agent}",
                 "--dir",
                 str(self.paths.root),
+                *options,
             ],
             cwd=self.tmp,
             stdout=out,

@@ -182,56 +182,33 @@ def test_pause_resume_and_stop_reach_a_loop_serving_beside_itself(
     wild.cli("--add-task", "Evaluate the model")
     wild.hold("task-001")
     wild.hold("task-002")  # keeps the loop busy after the resume, until the stop
-    out = (tmp_path / "serve.out").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "wild",
-            "Ship the model",
-            "--agent-cmd",
-            f"{sys.executable} {wild.agent}",
-            "--dir",
-            str(wild.paths.root),
-            "--serve",
-            "--port",
-            "0",
-        ],
-        cwd=wild.tmp,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
+    proc = wild.start("--serve", "--port", "0")
+    wild.wait_for("the dashboard URL", lambda: "token=" in wild.output())
+    found = re.search(r"http://\S+", wild.output())
+    assert found is not None
+    wild.wait_for("the agent", lambda: wild.worked_on() == [("task", "task-001")])
+    open_page(driver, found.group(0))
+    click(driver, "#pause")
+    wild.go("task-001")
+    wait_until(
+        driver,
+        "the banner to say paused",
+        lambda d: by_css(d, "#stage").text.lower() == "paused",
     )
-    wild.procs.append(proc)
-    try:
-        wild.wait_for("the dashboard URL", lambda: "token=" in (tmp_path / "serve.out").read_text())
-        found = re.search(r"http://\S+", (tmp_path / "serve.out").read_text())
-        assert found is not None
-        wild.wait_for("the agent", lambda: wild.worked_on() == [("task", "task-001")])
-        open_page(driver, found.group(0))
-        click(driver, "#pause")
-        wild.go("task-001")
-        wait_until(
-            driver,
-            "the banner to say paused",
-            lambda d: by_css(d, "#stage").text.lower() == "paused",
-        )
-        screenshot(driver, "dashboard-paused", tmp_path)
-        click(driver, "#resume")
-        wait_until(
-            driver,
-            "the banner to leave paused",
-            lambda d: by_css(d, "#stage").text.lower() != "paused",
-        )
-        wild.wait_for("the second task", lambda: ("task", "task-002") in wild.worked_on())
-        click(driver, "#stop")
-        proc.wait(timeout=WAIT_S)
-        commands = [
-            orjson.loads(line)["command"] for line in wild.paths.control.read_bytes().splitlines()
-        ]
-        assert commands == ["pause", "resume", "stop"]
-    finally:
-        out.close()
+    screenshot(driver, "dashboard-paused", tmp_path)
+    click(driver, "#resume")
+    wait_until(
+        driver,
+        "the banner to leave paused",
+        lambda d: by_css(d, "#stage").text.lower() != "paused",
+    )
+    wild.wait_for("the second task", lambda: ("task", "task-002") in wild.worked_on())
+    click(driver, "#stop")
+    proc.wait(timeout=WAIT_S)
+    commands = [
+        orjson.loads(line)["command"] for line in wild.paths.control.read_bytes().splitlines()
+    ]
+    assert commands == ["pause", "resume", "stop"]
 
 
 def test_the_project_list_switches_the_page_between_projects(driver: Any, tmp_path: Path) -> None:

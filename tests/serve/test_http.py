@@ -109,6 +109,16 @@ def test_ticking_a_task_on_a_stale_view_is_refused(board: Client) -> None:
     assert "is complete now, not todo" in stale.json()["error"]
 
 
+def test_a_tick_to_a_status_tasks_md_has_not_is_refused(board: Client) -> None:
+    tick = {"action": "tick-task", "id": "task-001", "seen": "todo", "status": "done"}
+    refused = board.act(tick)
+    assert refused.status == 400
+    assert refused.json()["error"] == (
+        "status must be one of todo, in-progress, complete, cancelled, not 'done'"
+    )
+    assert "- [ ] [P1] task-001" in read_text(board.paths.tasks)
+
+
 def test_policy_barrier_task_and_control_actions_write_their_files(board: Client) -> None:
     assert board.act({"action": "update-policy", "mode": "autonomous"}).status == 200
     assert "autonomous" in read_text(board.paths.policy)

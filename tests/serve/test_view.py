@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.serve.sample import NOW, XSS, make_project
@@ -158,3 +159,14 @@ def test_a_kept_history_and_curves_are_read_again_only_when_their_file_changed(
     again = dashboard(paths, NOW, cache=cache)
     assert sorted(reads[5:]) == sorted(["events", run])
     assert again["runs"]["runs"]["rows"][0]["curves"]["loss"][-1] == (999.0, 0.01)
+
+
+def test_a_long_burndown_is_thinned_like_a_curve_first_and_last_kept(tmp_path: Path) -> None:
+    paths = make_project(tmp_path, runs=0, iterations=0)
+    stamps = [f"2026-11-25T11:{n // 60:02d}:{n % 60:02d}.000Z" for n in range(300)]
+    added = [{"id": f"e{n}", "ts": ts, "kind": "task-added"} for n, ts in enumerate(stamps)]
+    paths.events.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in added))
+    burndown = dashboard(paths, NOW)["iterations"]["burndown"]
+    assert len(burndown) == runs_view.CURVE_POINTS  # 601 points before
+    assert burndown[0] == {"at": "2026-11-25T11:00:00.000Z", "open": 0}
+    assert burndown[-1] == {"at": "2026-11-25T12:00:00.000Z", "open": 2}

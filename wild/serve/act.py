@@ -8,7 +8,7 @@ the CLI refuse the same things with the same words.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any, get_args
 
 from wild import control
 from wild.clock import Clock
@@ -18,7 +18,7 @@ from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
 from wild.policy.model import parse_duration
 
-TASK_STATUSES = ("todo", "in-progress", "complete", "cancelled")
+TASK_STATUSES: tuple[tasks_md.TaskStatus, ...] = get_args(tasks_md.TaskStatus)
 
 
 def _text(body: Mapping[str, Any], key: str) -> str:
@@ -32,7 +32,7 @@ def _status(body: Mapping[str, Any], key: str) -> tasks_md.TaskStatus:
     value = _text(body, key)
     if value not in TASK_STATUSES:
         raise UsageError(f"{key} must be one of {', '.join(TASK_STATUSES)}, not {value!r}")
-    return cast(tasks_md.TaskStatus, value)
+    return value
 
 
 def _human_input(paths: WildPaths, clock: Clock, body: Mapping[str, Any]) -> str:

@@ -17,7 +17,7 @@ from wild.errors import WildError
 from wild.parsers.runs import RunIndex
 from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
-from wild.store.runs_log import read_runs
+from wild.store.runs_log import RunLog
 from wild.store.self_writes import SelfWrites
 from wild.wake import FolderWatcher, Waker, WakeReason
 
@@ -99,6 +99,9 @@ class LiveWatch:
             also=frozenset({paths.state.name, paths.events.name, paths.runs_log.name}),
         )
         self._others: dict[Path, tuple[frozenset[str], FolderWatcher]] = {}
+        # Kept across wakes: a wake (a run's metrics line, say) reads only what runs.jsonl
+        # gained since the last, not the whole file again.
+        self._runs = RunLog(paths.runs_log)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="wild-serve-watch", daemon=True)
 
@@ -131,7 +134,8 @@ class LiveWatch:
         """Start and stop the extra watchers so they match what is worth following now."""
         index: RunIndex | None = None
         with contextlib.suppress(OSError, WildError):
-            index = read_runs(self._paths.runs_log).index
+            self._runs.refresh()
+            index = self._runs.index
         wanted = followed_folders(self._paths, index, current_iteration(self._paths))
         for folder in list(self._others):
             if self._others[folder][0] != wanted.get(folder):

@@ -9,7 +9,7 @@ import json
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -23,6 +23,7 @@ from wild.workspace import ParseCache
 # A curve keeps at most this many points (evenly thinned, the last kept): an SVG polyline of
 # a million steps would freeze the page, and 400 points are more than a panel's pixels.
 CURVE_POINTS = 400
+_T = TypeVar("_T")
 
 
 def run_counts(index: RunIndex) -> dict[str, int]:
@@ -31,7 +32,7 @@ def run_counts(index: RunIndex) -> dict[str, int]:
     return {status: found[status] for status in RUN_STATUSES}
 
 
-def thin(points: list[tuple[float, float]], most: int = CURVE_POINTS) -> list[tuple[float, float]]:
+def thin(points: list[_T], most: int = CURVE_POINTS) -> list[_T]:
     """At most `most` points, evenly spread, the first and last always kept."""
     if len(points) <= most:
         return points

@@ -163,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path == "/api/log":
                 self._log(paths, query)
                 return
-            lock, cache = app.caches[name or next(iter(app.projects))]
+            chosen = name or next(iter(app.projects))
+            lock, cache = app.caches[chosen]
             try:
                 with lock:
                     data = dashboard(paths, app.clock.now(), window_of(query), cache)
@@ -175,7 +176,6 @@ class _Handler(BaseHTTPRequestHandler):
                 text = f"the dashboard could not read {paths.root} ({type(exc).__name__}: {exc})"
                 data = {"fatal": text, "problems": [text + "; please report it"]}
             projects = list(app.projects)
-            chosen = name or projects[0]
             self._json(
                 200, {**data, "version": app.hub.version, "projects": projects, "project": chosen}
             )

@@ -1,8 +1,9 @@
-"""Everything the page shows, assembled from the `.wild/` files on each request (no state kept).
+"""Everything the page shows, assembled from the `.wild/` files on each request.
 
 Each section is built on its own: a file that cannot be read or parsed becomes a problem
 (file and line) in the answer and an empty section, never an error page. Long lists come a
-page at a time (`Window`), so 10k tasks or 100k alerts cost one page of JSON.
+page at a time (`Window`), so 10k tasks or 100k alerts cost one page of JSON. The only state
+is the caller's optional `ParseCache`: a file unchanged since the last request is not parsed again.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from wild.paths import WildPaths
 from wild.selection import select_work
 from wild.serve import history
 from wild.serve.events_view import EventFilter, events_tail
-from wild.serve.runs_view import run_counts, runs_view, thin
+from wild.serve.runs_view import runs_view, thin
 from wild.serve.stage import stage_of
 from wild.store.events_log import read_events
 from wild.workspace import ParseCache, Workspace, load_workspace
@@ -140,12 +141,6 @@ def _barriers(ws: Workspace) -> list[dict[str, Any]]:
     ]
 
 
-def thin_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The burndown's points, thinned like a run's curve (first and last kept)."""
-    indexed = thin([(float(i), 0.0) for i in range(len(points))])
-    return [points[int(i)] for i, _ in indexed]
-
-
 def _history(paths: WildPaths) -> tuple[list[dict[str, Any]], list[Any], list[dict[str, Any]]]:
     """events.log's events, its problems, and the iteration rows made from them."""
     events, problems = read_events(paths.events)
@@ -162,7 +157,8 @@ def _iterations(
         "rows": rows[-ITERATIONS_SHOWN:],
         "stats": history.stats(rows),
         "health": history.health(rows),
-        "burndown": thin_points(history.burndown(events, rows, open_tasks, iso_ms(now))),
+        # thinned like a run's curve (first and last point kept)
+        "burndown": thin(history.burndown(events, rows, open_tasks, iso_ms(now))),
         "problems": [str(p) for p in problems],
     }
 
@@ -208,7 +204,7 @@ def dashboard(
             "paused": loop.get("paused"),
             "goal": _cap(loop.get("goal") or ""),
             "elapsedS": status.get("totals", {}).get("elapsedS"),
-            "runs": run_counts(ws.runs),
+            "runs": runs["counts"],  # counted once, for the banner and the runs section
             "alerts": len(ws.open_alerts),
             "critical": sum(1 for a in ws.open_alerts if a.severity == "critical"),
             "work": status.get("work"),

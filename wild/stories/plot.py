@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
+
+from wild.stories.analysis import number
 
 WIDTH, HEIGHT, MARGIN = 640, 400, 56
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -82,9 +83,4 @@ def mean_curve(curves: Sequence[Sequence[Mapping[str, float]]], key: str) -> lis
     value is not a number counts as 0, so one bad line cannot break a chart."""
     usable = [c for c in curves if c]
     length = min((len(c) for c in usable), default=0)
-    return [sum(_value(c[i], key) for c in usable) / len(usable) for i in range(length)]
-
-
-def _value(step: Mapping[str, float], key: str) -> float:
-    value = step.get(key)
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
+    return [sum(number(c[i], key) or 0.0 for c in usable) / len(usable) for i in range(length)]
