@@ -28,6 +28,7 @@ from watchdog.observers.api import BaseObserver
 
 from wild.errors import WildError
 from wild.paths import WildPaths
+from wild.store.files import stat_signature
 from wild.store.self_writes import SelfWrites
 
 # watchdog logs this at ERROR when an event lands while its inotify thread is being stopped: a
@@ -125,14 +126,6 @@ class Waker:
     def sleeps(self) -> int:
         """How many times `wait` slept on the condition (a polling loop would inflate it)."""
         return self._sleeps
-
-
-def _signature(path: str) -> Signature | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (info.st_size, info.st_mtime_ns, info.st_ino)
 
 
 def is_temp_name(name: str) -> bool:
@@ -283,11 +276,11 @@ class FolderWatcher:
 
     def _snapshot(self) -> dict[str, Signature | None]:
         files = [os.path.join(self._root, name) for name in sorted(self._relevant)]
-        return {path: sig for path in files if (sig := _signature(path)) is not None}
+        return {path: sig for path in files if (sig := stat_signature(path)) is not None}
 
     def _note(self, path: str) -> None:
         """Record the file's current signature, so the next rescan compares against it."""
-        sig = _signature(path)
+        sig = stat_signature(path)
         with self._lock:
             if sig is None:
                 self._signatures.pop(path, None)

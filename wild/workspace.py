@@ -6,7 +6,6 @@ records that trust (`record_trust`, `settle_trust`) for the CLI and the loop ali
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,7 +42,7 @@ from wild.policy.trust import (
 )
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
-from wild.store.files import read_text, update_text
+from wild.store.files import read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
@@ -206,11 +205,9 @@ class ParseCache:
         self.runs: RunLog | None = None
 
     def get(self, path: Path, make: Callable[[], _T]) -> _T:
-        try:
-            info = os.stat(path)
-        except OSError:
+        signature = stat_signature(path)
+        if signature is None:
             return make()  # missing or unreadable: nothing worth keeping
-        signature = (info.st_size, info.st_mtime_ns, info.st_ino)
         kept = self._kept.get(path)
         if kept is not None and kept[0] == signature:
             return cast(_T, kept[1])

@@ -54,20 +54,17 @@ def test_the_table_allows_only_its_transitions(source: State, target: State, ok:
     assert states.allowed(source, target) is ok
 
 
-def test_the_default_timeouts() -> None:
-    found = states.timeouts({})
-    assert found == {
-        "IDLE": None,
-        "SELECTING": 300.0,
-        "RUNNING_AGENT": None,  # --agent-timeout (1 h) limits the agent
-        "OBSERVING": 300.0,
-        "VERIFYING": 3600.0,
-        "WAITING": None,
-        "ESCALATED": None,
-        "ERROR_RECOVERY": 300.0,
-        "COMPLETE": None,
-        "STOPPED": None,
-    }
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "states.md"
+# The table's words for a default timeout. RUNNING_AGENT has none of its own: `--agent-timeout`
+# (1 h) limits the agent.
+DOCUMENTED_S = {"none": None, "5 min": 300.0, "1 h": 3600.0, "`--agent-timeout` (1 h)": None}
+
+
+def test_the_default_timeouts_are_the_documented_ones() -> None:
+    rows = [line.split("|") for line in DOCS.read_text().splitlines() if line.startswith("| `")]
+    documented = {cells[1].strip(" `"): DOCUMENTED_S[cells[4].strip()] for cells in rows}
+    assert list(documented) == list(STATES)
+    assert states.timeouts({}) == documented
 
 
 def test_timeout_variables_override_each_state() -> None:

@@ -122,7 +122,8 @@ def visible_text(text: str) -> str:
     return "".join(out)
 
 
-def _line_number(text: str, offset: int) -> int:
+def line_number(text: str, offset: int) -> int:
+    """The 1-based line of `text` that holds the character at `offset`."""
     return text.count("\n", 0, offset) + 1
 
 
@@ -146,7 +147,7 @@ def _promises(text: str, visible: str, problems: list[str]) -> tuple[PromiseWord
     found: list[PromiseWord] = []
     for match in _PROMISE.finditer(visible):
         word = match.group(1).strip().upper()
-        line = _line_number(visible, match.start())
+        line = line_number(visible, match.start())
         if _LINE_ELEMENTS.sub("", _line_at(visible, match.start())).strip():
             problems.append(
                 f"line {line}: <promise>{word}</promise> shares its line with other text, so it "
@@ -171,7 +172,7 @@ def _first_body(pattern: re.Pattern[str], text: str, visible: str) -> str | None
 
 def _bodies(pattern: re.Pattern[str], text: str, visible: str) -> list[tuple[int, str]]:
     return [
-        (_line_number(text, m.start()), _unfenced(text[m.start(1) : m.end(1)]))
+        (line_number(text, m.start()), _unfenced(text[m.start(1) : m.end(1)]))
         for m in pattern.finditer(visible)
     ]
 
@@ -274,7 +275,7 @@ def _ignored_tags(text: str, visible: str, problems: list[str]) -> None:
     for match in _ANY_TAG.finditer(text):
         if visible[match.start()] != "<":
             problems.append(
-                f"line {_line_number(text, match.start())}: <{match.group(1).lower()}> inside a "
+                f"line {line_number(text, match.start())}: <{match.group(1).lower()}> inside a "
                 "code block, an HTML comment, inline code or a quote is not a signal"
             )
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wild.agents.signals import tag_bodies, visible_text
+from wild.agents.signals import line_number, tag_bodies, visible_text
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 
 _OPEN = re.compile(r"<sweep>", re.IGNORECASE)
@@ -31,10 +31,6 @@ class SweepTags:
         return bool(self.specs or self.errors)
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def sweeps_in_reply(final_text: str) -> SweepTags:
     """The sweeps an agent's reply asks for, each validated (targets are checked later)."""
     visible = visible_text(final_text)
@@ -42,7 +38,7 @@ def sweeps_in_reply(final_text: str) -> SweepTags:
     for match in _OPEN.finditer(final_text):
         if visible[match.start()] != "<":
             errors.append(
-                f"line {_line_of(final_text, match.start())}: a <sweep> inside a code block, "
+                f"line {line_number(final_text, match.start())}: a <sweep> inside a code block, "
                 "comment, inline code or quote is not a sweep; write the tag on its own lines"
             )
     bodies = tag_bodies("sweep", final_text)

@@ -17,18 +17,10 @@ from typing import Any
 
 from wild.clock import parse_time
 from wild.liveness import Liveness
-from wild.parsers.process_id import ProcessId
+from wild.parsers.process_id import ProcessId, process_from_json
 
 Judge = Callable[[ProcessId], Liveness]
 Data = dict[str, Any]
-
-
-def process_of(data: Data | None) -> ProcessId | None:
-    if data is None:
-        return None
-    return ProcessId(
-        data["pid"], data["host"], data["startTicks"], data["bootId"], data["startedAt"]
-    )
 
 
 def _seconds(since: str | None, until: datetime | None) -> int | None:
@@ -45,7 +37,7 @@ def loop_json(facts: Data, now: datetime, judge: Judge) -> Data:
     its process is gone or its pid reused: killed or crashed), elsewhere (another host, not
     checkable from here) and unknown (active, but no process recorded by an older wild).
     """
-    process = process_of(facts["loopProcess"])
+    process = process_from_json(facts["loopProcess"])
     active = facts["active"]
     found: Liveness | None = judge(process) if active and process is not None else None
     if not active:
@@ -77,7 +69,7 @@ def loop_json(facts: Data, now: datetime, judge: Judge) -> Data:
 
 def agent_json(facts: Data, loop: Data, now: datetime, judge: Judge) -> Data | None:
     """The agent the loop runs now; after the loop died, one it left running (orphaned)."""
-    agent = process_of(facts["agentProcess"])
+    agent = process_from_json(facts["agentProcess"])
     if agent is None or loop["state"] in ("stopped", "unknown"):
         return None
     if loop["state"] == "died":

@@ -28,7 +28,7 @@ from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths, approvals_path
 from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
-from wild.store.files import read_text
+from wild.store.files import read_text, stat_signature
 from wild.store.runs_log import RunLog
 from wild.store.tasks_backup import TasksBackup
 from wild.wake import WakeReason
@@ -50,7 +50,7 @@ _PARSERS: dict[FileName, Callable[[str, str], Doc]] = {
     "policy": policy_md.parse,
     "checks": checks_md.parse,
 }
-Signature = tuple[int, int, int] | None  # size, mtime_ns, inode; None: missing
+Signature = tuple[int, int, int] | None  # `stat_signature`; None: missing
 _T = TypeVar("_T")
 
 
@@ -61,14 +61,6 @@ class _Read:
     signature: Signature
     text: str
     doc: Doc
-
-
-def _signature(path: os.PathLike[str]) -> Signature:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (info.st_size, info.st_mtime_ns, info.st_ino)
 
 
 class LoopFiles:
@@ -126,7 +118,7 @@ class LoopFiles:
             elif name == "runs":
                 self.runs_news = bool(self.run_log.refresh()) or self.runs_news
             else:
-                signature = _signature(self.path_of(name))
+                signature = stat_signature(self.path_of(name))
                 known = self._reads.get(name)
                 if known is None or known.signature != signature:
                     self.reads += 1
@@ -136,7 +128,7 @@ class LoopFiles:
 
     def wrote(self, name: FileName, text: str) -> None:
         """The loop itself just wrote `text` to the file: no need to read it back."""
-        self._keep(name, _signature(self.path_of(name)), text)
+        self._keep(name, stat_signature(self.path_of(name)), text)
 
     def view(self, now: datetime) -> Workspace:
         """The documents as one workspace (the policy's expiry judged at `now`)."""
@@ -178,7 +170,7 @@ class LoopFiles:
 
     def _read_trust(self) -> tuple[Approvals, RecordedTrust | None]:
         """What a human approved and the trust recorded, read again when the store changed."""
-        signature = _signature(approvals_path())
+        signature = stat_signature(approvals_path())
         if self._trust is None or self._trust[0] != signature:
             self._trust = (signature, read_trust(self.paths))
         return self._trust[1]

@@ -104,7 +104,7 @@ STILL_RUNS = 3
 
 
 def stalled(
-    model: LoopModel, failure: str | None, event: AgentFinished | None = None, settled: bool = False
+    model: LoopModel, failure: str | None, event: AgentFinished, settled: bool
 ) -> tuple[LoopModel, tuple[Action, ...]]:
     """Count a run's failure against the last one, and a clean run that changed no project
     file against the runs before it; the same failure STALL_REPEATS times in a row, or
@@ -127,13 +127,13 @@ def stalled(
 
 
 def _still(
-    model: LoopModel, failure: str | None, event: AgentFinished | None, settled: bool
+    model: LoopModel, failure: str | None, event: AgentFinished, settled: bool
 ) -> tuple[LoopModel, str | None]:
     """Count a clean run that changed no project file and neither finished nor failed its
     work (`settled`); the reason to pause at STILL_RUNS. Failures are the other rule's (and
     the policy's); monitoring changes nothing by design; an unknown change set (a huge tree)
     is never taken for none."""
-    if event is None or failure is not None or _excused(event.run, model.last_work_type):
+    if failure is not None or _excused(event.run, model.last_work_type):
         return model, None
     if settled or event.files_changed != ():
         return replace(model, still_runs=0), None

@@ -5,14 +5,14 @@ the loop in.
 The state is derived, not decided twice: a step's last action says where the loop goes
 (`RunAgent` → RUNNING_AGENT, `RunChecks`/`VerifyTask` → VERIFYING, `Wait` → WAITING, …), an
 agent's end puts it in OBSERVING, and a timeout or a file error in ERROR_RECOVERY. Another
-state later (say, waiting for runs) is one more name in `STATES`, `ALLOWED`, `SEED_NAMES` and
+state later (say, waiting for runs) is one more name in `State`, `ALLOWED`, `SEED_NAMES` and
 `DEFAULT_TIMEOUTS_S` — or simply WAITING. docs/states.md describes each state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, get_args
 
 from wild.errors import UsageError
 from wild.loop.model import (
@@ -40,18 +40,7 @@ State = Literal[
     "COMPLETE",
     "STOPPED",
 ]
-STATES: tuple[State, ...] = (
-    "IDLE",
-    "SELECTING",
-    "RUNNING_AGENT",
-    "OBSERVING",
-    "VERIFYING",
-    "WAITING",
-    "ESCALATED",
-    "ERROR_RECOVERY",
-    "COMPLETE",
-    "STOPPED",
-)
+STATES: tuple[State, ...] = get_args(State)
 TERMINAL: frozenset[State] = frozenset({"COMPLETE", "STOPPED"})
 
 # Where a step can end from a state where the loop decides (every terminal action).

@@ -34,3 +34,12 @@ def process_json(process: ProcessId | None) -> dict[str, Any] | None:
         "bootId": process.boot_id,
         "startedAt": process.started_at,
     }
+
+
+def process_from_json(data: dict[str, Any] | None) -> ProcessId | None:
+    """The process `process_json` wrote (the status cache's own data: not checked again)."""
+    if data is None:
+        return None
+    return ProcessId(
+        data["pid"], data["host"], data["startTicks"], data["bootId"], data["startedAt"]
+    )

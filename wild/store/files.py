@@ -100,6 +100,15 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int]:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+def stat_signature(path: str | os.PathLike[str]) -> tuple[int, int, int] | None:
+    """The file's inode, size and modification time, None if it cannot be stat'ed: readers
+    that keep a parse (or a watcher's view) take a file with the same signature as unchanged."""
+    try:
+        return _stamp(os.stat(path))
+    except OSError:
+        return None
+
+
 def _stamp_of(path: Path) -> tuple[int, int, int] | None:
     try:
         return _stamp(os.stat(path))
