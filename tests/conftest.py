@@ -1,9 +1,12 @@
-"""Shared fixtures: every test runs with its own HOME and no stray WILD_* settings."""
+"""Shared fixtures: every test runs with its own HOME and no stray WILD_* settings; in CI no
+test may skip."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -17,6 +20,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 settings.load_profile("wild")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """In CI (`CI` set, as .ci/run is run), a skip is a failure: .ci/run installs every real
+    tool the tests drive (Slurm, Chromium, setpriv, strace, vim…), so a test that would skip
+    for want of one must say so loudly rather than let a real integration go quiet."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, where every test must run: {report.longrepr}"
 
 
 @pytest.fixture(autouse=True)
