@@ -23,8 +23,10 @@ from wild.loop.model import (
     RunAgent,
     RunChecks,
     Say,
-    SuperviseRuns,
     Wait,
+)
+from wild.loop.run_actions import (
+    SuperviseRuns,
 )
 from wild.paths import WildPaths
 from wild.wake import WakeReason

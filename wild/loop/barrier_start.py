@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 from wild.clock import Clock
 from wild.loop.model import (
     Action,
-    RecordSweep,
     RunChecks,
-    SuperviseRuns,
     VerifyTask,
     Wait,
+)
+from wild.loop.run_actions import (
+    RecordSweep,
+    SuperviseRuns,
 )
 from wild.paths import WildPaths
 

@@ -15,12 +15,10 @@ from wild.loop import checkpoint
 from wild.loop.files import WATCHED, LoopFiles, Watched
 from wild.loop.model import (
     Action,
-    ActOnRuns,
     AddTask,
     AppendAlert,
     Ask,
     Checkpoint,
-    CloseSweep,
     CompactAlerts,
     EditFile,
     FlushNotes,
@@ -30,6 +28,10 @@ from wild.loop.model import (
     file_path,
 )
 from wild.loop.reporting import Reporter
+from wild.loop.run_actions import (
+    ActOnRuns,
+    CloseSweep,
+)
 from wild.loop.runs_effect import LoopRuns
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths

@@ -12,22 +12,25 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from wild.agents.runner import AgentRun
 from wild.completion.verdict import CheckOutcome, Verdict
 from wild.control import ControlRequest, ControlState
 from wild.loop.bookkeeping import Bookkeeping
-from wild.loop.research import RunAct
+from wild.loop.run_actions import (
+    ActOnRuns,
+    CloseSweep,
+    RecordSweep,
+    RunsSupervised,
+    SuperviseRuns,
+    SweepsRecorded,
+)
 from wild.parsers.human import HumanInput
-from wild.parsers.runs import RunRecord
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
 from wild.paths import WildPaths
 from wild.workspace import Workspace
-
-if TYPE_CHECKING:  # only in types: a loop that records no sweep does not load the parser
-    from wild.parsers.sweeps import SweepSpec
 
 EndReason = Literal[
     "complete",
@@ -201,24 +204,6 @@ class TaskVerified:
     ticked_by_agent: bool  # the agent ticked the box itself (set back if the check fails)
 
 
-@dataclass(frozen=True)
-class RunsSupervised:
-    """The run supervisor took a step: the runs that ended in it (their lines written), with
-    the tail of each failed run's log; `problems` are backend errors to raise as alerts."""
-
-    ended: tuple[RunRecord, ...] = ()
-    tails: Mapping[str, str] = field(default_factory=dict)
-    problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SweepsRecorded:
-    """RecordSweep was done: the sweep ids recorded, and the errors of each one refused."""
-
-    recorded: tuple[str, ...] = ()
-    refused: tuple[tuple[str, ...], ...] = ()
-
-
 Event = (
     Tick
     | ControlRequested
@@ -342,39 +327,6 @@ class VerifyTask:
     task_id: str
     command: str
     ticked_by_agent: bool
-
-
-@dataclass(frozen=True)
-class SuperviseRuns:
-    """Submit queued runs, collect ended ones, poll the backends; RunsSupervised follows."""
-
-
-@dataclass(frozen=True)
-class RecordSweep:
-    """Record validated sweeps: their runs queued, barriers and analysis tasks written;
-    SweepsRecorded follows (a skill target that does not exist still refuses one)."""
-
-    specs: tuple[SweepSpec, ...]
-    origin: str  # the agent's iteration, or the human's `wild --sweep`
-    cause: str | None = None
-
-
-@dataclass(frozen=True)
-class ActOnRuns:
-    """Rerun or stop runs (a choice on a run alert, `wild --rerun`, `wild --stop-run`)."""
-
-    act: RunAct
-    run_ids: tuple[str, ...]
-    cause: str | None = None
-
-
-@dataclass(frozen=True)
-class CloseSweep:
-    """All runs of the sweep ended and their alerts are answered: mark it done and satisfy
-    its barrier, so its analysis task can be selected."""
-
-    sweep_id: str
-    barrier: str | None
 
 
 @dataclass(frozen=True)

@@ -24,20 +24,22 @@ from wild.control import ControlRequest
 from wild.loop import claims, research
 from wild.loop.model import (
     Action,
-    ActOnRuns,
     AppendAlert,
-    CloseSweep,
     Continue,
     Log,
     LoopModel,
     Moment,
-    RecordSweep,
-    RunsSupervised,
     Say,
     Step,
+    Tick,
+)
+from wild.loop.run_actions import (
+    ActOnRuns,
+    CloseSweep,
+    RecordSweep,
+    RunsSupervised,
     SuperviseRuns,
     SweepsRecorded,
-    Tick,
 )
 from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update

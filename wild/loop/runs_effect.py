@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 from wild.clock import Clock, iso
 from wild.errors import WildError
 from wild.loop.model import (
+    LoopOptions,
+)
+from wild.loop.run_actions import (
     ActOnRuns,
     CloseSweep,
-    LoopOptions,
     RecordSweep,
     RunsSupervised,
     SuperviseRuns,
