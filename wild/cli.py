@@ -11,7 +11,6 @@ import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,8 @@ from click.core import ParameterSource
 
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, SERVE, Call, misplaced_option
-from wild.errors import UsageError, WildError, describe_os_error
+from wild.commands.failures import crash_log, os_error_message
+from wild.errors import UsageError, WildError
 from wild.output import capped
 from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
@@ -54,7 +54,7 @@ class GuardedCommand(click.Command):
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
             click.echo(
                 f"Error: wild crashed ({type(exc).__name__}: {capped(str(exc))}); "
-                + _crash_log(exc),
+                + crash_log(exc),
                 err=True,
             )
             ctx.exit(3)
@@ -383,44 +383,6 @@ def _check_options_belong(ctx: click.Context, action: str) -> None:
     problem = misplaced_option(action, given, {p.name: p.opts[0] for p in options if p.name})
     if problem:
         raise UsageError(problem)
-
-
-def os_error_message(exc: OSError, folder: Path | None) -> str:
-    """One line for an OSError: the file and the system's words, or who holds the lock.
-
-    An error on an open file descriptor names no file; then the state `folder` is named.
-    """
-    filelock = sys.modules.get("filelock")  # loaded if a lock was taken; not imported for this
-    if filelock is not None and isinstance(exc, filelock.Timeout):
-        lock = Path(exc.lock_file)
-        return (
-            f"{lock.parent} is locked by another wild process ({lock.name}); "
-            "wait or stop it (wild --stop)"
-        )
-    return describe_os_error(exc, folder)
-
-
-def _crash_log(exc: BaseException) -> str:
-    """Write the traceback to a new file; the end of the error line, saying where it is.
-
-    The name is made unique by O_EXCL (mkstemp), so crashes in the same second (several wild
-    processes, or one in a loop) never overwrite each other's log.
-    """
-    # Only after a crash: every command would pay for these (tempfile alone is ~4 ms).
-    import traceback  # noqa: PLC0415
-    from tempfile import mkstemp  # noqa: PLC0415
-
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    try:
-        fd, name = mkstemp(prefix=f"wild-crash-{stamp}-{os.getpid()}-", suffix=".log")
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as log:
-            log.write("".join(traceback.format_exception(exc)))
-    except OSError as error:  # a full or read-only temp folder: still one line, no traceback
-        return (
-            f"no crash log could be written ({describe_os_error(error)}); "
-            "please report it with the command you ran"
-        )
-    return f"details are in {name}; please report it with that file"
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from tests.reliability.liveness_system import (
     run_as_nobody,
     small_tmpfs,
 )
-from wild import cli
+from wild.commands import failures
 from wild.commands.actions import HANDLERS
 from wild.wake import WakeReason
 
@@ -226,7 +226,7 @@ def test_crash_logs_in_the_same_second_do_not_overwrite_each_other(
         def now(cls, tz: Any = None) -> FrozenTime:
             return cls(2026, 2, 8, 10, 0, 0, tzinfo=UTC)
 
-    monkeypatch.setattr(cli, "datetime", FrozenTime)
+    monkeypatch.setattr(failures, "datetime", FrozenTime)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     crashes = iter(["first", "second"])
 
