@@ -51,10 +51,7 @@ from wild.loop.model import (
     Wait,
 )
 from wild.loop.reporting import progress_summary
-from wild.loop.run_actions import (
-    RunsSupervised,
-    SweepsRecorded,
-)
+from wild.loop.run_actions import RunsSupervised, SweepsRecorded
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due

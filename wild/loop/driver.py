@@ -50,10 +50,7 @@ from wild.loop.model import (
 from wild.loop.notify_command import send_notification
 from wild.loop.phases import Phases, recovered
 from wild.loop.reporting import Reporter, SendNotification
-from wild.loop.run_actions import (
-    RecordSweep,
-    SuperviseRuns,
-)
+from wild.loop.run_actions import RecordSweep, SuperviseRuns
 from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
 from wild.parsers.alerts_file import AlertCursor

@@ -28,10 +28,7 @@ from wild.loop.model import (
     file_path,
 )
 from wild.loop.reporting import Reporter
-from wild.loop.run_actions import (
-    ActOnRuns,
-    CloseSweep,
-)
+from wild.loop.run_actions import ActOnRuns, CloseSweep
 from wild.loop.runs_effect import LoopRuns
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths

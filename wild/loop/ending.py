@@ -16,16 +16,7 @@ from dataclasses import replace
 from wild.completion.verdict import judge
 from wild.loop import work
 from wild.loop.judge import failed_attempt
-from wild.loop.model import (
-    Action,
-    Ask,
-    ChecksFinished,
-    Log,
-    LoopModel,
-    Moment,
-    RunChecks,
-    Say,
-)
+from wild.loop.model import Action, Ask, ChecksFinished, Log, LoopModel, Moment, RunChecks, Say
 from wild.loop.work import CHECKS
 from wild.policy.model import HumanPolicy
 

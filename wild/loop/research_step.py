@@ -22,17 +22,7 @@ from wild.agents.runner import AgentRun
 from wild.clock import iso
 from wild.control import ControlRequest
 from wild.loop import claims, research
-from wild.loop.model import (
-    Action,
-    AppendAlert,
-    Continue,
-    Log,
-    LoopModel,
-    Moment,
-    Say,
-    Step,
-    Tick,
-)
+from wild.loop.model import Action, AppendAlert, Continue, Log, LoopModel, Moment, Say, Step, Tick
 from wild.loop.run_actions import (
     ActOnRuns,
     CloseSweep,

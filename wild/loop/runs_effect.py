@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from wild.clock import Clock, iso
 from wild.errors import WildError
-from wild.loop.model import (
-    LoopOptions,
-)
+from wild.loop.model import LoopOptions
 from wild.loop.run_actions import (
     ActOnRuns,
     CloseSweep,

@@ -12,17 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from wild.loop.judge import failed_attempt
-from wild.loop.model import (
-    Action,
-    Ask,
-    Continue,
-    EditFile,
-    Log,
-    LoopModel,
-    Say,
-    Step,
-    TaskVerified,
-)
+from wild.loop.model import Action, Ask, Continue, EditFile, Log, LoopModel, Say, Step, TaskVerified
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.model import HumanPolicy
