@@ -72,6 +72,30 @@ def test_readme_points_to_the_reference_docs() -> None:
     assert "docs/formats.md" in readme
 
 
+def readme_setup_commands() -> list[str]:
+    """The two set-up commands the README opens with (its first fenced block)."""
+    block = (ROOT / "README.md").read_text().split("```bash\n", 1)[1].split("```", 1)[0]
+    return block.strip().splitlines()
+
+
+def test_the_readme_setup_installs_nothing_globally_and_ci_runs_it_verbatim_in_a_venv() -> None:
+    install_and_demo, install_and_test = readme_setup_commands()
+    assert "wild demo" in install_and_demo
+    # A pinned global CLI would downgrade a user's own newer copy.
+    assert " -g " not in f" {install_and_test} " and "--global" not in install_and_test
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert install_and_test in ci.splitlines()
+    venv = ci.index('. "$venv/bin/activate"')
+    assert ci.index("python3 -m venv") < venv < ci.index(install_and_test)
+
+
+def test_the_tools_the_readme_tells_a_developer_to_run_are_installed_by_the_test_extra() -> None:
+    readme = (ROOT / "README.md").read_text()
+    extra = (ROOT / "setup.cfg").read_text().split("test =", 1)[1].split("\n\n", 1)[0]
+    assert "pre-commit install" in readme
+    assert re.search(r"^\s+pre-commit\b", extra, re.MULTILINE)
+
+
 # ---------------------------------------------------------------------- docs/formats.md
 
 
