@@ -96,6 +96,24 @@ def test_the_tools_the_readme_tells_a_developer_to_run_are_installed_by_the_test
     assert re.search(r"^\s+pre-commit\b", extra, re.MULTILINE)
 
 
+def test_the_agent_doc_names_every_work_type_and_every_variable_wild_sets() -> None:
+    """What a custom agent's author needs: each `$WILD_WORK_TYPE` wild gives and each variable
+    an agent or a research run gets (from the code that sets them, not a copy)."""
+    from wild.agents.runner import agent_env
+    from wild.parsers.runs import RunRecord
+    from wild.prompts import KINDS
+    from wild.runs.decide import run_env
+
+    doc = (ROOT / "docs" / "agents.md").read_text()
+    agent = agent_env(wild_dir=ROOT, iteration=1, work_type="t", work_id="i", prompt_file=ROOT)
+    run = RunRecord("r", "s", {"lr": 0.1}, "true", "queued")
+    names = {*agent, *run_env(run, "d", "r", {})} - {"WILD_PARAM_LR"} | {"WILD_PARAM_<KEY>"}
+    assert [kind for kind in KINDS if f"| `{kind}` |" not in doc] == []
+    assert [name for name in sorted(names) if f"`{name}`" not in doc] == []
+    assert "IS_SANDBOX=1" in doc
+    assert "docs/agents.md" in (ROOT / "README.md").read_text()
+
+
 # ---------------------------------------------------------------------- docs/formats.md
 
 
