@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.installed_wheel import Installed, install
 from tests.loop_processes import Wild
 
 settings.register_profile(
@@ -59,3 +60,9 @@ def wild(tmp_path: Path) -> Iterator[Wild]:
         yield project
     finally:
         project.close()
+
+
+@pytest.fixture(scope="session")
+def installed_wild(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """wild built as an sdist, then a wheel from it, installed in a fresh venv (once a run)."""
+    return install(tmp_path_factory.mktemp("installed"))

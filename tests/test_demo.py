@@ -1,26 +1,18 @@
 """`wild demo` runs the first research story with the real loop and the real local backend,
-end to end, and shows what the runs answered."""
+end to end, and shows what the runs answered: from the installed wheel, in an empty folder, as
+a user who ran `pip install wild` would (a checkout reads the same story in place)."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.installed_wheel import Installed
 from wild.paths import approvals_path
 
 
-def test_wild_demo_runs_the_whole_story() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "wild", "demo"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={k: v for k, v in os.environ.items() if not k.startswith("WILD_")},
-    )
+def test_wild_demo_runs_the_whole_story(installed_wild: Installed, tmp_path: Path) -> None:
+    result = installed_wild.wild("demo", cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     expected_in_order = [

@@ -17,6 +17,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from wild import __version__
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, SERVE, Call, misplaced_option
 from wild.commands.failures import crash_log, os_error_message
@@ -141,6 +142,7 @@ def demo() -> None:
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.argument("goal", required=False)
+@click.version_option(__version__, "--version", prog_name="wild", message="%(prog)s %(version)s")
 @click.option(
     "--dir", "wild_dir", metavar="PATH", help="State folder (default .wild, or $WILD_DIR)."
 )

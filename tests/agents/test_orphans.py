@@ -14,12 +14,13 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.fake_agent import ARGV
 from wild.agents import orphans
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.process import pid_running
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE = (sys.executable, "-m", "wild.agents.fake_agent")
+FAKE = ARGV
 DEADLINE_S = 30.0  # never reached when healthy
 
 
@@ -116,7 +117,7 @@ from wild.agents import orphans
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
 here = Path(sys.argv[1])
 (here / "helper").write_text(orphans.setpriv() or "")
-run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+run_agent(AgentRequest(argv=(sys.executable, sys.argv[2]), cwd=here,
                        log_path=here / "iteration-1.log",
                        env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
 """
@@ -148,7 +149,7 @@ def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path, helper_p
         ],
     )
     host = subprocess.Popen(
-        [sys.executable, "-c", HOST, str(tmp_path)],
+        [sys.executable, "-c", HOST, str(tmp_path), ARGV[1]],
         env={"PYTHONPATH": str(ROOT), "PATH": helper_path},
     )
     try:
@@ -184,7 +185,7 @@ from wild.process import pid_running
 here = Path(sys.argv[1])
 with orphans.guarded("test-loop"):
     assert orphans.is_subreaper()
-    run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+    run_agent(AgentRequest(argv=(sys.executable, sys.argv[2]), cwd=here,
                            log_path=here / "iteration-1.log",
                            env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
     grandchild = int((here / "grandchild.pid").read_text())
@@ -198,7 +199,7 @@ def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> Non
     sleeper = ["env", "-i", sys.executable, "-c", "import time; time.sleep(600)"]
     _script(tmp_path, [{"spawn": sleeper, "pid_file": str(pid_file), "setsid": True}])
     host = subprocess.run(
-        [sys.executable, "-c", SUBREAPER_HOST, str(tmp_path)],
+        [sys.executable, "-c", SUBREAPER_HOST, str(tmp_path), ARGV[1]],
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         timeout=DEADLINE_S,
         check=False,

@@ -155,12 +155,11 @@ def test_binary_override_replaces_only_the_binary() -> None:
 
 
 def test_binary_override_may_be_a_wrapper_with_arguments() -> None:
-    environ = {"WILD_CLAUDE_BINARY": "python3 -m wild.agents.fake_agent", "WILD_CODEX_BINARY": "x"}
+    environ = {"WILD_CLAUDE_BINARY": "python3 tests/fake_agent.py", "WILD_CODEX_BINARY": "x"}
     argv = build_command("claude", P, None, prompt_file=PF, skip_permissions=False, environ=environ)
     assert argv == [
         "python3",
-        "-m",
-        "wild.agents.fake_agent",
+        "tests/fake_agent.py",
         "-p",
         P,
         "--output-format",

@@ -163,7 +163,7 @@ def _binary(spec: AgentSpec, environ: Mapping[str, str]) -> list[str]:
     if not override:
         return [spec.binary]
     try:
-        # Split so a wrapper with arguments works (`python -m wild.agents.fake_agent`).
+        # Split so a wrapper with arguments works (`python tests/fake_agent.py`).
         words = shlex.split(override)
     except ValueError as error:
         raise WildError(

@@ -22,23 +22,23 @@ from wild.commands.status import status_data
 from wild.commands.status_text import format_status
 from wild.errors import WildError
 from wild.loop import Loop, LoopOptions
-from wild.paths import WildPaths
+from wild.paths import DEMO_STORY_DIR, WildPaths
 from wild.stories.run import copy_story, goal_of
 from wild.workspace import load_workspace
 
-STORY = "rl-training"
+STORY = DEMO_STORY_DIR.name
 AGENT_TIMEOUT_S = 120.0
 DEMO_LIMIT_S = 600.0
 SAFETY_RESCAN_S = 5.0
 
 
 def story_folder() -> Path:
-    """examples/rl-training beside the installed package (`pip install -e .`: the checkout)."""
-    folder = Path(__file__).resolve().parents[2] / "examples" / STORY
+    """examples/rl-training: in the checkout, or shipped inside the installed wheel."""
+    folder = DEMO_STORY_DIR
     if not (folder / "story.md").is_file():
         raise WildError(
-            f"the demo story is not at {folder}; run `wild demo` from a checkout installed "
-            "with `pip install -e .`"
+            f"the demo story is not at {folder}; reinstall wild (`pip install wild`), whose "
+            "package ships it"
         )
     return folder
 

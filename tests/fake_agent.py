@@ -1,4 +1,5 @@
-"""A scripted stand-in for an agent CLI, for tests: `python -m wild.agents.fake_agent`.
+"""A scripted stand-in for an agent CLI, for tests: `python tests/fake_agent.py` (`ARGV`).
+It imports nothing of wild or the tests, so it runs as a plain script from any folder.
 
 `WILD_FAKE_SCRIPT` names a JSON file `{"iterations": [[action, ...], ...]}`. Run k (counted in
 `<script>.runs` next to it) plays iteration k; runs past the end replay the last one. Actions,
@@ -36,6 +37,9 @@ from typing import Any
 import orjson
 
 SCRIPT_ENV = "WILD_FAKE_SCRIPT"
+# How a test starts it: as an argv, or as one shell-split command line (`--agent-cmd`).
+ARGV = (sys.executable, str(Path(__file__).resolve()))
+COMMAND = " ".join(ARGV)
 _LINE = 100
 WAIT_FOR_S = 60.0
 
