@@ -223,6 +223,11 @@ def _unapproved_raised(root: Path) -> bool:
     return alerts.exists() and '"barrier":"sneaky"' in alerts.read_text().replace(" ", "")
 
 
+def _loosening_raised(root: Path) -> bool:
+    alerts = root / "alerts.jsonl"
+    return alerts.exists() and "policy-loosened" in alerts.read_text()
+
+
 @pytest.mark.parametrize("how", sorted(LOOSENINGS))
 def test_the_real_loop_does_not_run_an_agents_command(root: Path, how: str) -> None:
     project = root.parent
@@ -242,16 +247,19 @@ def test_the_real_loop_does_not_run_an_agents_command(root: Path, how: str) -> N
         stdin=subprocess.DEVNULL,
     )
     try:
-        # The checker either refuses the command (an unapproved-command alert) or runs it.
+        # The checker either refuses the command (an unapproved-command alert) or runs it; the
+        # loop's trust guard raises its own alert on its own wake, in either order.
         deadline = time.monotonic() + 30
-        while not (marker.exists() or _unapproved_raised(root)) and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            marker.exists() or (_unapproved_raised(root) and _loosening_raised(root))
+        ):
             time.sleep(0.05)
     finally:
         invoke("--stop", "--dir", str(root))
         loop.wait(timeout=30)
     assert not marker.exists()
     assert _unapproved_raised(root)
-    assert "policy-loosened" in (root / "alerts.jsonl").read_text()
+    assert _loosening_raised(root)
 
 
 # ---------------------------------------------------- a loop reading during --update-policy

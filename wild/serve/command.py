@@ -41,8 +41,10 @@ def serve(
     """Serve the dashboard; with `beside` (the loop), until it returns, else until Ctrl-C."""
     board = open_dashboard(paths, clock, port)
     names = ", ".join(board.projects)
-    out(f"Dashboard for {names if len(board.projects) > 1 else paths.root}: {board.url}")
     try:
+        # Printed inside the `try`: a Ctrl-C right after the URL shows (a reader may act on it
+        # at once) is still the dashboard's clean stop.
+        out(f"Dashboard for {names if len(board.projects) > 1 else paths.root}: {board.url}")
         if beside is not None:
             beside()
         else:
