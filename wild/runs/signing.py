@@ -26,7 +26,7 @@ from pathlib import Path
 import orjson
 
 from wild.errors import WildError
-from wild.parsers.runs import RunRecord
+from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import approvals_path
 
 KEY_FILE = "runs.key"
@@ -119,3 +119,13 @@ def command_to_approve(run: RunRecord) -> str:
     for every run of the sweep); a line without one asks about its whole instruction."""
     command = run.raw.get(COMMAND_FIELD)
     return command if isinstance(command, str) and command.strip() else run.resolved_instruction
+
+
+def sweep_programs(index: RunIndex, key: bytes, *, queued_only: bool) -> dict[str, str]:
+    """Each sweep's program as the runs wild signed give it (only its queued runs', if asked):
+    what `wild --approve <sweep id>` approves. A line wild did not write names none."""
+    programs: dict[str, str] = {}
+    for run in index.runs.values():
+        if (run.status == "queued" or not queued_only) and written_by_wild(key, run):
+            programs.setdefault(run.sweep, command_to_approve(run))
+    return programs
