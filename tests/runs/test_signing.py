@@ -32,6 +32,8 @@ def test_a_signature_holds_only_for_the_line_wild_signed() -> None:
     assert not signing.written_by_wild(key, changed)
     moved = signing.with_command(signed, "touch PWNED")  # another program to approve
     assert not signing.written_by_wild(key, moved)
+    batch = signing.with_command(signed, "python t.py", {"extra_args": ["--uid=0"]})
+    assert not signing.written_by_wild(key, batch)
     assert signing.written_by_wild(key, dataclasses.replace(signed, status="running"))
 
 

@@ -123,6 +123,7 @@ def plan_sweep(
                 queued_at=created_at,
             ),
             command,
+            spec.raw.get("slurm"),
         )
         for run_id, params in zip(ids, grid.points, strict=True)
     )

@@ -32,6 +32,7 @@ from wild.paths import approvals_path
 KEY_FILE = "runs.key"
 SIGNATURE_FIELD = "signature"
 COMMAND_FIELD = "command"
+SLURM_FIELD = "slurm"  # the sweep's "slurm" object, copied on each run line it queues
 _KEY_HEX = 64  # 32 random bytes, as hex
 
 
@@ -78,8 +79,9 @@ def _create(path: Path) -> bytes:
 
 def substance(run: RunRecord) -> bytes:
     """What a signature covers: the run's identity and attempt, what it executes, where, with
-    which parameters and resources, and the program a human approves. Not its status: the
-    attempt's claim file (wild.runs.attempts) keeps one attempt from starting twice."""
+    which parameters, resources and batch options, and the program a human approves. Not its
+    status: the attempt's claim file (wild.runs.attempts) keeps one attempt from starting
+    twice."""
     fields = {
         "id": run.id,
         "sweep": run.sweep,
@@ -90,6 +92,8 @@ def substance(run: RunRecord) -> bytes:
         "resources": run.resources.to_json(),
         "params": dict(run.params),
         "command": run.raw.get(COMMAND_FIELD),
+        # A batch backend's options (sbatch arguments) shape what runs as much as the command.
+        "slurm": run.raw.get(SLURM_FIELD),
     }
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
 
@@ -110,8 +114,11 @@ def written_by_wild(key: bytes, run: RunRecord) -> bool:
     return isinstance(found, str) and hmac.compare_digest(found, signature(key, run))
 
 
-def with_command(run: RunRecord, command: str) -> RunRecord:
-    return replace(run, raw=types.MappingProxyType({**run.raw, COMMAND_FIELD: command}))
+def with_command(run: RunRecord, command: str, slurm: object = None) -> RunRecord:
+    """The run with its sweep's program and `"slurm"` options on its own line (signed with
+    it; a backend then never reads them from the sweep's unsigned line)."""
+    fields = {**run.raw, COMMAND_FIELD: command, SLURM_FIELD: slurm}
+    return replace(run, raw=types.MappingProxyType(fields))
 
 
 def command_to_approve(run: RunRecord) -> str:
