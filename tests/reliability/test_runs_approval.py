@@ -124,6 +124,14 @@ def test_an_agents_sweep_waits_for_the_humans_approval_of_its_exact_command(
             timeout=WAIT_S,
         )
         assert f"awaiting approval: wild --approve {sweep}" in listed.stdout
+        status = subprocess.run(
+            [sys.executable, "-m", "wild", "--status", "--dir", str(paths.root)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=WAIT_S,
+        )
+        assert f"wait for your approval of `{PWN}`; run `wild --approve {sweep}`" in status.stdout
         time.sleep(2.5)  # two more looks at the runs: still nothing ran
         assert not (project / "PWNED").exists()
         assert [r["status"] for r in runs(paths).values()] == ["queued"]
