@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from tests.reliability.liveness_system import (
     fill,
     give_to_nobody,
     needs_root,
+    python_as_nobody,
     run_as_nobody,
     small_tmpfs,
 )
@@ -136,6 +138,18 @@ def _read_only(folder: Path) -> None:
     for path in folder.iterdir():
         path.chmod(0o444 if path.is_file() else 0o555)
     folder.chmod(0o555)
+
+
+@needs_root()
+def test_the_unprivileged_user_runs_this_interpreter_with_its_packages(tmp_path: Path) -> None:
+    """In a venv, the nobody runs use the venv (its prefix, its packages), not the base
+    interpreter its python links to, which lacks wild's dependencies on a fresh machine."""
+    home = tmp_path / "home"
+    home.mkdir()
+    give_to_nobody(tmp_path)
+    code = "import sys, orjson, click, watchdog; print(sys.prefix)"
+    result = python_as_nobody(["-c", code], cwd=tmp_path, home=home)
+    assert (result.returncode, result.stdout.strip()) == (0, sys.prefix), result.stderr
 
 
 @needs_root()

@@ -10,10 +10,14 @@ import pytest
 
 from tests.cli_support import init_wild_dir
 from tests.runs.helpers import drive, local, supervisor
+from wild.clock import SystemClock
+from wild.loop.run_actions import RecordSweep
+from wild.loop.runs_effect import LoopRuns
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
 from wild.runs import markers
 from wild.runs.record_sweep import TIME_LIMIT_ENV, record_sweep
+from wild.store.events_log import EventLog
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -36,3 +40,21 @@ def test_a_run_with_no_time_given_is_stopped_at_the_default_limit(
     assert marker is not None and marker.reason == "timeout"
     ended = supervisor(paths, backend).index.runs[queued.id]
     assert (ended.status, ended.reason) == ("failed", "timeout")
+
+
+def test_a_bad_default_limit_refuses_the_loops_sweep_with_one_line_and_records_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = WildPaths(init_wild_dir(tmp_path))
+    spec = parse_sweep('{"name": "s", "base_command": "true", "parameters": {"i": [1]}}')
+    assert isinstance(spec, SweepSpec)
+    monkeypatch.setenv(TIME_LIMIT_ENV, "forever")
+    clock = SystemClock()
+    runs = LoopRuns(paths, clock, EventLog(paths.events, clock), tag="t", settings={})
+    outcome = runs.record(RecordSweep((spec,), "test"))
+    assert outcome.recorded == ()
+    assert outcome.refused == (
+        (f"{TIME_LIMIT_ENV}='forever' is not a duration: write \"HH:MM:SS\", \"90m\" or a "
+         "number of seconds",),
+    )  # fmt: skip
+    assert not paths.runs_log.exists()

@@ -170,14 +170,18 @@ class LoopRuns:
 
     def record(self, action: RecordSweep) -> SweepsRecorded:
         """Record each sweep; a skill target that does not exist refuses it."""
-        from wild.runs.record_sweep import record_sweep  # noqa: PLC0415
+        from wild.runs.record_sweep import TimeLimitError, record_sweep  # noqa: PLC0415
 
         recorded: list[str] = []
         refused: list[tuple[str, ...]] = []
         for spec in action.specs:
-            outcome = record_sweep(
-                self.paths, spec, now=self.clock.now(), run_backend=self.run_backend
-            )
+            try:
+                outcome = record_sweep(
+                    self.paths, spec, now=self.clock.now(), run_backend=self.run_backend
+                )
+            except TimeLimitError as error:  # the human's setting: told, nothing recorded
+                refused.append((str(error),))
+                continue
             if outcome.sweep is None:
                 refused.append(outcome.errors)
                 continue

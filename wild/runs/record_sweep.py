@@ -78,6 +78,10 @@ def run_ids(sweep_id: str, count: int) -> tuple[str, ...]:
     return tuple(f"{sweep_id}-{n:0{width}d}" for n in range(1, count + 1))
 
 
+class TimeLimitError(WildError):
+    """`WILD_RUN_TIME_LIMIT` is not a duration: no sweep is recorded until it is fixed."""
+
+
 def time_limit_s(env_value: str | None) -> float:
     """The default time limit of a run whose sweep gives none: `WILD_RUN_TIME_LIMIT` (a
     duration as `resources.time` takes it: "HH:MM:SS", "90m", seconds), else 24 hours."""
@@ -85,7 +89,7 @@ def time_limit_s(env_value: str | None) -> float:
         return DEFAULT_TIME_LIMIT_S
     seconds = parse_run_time(env_value.strip())
     if seconds is None:
-        raise WildError(
+        raise TimeLimitError(
             f'{TIME_LIMIT_ENV}={env_value!r} is not a duration: write "HH:MM:SS", "90m" '
             "or a number of seconds"
         )
@@ -196,12 +200,12 @@ def record_sweep(
     problems = target_problems(spec, paths.project)
     if problems:
         return SweepOutcome(None, errors=tuple(problems))
+    default_time_s = time_limit_s(os.environ.get(TIME_LIMIT_ENV))
     check_writable(paths.tasks)
     check_writable(paths.barriers)
     check_appendable(paths.runs_log)
     key = signing.load_key()
     backend = choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV))
-    default_time_s = time_limit_s(os.environ.get(TIME_LIMIT_ENV))
     planned: list[tuple[SweepRecord, tuple[RunRecord, ...], str, str]] = []
 
     def add_task(current: str) -> str:
