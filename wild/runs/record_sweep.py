@@ -24,6 +24,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 
 from wild.clock import iso
 from wild.errors import WildError
@@ -182,14 +183,10 @@ def _fresh_id(now: datetime, taken: set[str]) -> str:
     return sweep_id
 
 
-def _take_back(paths: WildPaths, path_name: str, before: str, after: str) -> None:
+def _take_back(paths: WildPaths, path: Path, before: str, after: str) -> None:
     """Undo one of our edits if the file is still as we left it (a human's later save stays)."""
     with contextlib.suppress(WildError, OSError):
-        update_text(
-            getattr(paths, path_name),
-            lambda current: before if current == after else current,
-            paths.lock,
-        )
+        update_text(path, lambda current: before if current == after else current, paths.lock)
 
 
 def record_sweep(
@@ -226,7 +223,7 @@ def record_sweep(
 
     update_text(paths.tasks, add_task, paths.lock)
     sweep, runs, tasks_before, tasks_after = planned[0]
-    written = [("tasks", tasks_before, tasks_after)]
+    written = [(paths.tasks, tasks_before, tasks_after)]
     fields = barrier_fields(sweep, sweep.task or "")
     barriers_before = [""]
 
@@ -236,11 +233,11 @@ def record_sweep(
 
     try:
         after = update_text(paths.barriers, add_barrier, paths.lock)
-        written.append(("barriers", barriers_before[0], after))
+        written.append((paths.barriers, barriers_before[0], after))
         signed = tuple(signing.sign(key, run) for run in runs)
         append_records(paths.runs_log, [sweep, *signed])  # the commit point
     except BaseException:
-        for name, before, after in reversed(written):
-            _take_back(paths, name, before, after)
+        for path, old, new in reversed(written):
+            _take_back(paths, path, old, new)
         raise
     return SweepOutcome(sweep, signed)
