@@ -69,6 +69,8 @@ def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_
         f"{sweep_id}-003  {held}  1        -     24:00:00  lr=0.01 seed=1  -\n"
         f"{sweep_id}-004  {held}  1        -     24:00:00  lr=0.01 seed=2  -\n"
     )
+    waiting = invoke("--dir", str(wild_dir), "--approve")
+    assert f"  {sweep_id}: python train.py" in waiting.output.splitlines()
     approved = invoke("--dir", str(wild_dir), "--approve", sweep_id)
     assert approved.output.startswith(f"Approved {sweep_id}: python train.py (sha256 ")
     listed = invoke("--dir", str(wild_dir), "--runs", "--sweep", sweep_id)
