@@ -73,6 +73,7 @@ def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_
     assert f"  {sweep_id}: python train.py" in waiting.output.splitlines()
     approved = invoke("--dir", str(wild_dir), "--approve", sweep_id)
     assert approved.output.startswith(f"Approved {sweep_id}: python train.py (sha256 ")
+    assert '"command":"recheck"' in (wild_dir / "control").read_text()  # a loop starts them now
     listed = invoke("--dir", str(wild_dir), "--runs", "--sweep", sweep_id)
     assert listed.output.splitlines()[1] == (
         f"{sweep_id}-001  queued  1        -     24:00:00  lr=0.1 seed=1   -"

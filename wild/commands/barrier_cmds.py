@@ -11,6 +11,7 @@ from wild.barriers.checker import check_all_now, open_unapproved_alerts
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
 from wild.commands.edits import find_barrier
+from wild.control import request
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers.alerts import Alert, AlertIndex, status_update
@@ -97,6 +98,8 @@ def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[s
         command = found
     digest = approve(paths.project, command)
     _resolve(paths, open_unapproved_alerts(paths.alerts).get((barrier_id, digest), []), now)
+    if barrier_id in held_sweeps(paths):
+        request(paths, "recheck")  # a running loop starts the sweep's runs now
     return command, digest
 
 
