@@ -11,6 +11,7 @@ from wild.barriers.checker import check_all_now, open_unapproved_alerts
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
 from wild.commands.edits import find_barrier
+from wild.control import request
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers.alerts import Alert, AlertIndex, status_update
@@ -21,8 +22,10 @@ from wild.policy.trust import (
     POLICY_LOOSENED_TYPE,
     RecordedTrust,
 )
+from wild.runs import signing
 from wild.store.alerts_log import append_alert, read_new
 from wild.store.files import read_text
+from wild.store.runs_log import read_runs
 from wild.workspace import (
     record_trust,
     require_initialised,
@@ -82,6 +85,8 @@ def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[s
         command = stated_policy(paths, now).notify_command
         if command is None:
             raise WildError(f"{paths.policy}: the policy has no Notify Command; nothing to approve")
+    elif (program := sweep_program(paths, barrier_id)) is not None:
+        command = program  # a sweep's runs: the program they all run
     else:
         barrier = find_barrier(paths, barrier_id)
         found = command_of(barrier)
@@ -93,6 +98,8 @@ def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[s
         command = found
     digest = approve(paths.project, command)
     _resolve(paths, open_unapproved_alerts(paths.alerts).get((barrier_id, digest), []), now)
+    if barrier_id in held_sweeps(paths):
+        request(paths, "recheck")  # a running loop starts the sweep's runs now
     return command, digest
 
 
@@ -124,9 +131,35 @@ def unapproved(paths: WildPaths, now: datetime) -> list[tuple[str, str]]:
     notify = unapproved_notify(held.policy, approvals)
     if notify is not None:
         waiting.append((NOTIFY_APPROVAL_ID, notify))
+    if held.policy.command_approval == "required":
+        for sweep, program in held_sweeps(paths).items():
+            if not approvals.allows(program):
+                waiting.append((sweep, program))
     if held.loosened:
         waiting.append((POLICY_APPROVAL_ID, "; ".join(held.loosened)))
     return waiting
+
+
+def sweep_program(paths: WildPaths, sweep_id: str) -> str | None:
+    """The program of a sweep's runs (as wild signed them), or None when `sweep_id` names no
+    sweep in runs.jsonl."""
+    index = read_runs(paths.runs_log).index
+    if sweep_id not in index.sweeps:
+        return None
+    program = signing.sweep_programs(index, signing.load_key(), queued_only=False).get(sweep_id)
+    if program is None:
+        raise WildError(
+            f"{paths.runs_log}: sweep {sweep_id} has no run wild queued; nothing to approve"
+        )
+    return program
+
+
+def held_sweeps(paths: WildPaths) -> dict[str, str]:
+    """The program of each sweep with runs queued (by wild): those the command gate holds."""
+    index = read_runs(paths.runs_log).index
+    if not any(run.status == "queued" for run in index.runs.values()):
+        return {}
+    return signing.sweep_programs(index, signing.load_key(), queued_only=True)
 
 
 def generate_check(paths: WildPaths, barrier_id: str) -> Path:

@@ -115,7 +115,8 @@ def _control(model: LoopModel, event: ControlRequested) -> Step:
         for key, reason in model.book.awaiting.items():
             if reason == task_checks.approval_reason(key):
                 book = book.released(key)
-        model = replace(model, checks_ran_at=None).with_book(book)
+        # Runs held for a sweep's approval are looked at now, not at the next poll.
+        model = replace(model, checks_ran_at=None, runs_due=True).with_book(book)
     return Step(model, (*actions, Continue()))
 
 

@@ -110,16 +110,13 @@ class Loop:
         )
         self.files = LoopFiles(paths)
         self.trust_guard = TrustGuard(paths, self.clock, out)
-        self.runs = LoopRuns(paths, self.clock, self.events, **run_settings(paths, options))
+        required = self._approval_required
+        settings = run_settings(paths, options)
+        self.runs = LoopRuns(paths, self.clock, self.events, approval_required=required, **settings)
         self.effects = Effects(
             paths, lambda: self.files, self.events, self.reporter, self.self_writes, runs=self.runs
         )
-        self.checks = LoopChecks(
-            paths,
-            self.self_writes,
-            self.stop_event,
-            lambda: approval_required(self._model, self._moment()),
-        )
+        self.checks = LoopChecks(paths, self.self_writes, self.stop_event, required)
         self._model: LoopModel | None = None
         self._unsaved = False  # the model's state is newer than state.json (`_commit`)
         # The events.log id of what the loop is acting on now (the loop's start, the last
@@ -134,7 +131,7 @@ class Loop:
             paths if self.hooks.barrier_checker else None,
             clock=self.clock,
             wake=lambda barrier_id: self.waker.wake(WakeReason("barrier", detail=barrier_id)),
-            require_approval=lambda: approval_required(self._model, self._moment()),
+            require_approval=required,
             on_written=self.self_writes.remember,
         )
 
@@ -223,6 +220,9 @@ class Loop:
 
     def _moment(self) -> Moment:
         return Moment(self.clock.now(), self.clock.monotonic())
+
+    def _approval_required(self) -> bool:
+        return approval_required(self._model, self._moment())
 
     def _commit(self, model: LoopModel, *, durable: bool = True) -> None:
         """Take the decided model; state.json is written whenever its content changed. Not
