@@ -74,7 +74,8 @@ def test_readme_points_to_the_reference_docs() -> None:
 
 def readme_setup_commands() -> list[str]:
     """The two set-up commands the README opens with (its first fenced block)."""
-    block = (ROOT / "README.md").read_text().split("```bash\n", 1)[1].split("```", 1)[0]
+    block = (ROOT / "README.md").read_text().split("```bash", 1)[1].split("\n", 1)[1]
+    block = block.split("```", 1)[0]
     return block.strip().splitlines()
 
 
