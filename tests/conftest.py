@@ -51,6 +51,20 @@ def _isolated_home(
     yield home
 
 
+@pytest.fixture(autouse=True)
+def _human_at_the_terminal(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """In-process tests play the human who answers yes on the terminal (`wild --approve`
+    asks on /dev/tty); tests/test_human_acts.py drives the real /dev/tty in a subprocess."""
+    asked: list[str] = []
+
+    def answer_yes(question: str) -> bool:
+        asked.append(question)
+        return True
+
+    monkeypatch.setattr("wild.commands.human_acts.ask_terminal", answer_yes)
+    return asked
+
+
 @pytest.fixture
 def wild(tmp_path: Path) -> Iterator[Wild]:
     """A project with a real `python -m wild` loop to start; every process it left is killed."""

@@ -185,7 +185,12 @@ def forget_project(project: Path, *, path: Path | None = None) -> None:
 
 def approve(project: Path, command: str, *, path: Path | None = None) -> str:
     """Record a human's approval of `command` for `project`; returns its hash."""
-    digest = command_hash(command)
+    return approve_hash(project, command_hash(command), path=path)
+
+
+def approve_hash(project: Path, digest: str, *, path: Path | None = None) -> str:
+    """Record a human's approval of the command whose sha256 is `digest` (the command the
+    human was shown, not one read again: the file may have changed since); returns it."""
     with changing_store(project, path=path) as entry:
         entry.hashes.add(digest)
     return digest

@@ -1,0 +1,121 @@
+"""An agent of a real loop tries to approve its own barrier command and loosen the policy,
+with every trick that worked before: from its own process, from a pty it made its controlling
+terminal (so /dev/tty opens and `--yes` is accepted), and from an `env -i setsid` orphan that
+cleared the agent's environment and left its session. Every attempt is refused: the approval
+store and the policy stay as the human left them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wild.barriers.approvals import is_approved, load_project
+from wild.commands.init import init_wild
+from wild.paths import WildPaths
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+BARRIERS = "# Barriers\n\n## [WAITING] gpu-free\n- Type: command-check\n- Check: nvidia-smi -L\n"
+ATTEMPTS = (
+    ("--approve", "gpu-free", "--yes"),
+    ("--approve", "@policy", "--yes"),
+    ("--update-policy", "hands-off", "--yes"),
+)
+
+# The agent (first run only) runs each attempt three ways and logs "<way> <exit code>".
+AGENT = r"""
+import os, pty, subprocess, sys, time
+from pathlib import Path
+
+here = Path(__file__).parent
+sys.stdin.read()
+done = here / "attempted"
+if not done.exists():
+    done.touch()
+    wild_dir = os.environ["WILD_TEST_DIR"]
+    attempts = [a.split("|") for a in os.environ["WILD_TEST_ATTEMPTS"].split(";")]
+    with open(here / "attempts.log", "a") as log:
+        for args in attempts:
+            argv = [sys.executable, "-m", "wild", *args, "--dir", wild_dir]
+            plain = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True)
+            log.write(f"plain {plain.returncode} {plain.stderr[-1000:]!r}\n")
+            pid, fd = pty.fork()  # a session of its own, the pty its controlling terminal
+            if pid == 0:
+                os.execv(sys.executable, argv)
+            out = b""
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+                if b"[y/N]" in out:
+                    os.write(fd, b"y\n")
+            status = os.waitpid(pid, 0)[1]
+            log.write(f"pty {os.waitstatus_to_exitcode(status)} {out[-1000:]!r}\n")
+            # An orphan in a session of its own, with none of the agent's environment.
+            keep = {k: os.environ[k] for k in ("PYTHONPATH", "HOME", "XDG_CONFIG_HOME", "PATH")
+                    if k in os.environ}
+            marker = here / f"orphan-{len(args)}-{args[0]}-{args[1]}"
+            out = f"{marker}.out"
+            inner = " ".join(argv) + f" > {out} 2>&1; echo exit=$? >> {out}; mv {out} {marker}"
+            script = " ".join(["exec", "env", "-i", *[f"{k}={v}" for k, v in keep.items()],
+                               "setsid", "sh", "-c", repr(inner)])
+            subprocess.run(["sh", "-c", f"( {script} ) &"])  # the sh exits: the orphan goes on
+            while "exit=" not in (marker.read_text() if marker.exists() else ""):
+                time.sleep(0.02)
+            log.write(f"orphan {marker.read_text()[-1000:]!r}\n")
+kind = os.environ["WILD_WORK_TYPE"]
+print("<promise>" + ("COMPLETE" if kind == "planning" else "TASK_COMPLETE") + "</promise>")
+"""
+
+
+def test_an_agent_cannot_approve_its_own_command_nor_loosen_the_policy(tmp_path: Path) -> None:
+    paths = WildPaths(tmp_path / "proj" / ".wild")
+    init_wild(paths)
+    paths.barriers.write_text(BARRIERS)
+    paths.tasks.write_text("# Tasks\n\n- [ ] [P2] task-001: Train\n")
+    policy_before = paths.policy.read_bytes()
+    (tmp_path / "agent.py").write_text(AGENT)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "WILD_TEST_DIR": str(paths.root),
+        "WILD_TEST_ATTEMPTS": ";".join("|".join(a) for a in ATTEMPTS),
+    }
+    loop = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wild",
+            "Train it",
+            "--agent-cmd",
+            f"{sys.executable} {tmp_path / 'agent.py'}",
+            "--max-iterations",
+            "3",
+            "--dir",
+            str(paths.root),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    log = (tmp_path / "attempts.log").read_text()
+    rows = log.splitlines()
+    assert len(rows) == 3 * len(ATTEMPTS), (log, loop.stdout, loop.stderr)
+    for row in rows:
+        assert "inside an agent's process tree" in row, row
+        assert "exit=0" not in row and not row.startswith(("plain 0", "pty 0")), row
+    assert not is_approved(paths.project, "nvidia-smi -L")
+    assert load_project(paths.project)[1] is None  # no trust recorded by the agent
+    assert paths.policy.read_bytes() == policy_before
