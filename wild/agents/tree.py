@@ -146,18 +146,15 @@ def members(
     leaders: frozenset[int],
     known: frozenset[tuple[int, int]] = frozenset(),
 ) -> set[int]:
-    """The processes of the agent runs led by `leaders` (each leads its own session and
-    group): those in a leader's session or group, those descending from a leader or from
-    another member, and the `known` ones (pid, start ticks) still found: members seen
-    earlier, whose parent chain has been cut since."""
+    """The processes of the agent runs led by `leaders` (each led its own session and group;
+    it may be dead, its session lives on): those in a leader's session or group, the `known`
+    ones (pid, start ticks) still found (members seen earlier, whose parent chain may have been
+    cut since), and the descendants of all of these."""
     found = {
         pid
         for pid, proc in procs.items()
-        if (pid, proc.start_ticks) in known
-        or proc.sid in leaders
-        or proc.pgid in leaders
-        or pid in leaders
+        if (pid, proc.start_ticks) in known or proc.sid in leaders or proc.pgid in leaders
     }
-    roots = frozenset(found | leaders)
+    roots = frozenset(found)
     found |= {pid for pid in procs if descends(procs, pid, roots)}
     return found
