@@ -119,3 +119,67 @@ def test_an_agent_cannot_approve_its_own_command_nor_loosen_the_policy(tmp_path:
     assert not is_approved(paths.project, "nvidia-smi -L")
     assert load_project(paths.project)[1] is None  # no trust recorded by the agent
     assert paths.policy.read_bytes() == policy_before
+
+
+FORGER = r"""
+import json, os, sys, time, hashlib
+from pathlib import Path
+
+sys.stdin.read()
+if os.environ["WILD_ITERATION"] == "1":
+    store = Path(os.environ["XDG_CONFIG_HOME"]) / "wild" / "approvals.json"
+    data = json.loads(store.read_text()) if store.exists() else {"format": 1, "projects": {}}
+    command = os.environ["WILD_TEST_COMMAND"]
+    key = os.path.realpath(os.environ["WILD_TEST_PROJECT"])
+    data["projects"].setdefault(key, []).append(hashlib.sha256(command.encode()).hexdigest())
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text(json.dumps(data))
+    time.sleep(3)  # three of the barrier's 1 s check intervals, the forged approval in place
+kind = os.environ["WILD_WORK_TYPE"]
+print("<promise>" + ("COMPLETE" if kind == "planning" else "TASK_COMPLETE") + "</promise>")
+"""
+
+
+def test_an_approval_the_agent_writes_into_the_store_is_void_and_raises_an_alert(
+    tmp_path: Path,
+) -> None:
+    paths = WildPaths(tmp_path / "proj" / ".wild")
+    init_wild(paths)
+    marker = tmp_path / "ran.marker"
+    command = f"touch {marker}"
+    paths.barriers.write_text(
+        f"# Barriers\n\n## [WAITING] sneaky\n- Type: command-check\n- Check: {command}\n"
+        "- Interval: 1s\n"
+    )
+    paths.tasks.write_text("# Tasks\n\n- [ ] [P2] task-001: Train\n")
+    (tmp_path / "agent.py").write_text(FORGER)
+    env = {
+        **os.environ,
+        "WILD_TEST_COMMAND": command,
+        "WILD_TEST_PROJECT": str(paths.project),
+    }
+    loop = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wild",
+            "Train it",
+            "--agent-cmd",
+            f"{sys.executable} {tmp_path / 'agent.py'}",
+            "--max-iterations",
+            "3",
+            "--dir",
+            str(paths.root),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert not marker.exists(), loop.stdout  # the forged approval never ran the command
+    assert not is_approved(paths.project, command)  # and was taken out of the store
+    alerts = paths.alerts.read_text()
+    assert '"type":"unrecorded-approval"' in alerts.replace(" ", ""), (alerts, loop.stdout)
