@@ -7,12 +7,14 @@ store and the policy stay as the human left them."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.loop_processes import Wild
 from wild.barriers.approvals import is_approved, load_project
 from wild.commands.init import init_wild
 from wild.paths import WildPaths
@@ -183,3 +185,21 @@ def test_an_approval_the_agent_writes_into_the_store_is_void_and_raises_an_alert
     assert not is_approved(paths.project, command)  # and was taken out of the store
     alerts = paths.alerts.read_text()
     assert '"type":"unrecorded-approval"' in alerts.replace(" ", ""), (alerts, loop.stdout)
+
+
+def test_the_dashboards_token_is_not_in_the_agents_environment(wild: Wild) -> None:
+    """`wild "GOAL" --serve` runs the dashboard and the loop in one process: the token the
+    page needs (to approve a command) must not reach the agent the loop starts."""
+    wild.paths.tasks.write_text("# Tasks\n\n- [ ] [P2] task-001: Train\n")
+    wild.hold("task-001")
+    wild.start("--serve", "--port", "0")
+    wild.wait_for("the dashboard URL", lambda: "token=" in wild.output())
+    found = re.search(r"token=([\w-]+)", wild.output())
+    assert found is not None
+    token = found.group(1).encode()
+    wild.wait_for("the agent", lambda: wild.worked_on() == [("task", "task-001")])
+    agent = wild.agent_runs()[0][3]
+    environ = Path(f"/proc/{agent}/environ").read_bytes()
+    assert b"WILD_WORK_ID=task-001" in environ  # the agent's, read while it runs
+    assert token not in environ
+    wild.go("task-001")
