@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.loop_processes import Wild
+from wild.agents import tree
 
 settings.register_profile(
     "wild",
@@ -62,6 +63,11 @@ def _human_at_the_terminal(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return True
 
     monkeypatch.setattr("wild.commands.human_acts.ask_terminal", answer_yes)
+    # In-process, the test process itself is the caller: its own ancestors (a CI runner, or a
+    # developer's agent running the suite) are not the project's. The tree check walks the
+    # real chain in the subprocess tests (tests/reliability/test_trust_self_approval.py).
+    real_chain = tree.chain
+    monkeypatch.setattr(tree, "chain", lambda pid: real_chain(pid)[:1])
     return asked
 
 

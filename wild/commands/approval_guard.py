@@ -9,11 +9,13 @@ so a forged one never runs a command, even during the run that forged it.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 
 from wild.agents.runner import AgentRequest, AgentRun
 from wild.barriers.approvals import UNRECORDED_TYPE, record_present, remove_void
 from wild.clock import Clock
+from wild.errors import WildError
 from wild.loop.hooks import Runner
 from wild.parsers.alerts import make_alert
 from wild.paths import WildPaths
@@ -24,7 +26,9 @@ def guarding(paths: WildPaths, clock: Clock, runner: Runner) -> Runner:
     """`runner` with the approvals recorded before each run and the void ones removed after."""
 
     def run(request: AgentRequest) -> AgentRun:
-        record_present(paths.project, f"in the store when agent run {request.run_id} started")
+        # A damaged store approves nothing (every reader fails closed): the run goes on.
+        with contextlib.suppress(WildError, OSError):
+            record_present(paths.project, f"in the store when agent run {request.run_id} started")
         try:
             return runner(request)
         finally:
@@ -34,8 +38,12 @@ def guarding(paths: WildPaths, clock: Clock, runner: Runner) -> Runner:
 
 
 def remove_void_approvals(paths: WildPaths, now: datetime) -> frozenset[str]:
-    """Remove the approvals wild did not write (an agent's), one alert each; returns them."""
-    void = remove_void(paths.project)
+    """Remove the approvals wild did not write (an agent's), one alert each; returns them.
+    A damaged store is left as it is: it approves nothing until a human fixes it."""
+    try:
+        void = remove_void(paths.project)
+    except (WildError, OSError):
+        return frozenset()
     for digest in sorted(void):
         alert = make_alert(
             now=now,
