@@ -196,11 +196,13 @@ def _wait(
         # wait_or_cancel killed the group; the rest goes too, found by its tree or its run id
         orphans.sweep(request.run_id, members=run_tree.members)
         raise
+    # Looked at now: a timed-out agent still holds its descendants' parent chains, and what
+    # an agent that exited left (adopted by the loop) is told to the watcher at once.
+    run_tree.members()
     if ending != "exited":
         # A killed run loses everything it started, in its group or in a session of its own.
         # After a clean exit, a job the agent left in the background (a training run a
         # barrier waits for) lives on; it ends with the loop (`orphans.guarded`).
-        run_tree.members()  # while the agent still holds its descendants' parent chains
         kill_group(proc)
         orphans.sweep(request.run_id, members=run_tree.members)
     orphans.reap_adopted()
