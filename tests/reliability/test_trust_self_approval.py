@@ -26,6 +26,7 @@ ATTEMPTS = (
     ("--approve", "gpu-free", "--yes"),
     ("--approve", "@policy", "--yes"),
     ("--update-policy", "hands-off", "--yes"),
+    ("Another-goal", "--policy", "hands-off", "--agent-cmd", "true", "--max-iterations", "1"),
 )
 
 # The agent (first run only) runs each attempt three ways and logs "<way> <exit code>".
