@@ -7,8 +7,9 @@ confirms the goal at once); `norun=REASON` names why a block is not run here (se
 A block with neither fails, so a new example cannot go untested by accident. A `console`
 block whose command is meant to fail says its status with `exit=N`.
 
-The block runs as one bash script (a line may use what an earlier one set); each line must
-exit 0, unless its comment says otherwise (`# exits 1`). In a `console` block the `$ ` lines
+The block runs as one bash script in a terminal whose human answers yes to wild's questions
+(approving and loosening the policy ask there), so a line may use what an earlier one set;
+each line must exit 0, unless its comment says otherwise (`# exits 1`). In a `console` block the `$ ` lines
 are the commands, and an `output=exact` block (one command) must print what it shows. A line
 that serves the dashboard alone (`wild --serve` without a goal) gets Ctrl-C after a few
 seconds, as a user would stop it.
@@ -16,12 +17,15 @@ seconds, as a user would stop it.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import termios
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,18 +317,61 @@ def script(example: ShellExample) -> str:
 FENCE_MARK = "::example-line "
 
 
+def _take_terminal() -> None:
+    """In the child, after setsid: the pty on stdin becomes its controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _answer_yes(controller: int) -> None:
+    """The human at the terminal: says yes to each question wild asks on /dev/tty."""
+    seen = b""
+    answered = 0
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # every process holding the terminal has ended
+            return
+        if not chunk:
+            return
+        seen += chunk
+        while seen.count(b"[y/N]") > answered:
+            os.write(controller, b"y\n")
+            answered += 1
+
+
+def run_at_a_terminal(script_text: str, scene: Scene) -> subprocess.CompletedProcess[str]:
+    """The block run as a person runs it: in a terminal (approving and loosening the policy
+    ask there), output captured."""
+    controller, terminal = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            ["bash", "-c", script_text],
+            cwd=scene.folder,
+            env=scene.env,
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=_take_terminal,  # noqa: PLW1509 (the child runs no thread of ours)
+        )
+    finally:
+        os.close(terminal)
+    human = threading.Thread(target=_answer_yes, args=(controller,), daemon=True)
+    human.start()
+    try:
+        out, err = proc.communicate(timeout=LINE_TIMEOUT_S)
+    finally:
+        proc.kill()
+        human.join(timeout=10)
+        os.close(controller)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 @pytest.mark.parametrize("example", RUN, ids=[e.id for e in RUN])
 def test_the_example_runs_as_written(example: ShellExample, scene: Scene) -> None:
     SCENES[example.attrs["example"]](scene)
-    result = subprocess.run(
-        ["bash", "-c", script(example)],
-        cwd=scene.folder,
-        env=scene.env,
-        capture_output=True,
-        text=True,
-        timeout=LINE_TIMEOUT_S,
-        check=False,
-    )
+    result = run_at_a_terminal(script(example), scene)
     assert result.returncode == 0, f"{example.id}:\n{result.stdout}\n{result.stderr}"
     if example.attrs.get("output") == "exact":
         (command, shown), *_ = example.commands()

@@ -218,6 +218,12 @@ def demo() -> None:
     help="Approve a barrier's or check's command (no id: list commands awaiting approval).",
 )
 @click.option(
+    "--yes",
+    is_flag=True,
+    help="With --approve or --update-policy: skip the question on the terminal (a terminal is "
+    "still required).",
+)
+@click.option(
     "--generate-check",
     metavar="BARRIER",
     help="Write scripts/check_barriers/BARRIER.sh for a barrier.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,12 +69,18 @@ def test_a_process_belongs_to_its_run_and_to_its_loop(
     assert orphans.belongs(value, run) is part
 
 
-def _run_with_grandchild(tmp_path: Path, **options: Any) -> tuple[AgentRun, int]:
+# A grandchild that clears its environment (no WILD_AGENT_RUN) and leaves the agent's session.
+ENV_I_SETSID = ["env", "-i", str(shutil.which("setsid")), str(shutil.which("sleep")), "3600"]
+
+
+def _run_with_grandchild(
+    tmp_path: Path, spawn: list[str] | None = None, **options: Any
+) -> tuple[AgentRun, int]:
     pid_file = tmp_path / "grandchild.pid"
     script = _script(
         tmp_path,
         [
-            {"spawn": None, "pid_file": str(pid_file), "setsid": True},
+            {"spawn": spawn, "pid_file": str(pid_file), "setsid": spawn is None},
             {"print": "started a job"},
             {"sleep": options.pop("sleep", 0)},
         ],
@@ -97,6 +104,16 @@ def test_a_killed_run_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None
     assert run.timed_out
     # In a session of its own, out of reach of the group kill: found by its run id.
     assert not pid_running(grandchild)
+
+
+def test_a_timed_out_run_leaves_no_env_i_setsid_grandchild_behind(tmp_path: Path) -> None:
+    """Found by the agent's tree (its parent chain), not by the variable it cleared."""
+    run, grandchild = _run_with_grandchild(tmp_path, ENV_I_SETSID, sleep=600, timeout_s=1.0)
+    try:
+        assert run.timed_out
+        assert not pid_running(grandchild)
+    finally:
+        subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
 
 
 def test_a_job_left_by_a_clean_run_lives_on_until_the_loop_ends(tmp_path: Path) -> None:

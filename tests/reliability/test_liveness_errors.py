@@ -38,7 +38,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "add-task": ("--add-task", "New task"),
     "alert": ALERT,
     "human-input": ("--human-input", "Hello"),
-    "update-policy": ("--update-policy", "autonomous"),
+    # A tightening: a loosening asks the human on /dev/tty first (tests/test_human_acts.py).
+    "update-policy": ("--update-policy", "interactive"),
     "loop": ("Goal", "--agent-cmd", "true", "--max-iterations", "1"),
 }
 READERS = (("--status",), ("--list-work",), ("--show-policy",))

@@ -29,6 +29,7 @@ from wild.agents import orphans
 from wild.agents.registry import OutputFormat
 from wild.agents.signals import Signals, parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
+from wild.agents.tracking import RunTree
 from wild.clock import Clock, SystemClock, iso
 from wild.errors import WildError
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
@@ -169,6 +170,20 @@ class _ProcessEnd:
 def _supervise(
     request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, started: float
 ) -> _ProcessEnd:
+    run_tree = RunTree(proc.pid).start()
+    try:
+        return _wait(request, proc, log, started, run_tree)
+    finally:
+        run_tree.stop()
+
+
+def _wait(
+    request: AgentRequest,
+    proc: subprocess.Popen[bytes],
+    log: _Log,
+    started: float,
+    run_tree: RunTree,
+) -> _ProcessEnd:
     try:
         ending = wait_or_cancel(
             proc,
@@ -178,14 +193,18 @@ def _supervise(
             on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
         )
     except BaseException:
-        orphans.sweep(request.run_id)  # wait_or_cancel killed the group; the rest goes too
+        # wait_or_cancel killed the group; the rest goes too, found by its tree or its run id
+        orphans.sweep(request.run_id, members=run_tree.members)
         raise
+    # Looked at now: a timed-out agent still holds its descendants' parent chains, and what
+    # an agent that exited left (adopted by the loop) is told to the watcher at once.
+    run_tree.members()
     if ending != "exited":
         # A killed run loses everything it started, in its group or in a session of its own.
         # After a clean exit, a job the agent left in the background (a training run a
         # barrier waits for) lives on; it ends with the loop (`orphans.guarded`).
         kill_group(proc)
-        orphans.sweep(request.run_id)
+        orphans.sweep(request.run_id, members=run_tree.members)
     orphans.reap_adopted()
     return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"

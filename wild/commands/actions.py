@@ -20,6 +20,7 @@ from wild.errors import UsageError
 
 if TYPE_CHECKING:
     from wild.clock import Clock
+    from wild.commands.human_acts import HumanGate
     from wild.paths import WildPaths
     from wild.workspace import Workspace
 
@@ -110,7 +111,8 @@ def _update_policy(call: Call) -> None:
 
     mode, given = call.opts["update_policy"], call.opts["duration"]
     duration = durations.flag_duration("--duration", given)
-    edits.update_policy(call.paths, mode, duration=duration, now=call.clock.now())
+    now = call.clock.now()
+    edits.update_policy(call.paths, mode, duration=duration, now=now, human=_on_terminal(call))
     suffix = f" for {given}" if given else ""
     call.out(f"Policy is now {mode}{suffix} ({call.paths.policy})")
 
@@ -191,22 +193,30 @@ def _run_checks(call: Call) -> None:
         sys.exit(1)
 
 
+def _on_terminal(call: Call) -> HumanGate:
+    """The CLI's confirmation of a human's act: asked on /dev/tty unless `--yes`."""
+    from wild.commands.human_acts import HumanGate
+
+    return HumanGate(on_terminal=True, yes=bool(call.opts["yes"]))
+
+
 def _approve(call: Call) -> None:
     from wild.commands import barrier_cmds, completion_checks
     from wild.policy.trust import POLICY_APPROVAL_ID
 
-    name = call.opts["approve"]
+    name, human = call.opts["approve"], _on_terminal(call)
     if name == POLICY_APPROVAL_ID:
-        policy = barrier_cmds.approve_policy(call.paths, call.clock.now())
+        policy = barrier_cmds.approve_policy(call.paths, call.clock.now(), human=human)
         call.out(
             f"Approved {call.paths.policy} as it stands: mode {policy.mode}, "
             f"command approval {policy.command_approval}"
         )
         return
     if name:
-        found = completion_checks.approve_check(call.paths, name)
-        if found is None or name in barrier_cmds.barrier_ids(call.paths):
-            found = barrier_cmds.approve_barrier(call.paths, name, call.clock.now())
+        is_barrier = name in barrier_cmds.barrier_ids(call.paths)
+        found = None if is_barrier else completion_checks.approve_check(call.paths, name, human)
+        if found is None:
+            found = barrier_cmds.approve_barrier(call.paths, name, call.clock.now(), human=human)
         command, digest = found
         call.out(f"Approved {name}: {command} (sha256 {digest[:12]})")
         return
@@ -309,6 +319,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "watch": ("status",),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),
+    "yes": ("approve", "update_policy"),
     "priority": ("add_task",),
     "depends_on": ("add_task",),
     "blocked_by": ("add_task",),

@@ -6,13 +6,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wild.barriers.approvals import approve, command_of, load_approvals, pending_approvals
+from wild.barriers.approvals import (
+    approve_hash,
+    command_hash,
+    command_of,
+    load_approvals,
+    pending_approvals,
+)
 from wild.barriers.checker import check_all_now, open_unapproved_alerts
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock
 from wild.commands.edits import find_barrier
+from wild.commands.human_acts import NOT_ASKED, HumanGate
 from wild.control import request
-from wild.errors import WildError
+from wild.errors import ConflictError, WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers.alerts import Alert, AlertIndex, status_update
 from wild.paths import WildPaths
@@ -78,9 +85,20 @@ def format_checks(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[str, str]:
+def approve_barrier(
+    paths: WildPaths,
+    barrier_id: str,
+    now: datetime,
+    *,
+    human: HumanGate = NOT_ASKED,
+    seen: str | None = None,
+) -> tuple[str, str]:
     """Approve one barrier's command (or, for `@notify`, the policy's Notify Command) for this
-    project, and resolve the alerts that asked for it; returns (command, sha256)."""
+    project, and resolve the alerts that asked for it; returns (command, sha256).
+
+    What is approved is the command read once here and shown to the human (in `human`'s
+    question, or on the page as `seen`, its sha256): a file changed meanwhile changes nothing
+    that was approved. A `seen` that is not the command's hash now is refused."""
     if barrier_id == NOTIFY_APPROVAL_ID:
         command = stated_policy(paths, now).notify_command
         if command is None:
@@ -96,17 +114,30 @@ def approve_barrier(paths: WildPaths, barrier_id: str, now: datetime) -> tuple[s
                 f"(type {barrier.type or 'missing'}); nothing to approve"
             )
         command = found
-    digest = approve(paths.project, command)
+    digest = command_hash(command)
+    if seen is not None and seen != digest:
+        raise ConflictError(
+            f"{paths.barriers}: the command of {barrier_id} changed since it was shown "
+            f"(it is now `{command}`); nothing was approved: look at it again"
+        )
+    human.require(paths, f"approve {barrier_id}: `{command}`")
+    approve_hash(paths.project, digest)
     _resolve(paths, open_unapproved_alerts(paths.alerts).get((barrier_id, digest), []), now)
     if barrier_id in held_sweeps(paths):
         request(paths, "recheck")  # a running loop starts the sweep's runs now
     return command, digest
 
 
-def approve_policy(paths: WildPaths, now: datetime) -> RecordedTrust:
+def approve_policy(
+    paths: WildPaths, now: datetime, *, human: HumanGate = NOT_ASKED
+) -> RecordedTrust:
     """`wild --approve @policy`: a human accepts human-policy.md as it stands (a hand edit that
     loosened it included); its trust is recorded and the alerts that asked are resolved."""
     require_initialised(paths)
+    loosened = settle_trust(paths, now).loosened
+    human.require(
+        paths, f"accept {paths.policy} as it stands ({'; '.join(loosened) or 'no loosening'})"
+    )
     trust = record_trust(paths, now)
     index = AlertIndex(read_new(paths.alerts, None).entries)
     _resolve(paths, [a for a in index.active() if a.type == POLICY_LOOSENED_TYPE], now)

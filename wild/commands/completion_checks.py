@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wild.barriers.approvals import approve, load_approvals
+from wild.barriers.approvals import approve_hash, command_hash, load_approvals
 from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
 from wild.commands.barrier_cmds import approval_required
+from wild.commands.human_acts import NOT_ASKED, HumanGate
 from wild.completion.run import record, run_all
 from wild.completion.verdict import CheckOutcome, Verdict, judge
 from wild.control import request
@@ -62,12 +63,17 @@ def check_commands(paths: WildPaths) -> dict[str, str]:
     return found
 
 
-def approve_check(paths: WildPaths, check_id: str) -> tuple[str, str] | None:
-    """Approve the named check's command; None when no check of that id runs one."""
+def approve_check(
+    paths: WildPaths, check_id: str, human: HumanGate = NOT_ASKED
+) -> tuple[str, str] | None:
+    """Approve the named check's command once `human` lets the human's act through (the hash
+    of the command shown is recorded); None when no check of that id runs one."""
     command = check_commands(paths).get(check_id)
     if command is None:
         return None
-    digest = approve(paths.project, command)
+    digest = command_hash(command)
+    human.require(paths, f"approve check {check_id}: `{command}`")
+    approve_hash(paths.project, digest)
     request(paths, "recheck")  # a running loop judged the checks without this command
     return command, digest
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from wild.agents import orphans
 from wild.agents.registry import CUSTOM, agent_spec
+from wild.agents.runner import run_agent
 from wild.clock import Clock
+from wild.commands.approval_guard import guarding, remove_void_approvals
 from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
@@ -117,7 +119,9 @@ def run_loop(
         out(warning)
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
-    loop = Loop(paths, options, clock=clock, out=out)
+    # A run cut short by a killed loop may have left an approval wild did not write.
+    remove_void_approvals(paths, clock.now())
+    loop = Loop(paths, options, clock=clock, out=out, runner=guarding(paths, clock, run_agent))
     with orphans.guarded(loop.agent_runs):  # no agent process outlives the loop, even a killed one
         return _run(loop, paths, webhook_port, out)
 
