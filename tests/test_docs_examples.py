@@ -8,11 +8,11 @@ A block with neither fails, so a new example cannot go untested by accident. A `
 block whose command is meant to fail says its status with `exit=N`.
 
 The block runs as one bash script in a terminal whose human answers yes to wild's questions
-(approving and loosening the policy ask there), so a line may use what an earlier one set;
-each line must exit 0, unless its comment says otherwise (`# exits 1`). In a `console` block the `$ ` lines
-are the commands, and an `output=exact` block (one command) must print what it shows. A line
-that serves the dashboard alone (`wild --serve` without a goal) gets Ctrl-C after a few
-seconds, as a user would stop it.
+(approving and loosening the policy ask there), so a line may use what an earlier one set.
+Each line must exit 0, unless its comment says otherwise (`# exits 1`). In a `console` block
+the `$ ` lines are the commands, and an `output=exact` block (one command) must print what
+it shows. A line that serves the dashboard alone (`wild --serve` without a goal) gets Ctrl-C
+after a few seconds, as a user would stop it.
 """
 
 from __future__ import annotations
