@@ -20,6 +20,7 @@ def _sandbox(tmp_path: Path) -> Sandbox:
         writable=(Path("/tmp"), tmp_path / "home" / ".claude"),
         read_only=(project / ".wild" / "human-policy.md", tmp_path / "config" / "wild"),
         devices=(Path("/dev/nvidia0"),),
+        locks=(project / ".wild" / ".lock",),
     )
 
 
@@ -38,6 +39,7 @@ def test_read_only_parts_are_mounted_after_the_writable_ones_that_hold_them(
         *("--bind", f"{project}/.wild", f"{project}/.wild"),
         *("--ro-bind-try", f"{project}/.wild/human-policy.md", f"{project}/.wild/human-policy.md"),
         *("--ro-bind-try", f"{config}/wild", f"{config}/wild"),
+        *("--dev-bind", "/dev/null", f"{project}/.wild/.lock"),
         *("--unshare-pid", "--die-with-parent", "--new-session"),
         *("--chdir", str(project), "--", "/bin/agent", "-p", "a prompt"),
     ]
@@ -83,6 +85,7 @@ def test_sandbox_for_claude_keeps_its_own_files_writable_and_the_store_read_only
         "PATH": str(bin_dir),
         "WILD_SANDBOX_WRITABLE": f"{extra}:",
     }
+    (tmp_path / "project" / ".wild").mkdir(parents=True)
     box = sandbox_for(WildPaths(tmp_path / "project" / ".wild"), "claude", environ)
     assert box.bwrap == str(bin_dir / "bwrap")
     assert box.writable == (
@@ -95,3 +98,7 @@ def test_sandbox_for_claude_keeps_its_own_files_writable_and_the_store_read_only
     assert (_isolated_home / ".claude").is_dir()
     assert approvals_path().parent.is_dir()
     assert approvals_path().parent.resolve() in box.read_only
+    # The locks its own `wild` commands take exist, to be replaced by /dev/null.
+    root = tmp_path / "project" / ".wild"
+    assert box.locks == (approvals_path().parent.resolve() / "approvals.json.lock", root / ".lock")
+    assert all(lock.is_file() for lock in box.locks)

@@ -42,7 +42,9 @@ try "create $APPROVALS.new" "printf {mark} > '$APPROVALS.new'"
 try "rename .wild" "mv .wild .wild-moved"
 loop=$({python} -c 'import json; print(json.load(open(".wild/state.json"))["loopProcess"]["pid"])')
 try "signal the loop $loop" "kill -STOP $loop"
-echo "the agent's work" > result.txt
+# The agent's own wild commands still work: their locks are /dev/null to it.
+{python} -m wild --run-checks > /dev/null && echo "checks ran" >> result.txt
+echo "the agent's work" >> result.txt
 echo "<promise>COMPLETE</promise>"
 """
 
@@ -155,6 +157,6 @@ def test_a_sandboxed_agent_cannot_touch_policy_checks_state_or_approvals(
     assert not store.with_name(f"{store.name}.new").exists()
     assert (project / ".wild").is_dir() and not (project / ".wild-moved").exists()
     # The project itself was the agent's to write, and the run is recorded as sandboxed.
-    assert (project / "result.txt").read_text() == "the agent's work\n"
+    assert (project / "result.txt").read_text() == "checks ran\nthe agent's work\n"
     ends = [orjson.loads(line) for line in paths.events.read_bytes().splitlines()]
     assert [e.get("sandbox") for e in ends if e["kind"] == "agent-end"] == ["bwrap"]

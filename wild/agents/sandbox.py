@@ -32,7 +32,7 @@ from pathlib import Path
 
 from wild.agents import orphans
 from wild.errors import WildError
-from wild.paths import WildPaths, approvals_path
+from wild.paths import WildPaths, approvals_path, store_lock
 
 BWRAP = "bwrap"
 INSTALL = "install it (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"
@@ -68,6 +68,11 @@ class Sandbox:
     writable: tuple[Path, ...]  # besides the project: /tmp, the agent CLI's own files
     read_only: tuple[Path, ...]  # inside the writable parts; a missing one is skipped
     devices: tuple[Path, ...] = ()
+    # Lock files the agent's own `wild` commands open (they must exist): the agent gets
+    # /dev/null in their place, so holding one cannot stall the loop or the human's approval.
+    # Its commands still exclude each other (one /dev/null); against wild's writers, the
+    # compare-and-swap every writer outside wild meets (docs/formats.md) keeps its edits.
+    locks: tuple[Path, ...] = ()
 
 
 def protected(paths: WildPaths, approvals_dir: Path) -> tuple[Path, ...]:
@@ -106,6 +111,8 @@ def bwrap_argv(sandbox: Sandbox, argv: Sequence[str]) -> list[str]:
         words += ["--bind", str(path), str(path)]
     for path in sandbox.read_only:
         words += ["--ro-bind-try", str(path), str(path)]
+    for path in sandbox.locks:
+        words += ["--dev-bind", "/dev/null", str(path)]
     return [*words, *ISOLATION, "--chdir", str(sandbox.project), "--", *argv]
 
 
@@ -128,10 +135,14 @@ def sandbox_for(paths: WildPaths, agent: str, environ: Mapping[str, str]) -> San
         if name.endswith("/"):
             (home / name).mkdir(parents=True, exist_ok=True)
     extra = [Path(p) for p in environ.get(WRITABLE_ENV, "").split(os.pathsep) if p.strip()]
-    approvals_dir = approvals_path().parent
+    store = approvals_path()
     # The store's folder is bound as a whole, so the agent cannot create approvals.json where
-    # there is none yet; it must exist to be bound.
-    approvals_dir.mkdir(parents=True, exist_ok=True)
+    # there is none yet; it must exist to be bound, and so must the lock files (wild's own
+    # writers would make them anyway).
+    store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    locks = (store_lock(store).resolve(), paths.lock.resolve())
+    for lock in locks:
+        lock.touch(exist_ok=True)
     return Sandbox(
         bwrap=_bwrap(environ),
         project=paths.project,
@@ -143,8 +154,9 @@ def sandbox_for(paths: WildPaths, agent: str, environ: Mapping[str, str]) -> San
             *(home / name for name in own),
             *(p.resolve() for p in extra),
         ),
-        read_only=protected(paths, approvals_dir.resolve()),
+        read_only=protected(paths, store.parent.resolve()),
         devices=tuple(Path(p) for pattern in DEVICE_PATTERNS for p in sorted(glob.glob(pattern))),
+        locks=locks,
     )
 
 
