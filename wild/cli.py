@@ -319,6 +319,7 @@ def demo() -> None:
     help="Serve the loopback webhook on this port (0: any free port).",
 )
 @click.option("--once", is_flag=True, help="Run one iteration, then exit.")
+@click.option("--sandbox", is_flag=True, help="Run each agent under bubblewrap (bwrap).")
 @click.option(
     "--serve",
     is_flag=True,

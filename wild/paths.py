@@ -36,6 +36,11 @@ def approvals_path() -> Path:
     return Path(config) / "wild" / "approvals.json"
 
 
+def store_lock(store: Path) -> Path:
+    """The lock a store's writers take: `approvals.json.lock` beside `approvals.json`."""
+    return store.with_name(store.name + ".lock")
+
+
 @dataclass(frozen=True)
 class WildPaths:
     """Paths of the state files under one `.wild/` folder."""

@@ -27,6 +27,7 @@ from typing import IO
 
 from wild.agents import orphans
 from wild.agents.registry import OutputFormat
+from wild.agents.sandbox import Sandbox, confine
 from wild.agents.signals import Signals, parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
 from wild.agents.tracking import RunTree
@@ -82,6 +83,7 @@ class AgentRequest:
     clock: Clock = field(default_factory=SystemClock)
     # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
     run_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    sandbox: Sandbox | None = None  # --sandbox: the agent runs under bwrap
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -320,7 +322,8 @@ def run_agent(request: AgentRequest) -> AgentRun:
         log = _Log(handle)
         started = time.monotonic()
         try:
-            argv = orphans.dying_with_parent(request.argv, request.cwd, env.get("PATH"))
+            confined = confine(request.sandbox, request.argv, request.cwd, env.get("PATH"))
+            argv = orphans.dying_with_parent(confined, request.cwd, env.get("PATH"))
             proc = spawn(argv, cwd=request.cwd, env=env, stdout=handle, stdin=stdin)
         except OSError as error:
             log.line(f"could not start: {error.strerror}")

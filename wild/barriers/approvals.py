@@ -30,7 +30,7 @@ import orjson
 
 from wild.errors import FileFormatError
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
-from wild.paths import approvals_path
+from wild.paths import approvals_path, store_lock
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
@@ -144,7 +144,7 @@ def changing_store(project: Path, *, path: Path | None = None) -> Iterator[Proje
     """
     store = path or approvals_path()
     store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with wild_lock(store.with_name(store.name + ".lock")):
+    with wild_lock(store_lock(store)):
         everything = _load_all(store, strict=True)
         key = project_key(project)
         recorded = everything.recorded.get(key)

@@ -347,6 +347,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "agent_timeout": (LOOP,),
     "webhook_port": (LOOP,),
     "once": (LOOP,),
+    "sandbox": (LOOP,),
     "serve": (SERVE, LOOP),
     "port": (SERVE, LOOP),
 }

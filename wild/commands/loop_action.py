@@ -50,6 +50,7 @@ def run_goal(
         run_backend=opts["run_backend"],
         run_slots=opts["run_slots"],
         runs_poll_s=poll_cycle_s(os.environ),
+        sandbox=opts["sandbox"],
     )
     result = run_loop(
         paths,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 
-from wild.agents import orphans
+from wild.agents import orphans, sandbox
 from wild.agents.registry import CUSTOM, agent_spec
 from wild.agents.runner import run_agent
 from wild.clock import Clock
@@ -114,6 +114,8 @@ def run_loop(
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
     _check_agent(options)
+    if options.sandbox:  # refused here, before .wild/ is made or any agent starts
+        sandbox.require_bwrap(os.environ)
     warning = root_warning(options.agent, os.geteuid(), os.environ)
     if warning:
         out(warning)

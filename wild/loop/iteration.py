@@ -14,6 +14,7 @@ from pathlib import Path
 from wild import prompts
 from wild.agents.registry import build_command, output_format, prompt_on_stdin
 from wild.agents.runner import AgentRequest, AgentRun, agent_env
+from wild.agents.sandbox import sandbox_for
 from wild.clock import Clock
 from wild.loop import changes, claims
 from wild.loop.model import LoopOptions, RunAgent
@@ -33,6 +34,7 @@ class AgentSetup:
     agent_cmd: str | None
     timeout_s: float | None
     heartbeat_s: float
+    sandbox: bool = False
 
     @classmethod
     def of(cls, options: LoopOptions, timeout_s: float | None) -> AgentSetup:
@@ -44,6 +46,7 @@ class AgentSetup:
             agent_cmd=options.agent_cmd,
             timeout_s=timeout_s,
             heartbeat_s=options.heartbeat_s,
+            sandbox=options.sandbox,
         )
 
 
@@ -100,6 +103,7 @@ def build_request(
         output_format=output_format(setup.agent),
         clock=clock,
         run_id=run_id,
+        sandbox=sandbox_for(paths, setup.agent, environ) if setup.sandbox else None,
     )
 
 
@@ -178,9 +182,9 @@ def describe(action: RunAgent) -> str:
 def record_fields(
     options: LoopOptions, run: AgentRun, iteration: int, files: tuple[str, ...] | None
 ) -> dict[str, object]:
-    """The iteration's `agent-end` line: how the run ended, who ran, what it cost, which
-    project files it changed (`wild.loop.changes`), and what went wrong (the agent's own
-    error flag and what wild could not read)."""
+    """The iteration's `agent-end` line: how the run ended, who ran (`sandbox`: under
+    `--sandbox`), what it cost, which project files it changed (`wild.loop.changes`), and
+    what went wrong (the agent's own error flag and what wild could not read)."""
     return {
         "iteration": iteration,
         "exit_code": run.exit_code,
@@ -191,6 +195,7 @@ def record_fields(
         **changes.record(files),
         "agent": options.agent,
         "model": options.model,
+        **({"sandbox": "bwrap"} if options.sandbox else {}),
         "cost_usd": run.cost_usd,
         "input_tokens": run.input_tokens,
         "output_tokens": run.output_tokens,
