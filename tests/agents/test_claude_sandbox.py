@@ -28,7 +28,9 @@ def test_claude_under_the_sandbox_works_the_project_but_not_the_policy(tmp_path:
     root = init_wild_dir(project)
     record_trust(WildPaths(root), T0, lambda text: text)
     store = approvals_path()
-    before = {path: path.read_bytes() for path in (root / "human-policy.md", store)}
+    # The store is wild's to write too (it records its approvals as the agent starts): the
+    # agent's append must not be in it.
+    before = {path: path.read_bytes() for path in (root / "human-policy.md",)}
     tasks = str(root / "tasks.md")
     script: Script = [
         Turn("I read the plan.", ToolUse("Read", {"file_path": tasks})),
@@ -56,6 +58,7 @@ def test_claude_under_the_sandbox_works_the_project_but_not_the_policy(tmp_path:
     assert (project / "report.md").read_text() == "best lr: 0.003\n"  # Claude's Bash tool
     assert "\nPlanned by Claude.\n" in (root / "tasks.md").read_text()  # its Edit tool
     assert {path: path.read_bytes() for path in before} == before
+    assert not store.read_bytes().rstrip().endswith(b"x")
     log = (root / "logs" / "iteration-1.log").read_text()
     assert "policy=1" in log and "store=1" in log  # bash could not open either to write
     assert "Read-only file system" in log

@@ -22,7 +22,8 @@ from wild.agents import sandbox
 from wild.commands.init import init_wild
 from wild.errors import WildError
 from wild.paths import WildPaths, approvals_path
-from wild.workspace import record_trust
+from wild.policy.trust import RecordedTrust
+from wild.workspace import read_trust, record_trust
 
 LOOP_TIMEOUT_S = 120.0  # a safety net for a hung loop, not a speed check
 MARK = "PWNED"
@@ -133,7 +134,7 @@ def test_a_sandboxed_agent_cannot_touch_policy_checks_state_or_approvals(
     init_wild(paths)
     record_trust(paths, T0, lambda text: text)  # the approval store exists, as after --approve
     store = approvals_path()
-    before = {path: path.read_bytes() for path in (paths.policy, paths.checks, store)}
+    before = {path: path.read_bytes() for path in (paths.policy, paths.checks)}
     agent = tmp_path / "agent.sh"
     agent.write_text(AGENT.replace("{mark}", MARK).replace("{python}", sys.executable))
     agent.chmod(0o755)
@@ -151,9 +152,12 @@ def test_a_sandboxed_agent_cannot_touch_policy_checks_state_or_approvals(
     attempts = (project / "attempts.txt").read_text().splitlines()
     assert len(attempts) == 4 * 4 + 3
     assert [line for line in attempts if not line.startswith("refused ")] == []
-    # Every byte the human and wild wrote is where it was; the agent's mark is nowhere.
+    # Every byte the human wrote is where it was; the agent's mark is nowhere (the approval
+    # store is wild's to write too: it records which approvals it wrote as the agent starts).
     assert {path: path.read_bytes() for path in before} == before
     assert MARK.encode() not in paths.events.read_bytes()
+    assert MARK.encode() not in store.read_bytes()
+    assert read_trust(paths)[1] == RecordedTrust("semi-autonomous", "required")
     assert not store.with_name(f"{store.name}.new").exists()
     assert (project / ".wild").is_dir() and not (project / ".wild-moved").exists()
     # The project itself was the agent's to write, and the run is recorded as sandboxed.
