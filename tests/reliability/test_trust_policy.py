@@ -161,6 +161,7 @@ def test_an_agent_cannot_turn_off_permission_prompts_a_human_kept_on(tmp_path: P
         ],
         say(TASK, RESOLVED),
     ]
+    sim.queue_request("stop")  # the work done, the loop waits for the human (item 20.9)
     sim.run(agent="claude", agent_cmd=None, max_iterations=4)
     assert sim.agent is not None and len(sim.agent.requests) >= 2
     assert all("--dangerously-skip-permissions" not in r.argv for r in sim.agent.requests)

@@ -22,13 +22,14 @@ from pathlib import Path
 import orjson
 
 from wild.errors import FileFormatError
+from wild.parsers.alert_types import UNAPPROVED_COMMAND
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.paths import approvals_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
 # The alert type of a command waiting for a human's approval (raised by the barrier checker).
-UNAPPROVED_TYPE = "unapproved-command"
+UNAPPROVED_TYPE = UNAPPROVED_COMMAND
 
 
 def command_hash(command: str) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wild.clock import iso, parse_time
+from wild.parsers.alert_types import POLICY_LOOSENED
 from wild.parsers.policy import CommandApproval, Mode, read_approval, read_mode
 from wild.policy.model import DEFAULT_MODE, HumanPolicy, default_policy
 
@@ -28,7 +29,7 @@ from wild.policy.model import DEFAULT_MODE, HumanPolicy, default_policy
 POLICY_APPROVAL_ID = "@policy"
 NOTIFY_APPROVAL_ID = "@notify"
 # The alert that says a looser human-policy.md was held back.
-POLICY_LOOSENED_TYPE = "policy-loosened"
+POLICY_LOOSENED_TYPE = POLICY_LOOSENED
 
 
 @dataclass(frozen=True)
