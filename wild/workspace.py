@@ -1,14 +1,16 @@
 """Load every `.wild/` file into one parsed view; the read side shared by the CLI and the loop.
 
 It also holds the policy to the trust recorded outside `.wild/` (`wild.policy.trust`), and
-records that trust (`record_trust`, `settle_trust`) for the CLI and the loop alike.
+records that trust (`record_trust`, `settle_trust`) for the CLI and the loop alike: a policy
+file whose last change was made while no agent of wild ran is the human's (`humans_change`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -26,6 +28,7 @@ from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
+from wild.parsers.events_log import AgentSpan, agent_spans
 from wild.parsers.lines import Problem
 from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths, approvals_path
@@ -36,12 +39,14 @@ from wild.policy.trust import (
     RecordedTrust,
     hold_policy,
     loosened_message,
+    made_during_agent_run,
     trust_from_json,
     trust_of,
     trust_to_json,
 )
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
+from wild.store.events_log import read_events
 from wild.store.files import read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.tasks_backup import damage_notice
@@ -125,13 +130,43 @@ def read_trust(paths: WildPaths) -> tuple[Approvals, RecordedTrust | None]:
     return approvals, trust_from_json(trust)
 
 
+# When wild's agents ran: read from events.log only when a file's change must be dated.
+Spans = Callable[[], Iterable[AgentSpan]]
+
+
+def recorded_spans(paths: WildPaths) -> Spans:
+    """The agent runs events.log records, read when asked."""
+    return lambda: agent_spans(read_events(paths.events)[0])
+
+
+def modified_at(path: Path) -> datetime | None:
+    """When the file was last changed, as its own time says; None when it cannot be stat'ed."""
+    try:
+        return datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
+    except OSError:
+        return None
+
+
+def humans_change(path: Path, spans: Spans) -> bool:
+    """The file's last change was made while no agent of wild ran: the human's own edit (a
+    folder's first loop included), to be taken as it stands."""
+    return not made_during_agent_run(modified_at(path), spans())
+
+
 def policy_in_force(
-    policy_doc: policy_md.PolicyDocument, recorded: RecordedTrust | None, now: datetime
+    policy_doc: policy_md.PolicyDocument,
+    recorded: RecordedTrust | None,
+    now: datetime,
+    by_human: Callable[[], bool] = lambda: False,
 ) -> tuple[HeldPolicy, str | None]:
-    """The file's policy at `now` (expiry applied), held to the trust a human recorded; and
-    the expiry note, if any. Pure."""
+    """The file's policy at `now` (expiry applied), held to the trust a human recorded unless
+    `by_human()` says the human made the file as it stands (asked only when it is looser); and
+    the expiry note, if any."""
     policy, note = effective_policy(policy_from_document(policy_doc), now)
-    return hold_policy(policy, recorded, now), note
+    held = hold_policy(policy, recorded, now)
+    if held.loosened and by_human():
+        held = hold_policy(policy, recorded, now, by_human=True)
+    return held, note
 
 
 def stated_policy(paths: WildPaths, now: datetime, text: str | None = None) -> HumanPolicy:
@@ -158,14 +193,19 @@ def record_trust(
     return trust
 
 
-def settle_trust(paths: WildPaths, now: datetime) -> HeldPolicy:
+def settle_trust(paths: WildPaths, now: datetime, spans: Spans | None = None) -> HeldPolicy:
     """The file and the record read together under the store's lock (so never half of a
-    `record_trust`); a file stricter than the record (a hand tightening) becomes the record, so
-    an agent cannot loosen it back. Returns how the file is held."""
+    `record_trust`); a file stricter than the record (a hand tightening), or looser by the
+    human's own edit (its last change made while no agent ran: `spans`, events.log's by
+    default), becomes the record, so an agent cannot loosen it back. Returns how the file is
+    held."""
+    when = recorded_spans(paths) if spans is None else spans
     with changing_store(paths.project, path=approvals_path()) as entry:
-        held = hold_policy(stated_policy(paths, now), trust_from_json(entry.trust), now)
-        if held.stricter is not None:
-            entry.trust = trust_to_json(held.stricter)
+        doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
+        recorded = trust_from_json(entry.trust)
+        held, _ = policy_in_force(doc, recorded, now, lambda: humans_change(paths.policy, when))
+        if held.to_record is not None:
+            entry.trust = trust_to_json(held.to_record)
         return held
 
 
@@ -250,6 +290,7 @@ def load_workspace(paths: WildPaths, now: datetime, cache: ParseCache | None = N
     return assemble_workspace(
         paths,
         now,
+        policy_by_human=lambda: humans_change(paths.policy, recorded_spans(paths)),
         tasks=tasks,
         barriers=_parsed(cache, paths.barriers, barriers_md.parse),
         human=_parsed(cache, paths.human, human_md.parse),
@@ -284,11 +325,13 @@ def assemble_workspace(
     recorded_trust: RecordedTrust | None = None,
     runs: RunIndex | None = None,
     run_problems: tuple[Problem, ...] = (),
+    policy_by_human: Callable[[], bool] = lambda: False,
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them.
-    With no recorded trust, the default policy's holds (fail closed)."""
-    held, note = policy_in_force(policy_doc, recorded_trust, now)
+    With no recorded trust, the default policy's holds (fail closed), unless
+    `policy_by_human()` says the human made the policy file as it stands."""
+    held, note = policy_in_force(policy_doc, recorded_trust, now, policy_by_human)
     problems = (
         *tasks.problems,
         *alert_problems,

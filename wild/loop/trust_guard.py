@@ -1,6 +1,8 @@
 """The loop's side of the trust rule (`wild.policy.trust`): after each read of the files, a
-stricter policy file becomes the record, and what the file asks but wild holds back (a looser
-policy, an unapproved Notify Command) is raised once as an alert for the human."""
+stricter policy file, or one the human loosened while no agent ran, becomes the record (and
+the loop views the files again), and what the file asks but wild holds back (a loosening
+made during an agent's run, an unapproved Notify Command) is raised once as an alert for the
+human."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from wild.barriers.command_gate import may_run
 from wild.clock import Clock
 from wild.errors import WildError
 from wild.loop.decide import policy_at
+from wild.loop.files import LoopFiles
 from wild.loop.model import LoopModel, Moment
 from wild.parsers.alerts import make_alert
 from wild.paths import WildPaths
@@ -45,16 +48,23 @@ class TrustGuard:
         self._out = out
         self._raised: set[tuple[str, str]] = set()  # (alert type, key) raised by this loop
         self._store_failed = False
+        self._judged: object = None  # the policy document last judged under the store's lock
 
-    def observe(self, ws: Workspace) -> None:
+    def view(self, files: LoopFiles) -> Workspace:
+        """The files as one workspace, observed; viewed again when that recorded a trust."""
+        ws = files.view(self._clock.now())
+        return files.view(self._clock.now()) if self.observe(ws) else ws
+
+    def observe(self, ws: Workspace) -> bool:
+        """Act on `ws`; True when a trust was recorded (the view holds the policy to the old)."""
         held = ws.held
-        if held is None:
-            return
-        loosened = held.loosened
-        if held.stricter is not None or (loosened and not self._known(loosened)):
+        loosened, recorded = held.loosened, False
+        if held.to_record is not None or (loosened and ws.policy_doc is not self._judged):
             # Read the file and the record again under the store's lock: what this view saw
-            # may be half of a `wild --update-policy`, and a stricter file is recorded there.
-            loosened = self._settle(loosened)
+            # may be half of a `wild --update-policy`. A stricter file, or one the human
+            # loosened while no agent ran, is recorded there; each version is judged once.
+            self._judged = ws.policy_doc
+            loosened, recorded = self._settle(loosened)
         if loosened:
             self._raise(
                 ws,
@@ -74,18 +84,17 @@ class TrustGuard:
                 f"{self._paths.policy} and run `wild --approve {NOTIFY_APPROVAL_ID}`",
                 {"barrier": NOTIFY_APPROVAL_ID, "command": command},
             )
+        return recorded
 
-    def _known(self, loosened: tuple[str, ...]) -> bool:
-        return (POLICY_LOOSENED_TYPE, loosened_key(loosened)) in self._raised
-
-    def _settle(self, seen: tuple[str, ...]) -> tuple[str, ...]:
+    def _settle(self, seen: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
         try:
-            return settle_trust(self._paths, self._clock.now()).loosened
+            held = settle_trust(self._paths, self._clock.now())
         except (OSError, WildError) as error:  # what this view holds back stays held back
             if not self._store_failed:
                 self._store_failed = True
                 self._out(f"⚠️  could not read or update the approval store: {error}")
-            return seen
+            return seen, False
+        return held.loosened, held.to_record is not None
 
     def _raise(
         self, ws: Workspace, kind: str, key: str, description: str, context: dict[str, object]
