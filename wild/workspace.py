@@ -18,6 +18,7 @@ from wild.barriers.approvals import (
     NO_APPROVALS,
     Approvals,
     changing_store,
+    load_checks,
     load_project,
 )
 from wild.barriers.command_gate import may_run
@@ -32,6 +33,15 @@ from wild.parsers.events_log import AgentSpan, agent_spans
 from wild.parsers.lines import Problem
 from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths, approvals_path
+from wild.policy.checks_trust import (
+    ChecksBaseline,
+    HeldChecks,
+    baseline_from_json,
+    baseline_of,
+    baseline_to_json,
+    hold_checks,
+    weakened_message,
+)
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
 from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,
@@ -84,6 +94,8 @@ class Workspace:
     recorded_trust: RecordedTrust | None = None
     # runs.jsonl: the sweeps and runs, latest line per id (SPEC §7).
     runs: RunIndex = field(default_factory=RunIndex)
+    # How checks.md was held to the checks a human accepted (`checks` is what is in force).
+    held_checks: HeldChecks | None = None
 
     @property
     def refused(self) -> frozenset[str]:
@@ -128,6 +140,11 @@ def read_trust(paths: WildPaths) -> tuple[Approvals, RecordedTrust | None]:
     """This project's approvals and recorded trust, from the store outside `.wild/`."""
     approvals, trust = load_project(paths.project, path=approvals_path())
     return approvals, trust_from_json(trust)
+
+
+def read_accepted_checks(paths: WildPaths) -> ChecksBaseline | None:
+    """The completion checks a human last accepted, from the store outside `.wild/`."""
+    return baseline_from_json(load_checks(paths.project, path=approvals_path()))
 
 
 # When wild's agents ran: read from events.log only when a file's change must be dated.
@@ -209,6 +226,40 @@ def settle_trust(paths: WildPaths, now: datetime, spans: Spans | None = None) ->
         return held
 
 
+def checks_in_force(
+    doc: checks_md.CheckList,
+    recorded: ChecksBaseline | None,
+    by_human: Callable[[], bool] = lambda: False,
+) -> HeldChecks:
+    """checks.md held to the checks a human accepted, unless `by_human()` says the human made
+    the file as it stands (asked only when it is weaker)."""
+    held = hold_checks(doc, recorded)
+    if held.weakened and by_human():
+        held = hold_checks(doc, recorded, by_human=True)
+    return held
+
+
+def settle_checks(paths: WildPaths, spans: Spans | None = None) -> HeldChecks:
+    """checks.md and the accepted checks read together under the store's lock; what becomes
+    the record (the first checks seen, a new check, the human's own edit) is recorded."""
+    when = recorded_spans(paths) if spans is None else spans
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
+        recorded = baseline_from_json(entry.checks)
+        held = checks_in_force(doc, recorded, lambda: humans_change(paths.checks, when))
+        if held.to_record is not None:
+            entry.checks = baseline_to_json(held.to_record)
+        return held
+
+
+def accept_checks(paths: WildPaths) -> ChecksBaseline:
+    """`wild --approve @checks`: a human accepts checks.md as it stands."""
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        accepted = baseline_of(checks_md.parse(read_text(paths.checks), file=str(paths.checks)))
+        entry.checks = baseline_to_json(accepted)
+        return accepted
+
+
 def unapproved_notify(policy: HumanPolicy, approvals: Approvals) -> str | None:
     """The policy's Notify Command when the command gate does not let it run, else None."""
     command = policy.notify_command
@@ -223,6 +274,8 @@ def trust_problems(ws: Workspace) -> list[str]:
     problems = []
     if ws.held.loosened:
         problems.append(loosened_message(ws.held.loosened, str(ws.paths.policy)))
+    if ws.held_checks is not None and ws.held_checks.weakened:
+        problems.append(weakened_message(ws.held_checks.weakened, str(ws.paths.checks)))
     command = unapproved_notify(ws.policy, ws.approvals)
     if command is not None:
         problems.append(
@@ -291,6 +344,8 @@ def load_workspace(paths: WildPaths, now: datetime, cache: ParseCache | None = N
         paths,
         now,
         policy_by_human=lambda: humans_change(paths.policy, recorded_spans(paths)),
+        checks_recorded=read_accepted_checks(paths),
+        checks_by_human=lambda: humans_change(paths.checks, recorded_spans(paths)),
         tasks=tasks,
         barriers=_parsed(cache, paths.barriers, barriers_md.parse),
         human=_parsed(cache, paths.human, human_md.parse),
@@ -326,12 +381,16 @@ def assemble_workspace(
     runs: RunIndex | None = None,
     run_problems: tuple[Problem, ...] = (),
     policy_by_human: Callable[[], bool] = lambda: False,
+    checks_recorded: ChecksBaseline | None = None,
+    checks_by_human: Callable[[], bool] = lambda: False,
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them.
     With no recorded trust, the default policy's holds (fail closed), unless
     `policy_by_human()` says the human made the policy file as it stands."""
     held, note = policy_in_force(policy_doc, recorded_trust, now, policy_by_human)
+    file_checks = checks if checks is not None else checks_md.parse("")
+    held_checks = checks_in_force(file_checks, checks_recorded, checks_by_human)
     problems = (
         *tasks.problems,
         *alert_problems,
@@ -352,7 +411,8 @@ def assemble_workspace(
         policy=held.policy,
         policy_note=note,
         problems=tuple(problems),
-        checks=checks if checks is not None else checks_md.parse(""),
+        checks=held_checks.checks,
+        held_checks=held_checks,
         refusals=refusals,
         notices=notices,
         approvals=approvals,

@@ -235,7 +235,9 @@ fi
 
 def _unapproved_raised(root: Path) -> bool:
     alerts = root / "alerts.jsonl"
-    return alerts.exists() and '"barrier":"sneaky"' in alerts.read_text().replace(" ", "")
+    text = alerts.read_text().replace(" ", "") if alerts.exists() else ""
+    # Both alerts: a stop sent on the first alone may cut the agent short before its edit.
+    return '"barrier":"sneaky"' in text and "policy-loosened" in text
 
 
 @pytest.mark.parametrize("how", sorted(LOOSENINGS))

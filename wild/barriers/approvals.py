@@ -5,9 +5,9 @@ A barrier command is code that runs as the user. An agent confined to the projec
 `$XDG_CONFIG_HOME/wild/approvals.json` (direnv's model): project real path → sha256 of each
 exact command string. Changing one byte of a command makes it unapproved again.
 
-The same file keeps, per project, the trust a human last set through the CLI (the settings of
-human-policy.md that loosen what runs, `wild.policy.trust`), so a hand edit of the policy file
-cannot loosen it either.
+The same file keeps, per project, the trust a human last set (the settings of human-policy.md
+that loosen what runs, `wild.policy.trust`) and the completion checks a human last accepted
+(`wild.policy.checks_trust`), so an agent's edit of those files cannot loosen them either.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class _Store:
 
     projects: dict[str, set[str]]
     trust: dict[str, object]  # project -> the trust object wild.policy.trust reads
+    checks: dict[str, object] = field(default_factory=dict)  # -> wild.policy.checks_trust's
 
 
 def _load_all(path: Path, *, strict: bool) -> _Store:
@@ -78,8 +79,9 @@ def _load_all(path: Path, *, strict: bool) -> _Store:
     try:
         document = orjson.loads(data)
         projects, trust = document.get("projects"), document.get("trust", {})
+        checks = document.get("checks", {})
     except (orjson.JSONDecodeError, AttributeError):
-        projects = trust = None
+        projects = trust = checks = None
     if (
         isinstance(projects, dict)
         and all(
@@ -87,8 +89,9 @@ def _load_all(path: Path, *, strict: bool) -> _Store:
             for hashes in projects.values()
         )
         and isinstance(trust, dict)
+        and isinstance(checks, dict)
     ):
-        return _Store({str(key): set(hashes) for key, hashes in projects.items()}, trust)
+        return _Store({str(key): set(hashes) for key, hashes in projects.items()}, trust, checks)
     if not strict:
         return _Store({}, {})
     raise FileFormatError(
@@ -106,6 +109,12 @@ def load_project(project: Path, *, path: Path | None = None) -> tuple[Approvals,
     everything = _load_all(path or approvals_path(), strict=False)
     key = project_key(project)
     return Approvals(frozenset(everything.projects.get(key, set()))), everything.trust.get(key)
+
+
+def load_checks(project: Path, *, path: Path | None = None) -> object:
+    """The completion checks a human accepted for this project (None: none yet);
+    `wild.policy.checks_trust.baseline_from_json` reads them."""
+    return _load_all(path or approvals_path(), strict=False).checks.get(project_key(project))
 
 
 def load_approvals(project: Path, *, path: Path | None = None) -> Approvals:
@@ -130,15 +139,21 @@ def changing_store(project: Path, *, path: Path | None = None) -> Iterator[Proje
     with wild_lock(store.with_name(store.name + ".lock")):
         everything = _load_all(store, strict=True)
         key = project_key(project)
-        saved = [(set(everything.projects.get(key, set())), everything.trust.get(key))]
+        saved = [
+            (
+                set(everything.projects.get(key, set())),
+                everything.trust.get(key),
+                everything.checks.get(key),
+            )
+        ]
 
         def save(entry: ProjectEntry) -> None:
-            if (entry.hashes, entry.trust) == saved[0]:
+            if (entry.hashes, entry.trust, entry.checks) == saved[0]:
                 return
-            saved[0] = (set(entry.hashes), entry.trust)
+            saved[0] = (set(entry.hashes), entry.trust, entry.checks)
             _write(store, everything, key, entry)
 
-        entry = ProjectEntry(set(saved[0][0]), saved[0][1], save)
+        entry = ProjectEntry(set(saved[0][0]), saved[0][1], save, saved[0][2])
         yield entry
         entry.save()
 
@@ -152,12 +167,18 @@ def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> No
         everything.trust.pop(key, None)
     else:
         everything.trust[key] = entry.trust
+    if entry.checks is None:
+        everything.checks.pop(key, None)
+    else:
+        everything.checks[key] = entry.checks
     document: dict[str, object] = {
         "format": FORMAT,
         "projects": {k: sorted(v) for k, v in sorted(everything.projects.items())},
     }
     if everything.trust:  # absent until a human first sets a policy through the CLI
         document["trust"] = dict(sorted(everything.trust.items()))
+    if everything.checks:
+        document["checks"] = dict(sorted(everything.checks.items()))
     if not store.exists():
         # atomic_write keeps an existing file's mode: create it private first.
         os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
@@ -171,6 +192,7 @@ class ProjectEntry:
     hashes: set[str]
     trust: object  # None: no trust recorded (the default policy's applies)
     _save: Callable[[ProjectEntry], None] = field(repr=False, compare=False)
+    checks: object = None  # None: no completion checks accepted yet
 
     def save(self) -> None:
         """Write the entry now, still under the lock (before a file that depends on it)."""
@@ -182,6 +204,7 @@ def forget_project(project: Path, *, path: Path | None = None) -> None:
     with changing_store(project, path=path) as entry:
         entry.hashes.clear()
         entry.trust = None
+        entry.checks = None
 
 
 def approve(project: Path, command: str, *, path: Path | None = None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import TypeVar
 
 from wild.barriers.approvals import UNAPPROVED_TYPE, command_hash
 from wild.barriers.command_gate import may_run
@@ -16,16 +17,21 @@ from wild.errors import WildError
 from wild.loop.decide import policy_at
 from wild.loop.files import LoopFiles
 from wild.loop.model import LoopModel, Moment
+from wild.parsers.alert_types import CHECKS_WEAKENED
 from wild.parsers.alerts import make_alert
 from wild.paths import WildPaths
+from wild.policy.checks_trust import CHECKS_APPROVAL_ID, HeldChecks, weakened_message
 from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,
     POLICY_APPROVAL_ID,
     POLICY_LOOSENED_TYPE,
+    HeldPolicy,
     loosened_message,
 )
 from wild.store.alerts_log import append_alert
-from wild.workspace import Workspace, settle_trust
+from wild.workspace import Workspace, settle_checks, settle_trust
+
+_Held = TypeVar("_Held", HeldPolicy, HeldChecks)
 
 
 def approval_required(model: LoopModel | None, at: Moment) -> bool:
@@ -48,7 +54,9 @@ class TrustGuard:
         self._out = out
         self._raised: set[tuple[str, str]] = set()  # (alert type, key) raised by this loop
         self._store_failed = False
-        self._judged: object = None  # the policy document last judged under the store's lock
+        # The policy and checks documents last judged under the store's lock.
+        self._judged: object = None
+        self._judged_checks: object = None
 
     def view(self, files: LoopFiles) -> Workspace:
         """The files as one workspace, observed; viewed again when that recorded a trust."""
@@ -64,7 +72,10 @@ class TrustGuard:
             # may be half of a `wild --update-policy`. A stricter file, or one the human
             # loosened while no agent ran, is recorded there; each version is judged once.
             self._judged = ws.policy_doc
-            loosened, recorded = self._settle(loosened)
+            settled = self._settle(lambda: settle_trust(self._paths, self._clock.now()))
+            if settled is not None:
+                loosened, recorded = settled.loosened, settled.to_record is not None
+        recorded = self._observe_checks(ws) or recorded
         if loosened:
             self._raise(
                 ws,
@@ -86,15 +97,38 @@ class TrustGuard:
             )
         return recorded
 
-    def _settle(self, seen: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    def _observe_checks(self, ws: Workspace) -> bool:
+        """checks.md as the policy file: the first checks seen, a new check or the human's
+        own edit is recorded; a weakening made during an agent's run is raised once."""
+        held = ws.held_checks
+        if held is None:
+            return False
+        weakened, recorded = held.weakened, False
+        if held.to_record is not None or (weakened and held.file is not self._judged_checks):
+            self._judged_checks = held.file
+            settled = self._settle(lambda: settle_checks(self._paths))
+            if settled is not None:
+                weakened, recorded = settled.weakened, settled.to_record is not None
+        if weakened:
+            self._raise(
+                ws,
+                CHECKS_WEAKENED,
+                loosened_key(weakened),
+                weakened_message(weakened, str(self._paths.checks)),
+                {"weakened": list(weakened), "approve": CHECKS_APPROVAL_ID},
+            )
+        return recorded
+
+    def _settle(self, settle: Callable[[], _Held]) -> _Held | None:
+        """`settle()`, or None when the store cannot be read or written (what this view holds
+        back stays held back)."""
         try:
-            held = settle_trust(self._paths, self._clock.now())
-        except (OSError, WildError) as error:  # what this view holds back stays held back
+            return settle()
+        except (OSError, WildError) as error:
             if not self._store_failed:
                 self._store_failed = True
                 self._out(f"⚠️  could not read or update the approval store: {error}")
-            return seen, False
-        return held.loosened, held.to_record is not None
+            return None
 
     def _raise(
         self, ws: Workspace, kind: str, key: str, description: str, context: dict[str, object]
