@@ -69,3 +69,17 @@ def test_the_loop_works_on_tasks_and_announces_a_human_only_alert_once(tmp_path:
     told = [line for line in sim.out if alert_id in line and "Waiting for you" in line]
     assert len(told) == 1
     assert len([n for n in sim.notes if "only the human can resolve it" in n]) == 1
+
+
+def test_what_was_told_of_a_resolved_human_only_alert_is_forgotten(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    alert_id = human_only_alert(sim.paths, "unapproved-command")
+
+    def approve() -> None:
+        alert = AlertIndex(read_new(sim.paths.alerts, None).entries).active()[0]
+        append_alert(sim.paths.alerts, status_update(alert, "resolved", sim.clock.now()))
+
+    sim.queue_edit(sim.paths.alerts, approve)
+    sim.script = [say(TASK)]
+    assert sim.run().reason == "complete"
+    assert not [key for key in sim.book().notified if key.startswith(alert_id)]

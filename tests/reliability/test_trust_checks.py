@@ -4,6 +4,7 @@ loosening the policy: the old check stands until `wild --approve @checks`."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ import orjson
 
 from tests.cli_support import invoke
 from tests.loop.harness import TASK, new_project, say
+from wild.wake import WakeReason
 
 CHECKS = """# Completion Checks
 
@@ -107,3 +109,25 @@ def test_the_real_loop_does_not_end_complete_when_its_agent_deletes_a_check(
     assert "All work complete" not in output
     assert "failing: report-exists" in output
     assert len(_weakened_alerts(root)) == 1
+
+
+def test_putting_the_check_back_resolves_the_alert_and_the_loop_goes_on(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Write the report\n")
+    sim.paths.checks.write_text(CHECKS)
+    sim.script = [[{"write_file": ".wild/checks.md", "text": NO_CHECKS}, *say(TASK)]]
+
+    def human_restores() -> None:
+        sim.clock.advance(60)  # a minute after the agent's run, on the test's clock
+        sim.paths.checks.write_text(CHECKS)
+        (tmp_path / "report.md").write_text("done\n")
+        at = sim.clock.now().timestamp()
+        os.utime(sim.paths.checks, (at, at))
+
+    sim.queue_edit(sim.paths.checks, human_restores)
+    # wild's own resolution of the alert, as the folder watcher would hand it over
+    sim.queue(lambda: WakeReason("file", str(sim.paths.alerts)))
+    result = sim.run(max_iterations=3)
+    assert result.reason == "complete"
+    assert all(kind != "alert" for kind, _ in sim.worked_on())  # never given to the agent
+    latest = {a["id"]: a for a in sim.alert_lines()}
+    assert [a["status"] for a in latest.values() if a["type"] == "checks-weakened"] == ["resolved"]

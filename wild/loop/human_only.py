@@ -13,8 +13,14 @@ TOLD = "only the human can resolve it"
 
 
 def announce(model: LoopModel, at: Moment) -> tuple[LoopModel, tuple[Action, ...]]:
-    """One Say and one Notify for each open human-only alert not told of before."""
+    """One Say and one Notify for each open human-only alert not told of before; what was
+    told of alerts the human has since resolved is forgotten (state.json stays small)."""
     book, actions = model.book, list[Action]()
+    told = f":{TOLD}"
+    open_ids = {alert.id for alert in model.ws.open_alerts}
+    for key in [k for k in book.notified if k.endswith(told)]:
+        if key[: -len(told)] not in open_ids:
+            book = book.alert_closed(key[: -len(told)])
     for alert in model.ws.open_alerts:
         if not human_only(alert.type) or book.was_told(alert.id, TOLD):
             continue
@@ -22,4 +28,4 @@ def announce(model: LoopModel, at: Moment) -> tuple[LoopModel, tuple[Action, ...
         message = f"[{alert.severity}] {alert.description}"
         actions.append(Say(f"✋ Waiting for you ({alert.id}, {alert.type}): {alert.description}"))
         actions.append(Notify(alert.id, f"{TOLD}: {message}", cause=None))
-    return (model.with_book(book), tuple(actions)) if actions else (model, ())
+    return (model if book is model.book else model.with_book(book)), tuple(actions)

@@ -18,7 +18,7 @@ from wild.loop.decide import policy_at
 from wild.loop.files import LoopFiles
 from wild.loop.model import LoopModel, Moment
 from wild.parsers.alert_types import CHECKS_WEAKENED
-from wild.parsers.alerts import make_alert
+from wild.parsers.alerts import make_alert, status_update
 from wild.paths import WildPaths
 from wild.policy.checks_trust import CHECKS_APPROVAL_ID, HeldChecks, weakened_message
 from wild.policy.trust import (
@@ -57,6 +57,7 @@ class TrustGuard:
         # The policy and checks documents last judged under the store's lock.
         self._judged: object = None
         self._judged_checks: object = None
+        self._closed: set[str] = set()  # alert ids this loop resolved
 
     def view(self, files: LoopFiles) -> Workspace:
         """The files as one workspace, observed; viewed again when that recorded a trust."""
@@ -76,7 +77,9 @@ class TrustGuard:
             if settled is not None:
                 loosened, recorded = settled.loosened, settled.to_record is not None
         recorded = self._observe_checks(ws) or recorded
-        if loosened:
+        if not loosened:
+            self._close(ws, POLICY_LOOSENED_TYPE, f"{self._paths.policy} no longer asks for it")
+        else:
             self._raise(
                 ws,
                 POLICY_LOOSENED_TYPE,
@@ -109,7 +112,9 @@ class TrustGuard:
             settled = self._settle(lambda: settle_checks(self._paths))
             if settled is not None:
                 weakened, recorded = settled.weakened, settled.to_record is not None
-        if weakened:
+        if not weakened:
+            self._close(ws, CHECKS_WEAKENED, f"{self._paths.checks} no longer asks for it")
+        else:
             self._raise(
                 ws,
                 CHECKS_WEAKENED,
@@ -118,6 +123,20 @@ class TrustGuard:
                 {"weakened": list(weakened), "approve": CHECKS_APPROVAL_ID},
             )
         return recorded
+
+    def _close(self, ws: Workspace, kind: str, note: str) -> None:
+        """Nothing of `kind` is held back any more (the file was put back, or taken as the
+        human's own edit): its open alerts are resolved, so the human is not left waiting on
+        them, and a later weakening is raised again."""
+        self._raised = {raised for raised in self._raised if raised[0] != kind}
+        for alert in ws.open_alerts:
+            if alert.type == kind and alert.source == "wild" and alert.id not in self._closed:
+                self._closed.add(alert.id)  # this view may not have read the resolution yet
+                resolution = {"choice": None, "note": note}
+                now = self._clock.now()
+                append_alert(
+                    self._paths.alerts, status_update(alert, "resolved", now, resolution=resolution)
+                )
 
     def _settle(self, settle: Callable[[], _Held]) -> _Held | None:
         """`settle()`, or None when the store cannot be read or written (what this view holds
