@@ -100,8 +100,7 @@ def test_an_agent_cannot_approve_its_own_command_nor_loosen_the_policy(tmp_path:
             "Train it",
             "--agent-cmd",
             f"{sys.executable} {tmp_path / 'agent.py'}",
-            "--max-iterations",
-            "3",
+            "--once",  # the agent's one run; the unapproved barrier then waits for the human
             "--dir",
             str(paths.root),
         ],
@@ -169,8 +168,7 @@ def test_an_approval_the_agent_writes_into_the_store_is_void_and_raises_an_alert
             "Train it",
             "--agent-cmd",
             f"{sys.executable} {tmp_path / 'agent.py'}",
-            "--max-iterations",
-            "3",
+            "--once",  # the agent's one run; the unapproved barrier then waits for the human
             "--dir",
             str(paths.root),
         ],

@@ -5,9 +5,9 @@ A barrier command is code that runs as the user. An agent confined to the projec
 `$XDG_CONFIG_HOME/wild/approvals.json` (direnv's model): project real path → sha256 of each
 exact command string. Changing one byte of a command makes it unapproved again.
 
-The same file keeps, per project, the trust a human last set through the CLI (the settings of
-human-policy.md that loosen what runs, `wild.policy.trust`), so a hand edit of the policy file
-cannot loosen it either.
+The same file keeps, per project, the trust a human last set (the settings of human-policy.md
+that loosen what runs, `wild.policy.trust`) and the completion checks a human last accepted
+(`wild.policy.checks_trust`), so an agent's edit of those files cannot loosen them either.
 
 An agent can still write the file itself. So wild records which approvals it wrote
 ("recorded": project → {sha256: how}): `wild --approve` and the dashboard record theirs, and
@@ -29,15 +29,16 @@ from pathlib import Path
 import orjson
 
 from wild.errors import FileFormatError
+from wild.parsers.alert_types import UNAPPROVED_COMMAND, UNRECORDED_APPROVAL
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.paths import approvals_path, store_lock
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
 # The alert type of a command waiting for a human's approval (raised by the barrier checker).
-UNAPPROVED_TYPE = "unapproved-command"
+UNAPPROVED_TYPE = UNAPPROVED_COMMAND
 # The alert type of an approval that appeared while an agent ran, not written by wild.
-UNRECORDED_TYPE = "unrecorded-approval"
+UNRECORDED_TYPE = UNRECORDED_APPROVAL
 
 
 def command_hash(command: str) -> str:
@@ -78,6 +79,7 @@ class _Store:
     projects: dict[str, set[str]]
     trust: dict[str, object]  # project -> the trust object wild.policy.trust reads
     recorded: dict[str, dict[str, object]]  # project -> {sha256: how wild came to write it}
+    checks: dict[str, object] = field(default_factory=dict)  # -> wild.policy.checks_trust's
 
 
 def _load_all(path: Path, *, strict: bool) -> _Store:
@@ -89,8 +91,9 @@ def _load_all(path: Path, *, strict: bool) -> _Store:
         document = orjson.loads(data)
         projects, trust = document.get("projects"), document.get("trust", {})
         recorded = document.get("recorded", {})
+        checks = document.get("checks", {})
     except (orjson.JSONDecodeError, AttributeError):
-        projects = trust = recorded = None
+        projects = trust = recorded = checks = None
     if (
         isinstance(projects, dict)
         and all(
@@ -100,9 +103,11 @@ def _load_all(path: Path, *, strict: bool) -> _Store:
         and isinstance(trust, dict)
         and isinstance(recorded, dict)
         and all(isinstance(entry, dict) for entry in recorded.values())
+        and isinstance(checks, dict)
     ):
         projects = {str(key): set(hashes) for key, hashes in projects.items()}
-        return _Store(projects, trust, {str(k): dict(v) for k, v in recorded.items()})
+        recorded = {str(k): dict(v) for k, v in recorded.items()}
+        return _Store(projects, trust, recorded, checks)
     if not strict:
         return _Store({}, {}, {})
     raise FileFormatError(
@@ -123,6 +128,12 @@ def load_project(project: Path, *, path: Path | None = None) -> tuple[Approvals,
     recorded = everything.recorded.get(key)
     void = frozenset() if recorded is None else hashes - recorded.keys()
     return Approvals(hashes - void, void), everything.trust.get(key)
+
+
+def load_checks(project: Path, *, path: Path | None = None) -> object:
+    """The completion checks a human accepted for this project (None: none yet);
+    `wild.policy.checks_trust.baseline_from_json` reads them."""
+    return _load_all(path or approvals_path(), strict=False).checks.get(project_key(project))
 
 
 def load_approvals(project: Path, *, path: Path | None = None) -> Approvals:
@@ -149,16 +160,19 @@ def changing_store(project: Path, *, path: Path | None = None) -> Iterator[Proje
         key = project_key(project)
         recorded = everything.recorded.get(key)
         saved = [_state(everything.projects.get(key, set()), everything.trust.get(key), recorded)]
+        saved_checks = [everything.checks.get(key)]
 
         def save(entry: ProjectEntry) -> None:
             now = _state(entry.hashes, entry.trust, entry.recorded)
-            if now == saved[0]:
+            if now == saved[0] and entry.checks == saved_checks[0]:
                 return
-            saved[0] = now
+            saved[0], saved_checks[0] = now, entry.checks
             _write(store, everything, key, entry)
 
         copy = None if recorded is None else dict(recorded)
-        entry = ProjectEntry(set(everything.projects.get(key, set())), saved[0][1], save, copy)
+        entry = ProjectEntry(
+            set(everything.projects.get(key, set())), saved[0][1], save, copy, saved_checks[0]
+        )
         yield entry
         entry.save()
 
@@ -178,6 +192,10 @@ def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> No
         everything.trust.pop(key, None)
     else:
         everything.trust[key] = entry.trust
+    if entry.checks is None:
+        everything.checks.pop(key, None)
+    else:
+        everything.checks[key] = entry.checks
     document: dict[str, object] = {
         "format": FORMAT,
         "projects": {k: sorted(v) for k, v in sorted(everything.projects.items())},
@@ -190,6 +208,8 @@ def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> No
         everything.recorded[key] = dict(sorted(entry.recorded.items()))
     if everything.recorded:  # absent until a loop first ran an agent
         document["recorded"] = dict(sorted(everything.recorded.items()))
+    if everything.checks:
+        document["checks"] = dict(sorted(everything.checks.items()))
     if not store.exists():
         # atomic_write keeps an existing file's mode: create it private first.
         os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
@@ -204,6 +224,7 @@ class ProjectEntry:
     trust: object  # None: no trust recorded (the default policy's applies)
     _save: Callable[[ProjectEntry], None] = field(repr=False, compare=False)
     recorded: dict[str, object] | None = None  # None: no loop ran an agent here yet
+    checks: object = None  # None: no completion checks accepted yet
 
     def save(self) -> None:
         """Write the entry now, still under the lock (before a file that depends on it)."""
@@ -216,6 +237,7 @@ def forget_project(project: Path, *, path: Path | None = None) -> None:
         entry.hashes.clear()
         entry.trust = None
         entry.recorded = None
+        entry.checks = None
 
 
 def approve(project: Path, command: str, *, path: Path | None = None) -> str:

@@ -202,9 +202,17 @@ def _on_terminal(call: Call) -> HumanGate:
 
 def _approve(call: Call) -> None:
     from wild.commands import barrier_cmds, completion_checks
+    from wild.policy.checks_trust import CHECKS_APPROVAL_ID
     from wild.policy.trust import POLICY_APPROVAL_ID
 
     name, human = call.opts["approve"], _on_terminal(call)
+    if name == CHECKS_APPROVAL_ID:
+        accepted = barrier_cmds.approve_checks(call.paths, call.clock.now(), human=human)
+        call.out(
+            f"Approved {call.paths.checks} as it stands: {len(accepted.checks)} checks, "
+            f"strategy {accepted.strategy}, mode {accepted.mode}"
+        )
+        return
     if name == POLICY_APPROVAL_ID:
         policy = barrier_cmds.approve_policy(call.paths, call.clock.now(), human=human)
         call.out(

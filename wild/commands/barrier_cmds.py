@@ -21,8 +21,10 @@ from wild.commands.human_acts import NOT_ASKED, HumanGate
 from wild.control import request
 from wild.errors import ConflictError, WildError
 from wild.parsers import barriers as barriers_md
+from wild.parsers.alert_types import CHECKS_WEAKENED
 from wild.parsers.alerts import Alert, AlertIndex, status_update
 from wild.paths import WildPaths
+from wild.policy.checks_trust import CHECKS_APPROVAL_ID, ChecksBaseline
 from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,
     POLICY_APPROVAL_ID,
@@ -34,8 +36,10 @@ from wild.store.alerts_log import append_alert, read_new
 from wild.store.files import read_text
 from wild.store.runs_log import read_runs
 from wild.workspace import (
+    accept_checks,
     record_trust,
     require_initialised,
+    settle_checks,
     settle_trust,
     stated_policy,
     unapproved_notify,
@@ -144,9 +148,23 @@ def approve_policy(
     return trust
 
 
+def approve_checks(
+    paths: WildPaths, now: datetime, *, human: HumanGate = NOT_ASKED
+) -> ChecksBaseline:
+    """`wild --approve @checks`: a human accepts checks.md as it stands (a weakening made
+    during an agent's run included); the alerts that asked are resolved. Like every approval,
+    a human's act: refused from an agent's process tree, confirmed on the terminal."""
+    require_initialised(paths)
+    human.require(paths, f"accept {paths.checks} as it stands (its checks may be weaker)")
+    accepted = accept_checks(paths)
+    index = AlertIndex(read_new(paths.alerts, None).entries)
+    _resolve(paths, [a for a in index.active() if a.type == CHECKS_WEAKENED], now)
+    return accepted
+
+
 def _resolve(paths: WildPaths, alerts: list[Alert], now: datetime) -> None:
     for alert in alerts:
-        subject = alert.context.get("barrier") or POLICY_APPROVAL_ID
+        subject = alert.context.get("barrier") or alert.context.get("approve") or POLICY_APPROVAL_ID
         note = f"approved by the human (wild --approve {subject})"
         resolution = {"choice": None, "note": note}
         append_alert(paths.alerts, status_update(alert, "resolved", now, resolution=resolution))
@@ -168,6 +186,9 @@ def unapproved(paths: WildPaths, now: datetime) -> list[tuple[str, str]]:
                 waiting.append((sweep, program))
     if held.loosened:
         waiting.append((POLICY_APPROVAL_ID, "; ".join(held.loosened)))
+    checks = settle_checks(paths)
+    if checks.weakened:
+        waiting.append((CHECKS_APPROVAL_ID, "; ".join(checks.weakened)))
     return waiting
 
 

@@ -22,7 +22,7 @@ from wild.parsers import checks as checks_md
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
 from wild.store.files import read_text, update_text
-from wild.workspace import require_initialised
+from wild.workspace import require_initialised, settle_checks
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class ChecksRun:
 def run_checks(paths: WildPaths, clock: Clock) -> ChecksRun:
     """Run every check in file order and record each result in checks.md as it ends."""
     require_initialised(paths)
-    doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
+    doc = settle_checks(paths).checks  # a check an agent weakened still stands
     required = approval_required(paths, clock.now())
     allowed = gate(load_approvals(paths.project), approval_required=required)
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from wild.clock import iso, later, parse_time
-from wild.loop import claims, ending, judge, limits, research_step, task_checks, work
+from wild.loop import claims, ending, human_only, judge, limits, research_step, task_checks, work
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, failure_of, summary
 from wild.loop.model import (
@@ -57,7 +57,7 @@ from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy, effective_policy
 from wild.policy.trust import hold_policy
-from wild.selection import HUMAN_WAIT, Selection
+from wild.selection import HUMAN_ONLY_WAIT, HUMAN_WAIT, Selection
 
 # Resolved alerts kept in alerts.jsonl before the loop moves them to the archive: enough that
 # compaction is rare (it rewrites the file), few enough that a cold read of the log stays fast.
@@ -135,6 +135,9 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     model, told = _tell_refusals(model)
     if told:
         return Step(model, (*told, Continue()))
+    model, announced = human_only.announce(model, at)
+    if announced:
+        return Step(model, (*announced, Continue()))
     if tasks_md.missing_ids(model.ws.tasks) and "tasks" not in model.ws.refused:
         # Ids first (one minimal edit), so every piece of work has a name to be held by.
         return Step(model, (EditFile("tasks", tasks_md.assign_missing_ids), Continue()))
@@ -164,7 +167,7 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         return Step(model, (*actions, *work_actions))
     if model.options.once:
         item = selection.item if selection is not None else None
-        if item is not None and item.reason == HUMAN_WAIT:
+        if item is not None and item.reason in (HUMAN_WAIT, HUMAN_ONLY_WAIT):
             return _end(model, "waiting-human", "waiting for the human's answer", *actions)
         return _end(model, "once", "nothing to run now", *actions)
     note = _idle_note(selection)

@@ -190,7 +190,7 @@ class Loop:
         counted, ran_s = limits.carried(state)  # --max-iterations and --max-time count the run
         model = LoopModel(
             options=self.options,
-            ws=self.files.view(self.clock.now()),
+            ws=self.trust_guard.view(self.files),
             state=state,
             book=Bookkeeping.from_extra(state.extra),
             started_mono=self.clock.monotonic() - ran_s,
@@ -202,7 +202,6 @@ class Loop:
         self._commit(model)
         if self.options.checkpoint_every:  # what is changed now is the human's, not the loop's
             self.effects.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
-        self.trust_guard.observe(model.ws)
 
     def _watcher(self) -> Watcher:
         if self.hooks.watcher is not None:
@@ -325,8 +324,7 @@ class Loop:
         """Hand the re-read files to the model: the only way file content reaches it."""
         if names:
             self.files.refresh(names)
-        self._model = replace(self.model, ws=self.files.view(self.clock.now()))
-        self.trust_guard.observe(self.model.ws)
+        self._model = replace(self.model, ws=self.trust_guard.view(self.files))
 
     # -- effects with results ------------------------------------------------------------
 
