@@ -168,7 +168,8 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         return _end(model, "once", "nothing to run now", *actions)
     note = _idle_note(selection)
     if note is not None and note != model.idle_note:
-        actions += (Say(note),)  # said once per reason, not at every wake-up
+        # Said once per reason, not at every wake-up.
+        actions += (Say(note), *work.stuck_plan_question(selection))
     model = replace(model, idle_note=note)
     return Step(model, (*actions, Wait(_idle_timeout(model, policy, selection, at))))
 
