@@ -92,3 +92,15 @@ def test_a_loop_stopped_by_a_limit_exits_4(project: Path) -> None:
     result = invoke(*options, "greet")
     assert result.exit_code == 4, result.output
     assert result.output.splitlines()[-1] == "wild stopped: reached 1 iterations (1 iterations)"
+
+
+def test_resume_after_a_custom_agent_refuses_instead_of_switching_agents(project: Path) -> None:
+    """Issue 24 item 2: a plain `wild` after `--agent-cmd` started Claude Code silently."""
+    agent = str(project.parent / "agent.sh")
+    first = invoke("Ship it", "--agent-cmd", agent, "--once", "--dir", str(project))
+    assert first.exit_code == 0, first.output
+    assert first.output.splitlines()[0] == f"Agent: custom (command: {agent})"
+    again = invoke("--once", "--dir", str(project))
+    assert again.exit_code == 2
+    assert "ran a custom agent, whose command wild does not keep; pass it again" in again.output
+    assert "Iteration" not in again.output
