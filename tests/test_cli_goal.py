@@ -104,3 +104,19 @@ def test_resume_after_a_custom_agent_refuses_instead_of_switching_agents(project
     assert again.exit_code == 2
     assert "ran a custom agent, whose command wild does not keep; pass it again" in again.output
     assert "Iteration" not in again.output
+
+
+def test_an_agent_that_cannot_start_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24 item 3: no `.wild/`, no "Iteration 1", and so no "killed loop" next time."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    root = tmp_path / ".wild"
+    result = invoke("Ship it", "--agent", "codex", "--dir", str(root))
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        "Error: cannot start agent 'codex': No such file or directory; install it, or point"
+        " WILD_CODEX_BINARY (or --agent-cmd) at a program that exists"
+    )
+    assert "Iteration" not in result.output
+    assert not root.exists()

@@ -120,7 +120,7 @@ def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[
     the caller learns it here rather than from an exit status.
     """
     program = argv[0]
-    found = _find_program(program, cwd, path)
+    found = find_program(program, cwd, path)
     if _prctl() is None:
         return [str(found), *argv[1:]]
     loop = str(os.getpid())
@@ -131,7 +131,7 @@ def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[
     return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, loop, *argv]
 
 
-def _find_program(program: str, cwd: Path, path: str | None) -> Path:
+def find_program(program: str, cwd: Path, path: str | None) -> Path:
     """Where exec would find `program` (a name with a slash is relative to the child's cwd)."""
     if "/" in program:
         candidates = [cwd / program]

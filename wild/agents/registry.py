@@ -189,6 +189,23 @@ def _custom_command(agent_cmd: str | None, prompt_file: Path) -> list[str]:
     return [_PROMPT_FILE_REF.sub(str(prompt_file), word) for word in words]
 
 
+def agent_program(agent: str, agent_cmd: str | None, environ: Mapping[str, str]) -> str:
+    """The program an iteration of `agent` execs (argv[0]), so it can be checked before any
+    file is written."""
+    if agent == CUSTOM:
+        return _custom_command(agent_cmd, Path())[0]
+    return _binary(agent_spec(agent), environ)[0]
+
+
+def cannot_start(agent: str, program: str, reason: str) -> str:
+    """Why `program` cannot run as `agent`, and what to do about it."""
+    fix = "--agent-cmd" if agent == CUSTOM else f"{binary_env_var(agent)} (or --agent-cmd)"
+    return (
+        f"cannot start agent {program!r}: {reason}; install it, or point {fix} at a program"
+        " that exists"
+    )
+
+
 def build_command(
     agent: str,
     prompt: str,

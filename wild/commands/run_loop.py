@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from wild.agents import orphans
-from wild.agents.registry import CUSTOM, agent_spec
+from wild.agents.registry import CUSTOM, agent_program, agent_spec, cannot_start
 from wild.clock import Clock
 from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
@@ -58,17 +58,25 @@ def start_policy(
         raise UsageError("--duration needs --policy MODE (or --update-policy MODE)")
 
 
-def _check_agent(options: LoopOptions) -> None:
-    """Fail before touching any file when the agent cannot be run at all."""
+def _check_agent(options: LoopOptions, project: Path) -> None:
+    """Fail before touching any file (before `.wild/` exists, before "Iteration 1") when the
+    agent cannot be run at all: no command, or no program to run."""
     if options.agent == CUSTOM:
         if not options.agent_cmd or not options.agent_cmd.strip():
             raise UsageError(
                 "--agent custom needs --agent-cmd 'CMD ...' (the prompt comes on stdin)"
             )
-        return
-    agent_spec(options.agent)
-    if options.agent_cmd:
-        raise UsageError(f"--agent-cmd runs its own command; drop --agent {options.agent}")
+    else:
+        agent_spec(options.agent)
+        if options.agent_cmd:
+            raise UsageError(f"--agent-cmd runs its own command; drop --agent {options.agent}")
+    program = agent_program(options.agent, options.agent_cmd, os.environ)
+    try:
+        orphans.find_program(program, project, os.environ.get("PATH"))
+    except OSError as error:
+        raise WildError(
+            cannot_start(options.agent, program, error.strerror or str(error))
+        ) from error
 
 
 def webhook_credentials(
@@ -111,7 +119,7 @@ def run_loop(
 ) -> LoopResult:
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
-    _check_agent(options)
+    _check_agent(options, paths.project)
     warning = root_warning(options.agent, os.geteuid(), os.environ)
     if warning:
         out(warning)

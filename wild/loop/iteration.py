@@ -146,6 +146,8 @@ def failure_of(run: AgentRun) -> str | None:
     (no iteration number, no log name); None when it did not fail."""
     if not run.failed or run.cancelled:
         return None
+    if run.start_error is not None:
+        return f"the agent could not start ({run.start_error})"
     if run.timed_out:
         what = f"timed out after {run.duration_s:.0f} s"
     elif run.is_error:
@@ -170,9 +172,12 @@ def start(action: RunAgent) -> dict[str, object]:
 
 def describe(action: RunAgent) -> str:
     """The work, for people: `task task-001`, `planning` (a planning run's id is its type)."""
-    if action.work_id == action.work_type:
-        return action.work_type
-    return f"{action.work_type} {action.work_id}"
+    return work_words(action.work_type, action.work_id)
+
+
+def work_words(work_type: str, work_id: str) -> str:
+    """`task task-001`, or `planning` alone: a planning run's id is its type."""
+    return work_type if work_id == work_type else f"{work_type} {work_id}"
 
 
 def record_fields(
@@ -196,5 +201,6 @@ def record_fields(
         "output_tokens": run.output_tokens,
         "is_error": run.is_error,
         "problems": list(run.problems),
+        **({"start_error": run.start_error} if run.start_error is not None else {}),
         "log": str(run.log_path),
     }
