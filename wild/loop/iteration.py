@@ -76,7 +76,7 @@ def build_request(
         setup.agent,
         prompt,
         setup.model,
-        prompt_file=prompt_file,
+        prompt_file=prompt_file.resolve(),  # the agent runs in the project, maybe not here
         skip_permissions=ws.policy.mode != "interactive",
         agent_cmd=setup.agent_cmd,
         environ=environ,
@@ -92,7 +92,7 @@ def build_request(
             work_id=work_id,
             prompt_file=prompt_file.resolve(),
         ),
-        stdin=prompt.encode("utf-8") if prompt_on_stdin(setup.agent) else None,
+        stdin=prompt.encode("utf-8") if prompt_on_stdin(setup.agent, prompt) else None,
         timeout_s=setup.timeout_s,
         heartbeat_s=setup.heartbeat_s,
         cancel=cancel,
