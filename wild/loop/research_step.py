@@ -95,9 +95,11 @@ def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
     actions: list[Action] = []  # each end is in events.log already (the supervisor's)
     failed = [run for run in event.ended if run.status == "failed"]
     if failed:
-        record = research.failure_alert(failed, event.tails, at.now)
+        index, alerts = model.ws.runs.runs, model.ws.open_alerts
+        record, joined = research.flood_alert(failed, event.tails, alerts, index, at.now)
         actions.append(AppendAlert(record))
-        actions.append(Say(f"🚨 {record['description']}"))
+        more = f" (alert {record['id']} now names them all)" if joined else ""
+        actions.append(Say(f"🚨 {record['description']}{more}"))
     for problem in event.problems:
         if problem not in model.run_problems_told:
             actions.append(AppendAlert(backend_alert(problem, at)))
