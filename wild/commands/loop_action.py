@@ -32,8 +32,6 @@ def run_goal(
         recorded=recorded_state(paths),
         source=str(paths.state),
     )
-    for note in choice.notes:
-        out(note)
     options = LoopOptions(
         goal=choice.goal,
         agent=choice.agent,
@@ -60,6 +58,7 @@ def run_goal(
         policy_file=opts["policy_file"],
         webhook_port=opts["webhook_port"],
         out=out,
+        notes=choice.notes,
     )
     out(f"wild stopped: {result.message} ({result.iterations} iterations)")
     code = EXIT_CODES[result.reason]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -116,7 +116,10 @@ def run_loop(
     policy_file: Path | None = None,
     webhook_port: int | None = None,
     out: Callable[[str], None] = print,
+    notes: Sequence[str] = (),
 ) -> LoopResult:
+    """Check, set up and run the loop; `notes` (the `Agent:` line, values taken from the
+    record) are printed once everything was checked, just before the loop starts."""
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
     _check_agent(options, paths.project)
@@ -126,6 +129,8 @@ def run_loop(
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
     loop = Loop(paths, options, clock=clock, out=out)
+    for note in notes:
+        out(note)
     with orphans.guarded(loop.agent_runs):  # no agent process outlives the loop, even a killed one
         return _run(loop, paths, webhook_port, out)
 

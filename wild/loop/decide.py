@@ -332,7 +332,8 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     model = replace(model.with_book(outcome.book), running=None)
     actions: list[Action] = list(outcome.actions)
     iteration = model.state.iteration + 1
-    warning = failure_line(iteration, run)
+    work_type = running.work_type if running is not None else None
+    warning = failure_line(iteration, run, failed_attempt=outcome.failed, work_type=work_type)
     if warning is not None:
         actions.append(Say(warning))
     book, failures = model.book, model.state.consecutive_failures

@@ -133,12 +133,36 @@ def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: boo
     return f"{line}: {out.summary}" if out is not None and out.summary else line
 
 
-def failure_line(iteration: int, run: AgentRun) -> str | None:
-    """What to tell the user about a run that failed (None when it did not), with the agent's
-    last words: a CLI refusing to start (say, Claude Code run as root without IS_SANDBOX=1
-    refusing to skip permissions) explains itself there."""
+def failure_line(
+    iteration: int, run: AgentRun, *, failed_attempt: bool = False, work_type: str | None = None
+) -> str | None:
+    """What to tell the user about a run that failed, or exited cleanly but still counts as a
+    `failed_attempt` (None when neither), with the agent's last words: a CLI refusing to start
+    (say, Claude Code run as root without IS_SANDBOX=1 refusing to skip permissions) explains
+    itself there."""
     failure = failure_of(run)
+    if failure is None and failed_attempt and not run.cancelled:
+        failure = attempt_failure(run, work_type)
     return None if failure is None else f"⚠️  Iteration {iteration}: {failure} (log: {run.log_path})"
+
+
+def attempt_failure(run: AgentRun, work_type: str | None) -> str:
+    """Why a run that exited cleanly is still a failed attempt (`wild.loop.judge`): it said it
+    failed, or said nothing wild understands (no promise, no `<event_output>`)."""
+    out = claims.believed(run).event_output
+    if out is not None and out.status == "failed":
+        what = "the agent reported status failed"
+    elif work_type == "planning":
+        what = "the planning run added no task to .wild/tasks.md and did not say COMPLETE"
+    else:
+        what = "no promise or <event_output> found in the agent's final message"
+        what += f" (exit {run.exit_code})"
+    return what + _last_words(run)
+
+
+def _last_words(run: AgentRun) -> str:
+    lines = [line.strip() for line in run.final_text.splitlines() if line.strip()]
+    return f"; it last said: {lines[-1][:LAST_WORDS_CHARS]}" if lines else "; it said nothing"
 
 
 def failure_of(run: AgentRun) -> str | None:
