@@ -59,6 +59,7 @@ def run_goal(
         webhook_port=opts["webhook_port"],
         out=out,
         notes=choice.notes,
+        on_ready=opts.get("on_ready"),
     )
     out(f"wild stopped: {result.message} ({result.iterations} iterations)")
     code = EXIT_CODES[result.reason]

@@ -117,9 +117,11 @@ def run_loop(
     webhook_port: int | None = None,
     out: Callable[[str], None] = print,
     notes: Sequence[str] = (),
+    on_ready: Callable[[], None] | None = None,
 ) -> LoopResult:
     """Check, set up and run the loop; `notes` (the `Agent:` line, values taken from the
-    record) are printed once everything was checked, just before the loop starts."""
+    record) are printed once everything was checked, just before the loop starts, and
+    `on_ready` is called then (`--serve` opens the dashboard beside the loop)."""
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
     _check_agent(options, paths.project)
@@ -129,6 +131,8 @@ def run_loop(
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
     loop = Loop(paths, options, clock=clock, out=out)
+    if on_ready is not None:
+        on_ready()
     for note in notes:
         out(note)
     with orphans.guarded(loop.agent_runs):  # no agent process outlives the loop, even a killed one
