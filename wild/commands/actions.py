@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wild.commands import durations
-from wild.errors import UsageError
+from wild.errors import UsageError, WildError
 
 if TYPE_CHECKING:
     from wild.clock import Clock
@@ -230,7 +230,14 @@ def _generate_check(call: Call) -> None:
 def _control(request: str) -> Callable[[Call], None]:
     def handler(call: Call) -> None:
         from wild import control
+        from wild.store.loop_lock import loop_running
 
+        if call.paths.root.is_dir() and not loop_running(call.paths.root):
+            # A request no loop reads would be ignored (a loop starting later skips it): say so.
+            raise WildError(
+                f"{call.paths.root}: no wild loop is running here, so there is nothing to"
+                f" {request}; nothing was written (start one with `wild`)"
+            )
         control.request(call.paths, request, call.clock)
         call.out(f"Asked the loop in {call.paths.root} to {request}")
 
