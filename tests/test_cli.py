@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -452,3 +453,24 @@ def test_human_inputs_made_together_get_distinct_keys(wild_dir: Path) -> None:
     assert sorted(i.content for i in inputs) == sorted(
         f"{name} {n}" for name in "abcd" for n in range(25)
     )
+
+
+def test_status_json_watch_prints_one_json_object_per_change(wild_dir: Path) -> None:
+    """Issue 24 item 10: `--status --json --watch` printed the text form."""
+    wild = [sys.executable, "-m", "wild", "--dir", str(wild_dir)]
+    proc = subprocess.Popen(
+        [*wild, "--status", "--json", "--watch"], stdout=subprocess.PIPE, text=True
+    )
+    guard = threading.Timer(30, proc.kill)  # a watch that never prints must not hang the run
+    guard.start()
+    try:
+        assert proc.stdout is not None
+        first = orjson.loads(proc.stdout.readline())
+        assert first["alerts"]["active"] == 0
+        subprocess.run([*wild, *INFO_ALERT], check=True, capture_output=True)
+        second = orjson.loads(proc.stdout.readline())  # one line: JSON lines, no screen clear
+        assert second["alerts"]["active"] == 1
+    finally:
+        guard.cancel()
+        proc.kill()
+        proc.wait()

@@ -57,15 +57,19 @@ def _init(call: Call) -> None:
 
 def _status(call: Call) -> None:
     from wild.commands.status_text import format_status
-    from wild.output import to_json
+    from wild.output import to_json, to_json_line
 
     if call.opts["watch"]:
         from wild.commands.status import status_data
         from wild.commands.watch import watch_status
 
         def redraw(ws: Workspace) -> None:
+            data = status_data(ws, call.clock.now())
+            if call.as_json:  # JSON lines: one status object per change, for a script to read
+                call.out(to_json_line(data))
+                return
             call.clear()
-            call.out(format_status(status_data(ws, call.clock.now())))
+            call.out(format_status(data))
 
         watch_status(call.paths, call.clock, redraw)
         return
