@@ -101,6 +101,17 @@ def test_an_invalid_sweep_exits_2_with_every_error_and_records_nothing(
     assert not WildPaths(wild_dir).runs_log.exists()
 
 
+def test_a_missing_sweep_file_is_no_such_file(wild_dir: Path, tmp_path: Path) -> None:
+    """Issue 24 item 11: it said "not valid JSON: … zero-length … document"."""
+    missing = tmp_path / "missing.json"
+    result = invoke("--sweep", str(missing), "--dir", str(wild_dir))
+    assert result.exit_code == 2
+    assert result.output == (
+        f"Error: --sweep {missing}: no such file; give a sweep JSON file or -\n"
+    )
+    assert not (wild_dir / "runs.jsonl").exists()
+
+
 def test_runs_of_an_unknown_sweep_and_of_none(wild_dir: Path) -> None:
     assert invoke("--dir", str(wild_dir), "--runs").output == (
         "No runs yet; start a sweep with `wild --sweep FILE`.\n"

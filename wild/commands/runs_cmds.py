@@ -14,7 +14,7 @@ from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
 from wild.runs.record_sweep import record_sweep
 from wild.runs.resolve import value_text
-from wild.store.files import read_text
+from wild.store.files import decode
 from wild.store.runs_log import read_runs
 from wild.workspace import require_initialised
 
@@ -23,7 +23,8 @@ def _source_text(source: str, stdin: TextIO) -> str:
     if source == "-":
         return stdin.read()
     try:
-        return read_text(Path(source))
+        # Not `read_text`: a missing state file reads as "", a missing sweep file is an error.
+        return decode(Path(source).read_bytes())
     except FileNotFoundError:
         raise UsageError(f"--sweep {source}: no such file; give a sweep JSON file or -") from None
 
