@@ -60,6 +60,7 @@ def test_wild_dir_env_selects_the_folder(tmp_path: Path) -> None:
 
 
 def test_status_on_fresh_folder(wild_dir: Path) -> None:
+    """Issue 24 item 12: a brand-new project said "nothing left: all work is complete"."""
     result = invoke("--status", "--dir", str(wild_dir))
     assert result.exit_code == 0
     assert result.output == (
@@ -70,8 +71,16 @@ def test_status_on_fresh_folder(wild_dir: Path) -> None:
         "Alerts: 0 active\n"
         "Tasks: 0/0 complete, 0 in progress, 0 blocked, 0 cancelled\n"
         "Barriers: 0 waiting, 0 satisfied, 0 failed\n"
-        "Next: nothing left: all work is complete\n"
+        'Next: no goal or task yet: start the loop with wild "GOAL"'
+        ' (or add a task: wild --add-task "TEXT")\n'
     )
+    as_json = orjson.loads(invoke("--status", "--json", "--dir", str(wild_dir)).output)
+    assert as_json["next"] == {"kind": "no-goal"}
+    # A finished plan is still "complete".
+    tasks = wild_dir / "tasks.md"
+    tasks.write_text(tasks.read_text() + "- [x] task-001: Done\n")
+    done = invoke("--status", "--dir", str(wild_dir)).output
+    assert done.endswith("Next: nothing left: all work is complete\n")
 
 
 def test_status_json_and_problems_with_file_and_line(wild_dir: Path) -> None:

@@ -10,6 +10,11 @@ from typing import Any
 
 
 def _next_text(nxt: dict[str, Any]) -> str:
+    if nxt["kind"] == "no-goal":
+        return (
+            'no goal or task yet: start the loop with wild "GOAL"'
+            ' (or add a task: wild --add-task "TEXT")'
+        )
     if nxt["kind"] == "complete":
         return "nothing left: all work is complete"
     if nxt["kind"] == "blocked":
