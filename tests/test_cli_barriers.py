@@ -129,7 +129,7 @@ def test_loop_once_with_a_custom_agent(tmp_path: Path) -> None:
     agent.chmod(0o755)
     result = invoke("Greet", "--agent-cmd", str(agent), "--once", "--dir", str(root))
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iterations)"
+    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iteration)"
     assert "- [x] [P2] task-001: Say hello" in (root / "tasks.md").read_text()
     log = (root / "logs" / "iteration-1.log").read_text()
     assert "hello from task-001" in log

@@ -30,7 +30,7 @@ def test_the_word_demo_can_be_a_goal(project: Path, goal_args: tuple[str, str]) 
     options = ("--agent-cmd", agent, "--once", "--dir", str(project))
     result = invoke(*options, *goal_args)
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iterations)"
+    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iteration)"
     status = orjson.loads(invoke("--status", "--json", "--dir", str(project)).output)
     assert status["loop"]["goal"] == "demo"
 
@@ -91,7 +91,7 @@ def test_a_loop_stopped_by_a_limit_exits_4(project: Path) -> None:
     options = ("--agent-cmd", agent, "--max-iterations", "1", "--dir", str(project))
     result = invoke(*options, "greet")
     assert result.exit_code == 4, result.output
-    assert result.output.splitlines()[-1] == "wild stopped: reached 1 iterations (1 iterations)"
+    assert result.output.splitlines()[-1] == "wild stopped: reached 1 iteration (1 iteration)"
 
 
 def test_resume_after_a_custom_agent_refuses_instead_of_switching_agents(project: Path) -> None:

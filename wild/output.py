@@ -15,6 +15,12 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 SHOWN_LINE_CHARS = 1000
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 iteration`, `3 iterations` (`nouns` for an irregular plural): the one way every
+    message counts things, so none says `1 iterations`."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def to_json(data: Any) -> str:
     """Pretty, stable JSON (sorted keys) so scripts and tests can rely on its exact form."""
     return _dumps(data, _JSON_OPTIONS)

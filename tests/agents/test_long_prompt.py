@@ -33,4 +33,4 @@ def test_a_200_kb_human_input_reaches_claude_on_stdin_and_the_loop_goes_on(
     assert all(len(arg.encode()) <= MAX_ARG_BYTES for arg in argv)
     stdin = (seen / "stdin").read_text()
     assert "log line 4999: something went wrong here" in stdin
-    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iterations)"
+    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iteration)"

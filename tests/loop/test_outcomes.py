@@ -95,8 +95,8 @@ def test_premature_complete_is_recorded_and_the_loop_goes_on(tmp_path: Path) -> 
     assert (result.reason, result.iterations) == ("complete", 3)
     rejected = sim.events("complete-rejected")
     assert [(e["remaining"], e["next"]) for e in rejected] == [(2, "task-001")]
-    assert "⚠️  The agent said COMPLETE, but 2 work item(s) remain; going on" in sim.out
-    assert "- COMPLETE was ignored: 2 work item(s) remain, next task-001" in sim.prompt(2)
+    assert "⚠️  The agent said COMPLETE with 2 work items left; going on" in sim.out
+    assert "- COMPLETE was ignored: 2 work items left, next task-001" in sim.prompt(2)
     assert sim.task_status("task-002") == "complete"
 
 

@@ -252,13 +252,15 @@ def _migrate(call: Call) -> None:
     from pathlib import Path
 
     from wild.migrate import migrate_ralph
+    from wild.output import plural
 
     report = migrate_ralph(
         Path(call.opts["from_dir"]), call.paths, force=call.opts["force"], clock=call.clock
     )
     call.out(
-        f"Migrated {report.source} into {report.target}: {report.tasks} tasks"
-        f" ({report.subtasks} subtasks), {report.pending_inputs} pending inputs"
+        f"Migrated {report.source} into {report.target}: {plural(report.tasks, 'task')}"
+        f" ({plural(report.subtasks, 'subtask')}),"
+        f" {plural(report.pending_inputs, 'pending input')}"
     )
     for note in report.notes:
         call.out(f"  note: {note}")

@@ -22,6 +22,7 @@ from wild.commands.status import status_data
 from wild.commands.status_text import format_status
 from wild.errors import WildError
 from wild.loop import Loop, LoopOptions
+from wild.output import plural
 from wild.paths import WildPaths
 from wild.stories.run import copy_story, goal_of
 from wild.workspace import load_workspace
@@ -91,7 +92,7 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
     section(
         "What the runs answered (results/report.md)", _answers(project / "results" / "report.md")
     )
-    out(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
+    out(f"\nThe loop ended: {result.message} after {plural(result.iterations, 'iteration')}.")
     out(f"The artifacts (report, run table, curves.svg) are in {project / 'results'};")
     out(f"every run's log and metrics in {paths.runs}, every step in {paths.events}.")
     return 0 if result.reason == "complete" else 1

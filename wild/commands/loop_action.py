@@ -17,6 +17,7 @@ from wild.commands.loop_defaults import choose, recorded_state
 from wild.commands.run_loop import EXIT_CODES, run_loop
 from wild.loop import LoopOptions
 from wild.loop.runs_effect import poll_cycle_s
+from wild.output import plural
 from wild.paths import WildPaths
 
 
@@ -61,7 +62,7 @@ def run_goal(
         notes=choice.notes,
         on_ready=opts.get("on_ready"),
     )
-    out(f"wild stopped: {result.message} ({result.iterations} iterations)")
+    out(f"wild stopped: {result.message} ({plural(result.iterations, 'iteration')})")
     code = EXIT_CODES[result.reason]
     if code:
         sys.exit(code)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from wild.errors import UsageError, WildError
+from wild.output import plural
 from wild.parsers.runs import RunRecord, SweepRecord, run_line
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
@@ -150,7 +151,7 @@ def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
     if stop and run_id == ALL:
         open_ids = [r.id for r in index.runs.values() if not r.terminal]
         _act(paths, open_ids, stop=True)
-        return f"Stopping {len(open_ids)} run(s): {', '.join(open_ids) or 'none was open'}"
+        return f"Stopping {plural(len(open_ids), 'run')}: {', '.join(open_ids) or 'none was open'}"
     run = index.runs.get(run_id)
     if run is None:
         raise WildError(f"{paths.runs_log}: no run {run_id}; list them with `wild --runs`")

@@ -52,6 +52,7 @@ from wild.loop.model import (
 )
 from wild.loop.reporting import progress_summary
 from wild.loop.run_actions import RunsSupervised, SweepsRecorded
+from wild.output import plural
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due
@@ -249,11 +250,11 @@ def _judge_complete(
         return model, ()
     left = len(selection.queue)
     first = selection.item.id if selection.item is not None else selection.queue[0].id
-    note = f"COMPLETE was ignored: {left} work item(s) remain, next {first}"
+    note = f"COMPLETE was ignored: {plural(left, 'work item')} left, next {first}"
     model = replace(model, state=push_summary(model.state, note, model.options.context_window))
     return model, (
         Log("complete-rejected", model.agent_event, {"remaining": left, "next": first}),
-        Say(f"⚠️  The agent said COMPLETE, but {left} work item(s) remain; going on"),
+        Say(f"⚠️  The agent said COMPLETE with {plural(left, 'work item')} left; going on"),
     )
 
 
@@ -373,9 +374,10 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     actions += stall
     pause_s = limits.backoff_s(failures, model.options)
     model = replace(model, backoff_until=at.mono + pause_s if pause_s else None)
-    if pause_s:
+    if pause_s and limits.reached(model, at) is None:  # no "next" when a limit ends the loop
+        failed_ones = plural(failures, "failed iteration")
         actions += [
-            Say(f"⏳ {failures} failed iterations in a row; the next starts in {pause_s:.0f} s"),
+            Say(f"⏳ {failed_ones} in a row; the next starts in {pause_s:.0f} s"),
             Log("backoff", event.event_id, {"failures": failures, "wait_s": pause_s}),
         ]
     if run.rate_limited:

@@ -31,6 +31,7 @@ from wild.loop.run_actions import (
     SuperviseRuns,
     SweepsRecorded,
 )
+from wild.output import plural
 from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update
 from wild.parsers.state import push_summary
@@ -128,7 +129,9 @@ def progress(model: LoopModel, event: RunsSupervised) -> str:
             if n
         )
         running = f"{tally.running} running"
-        lines.append(f"🏃 sweep {sweep_id}: {ended}/{len(runs)} runs ended ({detail}), {running}")
+        lines.append(
+            f"🏃 sweep {sweep_id}: {ended}/{plural(len(runs), 'run')} ended ({detail}), {running}"
+        )
     return "\n".join(lines)
 
 
