@@ -143,3 +143,19 @@ def test_a_dependency_on_an_unknown_task_is_a_question_not_a_silent_sleep(tmp_pa
     assert question.status == "question"
     assert "task-002: depends on unknown task task-009" in question.content
     assert any("depends on unknown task task-009" in line for line in sim.out)
+
+
+def test_a_planning_run_that_launches_a_sweep_has_planned(tmp_path: Path) -> None:
+    """The planning prompt asks for a sweep when experiments must run: that is a plan, not a
+    failed attempt (the dit-training story printed one, beside "Sweep … recorded")."""
+    sim = new_project(tmp_path)
+    (tmp_path / "train.py").write_text("print('ok')\n")
+    sweep = (
+        '{"name": "lr", "skill": {"kind": "python_script", "target": "train.py", "args": {}},'
+        ' "parameters": {"lr": [0.1, 0.2]}, "max_runs": 2}'
+    )
+    sim.script = [say("Two runs will tell.", f"<sweep>{sweep}</sweep>")]
+    result = sim.run(plan=True, once=True)
+    assert (result.reason, result.iterations) == ("once", 1)
+    assert sim.state().consecutive_failures == 0
+    assert not [line for line in sim.out if line.startswith("⚠️")]

@@ -28,7 +28,7 @@ from typing import Any
 from wild.agents.runner import AgentRun
 from wild.agents.signals import AlertResolution, PromiseWord, Signals
 from wild.clock import iso
-from wild.loop import claims
+from wild.loop import claims, research_step
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.model import (
     Action,
@@ -368,7 +368,7 @@ def _planning(
     acts = _Acts()
     signals = claims.believed(run)
     asked = _common(model, run, PLANNING, at=at, acts=acts)
-    planned = len(model.ws.tasks.tasks) > running.tasks_before
+    planned = len(model.ws.tasks.tasks) > running.tasks_before or research_step.launches_sweep(run)
     if planned or signals.has("COMPLETE") or _finished(signals, "COMPLETE"):
         return Outcome(model.book.succeeded(PLANNING), tuple(acts.items), done=True)
     if asked:

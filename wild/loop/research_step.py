@@ -145,6 +145,13 @@ def backend_alert(problem: str, at: Moment) -> dict[str, object]:
     )
 
 
+def launches_sweep(run: AgentRun) -> bool:
+    """Whether `sweeps_of` will record a sweep from this run: for a planning run, a plan."""
+    from wild.agents.sweep_tags import sweeps_in_reply  # noqa: PLC0415 (as below)
+
+    return claims.distrust(run) is None and bool(sweeps_in_reply(run.final_text).specs)
+
+
 def sweeps_of(model: LoopModel, run: AgentRun, origin: str) -> tuple[LoopModel, tuple[Action, ...]]:
     """The agent's `<sweep>`s: good ones to record, bad ones told in the next prompts. A run
     whose claims are not believed (it crashed, timed out or reported an error) launches none."""
