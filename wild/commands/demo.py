@@ -70,7 +70,11 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
     edits.update_policy(paths, "autonomous", duration=None, now=clock.now())
     section(f"The {STORY} story in {project}", (story / "story.md").read_text().split("## ")[0])
     agent = f"{sys.executable} -m wild.stories.agent"
-    section(f'Running: wild "{goal[:60]}…" --agent-cmd "python -m wild.stories.agent"')
+    section(
+        f'Running: wild "{goal[:60]}…" --agent-cmd "python -m wild.stories.agent"',
+        "The agent is scripted (wild.stories.agent): it plays a coding agent's part from the"
+        " story's prompts and calls no model. The loop, the runs and the files are real.",
+    )
     options = LoopOptions(
         goal=goal,
         agent="custom",
@@ -95,4 +99,22 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
     out(f"\nThe loop ended: {result.message} after {plural(result.iterations, 'iteration')}.")
     out(f"The artifacts (report, run table, curves.svg) are in {project / 'results'};")
     out(f"every run's log and metrics in {paths.runs}, every step in {paths.events}.")
+    section("What you saw, and what to try next", _what_next(story))
     return 0 if result.reason == "complete" else 1
+
+
+def _what_next(story: Path) -> str:
+    """The demo's last words: what was shown (the agent was scripted) and the next step."""
+    return (
+        "- The real loop planned a 12-run sweep, ran it on this machine, woke on each run's\n"
+        "  end, turned the crashed run into an alert the agent answered `rerun`, and handed\n"
+        "  the finished sweep to the agent to analyse.\n"
+        "- The last planning iteration was the agent confirming that nothing was left, and\n"
+        "  the `exploring` stage means no sweep runs any more: the story is finished.\n"
+        "- The agent was scripted: its replies were computed, not written by a model.\n"
+        "\n"
+        "Next, with a real agent (Claude Code unless --agent names another):\n"
+        f"- the same story: {story / 'run.sh'} --agent claude\n"
+        '- your own work, in its folder: wild "your goal"\n'
+        "- where a loop stands, at any time: wild --status"
+    )
