@@ -159,3 +159,15 @@ def test_a_planning_run_that_launches_a_sweep_has_planned(tmp_path: Path) -> Non
     assert (result.reason, result.iterations) == ("once", 1)
     assert sim.state().consecutive_failures == 0
     assert not [line for line in sim.out if line.startswith("⚠️")]
+
+
+def test_a_failures_reason_comes_before_the_escalation_it_causes(tmp_path: Path) -> None:
+    """Issue 24 item 13 (lines in the wrong order): "wild needs you … failed 3 times" came
+    before the line saying why the third run failed."""
+    sim = new_project(tmp_path)
+    sim.script = [say("I am not sure what to do.")]
+    sim.run(plan=True, once=False, max_iterations=3)
+    told = [line for line in sim.out if line.startswith(("⚠️  Iteration 3", "📣"))]
+    assert len(told) == 2
+    assert told[0].startswith("⚠️  Iteration 3: the planning run added no task")
+    assert told[1].startswith("📣 wild needs you (planning): planning failed 3 times")

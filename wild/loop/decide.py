@@ -335,8 +335,8 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     iteration = model.state.iteration + 1
     work_type = running.work_type if running is not None else None
     warning = failure_line(iteration, run, failed_attempt=outcome.failed, work_type=work_type)
-    if warning is not None:
-        actions.append(Say(warning))
+    if warning is not None:  # why it failed, before what follows (an escalation, a backoff)
+        actions.insert(0, Say(warning))
     book, failures = model.book, model.state.consecutive_failures
     if outcome.failed:
         failures += 1
