@@ -116,6 +116,17 @@ def test_an_invalid_sweep_exits_2_with_every_error_and_records_nothing(
     assert not WildPaths(wild_dir).runs_log.exists()
 
 
+def test_a_missing_sweep_file_is_no_such_file(wild_dir: Path, tmp_path: Path) -> None:
+    """Issue 24 item 11: it said "not valid JSON: … zero-length … document"."""
+    missing = tmp_path / "missing.json"
+    result = invoke("--sweep", str(missing), "--dir", str(wild_dir))
+    assert result.exit_code == 2
+    assert result.output == (
+        f"Error: --sweep {missing}: no such file; give a sweep JSON file or -\n"
+    )
+    assert not (wild_dir / "runs.jsonl").exists()
+
+
 def test_runs_of_an_unknown_sweep_and_of_none(wild_dir: Path) -> None:
     assert invoke("--dir", str(wild_dir), "--runs").output == (
         "No runs yet; start a sweep with `wild --sweep FILE`.\n"
@@ -168,7 +179,7 @@ def test_stop_run_all_stops_every_open_run_with_no_loop_running(wild_dir: Path) 
     append_runs(wild_dir, ("queued", "queued", "finished"))
     result = invoke("--stop-run", "all", "--dir", str(wild_dir))
     assert result.exit_code == 0, result.output
-    assert "Stopping 2 run(s): s1-001, s1-002" in result.output
+    assert "Stopping 2 runs: s1-001, s1-002" in result.output
     statuses = {r.id: r.status for r in read_runs(wild_dir / "runs.jsonl").index.runs.values()}
     assert statuses == {"s1-001": "stopped", "s1-002": "stopped", "s1-003": "finished"}
 
@@ -179,7 +190,7 @@ def test_stop_run_all_asks_a_running_loop_once_per_open_run(
     append_runs(wild_dir, ("running", "queued", "failed"))
     monkeypatch.setattr(watch, "running_loop_pid", lambda paths: 4242)
     result = invoke("--stop-run", "all", "--dir", str(wild_dir))
-    assert result.output == "Stopping 2 run(s): s1-001, s1-002\n"
+    assert result.output == "Stopping 2 runs: s1-001, s1-002\n"
     requests = [orjson.loads(line) for line in (wild_dir / "control").read_bytes().splitlines()]
     assert [(r["command"], r["target"]) for r in requests] == [
         ("stop-run", "s1-001"),

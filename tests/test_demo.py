@@ -17,6 +17,7 @@ def test_wild_demo_runs_the_whole_story(installed_wild: Installed, tmp_path: Pat
     out = result.stdout
     expected_in_order = [
         "== The rl-training story in",
+        "The agent is scripted (wild.stories.agent)",
         "🤖 Iteration 1: planning",
         "🔬 Sweep s",
         "🏃 sweep s",  # progress: runs ended out of 12
@@ -37,6 +38,12 @@ def test_wild_demo_runs_the_whole_story(installed_wild: Installed, tmp_path: Pat
         assert found >= 0, f"{snippet!r} missing after position {position}:\n{out}"
         position = found
     assert "The loop ended: all work complete" in out
+    # Issue 24 item 14: it ended on "Iteration 4: planning" and "Stage: exploring", which read
+    # like work left undone; it ends saying what was shown and what to try with a real agent.
+    ending = out.rsplit("== What you saw, and what to try next\n", 1)[1]
+    assert "- The agent was scripted: its replies were computed, not written by a model." in ending
+    assert "examples/rl-training/run.sh --agent claude" in ending
+    assert out.rstrip().endswith("- where a loop stands, at any time: wild --status")
     results = out.rsplit("The artifacts (report, run table, curves.svg) are in ", 1)[1]
     folder = Path(results.split(";", 1)[0])
     assert (folder / "curves.svg").is_file() and (folder / "run_table.md").is_file()

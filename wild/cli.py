@@ -10,7 +10,8 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -370,8 +371,10 @@ def cli(
     if serving:
         from wild.serve.command import serve  # noqa: PLC0415  (only when serving)
 
-        loop = None if action == SERVE else (lambda: HANDLERS[LOOP](call))
-        serve(paths, clock, port=port, out=click.echo, beside=loop)
+        def loop(ready: Callable[[], None]) -> None:
+            HANDLERS[LOOP](replace(call, opts={**call.opts, "on_ready": ready}))
+
+        serve(paths, clock, port=port, out=click.echo, beside=None if action == SERVE else loop)
         return
     HANDLERS[action](call)
 

@@ -17,7 +17,6 @@ import pytest
 from tests.fake_agent import ARGV, COMMAND, payload
 from wild.agents.registry import build_command, output_format
 from wild.agents.runner import TEXT_TAIL, AgentRequest, AgentRun, Heartbeat, agent_env, run_agent
-from wild.errors import WildError
 from wild.process import pid_running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -379,14 +378,12 @@ def test_the_last_line_is_ended_before_the_footer(tmp_path: Path) -> None:
     assert run.final_text == "no newline"
 
 
-def test_a_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_missing_binary_is_an_attempt_that_ended_with_its_reason(tmp_path: Path) -> None:
+    """Issue 24 item 3: it once raised, and the loop died as if killed mid-iteration."""
     request = _request(tmp_path, [[]], argv=("no-such-agent-binary", "-p", "x"))
-    with pytest.raises(WildError) as caught:
-        run_agent(request)
-    assert str(caught.value) == (
-        "cannot start agent 'no-such-agent-binary': No such file or directory; install it, or "
-        "point the agent's WILD_<AGENT>_BINARY variable (or --agent-cmd) at a program that exists"
-    )
+    run = run_agent(request)
+    assert (run.exit_code, run.failed) == (127, True)
+    assert run.start_error == "no-such-agent-binary: No such file or directory"
     assert request.log_path.read_text().splitlines()[-1] == (
         "[wild] could not start: No such file or directory"
     )

@@ -292,7 +292,7 @@ def test_a_premature_complete_is_judged_at_the_next_tick() -> None:
     tick = decide(replace(finished.model, ws=ws), Tick(), AT)
     assert Log("complete-rejected", "ev-1", {"remaining": 1, "next": "task-002"}) in tick.actions
     assert tick.model.state.recent_summaries[-1] == (
-        "COMPLETE was ignored: 1 work item(s) remain, next task-002"
+        "COMPLETE was ignored: 1 work item left, next task-002"
     )
     assert not tick.model.complete_claimed
 

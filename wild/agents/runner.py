@@ -32,7 +32,6 @@ from wild.agents.signals import Signals, parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
 from wild.agents.tracking import RunTree
 from wild.clock import Clock, SystemClock, iso
-from wild.errors import WildError
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
@@ -115,6 +114,7 @@ class AgentRun:
     output_bytes: int
     is_error: bool = False  # the agent itself reported failure (stream-json `is_error`)
     problems: tuple[str, ...] = ()
+    start_error: str | None = None  # why the program could not be started (then exit 127)
 
     @property
     def failed(self) -> bool:
@@ -311,6 +311,25 @@ def _ending(outcome: _ProcessEnd, duration: float) -> str:
     return f"exit {outcome.exit_code} after {duration:.1f}s"
 
 
+def _not_started(request: AgentRequest, reason: str) -> AgentRun:
+    return AgentRun(
+        exit_code=127,  # the shell's "command not found"
+        timed_out=False,
+        cancelled=False,
+        duration_s=0.0,
+        final_text="",
+        signals=parse_signals(""),
+        cost_usd=None,
+        input_tokens=None,
+        output_tokens=None,
+        rate_limited=False,
+        rate_limit_reset=None,
+        log_path=request.log_path,
+        output_bytes=0,
+        start_error=reason,
+    )
+
+
 def run_agent(request: AgentRequest) -> AgentRun:
     """Run the agent to completion, timeout or cancel; its process group is handled either way."""
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -327,10 +346,9 @@ def run_agent(request: AgentRequest) -> AgentRun:
             proc = spawn(argv, cwd=request.cwd, env=env, stdout=handle, stdin=stdin)
         except OSError as error:
             log.line(f"could not start: {error.strerror}")
-            raise WildError(
-                f"cannot start agent {request.argv[0]!r}: {error.strerror}; install it, or point "
-                "the agent's WILD_<AGENT>_BINARY variable (or --agent-cmd) at a program that exists"
-            ) from error
+            # An attempt that ended before it began: the loop records and judges it as any
+            # failed run (a crash here would look like a killed loop to the next one).
+            return _not_started(request, f"{request.argv[0]}: {error.strerror}")
         if request.on_start is not None:
             try:
                 request.on_start(proc.pid)

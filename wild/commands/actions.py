@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wild.commands import durations
-from wild.errors import UsageError
+from wild.errors import UsageError, WildError
 
 if TYPE_CHECKING:
     from wild.clock import Clock
@@ -58,15 +58,19 @@ def _init(call: Call) -> None:
 
 def _status(call: Call) -> None:
     from wild.commands.status_text import format_status
-    from wild.output import to_json
+    from wild.output import to_json, to_json_line
 
     if call.opts["watch"]:
         from wild.commands.status import status_data
         from wild.commands.watch import watch_status
 
         def redraw(ws: Workspace) -> None:
+            data = status_data(ws, call.clock.now())
+            if call.as_json:  # JSON lines: one status object per change, for a script to read
+                call.out(to_json_line(data))
+                return
             call.clear()
-            call.out(format_status(status_data(ws, call.clock.now())))
+            call.out(format_status(data))
 
         watch_status(call.paths, call.clock, redraw)
         return
@@ -248,7 +252,14 @@ def _generate_check(call: Call) -> None:
 def _control(request: str) -> Callable[[Call], None]:
     def handler(call: Call) -> None:
         from wild import control
+        from wild.store.loop_lock import loop_running
 
+        if call.paths.root.is_dir() and not loop_running(call.paths.root):
+            # A request no loop reads would be ignored (a loop starting later skips it): say so.
+            raise WildError(
+                f"{call.paths.root}: no wild loop is running here, so there is nothing to"
+                f" {request}; nothing was written (start one with `wild`)"
+            )
         control.request(call.paths, request, call.clock)
         call.out(f"Asked the loop in {call.paths.root} to {request}")
 
@@ -259,13 +270,15 @@ def _migrate(call: Call) -> None:
     from pathlib import Path
 
     from wild.migrate import migrate_ralph
+    from wild.output import plural
 
     report = migrate_ralph(
         Path(call.opts["from_dir"]), call.paths, force=call.opts["force"], clock=call.clock
     )
     call.out(
-        f"Migrated {report.source} into {report.target}: {report.tasks} tasks"
-        f" ({report.subtasks} subtasks), {report.pending_inputs} pending inputs"
+        f"Migrated {report.source} into {report.target}: {plural(report.tasks, 'task')}"
+        f" ({plural(report.subtasks, 'subtask')}),"
+        f" {plural(report.pending_inputs, 'pending input')}"
     )
     for note in report.notes:
         call.out(f"  note: {note}")

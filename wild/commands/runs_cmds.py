@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from wild.barriers.command_gate import gate
 from wild.errors import UsageError, WildError
+from wild.output import plural
 from wild.parsers.runs import RunRecord, SweepRecord, run_line
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
@@ -17,7 +18,7 @@ from wild.policy.trust import hold_policy
 from wild.runs import decide, signing
 from wild.runs.record_sweep import record_sweep
 from wild.runs.resolve import value_text
-from wild.store.files import read_text
+from wild.store.files import decode
 from wild.store.runs_log import read_runs
 from wild.workspace import read_trust, require_initialised, stated_policy
 
@@ -26,7 +27,8 @@ def _source_text(source: str, stdin: TextIO) -> str:
     if source == "-":
         return stdin.read()
     try:
-        return read_text(Path(source))
+        # Not `read_text`: a missing state file reads as "", a missing sweep file is an error.
+        return decode(Path(source).read_bytes())
     except FileNotFoundError:
         raise UsageError(f"--sweep {source}: no such file; give a sweep JSON file or -") from None
 
@@ -195,7 +197,7 @@ def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
     if stop and run_id == ALL:
         open_ids = [r.id for r in index.runs.values() if not r.terminal]
         _act(paths, open_ids, stop=True)
-        return f"Stopping {len(open_ids)} run(s): {', '.join(open_ids) or 'none was open'}"
+        return f"Stopping {plural(len(open_ids), 'run')}: {', '.join(open_ids) or 'none was open'}"
     run = index.runs.get(run_id)
     if run is None:
         raise WildError(f"{paths.runs_log}: no run {run_id}; list them with `wild --runs`")

@@ -52,6 +52,7 @@ from wild.loop.model import (
 )
 from wild.loop.reporting import progress_summary
 from wild.loop.run_actions import RunsSupervised, SweepsRecorded
+from wild.output import plural
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due
@@ -172,7 +173,8 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         return _end(model, "once", "nothing to run now", *actions)
     note = _idle_note(selection)
     if note is not None and note != model.idle_note:
-        actions += (Say(note),)  # said once per reason, not at every wake-up
+        # Said once per reason, not at every wake-up.
+        actions += (Say(note), *work.stuck_plan_question(selection))
     model = replace(model, idle_note=note)
     return Step(model, (*actions, Wait(_idle_timeout(model, policy, selection, at))))
 
@@ -252,11 +254,11 @@ def _judge_complete(
         return model, ()
     left = len(selection.queue)
     first = selection.item.id if selection.item is not None else selection.queue[0].id
-    note = f"COMPLETE was ignored: {left} work item(s) remain, next {first}"
+    note = f"COMPLETE was ignored: {plural(left, 'work item')} left, next {first}"
     model = replace(model, state=push_summary(model.state, note, model.options.context_window))
     return model, (
         Log("complete-rejected", model.agent_event, {"remaining": left, "next": first}),
-        Say(f"⚠️  The agent said COMPLETE, but {left} work item(s) remain; going on"),
+        Say(f"⚠️  The agent said COMPLETE with {plural(left, 'work item')} left; going on"),
     )
 
 
@@ -335,9 +337,10 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     model = replace(model.with_book(outcome.book), running=None)
     actions: list[Action] = list(outcome.actions)
     iteration = model.state.iteration + 1
-    warning = failure_line(iteration, run)
-    if warning is not None:
-        actions.append(Say(warning))
+    work_type = running.work_type if running is not None else None
+    warning = failure_line(iteration, run, failed_attempt=outcome.failed, work_type=work_type)
+    if warning is not None:  # why it failed, before what follows (an escalation, a backoff)
+        actions.insert(0, Say(warning))
     book, failures = model.book, model.state.consecutive_failures
     if outcome.failed:
         failures += 1
@@ -375,9 +378,10 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     actions += stall
     pause_s = limits.backoff_s(failures, model.options)
     model = replace(model, backoff_until=at.mono + pause_s if pause_s else None)
-    if pause_s:
+    if pause_s and limits.reached(model, at) is None:  # no "next" when a limit ends the loop
+        failed_ones = plural(failures, "failed iteration")
         actions += [
-            Say(f"⏳ {failures} failed iterations in a row; the next starts in {pause_s:.0f} s"),
+            Say(f"⏳ {failed_ones} in a row; the next starts in {pause_s:.0f} s"),
             Log("backoff", event.event_id, {"failures": failures, "wait_s": pause_s}),
         ]
     if run.rate_limited:

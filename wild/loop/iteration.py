@@ -79,7 +79,7 @@ def build_request(
         setup.agent,
         prompt,
         setup.model,
-        prompt_file=prompt_file,
+        prompt_file=prompt_file.resolve(),  # the agent runs in the project, maybe not here
         skip_permissions=ws.policy.mode != "interactive",
         agent_cmd=setup.agent_cmd,
         environ=environ,
@@ -95,7 +95,7 @@ def build_request(
             work_id=work_id,
             prompt_file=prompt_file.resolve(),
         ),
-        stdin=prompt.encode("utf-8") if prompt_on_stdin(setup.agent) else None,
+        stdin=prompt.encode("utf-8") if prompt_on_stdin(setup.agent, prompt) else None,
         timeout_s=setup.timeout_s,
         heartbeat_s=setup.heartbeat_s,
         cancel=cancel,
@@ -137,12 +137,36 @@ def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: boo
     return f"{line}: {out.summary}" if out is not None and out.summary else line
 
 
-def failure_line(iteration: int, run: AgentRun) -> str | None:
-    """What to tell the user about a run that failed (None when it did not), with the agent's
-    last words: a CLI refusing to start (say, Claude Code run as root without IS_SANDBOX=1
-    refusing to skip permissions) explains itself there."""
+def failure_line(
+    iteration: int, run: AgentRun, *, failed_attempt: bool = False, work_type: str | None = None
+) -> str | None:
+    """What to tell the user about a run that failed, or exited cleanly but still counts as a
+    `failed_attempt` (None when neither), with the agent's last words: a CLI refusing to start
+    (say, Claude Code run as root without IS_SANDBOX=1 refusing to skip permissions) explains
+    itself there."""
     failure = failure_of(run)
+    if failure is None and failed_attempt and not run.cancelled:
+        failure = attempt_failure(run, work_type)
     return None if failure is None else f"⚠️  Iteration {iteration}: {failure} (log: {run.log_path})"
+
+
+def attempt_failure(run: AgentRun, work_type: str | None) -> str:
+    """Why a run that exited cleanly is still a failed attempt (`wild.loop.judge`): it said it
+    failed, or said nothing wild understands (no promise, no `<event_output>`)."""
+    out = claims.believed(run).event_output
+    if out is not None and out.status == "failed":
+        what = "the agent reported status failed"
+    elif work_type == "planning":
+        what = "the planning run added no task to .wild/tasks.md and did not say COMPLETE"
+    else:
+        what = "no promise or <event_output> found in the agent's final message"
+        what += f" (exit {run.exit_code})"
+    return what + _last_words(run)
+
+
+def _last_words(run: AgentRun) -> str:
+    lines = [line.strip() for line in run.final_text.splitlines() if line.strip()]
+    return f"; it last said: {lines[-1][:LAST_WORDS_CHARS]}" if lines else "; it said nothing"
 
 
 def failure_of(run: AgentRun) -> str | None:
@@ -150,6 +174,8 @@ def failure_of(run: AgentRun) -> str | None:
     (no iteration number, no log name); None when it did not fail."""
     if not run.failed or run.cancelled:
         return None
+    if run.start_error is not None:
+        return f"the agent could not start ({run.start_error})"
     if run.timed_out:
         what = f"timed out after {run.duration_s:.0f} s"
     elif run.is_error:
@@ -174,9 +200,12 @@ def start(action: RunAgent) -> dict[str, object]:
 
 def describe(action: RunAgent) -> str:
     """The work, for people: `task task-001`, `planning` (a planning run's id is its type)."""
-    if action.work_id == action.work_type:
-        return action.work_type
-    return f"{action.work_type} {action.work_id}"
+    return work_words(action.work_type, action.work_id)
+
+
+def work_words(work_type: str, work_id: str) -> str:
+    """`task task-001`, or `planning` alone: a planning run's id is its type."""
+    return work_type if work_id == work_type else f"{work_type} {work_id}"
 
 
 def record_fields(
@@ -201,5 +230,6 @@ def record_fields(
         "output_tokens": run.output_tokens,
         "is_error": run.is_error,
         "problems": list(run.problems),
+        **({"start_error": run.start_error} if run.start_error is not None else {}),
         "log": str(run.log_path),
     }

@@ -26,6 +26,7 @@ from typing import Any
 
 from wild.agents import orphans
 from wild.liveness import Liveness, check
+from wild.loop.iteration import work_words
 from wild.loop.model import LoopOptions, RunAgent
 from wild.parsers.process_id import ProcessId
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState, push_summary
@@ -136,7 +137,8 @@ def notice(record: AgentRunRecord) -> str:
     """What the user is told when a loop takes over from a killed one."""
     return (
         f"⚠️  The last loop was killed during iteration {record.iteration} "
-        f"({record.work_type} {record.work_id}); its agent was stopped and the work starts again"
+        f"({work_words(record.work_type, record.work_id)}); its agent was stopped and the work"
+        " starts again"
     )
 
 

@@ -45,6 +45,7 @@ class Reporter:
         self._on_written = on_written
         self._batcher: NotificationBatcher | None = None
         self._unapproved_said: set[str] = set()
+        self._notified: set[str] = set()  # the notes' texts this loop has sent
 
     def say(self, text: str) -> None:
         """A line for the terminal (what the loop did, not a message to the human)."""
@@ -90,9 +91,16 @@ class Reporter:
     def notify(
         self, policy: HumanPolicy, *, now: datetime, related: str, message: str, cause: str | None
     ) -> None:
-        """A non-blocking note; batched so the human is not pinged more than once per penalty."""
-        self._events.append("notification", cause=cause, related=related, message=message)
-        self._send(policy, f"wild ({related}): {message}", now, blocking=False)
+        """A non-blocking note; batched so the human is not pinged more than once per penalty,
+        and sent once: the same text again (an agent repeating itself on the next work item)
+        is only recorded, as `repeated`."""
+        repeated = message in self._notified
+        self._notified.add(message)
+        self._events.append(
+            "notification", cause=cause, related=related, message=message, repeated=repeated
+        )
+        if not repeated:
+            self._send(policy, f"wild ({related}): {message}", now, blocking=False)
 
     def progress(
         self, policy: HumanPolicy, *, now: datetime, summary: str, cause: str | None

@@ -52,6 +52,22 @@ def take_loop_lock(root: Path, holder: Callable[[], str | None] = lambda: None) 
     return LoopLock(fd)
 
 
+def loop_running(root: Path) -> bool:
+    """Whether a loop holds `root` now: its lock cannot be shared. (A shared lock held for an
+    instant; a loop starting in that very instant would be told another one runs.)"""
+    try:
+        fd = os.open(root / "loop.lock", os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False  # no loop ever ran here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # drops the shared lock, if taken
+    return False
+
+
 def running_loop(state_path: Path) -> str | None:
     """The loop that holds the folder, as its state.json names it (None when it cannot tell)."""
     try:
