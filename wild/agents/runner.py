@@ -32,6 +32,7 @@ from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_lim
 from wild.clock import Clock, SystemClock, iso
 from wild.errors import WildError
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
+from wild.store.write_guard import open_own_file
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
 MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
@@ -216,9 +217,15 @@ def _skip_rest_of_line(log: IO[bytes], end: int) -> None:
             return
 
 
-def _log_lines(path: Path, start: int, end: int) -> Iterator[bytes]:
+def _reopened(fd: int) -> IO[bytes]:
+    """The open log read again through its descriptor, not its name: the agent may have
+    deleted the file or put a link in its place meanwhile."""
+    return os.fdopen(os.dup(fd), "rb")
+
+
+def _log_lines(fd: int, start: int, end: int) -> Iterator[bytes]:
     """The agent's lines between two offsets, each at most MAX_EVENT_LINE, heartbeats dropped."""
-    with path.open("rb") as log:
+    with _reopened(fd) as log:
         log.seek(start)
         while log.tell() < end:
             line = log.readline(min(MAX_EVENT_LINE, end - log.tell()))
@@ -231,9 +238,9 @@ def _log_lines(path: Path, start: int, end: int) -> Iterator[bytes]:
                 yield line
 
 
-def _text_tail(path: Path, start: int, end: int) -> str:
+def _text_tail(fd: int, start: int, end: int) -> str:
     tail_start = max(start, end - TEXT_TAIL)
-    with path.open("rb") as log:
+    with _reopened(fd) as log:
         log.seek(tail_start)
         data = log.read(end - tail_start)
     lines = data.splitlines(keepends=True)
@@ -254,18 +261,18 @@ class _Reading:
     problems: tuple[str, ...] = ()
 
 
-def _read_output(request: AgentRequest, start: int, end: int, failed: bool) -> _Reading:
+def _read_output(request: AgentRequest, fd: int, start: int, end: int, failed: bool) -> _Reading:
     now = request.clock.now()
     if request.output_format == "text":
-        text = _text_tail(request.log_path, start, end)
+        text = _text_tail(fd, start, end)
         return _Reading(text, rate_limit=detect_rate_limit(text, now, failed=failed))
     reader = StreamJsonReader()
-    for line in _log_lines(request.log_path, start, end):
+    for line in _log_lines(fd, start, end):
         reader.feed(line)
     if not reader.events:
         # Not even an init event: the CLI failed before it started (bad flag, no login, root
         # refusing to skip permissions); its plain-text complaint is the best final text.
-        text = _text_tail(request.log_path, start, end)
+        text = _text_tail(fd, start, end)
         return _Reading(
             text,
             rate_limit=detect_rate_limit(text, now, failed=failed),
@@ -294,7 +301,11 @@ def run_agent(request: AgentRequest) -> AgentRun:
     """Run the agent to completion, timeout or cancel; its process group is handled either way."""
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **request.env, orphans.RUN_ENV: request.run_id}
-    with request.log_path.open("a+b", buffering=0) as handle, stdin_source(request.stdin) as stdin:
+    # Never through a link planted at the log's name or in place of `logs/` (write_guard).
+    log_fd = open_own_file(
+        request.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666, own_folder=True
+    )
+    with os.fdopen(log_fd, "a+b", buffering=0) as handle, stdin_source(request.stdin) as stdin:
         _Log(handle).line(
             f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}"
         )
@@ -321,7 +332,7 @@ def run_agent(request: AgentRequest) -> AgentRun:
         end = log.size()
         output_bytes = log.agent_bytes(end)
         failed = outcome.exit_code != 0 or outcome.timed_out or outcome.cancelled
-        reading = _read_output(request, log.start, end, failed)
+        reading = _read_output(request, handle.fileno(), log.start, end, failed)
         log.end_line()
         log.line(f"ended {iso(request.clock.now())}: {_ending(outcome, duration)}")
     return AgentRun(

@@ -3,12 +3,16 @@ clear message on what will not.
 
 A full disk, an I/O hiccup or a busy network filesystem often clears on its own, and an
 overnight loop should ride it out; a permission, a read-only folder or a folder where a file
-should be will not clear by waiting, so the loop stops and says what to fix.
+should be will not clear by waiting, so the loop stops and says what to fix. A write wild
+refuses to make (a link planted where its log or events.log belongs, a read-only file) is
+the agent's or the human's doing: the work is held, said once, and tried again until fixed.
 """
 
 from __future__ import annotations
 
 import errno
+
+from wild.errors import RefusedWriteError, describe_os_error
 
 # Errors that may clear by themselves: disk full or over quota (someone frees space), I/O and
 # stale-handle errors on network filesystems, a resource briefly busy or unavailable.
@@ -41,3 +45,27 @@ def retry_wait(failures: int) -> float | None:
         return None
     wait: float = FIRST_WAIT_S * 2.0 ** (failures - 1)
     return min(wait, LONGEST_WAIT_S)
+
+
+Failure = OSError | RefusedWriteError  # what the loop waits out or holds the work for
+HELD_WAIT_S = 60.0  # a refused write is tried again this often (or at a file event)
+
+
+def retry_after(error: Failure, failures: int) -> float | None:
+    """Seconds to wait before trying again; None: stop the loop with the error."""
+    if isinstance(error, RefusedWriteError):
+        return HELD_WAIT_S  # never given up: the human fixes the file, the loop goes on
+    return retry_wait(failures) if is_transient(error) else None
+
+
+def described(error: Failure) -> str:
+    return str(error) if isinstance(error, RefusedWriteError) else describe_os_error(error)
+
+
+def shown(error: Failure, wait_s: float, failures: int) -> str | None:
+    """The terminal's line about the failure; a held refusal is said once, not every retry."""
+    if isinstance(error, RefusedWriteError):
+        if failures > 1:
+            return None
+        return f"⚠️  {error}. The work is held and goes on once that is fixed"
+    return f"⚠️  {described(error)} (retrying in {wait_s:g} s, attempt {failures})"

@@ -62,7 +62,9 @@ def write_atomically(path: str, text: str) -> None:
     """`path` holds `text` whole or keeps its old content: temp file, fsync, rename, dir fsync."""
     temp = f"{path}.tmp.{os.getpid()}"
     try:
-        with open(temp, "w", encoding="utf-8") as out:
+        # O_EXCL | O_NOFOLLOW: never through a link planted at the temp name (as `_open_log`).
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with open(os.open(temp, flags, 0o644), "w", encoding="utf-8") as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
@@ -77,6 +79,19 @@ def write_atomically(path: str, text: str) -> None:
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+def _open_log(run_dir: str) -> int:
+    """DIR/log, to append to, never through a symbolic link: a link planted at its name (or
+    in place of the run folder) would append the run's output to any file the user can
+    write. O_NOFOLLOW, relative to a descriptor of the run folder (as wild.store.write_guard
+    opens wild's own files; this script imports nothing of wild)."""
+    folder = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        return os.open("log", flags, 0o644, dir_fd=folder)
+    finally:
+        os.close(folder)
 
 
 def _become_subreaper() -> None:
@@ -269,8 +284,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.makedirs(run_dir, exist_ok=True)
     write_atomically(os.path.join(run_dir, "pid"), f"{os.getpid()}\n")
     _become_subreaper()
-    log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     exit_path = os.path.join(run_dir, "exit")
+    try:
+        log = _open_log(run_dir)
+    except OSError as error:
+        detail = f"{run_dir}/log: {error.strerror}; a symbolic link there is never written through"
+        fields = json.loads(_marker(args, START_FAILED_EXIT, None, "start_failed"))
+        write_atomically(exit_path, json.dumps({**fields, "detail": detail}) + "\n")
+        return START_FAILED_EXIT
     try:
         proc = subprocess.Popen(
             ["/bin/sh", "-c", args.instruction[0]],

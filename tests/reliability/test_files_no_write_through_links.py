@@ -1,0 +1,150 @@
+"""No write leaves the project, and the loop holds the work instead of exiting (issue 20,
+items 10, 11 and 13): an agent (the fake agent, a real process) plants links where wild
+writes its log or events.log, or deletes its own log; `--alert` and `--pause` meet files
+the user made read-only. wild writes nothing through a link, says so once, holds the work,
+and goes on once a human has removed the link."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli_support import init_wild_dir, invoke
+from tests.test_loop import TASK, Actions, loop_options, project, say, script, task_status
+from wild.loop import io_errors
+from wild.loop.driver import Loop
+from wild.paths import WildPaths
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
+
+HELD = "The work is held and goes on once that is fixed"
+SECRET = b"ssh-ed25519 AAAA the user's own key\n"
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A folder beside the project (the project is `tmp_path`), with a file already there."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "authorized_keys").write_bytes(SECRET)
+    return outside
+
+
+def _run(paths: WildPaths, on_line: Callable[[str], None] = lambda _line: None) -> list[str]:
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        lines.append(line)
+        on_line(line)
+
+    result = Loop(paths, loop_options(), out=out).run()
+    assert result.reason == "complete", lines
+    return lines
+
+
+def test_a_dangling_link_at_the_next_log_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next iteration's log name holds a link to a file that does not exist yet: the
+    agent's output goes to a log of its own in `.wild/logs/`, never to the link's target."""
+    paths = project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    outside = _outside(tmp_path)
+    target = outside / "planted"
+    plant: Actions = [
+        {"symlink": ".wild/logs/iteration-2.log", "to": str(target)},
+        {"symlink": ".wild/logs/iteration-3.prompt.md", "to": str(outside / "authorized_keys")},
+        {"exit": 1},
+    ]
+    script(monkeypatch, tmp_path, plant, [{"exit": 1}], say("lots of output", TASK))
+
+    _run(paths)
+
+    assert not target.exists()
+    assert (outside / "authorized_keys").read_bytes() == SECRET
+    assert "lots of output" in (paths.logs / "iteration-3.2.log").read_text()
+    assert (paths.logs / "iteration-2.log").is_symlink()  # left for the human to see
+
+
+def test_logs_replaced_by_a_link_hold_the_work_until_the_link_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    outside = _outside(tmp_path)
+    script(monkeypatch, tmp_path, [{"symlink": ".wild/logs", "to": str(outside)}], say(TASK))
+    monkeypatch.setattr(io_errors, "HELD_WAIT_S", 0.05)
+
+    def human(line: str) -> None:
+        if HELD in line:
+            paths.logs.unlink()  # the human removes the link; wild makes the folder anew
+
+    lines = _run(paths, human)
+
+    assert [line for line in lines if HELD in line] == [
+        f"⚠️  {paths.logs}: a symbolic link, and wild does not create or append to its own"
+        f" files through links (one could lead anywhere). Remove it (`rm {paths.logs}`);"
+        f" wild makes the file anew. {HELD}"
+    ]
+    assert sorted(p.name for p in outside.iterdir()) == ["authorized_keys"]
+    assert task_status(paths, "task-001") == "complete"
+
+
+def test_events_log_linked_out_of_the_project_holds_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    outside = _outside(tmp_path)
+    link: Actions = [{"symlink": ".wild/events.log", "to": str(outside / "authorized_keys")}]
+    script(monkeypatch, tmp_path, link, say(TASK))
+    monkeypatch.setattr(io_errors, "HELD_WAIT_S", 0.05)
+
+    def human(line: str) -> None:
+        if HELD in line:
+            paths.events.unlink()
+
+    lines = _run(paths, human)
+
+    assert len([line for line in lines if HELD in line]) == 1
+    assert (outside / "authorized_keys").read_bytes() == SECRET
+    assert task_status(paths, "task-001") == "complete"
+
+
+def test_an_agent_deleting_its_own_log_is_read_from_the_open_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    script(monkeypatch, tmp_path, [*say(TASK), {"delete_file": ".wild/logs/iteration-1.log"}])
+
+    _run(paths)
+
+    assert task_status(paths, "task-001") == "complete"
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [
+        (
+            "alerts.jsonl",
+            ("--alert", "--severity", "warning", "--source", "job", "--type", "nan",
+             "--description", "loss is nan"),
+        ),
+        ("control", ("--pause",)),
+    ],
+)  # fmt: skip
+def test_a_read_only_file_is_never_appended_to(
+    tmp_path: Path, name: str, command: tuple[str, ...]
+) -> None:
+    """Even as root, who may write any file: wild reads the user's intent from the mode."""
+    root = init_wild_dir(tmp_path)
+    path = root / name
+    path.write_bytes(b"")
+    path.chmod(0o444)
+
+    result = invoke(*command, "--dir", str(root))
+
+    assert result.exit_code == 1
+    assert f"{path}: the file is read-only (mode 444)" in result.output
+    assert f"chmod u+w {path}" in result.output
+    assert path.read_bytes() == b""
+    assert os.stat(path).st_mode & 0o777 == 0o444
