@@ -100,13 +100,19 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int]:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def stat_signature(path: str | os.PathLike[str]) -> tuple[int, int, int] | None:
-    """The file's inode, size and modification time, None if it cannot be stat'ed: readers
-    that keep a parse (or a watcher's view) take a file with the same signature as unchanged."""
+Signature = tuple[int, int, int, int]  # inode, size, mtime_ns, mode
+
+
+def stat_signature(path: str | os.PathLike[str]) -> Signature | None:
+    """The file's inode, size, modification time and mode, None if it cannot be stat'ed:
+    readers that keep a parse (or a watcher's view) take a file with the same signature as
+    unchanged. The mode is in it because a `chmod u+w` changes nothing else, and the loop
+    holding work for a read-only file must see it (the safety rescan included)."""
     try:
-        return _stamp(os.stat(path))
+        info = os.stat(path)
     except OSError:
         return None
+    return (*_stamp(info), info.st_mode)
 
 
 def _stamp_of(path: Path) -> tuple[int, int, int] | None:
