@@ -273,8 +273,8 @@ class Loop:
             raise from_os_error(error) if isinstance(error, OSError) else error
         if (line := io_errors.shown(error, wait_s, failures)) is not None:
             self.out(line)
-        message = io_errors.described(error)
         with contextlib.suppress(OSError, RefusedWriteError):  # the log may be what failed
+            message = io_errors.described(error)
             self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
             self.phases.move("ERROR_RECOVERY", "io-error", self._moment())
         watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
@@ -357,7 +357,7 @@ class Loop:
         run = self.runner(request)
         self.barriers.start()  # if the runner did not say the agent started (in-process)
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
-        self._set_state(recovery.ended(self.model.state))
+        self._set_state(replace(self.model.state, agent_process=None))  # record kept: judged
         fields = iteration.record_fields(self.options, run, action.iteration, files)
         self._cause = ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
