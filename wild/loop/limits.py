@@ -28,9 +28,8 @@ from wild.loop.model import (
     Say,
 )
 from wild.parsers.state import LoopState
+from wild.parsers.totals import COUNTED, RUNNING_S
 
-COUNTED = "countedIterations"
-RUNNING_S = "runningSeconds"
 TIME_GRAIN_S = 30.0
 
 

@@ -11,27 +11,54 @@ from pathlib import Path
 from wild.clock import Clock, SystemClock
 from wild.parsers.lines import Problem
 from wild.parsers.state import LoadedState, LoopState, Unreadable, parse_state, render_state
+from wild.parsers.totals import Totals, raised
+from wild.store import totals_ledger
 from wild.store.files import atomic_write
+from wild.store.write_guard import link_refusal
+
+_LINKED_OUT = Unreadable(1, "a symbolic link leading out of the project")
 
 
 def load_state(path: Path, clock: Clock | None = None) -> LoadedState:
     """Read state.json; a missing or empty file is a fresh state, a broken one is set aside.
+    The totals the limits count are never below those the ledger outside the project
+    recorded (`wild.store.totals_ledger`): a problem says when the ledger's figures won.
 
     Raises WildError only for a file from a newer wild, which this one must not overwrite.
     """
+    if link_refusal(path) is not None:  # never read, nor later written, through it
+        return _with_recorded_totals(path, _set_aside(path, clock or SystemClock(), _LINKED_OUT))
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return LoadedState(LoopState(), ())
-    found = parse_state(data, str(path))
-    if isinstance(found, Unreadable):
-        return _set_aside(path, clock or SystemClock(), found)
-    return found
+        found = LoadedState(LoopState(), ())
+    else:
+        parsed = parse_state(data, str(path))
+        if isinstance(parsed, Unreadable):
+            found = _set_aside(path, clock or SystemClock(), parsed)
+        else:
+            found = parsed
+    return _with_recorded_totals(path, found)
+
+
+def _with_recorded_totals(path: Path, found: LoadedState) -> LoadedState:
+    ledger = totals_ledger.recorded(path)
+    if Totals.of(found.state).covers(ledger):
+        return found
+    message = (
+        f"its totals were below those wild recorded in {totals_ledger.ledger_path()}"
+        f" ({ledger.describe()}); those stand, so --max-cost, --max-tokens,"
+        " --max-iterations and --max-time still count what was spent"
+    )
+    problem = Problem(str(path), 1, message)
+    return LoadedState(raised(found.state, ledger), (*found.problems, problem))
 
 
 def save_state(path: Path, state: LoopState) -> None:
-    """Write state.json atomically; the caller holds the `.wild/.lock` if others may write."""
+    """Write state.json atomically, and raise the ledger's totals to its own; the caller
+    holds the `.wild/.lock` if others may write."""
     atomic_write(path, render_state(state))
+    totals_ledger.record(path, Totals.of(state))
 
 
 def _aside_path(path: Path, clock: Clock) -> Path:
