@@ -7,6 +7,9 @@ and goes on once a human has removed the link."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from tests.test_loop import TASK, Actions, loop_options, project, say, script, t
 from wild.loop import io_errors
 from wild.loop.driver import Loop
 from wild.paths import WildPaths
+from wild.store import files
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 
@@ -148,3 +152,47 @@ def test_a_read_only_file_is_never_appended_to(
     assert f"chmod u+w {path}" in result.output
     assert path.read_bytes() == b""
     assert os.stat(path).st_mode & 0o777 == 0o444
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from filelock import FileLock
+with FileLock(sys.argv[1]):
+    Path(sys.argv[2]).write_text("held")
+    while not Path(sys.argv[3]).exists():
+        time.sleep(0.01)
+"""
+
+
+def test_an_agent_holding_the_lock_holds_the_work_not_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process (an agent's doing) holds `.wild/.lock` past wild's wait: the loop says
+    so once, in words that name the lock, and goes on once it is released."""
+    paths = project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    script(monkeypatch, tmp_path, say(TASK))
+    monkeypatch.setattr(files, "LOCK_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(io_errors, "HELD_WAIT_S", 0.05)
+    held, release = tmp_path / "held", tmp_path / "release"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(paths.lock), str(held), str(release)]
+    )
+    try:
+        while not held.exists():
+            assert holder.poll() is None
+            time.sleep(0.01)
+
+        def human(line: str) -> None:
+            if HELD in line:
+                release.write_text("go")
+
+        lines = _run(paths, human)
+    finally:
+        release.write_text("go")
+        holder.wait(timeout=30)
+
+    [said] = [line for line in lines if HELD in line]
+    assert f"{paths.lock} is held by another process" in said
+    assert "type and permissions" not in said
+    assert task_status(paths, "task-001") == "complete"

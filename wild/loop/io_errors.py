@@ -11,6 +11,8 @@ the agent's or the human's doing: the work is held, said once, and tried again u
 from __future__ import annotations
 
 import errno
+import sys
+from pathlib import Path
 
 from wild.errors import RefusedWriteError, describe_os_error
 
@@ -48,24 +50,43 @@ def retry_wait(failures: int) -> float | None:
 
 
 Failure = OSError | RefusedWriteError  # what the loop waits out or holds the work for
-HELD_WAIT_S = 60.0  # a refused write is tried again this often (or at a file event)
+HELD_WAIT_S = 60.0  # a refused write or a held lock is tried again this often (or at an event)
+HELD_LINE = "The work is held and goes on once that is fixed"
+
+
+def held_lock(error: Failure) -> Path | None:
+    """The lock file another process held past the lock's timeout (filelock's Timeout, a
+    TimeoutError with no errno), when that is the error: an agent holding `.wild/.lock`."""
+    filelock = sys.modules.get("filelock")  # loaded if a lock was taken; not imported for this
+    if filelock is not None and isinstance(error, filelock.Timeout):
+        return Path(error.lock_file)
+    return None
 
 
 def retry_after(error: Failure, failures: int) -> float | None:
     """Seconds to wait before trying again; None: stop the loop with the error."""
-    if isinstance(error, RefusedWriteError):
+    if isinstance(error, RefusedWriteError) or held_lock(error) is not None:
         return HELD_WAIT_S  # never given up: the human fixes the file, the loop goes on
     return retry_wait(failures) if is_transient(error) else None
 
 
 def described(error: Failure) -> str:
+    lock = held_lock(error)
+    if lock is not None:
+        return (
+            f"{lock} is held by another process (not this loop, perhaps an agent) for longer"
+            f" than wild waits for it; `fuser -v {lock}` names who has it open"
+        )
     return str(error) if isinstance(error, RefusedWriteError) else describe_os_error(error)
 
 
 def shown(error: Failure, wait_s: float, failures: int) -> str | None:
-    """The terminal's line about the failure; a held refusal is said once, not every retry."""
+    """The terminal's line about the failure; a held refusal or lock is said once, not at
+    every retry."""
+    if held_lock(error) is not None:
+        return None if failures > 1 else f"⚠️  {described(error)}. {HELD_LINE}"
     if isinstance(error, RefusedWriteError):
         if failures > 1:
             return None
-        return f"⚠️  {error}. The work is held and goes on once that is fixed"
+        return f"⚠️  {error}. {HELD_LINE}"
     return f"⚠️  {described(error)} (retrying in {wait_s:g} s, attempt {failures})"
