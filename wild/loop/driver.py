@@ -271,8 +271,7 @@ class Loop:
         wait_s = io_errors.retry_after(error, failures)
         if wait_s is None:
             raise from_os_error(error) if isinstance(error, OSError) else error
-        if (line := io_errors.shown(error, wait_s, failures)) is not None:
-            self.out(line)
+        io_errors.tell(self.out, error, wait_s, failures)
         with contextlib.suppress(OSError, RefusedWriteError):  # the log may be what failed
             message = io_errors.described(error)
             self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
@@ -371,6 +370,7 @@ class Loop:
 
     def _heartbeat(self, _beat: object) -> None:
         """While the agent runs, state.json's running time stays current (--max-time)."""
+        self.reporter.watch_disk()  # a flooding agent fills it fastest
         with contextlib.suppress(OSError):  # a full disk must not kill the agent
             self._commit(self.model)
 

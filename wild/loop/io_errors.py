@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from wild.errors import RefusedWriteError, describe_os_error
@@ -90,3 +91,10 @@ def shown(error: Failure, wait_s: float, failures: int) -> str | None:
             return None
         return f"⚠️  {error}. {HELD_LINE}"
     return f"⚠️  {described(error)} (retrying in {wait_s:g} s, attempt {failures})"
+
+
+def tell(out: Callable[[str], None], error: Failure, wait_s: float, failures: int) -> None:
+    """Print `shown`'s line, if any."""
+    line = shown(error, wait_s, failures)
+    if line is not None:
+        out(line)
