@@ -196,3 +196,21 @@ def test_an_agent_holding_the_lock_holds_the_work_not_the_loop(
     assert f"{paths.lock} is held by another process" in said
     assert "type and permissions" not in said
     assert task_status(paths, "task-001") == "complete"
+
+
+@pytest.mark.parametrize("name", [".lock", "loop.lock"])
+def test_a_lock_file_linked_out_of_the_project_is_never_opened_through(
+    tmp_path: Path, name: str
+) -> None:
+    """filelock opened `.wild/.lock` with O_TRUNC: a link there emptied the file it named."""
+    root = init_wild_dir(tmp_path)
+    outside = _outside(tmp_path) / "authorized_keys"
+    (root / name).unlink(missing_ok=True)
+    (root / name).symlink_to(outside)
+    command = ("--add-task", "x") if name == ".lock" else ("Ship it", "--max-iterations", "1")
+
+    result = invoke(*command, "--dir", str(root))
+
+    assert result.exit_code == 1
+    assert f"{root / name}: a symbolic link to {outside}" in result.output
+    assert outside.read_bytes() == SECRET
