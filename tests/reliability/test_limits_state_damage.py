@@ -86,3 +86,19 @@ def test_a_real_loop_restarted_after_echo_garbage_runs_no_more_iterations(
     found = parse_state(paths.state.read_bytes(), str(paths.state))
     assert isinstance(found, LoadedState) and found.state.extra["countedIterations"] == 2
     assert ledger_path().is_file()
+
+
+def test_with_the_ledger_deleted_too_events_log_still_counts_the_spending(
+    tmp_path: Path,
+) -> None:
+    sim = new_project(tmp_path, TASKS)
+    sim.script = [[{"run": {"cost_usd": 12.0, "input_tokens": 1000}}, *say(TASK)]]
+    assert sim.run(max_cost_usd=20.0).reason == "max-cost"
+    _garbage(sim.paths.state)
+    ledger_path().unlink()
+
+    again = sim.run(max_cost_usd=20.0)
+
+    assert (again.reason, again.iterations) == ("max-cost", 0)
+    assert [line for line in sim.out if f"{RECOVERED} events.log" in line]
+    assert sim.state().total_cost_usd == 24.0

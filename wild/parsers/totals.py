@@ -9,7 +9,7 @@ writes garbage over state.json, links it away or deletes it cannot lower what wa
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass, replace
 from typing import Any
 
@@ -88,6 +88,19 @@ class Totals:
             f"${self.cost_usd:.2f}, {self.tokens} tokens, {self.counted} iterations counted,"
             f" {self.running_s:.0f} s running"
         )
+
+
+def from_events(events: Iterable[Mapping[str, Any]]) -> Totals:
+    """What events.log's `agent-end` lines add up to: the last resort when state.json and the
+    ledger both count nothing (a lower bound: a run killed before its line is not in it)."""
+    ends = [e for e in events if e.get("kind") == "agent-end"]
+    return Totals(
+        iteration=max((_count(e.get("iteration")) for e in ends), default=0),
+        counted=len(ends),
+        running_s=sum(_amount(e.get("duration_s")) for e in ends),
+        cost_usd=sum(_amount(e.get("cost_usd")) for e in ends),
+        tokens=sum(_count(e.get("input_tokens")) + _count(e.get("output_tokens")) for e in ends),
+    )
 
 
 def raised(state: LoopState, totals: Totals) -> LoopState:

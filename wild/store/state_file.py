@@ -11,8 +11,9 @@ from pathlib import Path
 from wild.clock import Clock, SystemClock
 from wild.parsers.lines import Problem
 from wild.parsers.state import LoadedState, LoopState, Unreadable, parse_state, render_state
-from wild.parsers.totals import Totals, raised
+from wild.parsers.totals import Totals, from_events, raised
 from wild.store import totals_ledger
+from wild.store.events_log import read_events
 from wild.store.files import atomic_write
 from wild.store.write_guard import link_refusal
 
@@ -42,13 +43,16 @@ def load_state(path: Path, clock: Clock | None = None) -> LoadedState:
 
 
 def _with_recorded_totals(path: Path, found: LoadedState) -> LoadedState:
-    ledger = totals_ledger.recorded(path)
+    ledger, source = totals_ledger.recorded(path), str(totals_ledger.ledger_path())
+    if ledger == Totals() and Totals.of(found.state) == Totals():
+        # Both count nothing (the ledger deleted too): events.log's agent runs, if any.
+        ledger, source = from_events(read_events(path.with_name("events.log"))[0]), "events.log"
     if Totals.of(found.state).covers(ledger):
         return found
     message = (
-        f"its totals were below those wild recorded in {totals_ledger.ledger_path()}"
-        f" ({ledger.describe()}); those stand, so --max-cost, --max-tokens,"
-        " --max-iterations and --max-time still count what was spent"
+        f"its totals were below those wild recorded in {source} ({ledger.describe()});"
+        " those stand, so --max-cost, --max-tokens, --max-iterations and --max-time still"
+        " count what was spent"
     )
     problem = Problem(str(path), 1, message)
     return LoadedState(raised(found.state, ledger), (*found.problems, problem))
