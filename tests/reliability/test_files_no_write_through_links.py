@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import init_wild_dir, invoke
-from tests.test_loop import TASK, Actions, loop_options, project, say, script, task_status
+from tests.test_loop import (
+    TASK,
+    Actions,
+    loop_options,
+    project,
+    say,
+    script,
+    state_of,
+    task_status,
+)
 from wild.loop import io_errors
 from wild.loop.driver import Loop
 from wild.paths import WildPaths
@@ -214,3 +223,28 @@ def test_a_lock_file_linked_out_of_the_project_is_never_opened_through(
     assert result.exit_code == 1
     assert f"{root / name}: a symbolic link to {outside}" in result.output
     assert outside.read_bytes() == SECRET
+
+
+def test_state_json_linked_out_mid_run_is_moved_aside_and_the_counts_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent replaces state.json with a link out of the project while it runs (and
+    heartbeats save the running time): the link is moved aside (kept to look at), nothing is
+    written through it, the run is not lost, and the counters go on from where they were."""
+    paths = project(tmp_path, "- [ ] [P1] task-001: Train\n- [ ] [P1] task-002: Test\n")
+    outside = _outside(tmp_path)
+    link: Actions = [
+        {"symlink": ".wild/state.json", "to": str(outside / "authorized_keys")},
+        {"sleep": 0.3},
+        *say(TASK),
+    ]
+    script(monkeypatch, tmp_path, link, say(TASK))
+
+    result = Loop(paths, loop_options(heartbeat_s=0.05), out=lambda _line: None).run()
+
+    assert (result.reason, result.iterations) == ("complete", 2)
+    assert (tmp_path / "agent-script.json.runs").read_text() == "2"  # the run was not lost
+    assert (outside / "authorized_keys").read_bytes() == SECRET
+    [aside] = paths.root.glob("state.json.corrupt-*")
+    assert aside.is_symlink() and not paths.state.is_symlink()
+    assert state_of(paths).iteration == 2

@@ -371,7 +371,7 @@ class Loop:
     def _heartbeat(self, _beat: object) -> None:
         """While the agent runs, state.json's running time stays current (--max-time)."""
         self.reporter.watch_disk()  # a flooding agent fills it fastest
-        with contextlib.suppress(OSError):  # a full disk must not kill the agent
+        with contextlib.suppress(OSError, RefusedWriteError):  # nor a full disk, nor a link
             self._commit(self.model)
 
     def _agent_started(self, pid: int) -> None:

@@ -15,9 +15,8 @@ from wild.parsers.totals import Totals, from_events, raised
 from wild.store import totals_ledger
 from wild.store.events_log import read_events
 from wild.store.files import atomic_write
-from wild.store.write_guard import link_refusal
 
-_LINKED_OUT = Unreadable(1, "a symbolic link leading out of the project")
+_LINKED_OUT = Unreadable(1, "a symbolic link (wild writes this file alone, never through a link)")
 
 
 def load_state(path: Path, clock: Clock | None = None) -> LoadedState:
@@ -27,7 +26,7 @@ def load_state(path: Path, clock: Clock | None = None) -> LoadedState:
 
     Raises WildError only for a file from a newer wild, which this one must not overwrite.
     """
-    if link_refusal(path) is not None:  # never read, nor later written, through it
+    if path.is_symlink():  # wild's own file: never read, nor later written, through a link
         return _with_recorded_totals(path, _set_aside(path, clock or SystemClock(), _LINKED_OUT))
     try:
         data = path.read_bytes()
@@ -61,6 +60,8 @@ def _with_recorded_totals(path: Path, found: LoadedState) -> LoadedState:
 def save_state(path: Path, state: LoopState) -> None:
     """Write state.json atomically, and raise the ledger's totals to its own; the caller
     holds the `.wild/.lock` if others may write."""
+    if path.is_symlink():  # wild's own file, replaced by a link (an agent's doing)
+        _move_aside(path, SystemClock())  # kept to look at; never written through
     atomic_write(path, render_state(state))
     totals_ledger.record(path, Totals.of(state))
 
@@ -75,15 +76,19 @@ def _aside_path(path: Path, clock: Clock) -> Path:
     return candidate
 
 
-def _set_aside(path: Path, clock: Clock, unreadable: Unreadable) -> LoadedState:
-    """Keep an unreadable file for the user to inspect and carry on from a fresh state."""
+def _move_aside(path: Path, clock: Clock) -> str:
+    """Rename the file (or the link itself) to `state.json.corrupt-<time>`; what was done."""
     aside = _aside_path(path, clock)
     try:
         os.replace(path, aside)
     except FileNotFoundError:
         # Another wild process set it aside first: same outcome.
-        done = "another wild process set it aside"
-    else:
-        done = f"moved it to {aside.name}"
+        return "another wild process set it aside"
+    return f"moved it to {aside.name}"
+
+
+def _set_aside(path: Path, clock: Clock, unreadable: Unreadable) -> LoadedState:
+    """Keep an unreadable file for the user to inspect and carry on from a fresh state."""
+    done = _move_aside(path, clock)
     message = f"{unreadable.what}; {done} and started from a fresh state"
     return LoadedState(LoopState(), (Problem(str(path), unreadable.line, message),))
