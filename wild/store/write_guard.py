@@ -14,7 +14,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from wild.errors import RefusedWriteError, with_filename
+from wild.errors import RefusedWriteError
 
 # Set to 1 to let wild write through links that leave the project (docs/formats.md).
 ALLOW_OUTSIDE_ENV = "WILD_ALLOW_OUTSIDE_SYMLINKS"
@@ -108,8 +108,8 @@ def open_own_file(path: Path, flags: int, mode: int = 0o666, *, own_folder: bool
         try:
             return os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=folder)
         except OSError as error:
-            if error.errno != errno.ELOOP:
-                raise with_filename(error, path) from None
+            if error.errno != errno.ELOOP:  # name the file, not the name relative to its folder
+                raise OSError(error.errno, error.strerror, str(path)) from None
         if own_folder:
             raise RefusedWriteError(str(path), _link_message(path))
         check_writable(path)  # a link inside the project, to a file the user may have locked
