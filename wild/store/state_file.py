@@ -5,6 +5,7 @@ What the bytes mean is `wild.parsers.state`; an unreadable file is set aside, ne
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -27,25 +28,28 @@ def load_state(path: Path, clock: Clock | None = None) -> LoadedState:
     Raises WildError only for a file from a newer wild, which this one must not overwrite.
     """
     if path.is_symlink():  # wild's own file: never read, nor later written, through a link
-        return _with_recorded_totals(path, _set_aside(path, clock or SystemClock(), _LINKED_OUT))
+        found = _set_aside(path, clock or SystemClock(), _LINKED_OUT)
+        return _with_recorded_totals(path, found, lost=True)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        found = LoadedState(LoopState(), ())
-    else:
-        parsed = parse_state(data, str(path))
-        if isinstance(parsed, Unreadable):
-            found = _set_aside(path, clock or SystemClock(), parsed)
-        else:
-            found = parsed
-    return _with_recorded_totals(path, found)
+        return _with_recorded_totals(path, LoadedState(LoopState(), ()), lost=True)
+    parsed = parse_state(data, str(path))
+    if isinstance(parsed, Unreadable):
+        found = _set_aside(path, clock or SystemClock(), parsed)
+        return _with_recorded_totals(path, found, lost=True)
+    return _with_recorded_totals(path, parsed)
 
 
-def _with_recorded_totals(path: Path, found: LoadedState) -> LoadedState:
+def _with_recorded_totals(path: Path, found: LoadedState, *, lost: bool = False) -> LoadedState:
+    """`found` with the ledger's totals where they are higher; when the state was `lost`
+    (missing, unreadable, a link) and the ledger counts nothing either (deleted too),
+    events.log's agent runs are added up instead."""
     ledger, source = totals_ledger.recorded(path), str(totals_ledger.ledger_path())
-    if ledger == Totals() and Totals.of(found.state) == Totals():
-        # Both count nothing (the ledger deleted too): events.log's agent runs, if any.
-        ledger, source = from_events(read_events(path.with_name("events.log"))[0]), "events.log"
+    if lost and ledger == Totals():
+        with contextlib.suppress(OSError):  # an events.log that cannot be read adds nothing
+            ledger = from_events(read_events(path.with_name("events.log"))[0])
+            source = "events.log"
     if Totals.of(found.state).covers(ledger):
         return found
     message = (
