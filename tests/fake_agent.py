@@ -26,6 +26,7 @@ Without an `exit` action the run exits 0 after its last action.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -201,6 +202,12 @@ def _run(action: Mapping[str, Any]) -> None:
         _out(bytes.fromhex(str(action["print_hex"])))
     elif "delete_file" in action:
         Path(action["delete_file"]).unlink(missing_ok=True)
+    elif "symlink" in action:  # an agent planting a link where wild writes (`to`: its target)
+        link = Path(action["symlink"])
+        if link.is_dir() and not link.is_symlink():
+            shutil.rmtree(link)
+        link.unlink(missing_ok=True)
+        link.symlink_to(str(action["to"]))
     elif "write_file" in action:
         Path(action["write_file"]).write_text(str(action.get("text", "")))
     elif "append_file" in action:

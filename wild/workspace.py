@@ -57,7 +57,7 @@ from wild.policy.trust import (
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.events_log import read_events
-from wild.store.files import read_text, stat_signature, update_text
+from wild.store.files import Signature, read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
@@ -294,7 +294,7 @@ class ParseCache:
     change (the dashboard), so a change to one file re-parses that file alone."""
 
     def __init__(self) -> None:
-        self._kept: dict[Path, tuple[tuple[int, int, int], object]] = {}
+        self._kept: dict[Path, tuple[Signature, object]] = {}
         self.runs: RunLog | None = None
 
     def get(self, path: Path, make: Callable[[], _T]) -> _T:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from datetime import UTC, datetime
+from pathlib import Path
 
 import orjson
 
@@ -228,3 +229,17 @@ def test_approve_names_the_command_shown_and_a_changed_command_is_refused(board:
     click = {"action": "approve", "id": "gpu-free", "sha256": again["commandSha256"]}
     assert board.act(click).status == 200
     assert is_approved(board.paths.project, "touch PWNED")
+
+
+def test_a_log_that_is_a_link_is_not_served_through(board: Client, tmp_path: Path) -> None:
+    """An agent replaced a log with a link to a file outside the project: the page gets the
+    refusal, never the file's bytes."""
+    secret = tmp_path / "outside-secret"
+    secret.write_text("ssh-ed25519 AAAA private\n")
+    log = board.paths.logs / "iteration-1.log"
+    log.unlink()
+    log.symlink_to(secret)
+    reply = board.get("/api/log?name=iteration-1.log")
+    assert reply.status == 200
+    assert "AAAA" not in reply.json()["text"]
+    assert "a symbolic link" in reply.json()["text"]

@@ -21,7 +21,17 @@ from dataclasses import replace
 from datetime import timedelta
 
 from wild.clock import iso, later, parse_time
-from wild.loop import claims, ending, human_only, judge, limits, research_step, task_checks, work
+from wild.loop import (
+    claims,
+    ending,
+    human_only,
+    judge,
+    limits,
+    recovery,
+    research_step,
+    task_checks,
+    work,
+)
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, failure_of, summary
 from wild.loop.model import (
@@ -351,7 +361,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     what = f"{work_now.type} {work_now.id}" if work_now is not None else "work"
     note = summary(iteration, what, run, done=outcome.done, failed=outcome.failed)
     state = replace(
-        model.state,
+        recovery.ended(model.state),  # its number is counted in this state: the record goes
         iteration=iteration,
         consecutive_failures=failures,
         total_cost_usd=model.state.total_cost_usd + (run.cost_usd or 0.0),

@@ -29,6 +29,7 @@ from wild.paths import WildPaths, approvals_path
 from wild.policy.checks_trust import ChecksBaseline, hold_checks
 from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
+from wild.store.files import Signature as FileSignature
 from wild.store.files import read_text, stat_signature
 from wild.store.runs_log import RunLog
 from wild.store.tasks_backup import TasksBackup
@@ -58,7 +59,7 @@ _PARSERS: dict[FileName, Callable[[str, str], Doc]] = {
     "policy": policy_md.parse,
     "checks": checks_md.parse,
 }
-Signature = tuple[int, int, int] | None  # `stat_signature`; None: missing
+Signature = FileSignature | None  # `stat_signature`; None: missing
 # From the approval store: approvals, the recorded trust, the accepted completion checks.
 _Trust = tuple[Approvals, RecordedTrust | None, ChecksBaseline | None]
 _T = TypeVar("_T")

@@ -6,6 +6,7 @@ stdin); the agent's output goes to `.wild/logs/iteration-N.log`.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from wild.clock import Clock
 from wild.loop import changes, claims
 from wild.loop.model import LoopOptions, RunAgent
 from wild.paths import WildPaths
+from wild.store.write_guard import open_own_file
 from wild.workspace import Workspace
 
 LAST_WORDS_CHARS = 200
@@ -71,10 +73,13 @@ def build_request(
         iteration=iteration, goal=setup.goal, context=context, policy=ws.policy, work_id=work_id
     )
     prompt = prompts.render(work_type, paths.prompts, {**common, **values})
-    paths.logs.mkdir(exist_ok=True)
+    if not paths.logs.is_symlink():  # a link there is refused when the log is opened
+        paths.logs.mkdir(exist_ok=True)
     name = fresh_name(paths.logs, iteration)
     prompt_file = paths.logs / f"{name}.prompt.md"
-    prompt_file.write_text(prompt, encoding="utf-8")
+    fd = open_own_file(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, own_folder=True)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(prompt.encode("utf-8"))
     argv = build_command(
         setup.agent,
         prompt,
@@ -109,9 +114,10 @@ def build_request(
 
 def fresh_name(logs: Path, iteration: int) -> str:
     """`iteration-N`, or `iteration-N.2`, `.3`… when its log or prompt exists: a log is never
-    overwritten, even when state.json was lost and the numbers start again."""
+    overwritten, even when state.json was lost and the numbers start again. A link at either
+    name, even a dangling one, counts as taken: wild never writes through it."""
     name, copy = f"iteration-{iteration}", 1
-    while (logs / f"{name}.log").exists() or (logs / f"{name}.prompt.md").exists():
+    while os.path.lexists(logs / f"{name}.log") or os.path.lexists(logs / f"{name}.prompt.md"):
         copy += 1
         name = f"iteration-{iteration}.{copy}"
     return name

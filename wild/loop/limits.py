@@ -29,9 +29,8 @@ from wild.loop.model import (
 )
 from wild.output import plural
 from wild.parsers.state import LoopState
+from wild.parsers.totals import COUNTED, RUNNING_S
 
-COUNTED = "countedIterations"
-RUNNING_S = "runningSeconds"
 TIME_GRAIN_S = 30.0
 
 

@@ -87,7 +87,10 @@ def started(state: LoopState, record: AgentRunRecord) -> LoopState:
 
 
 def ended(state: LoopState) -> LoopState:
-    """The state once the run is over: no run, no agent."""
+    """The state once the run is over and counted: no run, no agent. The record is dropped
+    only in the state that counts the run's iteration (`decide`), never before: a loop
+    killed between the agent's end and that save finds the record at restart and uses the
+    number up, instead of giving it to the next run (whose log would be `iteration-N.2`)."""
     extra = {k: v for k, v in state.extra.items() if k != AGENT_RUN}
     return replace(state, extra=extra, agent_process=None)
 

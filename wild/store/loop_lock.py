@@ -15,6 +15,7 @@ from pathlib import Path
 from wild.errors import WildError
 from wild.parsers.state import LoadedState, parse_state
 from wild.store.files import read_bytes
+from wild.store.write_guard import open_own_file
 
 
 class LoopLock:
@@ -38,7 +39,7 @@ class LoopLock:
 def take_loop_lock(root: Path, holder: Callable[[], str | None] = lambda: None) -> LoopLock:
     """Lock `root` for this loop, or raise WildError naming the `holder()` (who holds it, as
     state.json says) when another loop runs on it."""
-    fd = os.open(root / "loop.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    fd = open_own_file(root / "loop.lock", os.O_RDWR | os.O_CREAT, 0o666, own_folder=False)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
