@@ -95,16 +95,6 @@ def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     assert "wild.parsers.lines -> wild.loop" in result.stdout
 
 
-def test_readme_opens_with_the_two_setup_commands_and_ci_runs_the_second() -> None:
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"```bash\n(.*?)\n```", readme, re.S)
-    assert block is not None
-    commands = block.group(1).splitlines()
-    assert len(commands) == 2
-    assert commands[0].endswith("wild demo")
-    assert commands[1] in (ROOT / ".ci" / "run").read_text().splitlines()
-
-
 # Distribution name → import name, where they differ.
 _IMPORT_NAMES = {"python-dateutil": "dateutil"}
 

@@ -54,7 +54,7 @@ def test_claude_under_the_sandbox_works_the_project_but_not_the_policy(tmp_path:
     with serve(script) as (base_url, recorded):
         done = run_wild(project, base_url, "Report the best learning rate", "--sandbox")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-1] == "wild stopped: all work complete (1 iterations)"
+    assert done.stdout.splitlines()[-1] == "wild stopped: all work complete (1 iteration)"
     assert (project / "report.md").read_text() == "best lr: 0.003\n"  # Claude's Bash tool
     assert "\nPlanned by Claude.\n" in (root / "tasks.md").read_text()  # its Edit tool
     assert {path: path.read_bytes() for path in before} == before
