@@ -30,6 +30,7 @@ from wild.loop import io_errors
 from wild.loop.driver import Loop
 from wild.paths import WildPaths
 from wild.store import files
+from wild.store.loop_lock import take_loop_lock
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 
@@ -154,7 +155,10 @@ def test_a_read_only_file_is_never_appended_to(
     path.write_bytes(b"")
     path.chmod(0o444)
 
-    result = invoke(*command, "--dir", str(root))
+    # --pause reaches only a running loop (nothing is kept for a later one): one holds the
+    # folder's loop lock, as a loop does.
+    with take_loop_lock(root):
+        result = invoke(*command, "--dir", str(root))
 
     assert result.exit_code == 1
     assert f"{path}: the file is read-only (mode 444)" in result.output

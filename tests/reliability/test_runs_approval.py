@@ -18,6 +18,7 @@ from pathlib import Path
 
 import orjson
 
+from tests.cli_support import invoke
 from wild.barriers.approvals import UNAPPROVED_TYPE, approve
 from wild.commands.init import init_wild
 from wild.parsers.alerts import status_update
@@ -78,12 +79,8 @@ def setup(tmp_path: Path, agent_text: str, policy: str) -> tuple[Path, WildPaths
     paths = WildPaths(project / ".wild")
     init_wild(paths)
     wild = [sys.executable, "-m", "wild"]
-    subprocess.run(
-        [*wild, "--update-policy", policy, "--dir", str(paths.root)],
-        check=True,
-        capture_output=True,
-        timeout=WAIT_S,
-    )
+    # The human sets the policy at their terminal (tests/conftest.py answers its question).
+    assert invoke("--update-policy", policy, "--dir", str(paths.root)).exit_code == 0
     agent = tmp_path / "agent.py"
     agent.write_text(agent_text)
     loop = [*wild, "try the sweep", "--agent-cmd", f"{sys.executable} {agent}"]
