@@ -17,6 +17,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from wild import __version__
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import ACTIONS, HANDLERS, LOOP, SERVE, Call, misplaced_option
 from wild.commands.failures import crash_log, os_error_message
@@ -102,7 +103,31 @@ class WildCommand(GuardedCommand):
                 f" write `wild -- {name}` or `wild --goal {name}`",
                 ctx,
             )
+        flag = self.action_flags(ctx).get(name.strip().lower()) if name else None
+        if flag is not None and not explicit:
+            # `wild status` would start an autonomous agent with the goal "status".
+            raise click.UsageError(
+                f"did you mean `wild {flag}`? `{name}` alone is not taken as a goal;"
+                f' for the goal "{name}", write `wild --goal {name}`',
+                ctx,
+            )
         return rest
+
+    def action_flags(self, ctx: click.Context) -> dict[str, str]:
+        """Each action's word (`status`, `list-work`, `help`) -> its flag (`--status`).
+
+        Read from the options themselves: the action flags, `--serve`, and the flags that act
+        at once and end (`--help`, `--version`), so a new action is refused as a goal too.
+        """
+        words: dict[str, str] = {}
+        for param in self.get_params(ctx):
+            acts = param.name in (*ACTIONS, SERVE) or (
+                isinstance(param, click.Option) and param.is_flag and not param.expose_value
+            )
+            for flag in param.opts if acts else ():
+                if flag.startswith("--"):
+                    words[flag[2:]] = words[flag[2:].replace("-", "_")] = flag
+        return words
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_usage(ctx, formatter)
@@ -141,6 +166,7 @@ def demo() -> None:
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.argument("goal", required=False)
+@click.version_option(__version__, "--version", message="wild %(version)s")
 @click.option(
     "--dir", "wild_dir", metavar="PATH", help="State folder (default .wild, or $WILD_DIR)."
 )
