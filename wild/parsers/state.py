@@ -105,6 +105,10 @@ def _is_number(value: object) -> bool:
     return _is_int(value) or (isinstance(value, float) and math.isfinite(value))
 
 
+def _is_total(value: object) -> bool:
+    return _is_number(value) and value >= 0  # type: ignore[operator]
+
+
 def _is_opt_str(value: object) -> bool:
     return value is None or isinstance(value, str)
 
@@ -224,8 +228,13 @@ def _from_json(raw: dict[str, Any], text: str, file: str) -> LoadedState:
         current_work=reader.current_work(),
         paused=reader.take(k["paused"], lambda v: isinstance(v, bool), "true or false", False),
         consecutive_failures=reader.take(k["consecutive_failures"], _is_int, "an integer", 0),
-        total_cost_usd=float(reader.take(k["total_cost_usd"], _is_number, "a number", 0.0)),
-        total_tokens=reader.take(k["total_tokens"], _is_int, "an integer", 0),
+        # A negative total would lower what a spending cap counts: refused like any bad value.
+        total_cost_usd=float(
+            reader.take(k["total_cost_usd"], _is_total, "a number 0 or more", 0.0)
+        ),
+        total_tokens=reader.take(
+            k["total_tokens"], lambda v: _is_int(v) and _is_total(v), "an integer 0 or more", 0
+        ),
         recent_summaries=tuple(summaries),
         loop_process=reader.process(k["loop_process"]),
         agent_process=reader.process(k["agent_process"]),
