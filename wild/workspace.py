@@ -26,7 +26,7 @@ from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
-from wild.parsers.lines import Problem
+from wild.parsers.lines import Problem, undecodable_lines
 from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths, approvals_path
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
@@ -289,6 +289,13 @@ def assemble_workspace(
     events and passes them here; `open_alerts` may be given when the caller keeps them.
     With no recorded trust, the default policy's holds (fail closed)."""
     held, note = policy_in_force(policy_doc, recorded_trust, now)
+    documents = (
+        (tasks.lines, paths.tasks),
+        (barriers.lines, paths.barriers),
+        (human.lines, paths.human),
+        (policy_doc.lines, paths.policy),
+        (checks.lines if checks is not None else (), paths.checks),
+    )
     problems = (
         *tasks.problems,
         *alert_problems,
@@ -297,6 +304,7 @@ def assemble_workspace(
         *policy_doc.problems,
         *(checks.problems if checks is not None else ()),
         *run_problems,
+        *(found for lines, path in documents for found in undecodable_lines(lines, str(path))),
     )
     return Workspace(
         paths=paths,

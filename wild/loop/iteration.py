@@ -18,6 +18,7 @@ from wild.clock import Clock
 from wild.loop import changes, claims
 from wild.loop.model import LoopOptions, RunAgent
 from wild.paths import WildPaths
+from wild.store.files import ENCODING, ERRORS
 from wild.workspace import Workspace
 
 LAST_WORDS_CHARS = 200
@@ -71,7 +72,8 @@ def build_request(
     paths.logs.mkdir(exist_ok=True)
     name = fresh_name(paths.logs, iteration)
     prompt_file = paths.logs / f"{name}.prompt.md"
-    prompt_file.write_text(prompt, encoding="utf-8")
+    # The files' bytes that are not UTF-8 reach the agent as they are, never a crash.
+    prompt_file.write_text(prompt, encoding=ENCODING, errors=ERRORS)
     argv = build_command(
         setup.agent,
         prompt,
@@ -92,7 +94,7 @@ def build_request(
             work_id=work_id,
             prompt_file=prompt_file.resolve(),
         ),
-        stdin=prompt.encode("utf-8") if prompt_on_stdin(setup.agent) else None,
+        stdin=prompt.encode(ENCODING, ERRORS) if prompt_on_stdin(setup.agent) else None,
         timeout_s=setup.timeout_s,
         heartbeat_s=setup.heartbeat_s,
         cancel=cancel,
