@@ -77,7 +77,13 @@ def test_a_negative_total_is_a_problem_and_counts_nothing() -> None:
     assert found == LoadedState(
         LoopState(iteration=3),
         (
-            Problem("s.json", 2, "totalCostUsd should be a number 0 or more, not -40.5; used 0.0"),
-            Problem("s.json", 3, "totalTokens should be an integer 0 or more, not -9000; used 0"),
+            Problem(
+                "s.json",
+                2,
+                "totalCostUsd is negative (-40.5), and a total never goes down; used 0.0",
+            ),
+            Problem(
+                "s.json", 3, "totalTokens is negative (-9000), and a total never goes down; used 0"
+            ),
         ),
     )

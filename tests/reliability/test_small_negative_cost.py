@@ -19,4 +19,6 @@ def test_a_negative_cost_total_is_reported_with_its_line(tmp_path: Path) -> None
         timeout=60,
         check=True,
     ).stdout
-    assert "state.json:3: totalCostUsd should be a number 0 or more, not -48.0; used 0.0" in shown
+    assert (
+        "state.json:3: totalCostUsd is negative (-48.0), and a total never goes down; used 0.0"
+    ) in shown

@@ -105,10 +105,6 @@ def _is_number(value: object) -> bool:
     return _is_int(value) or (isinstance(value, float) and math.isfinite(value))
 
 
-def _is_total(value: object) -> bool:
-    return _is_number(value) and value >= 0  # type: ignore[operator]
-
-
 def _is_opt_str(value: object) -> bool:
     return value is None or isinstance(value, str)
 
@@ -140,6 +136,19 @@ class _Reader:
             self.report(key, f"{key} should be {what}, not {_show(value)}; used {_show(default)}")
             return default
         return value  # type: ignore[no-any-return]
+
+    def total(self, key: str, ok: Callable[[object], bool], what: str, default: T) -> T:
+        """A running total: as `take`, and a negative one is a problem too, counted as the
+        default, since it would lower what a spending cap counts."""
+        value = self.take(key, ok, what, default)
+        if value < 0:  # type: ignore[operator]
+            self.report(
+                key,
+                f"{key} is negative ({_show(value)}), and a total never goes down;"
+                f" used {_show(default)}",
+            )
+            return default
+        return value
 
     def current_work(self) -> CurrentWork | None:
         key = _KEYS["current_work"]
@@ -228,13 +237,8 @@ def _from_json(raw: dict[str, Any], text: str, file: str) -> LoadedState:
         current_work=reader.current_work(),
         paused=reader.take(k["paused"], lambda v: isinstance(v, bool), "true or false", False),
         consecutive_failures=reader.take(k["consecutive_failures"], _is_int, "an integer", 0),
-        # A negative total would lower what a spending cap counts: refused like any bad value.
-        total_cost_usd=float(
-            reader.take(k["total_cost_usd"], _is_total, "a number 0 or more", 0.0)
-        ),
-        total_tokens=reader.take(
-            k["total_tokens"], lambda v: _is_int(v) and _is_total(v), "an integer 0 or more", 0
-        ),
+        total_cost_usd=float(reader.total(k["total_cost_usd"], _is_number, "a number", 0.0)),
+        total_tokens=reader.total(k["total_tokens"], _is_int, "an integer", 0),
         recent_summaries=tuple(summaries),
         loop_process=reader.process(k["loop_process"]),
         agent_process=reader.process(k["agent_process"]),
