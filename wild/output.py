@@ -36,6 +36,19 @@ def _replace_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def escape_undecodable(value: Any) -> Any:
+    """`value` with each byte that is not UTF-8 in its strings (keys too) written `\\xNN`:
+    for the JSON wild writes for itself (events.log, state.json), which must be UTF-8 and
+    should still say which bytes they were."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {escape_undecodable(k): escape_undecodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escape_undecodable(item) for item in value]
+    return value
+
+
 def cut(text: str, limit: int) -> str:
     """`text`, or its first `limit` characters and a visible `… (N more bytes)`."""
     if len(text) <= limit:

@@ -4,6 +4,7 @@ them byte for byte, and `--status` names the line."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,28 @@ def test_the_loop_runs_and_keeps_the_bytes(tmp_path: Path, plant: object) -> Non
         check=True,
     ).stdout
     assert f"{planted_file.name}:{line}: bytes that are not UTF-8".encode() in status
+
+
+def test_a_goal_that_is_not_utf8_starts_the_loop_and_the_logs_name_its_bytes(
+    tmp_path: Path,
+) -> None:
+    agent = tmp_path / "agent.sh"
+    agent.write_text("#!/bin/sh\ncat > /dev/null\necho looked\n")
+    agent.chmod(0o755)
+    goal = b"Train caf\xe9"
+    loop = subprocess.run(
+        [sys.executable.encode(), b"-m", b"wild", goal, b"--agent-cmd", bytes(agent), b"--once"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert loop.returncode == 0, loop.stderr
+    root = tmp_path / ".wild"
+    starts = [
+        e
+        for e in map(json.loads, (root / "events.log").read_text().splitlines())
+        if e["kind"] == "loop-start"
+    ]
+    assert [e["goal"] for e in starts] == ["Train caf\\xe9"]
+    assert json.loads((root / "state.json").read_text())["prompt"] == "Train caf\\xe9"

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import orjson
 
 from wild.errors import WildError
+from wild.output import escape_undecodable
 from wild.parsers.lines import Problem
 from wild.parsers.process_id import ProcessId, process_json
 
@@ -317,4 +318,7 @@ def work_json(work: CurrentWork | None) -> dict[str, Any] | None:
 def render_state(state: LoopState) -> bytes:
     """state.json's bytes: 2-space indent, sorted keys, trailing newline (stable diffs)."""
     options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-    return orjson.dumps(state_to_json(state), option=options)
+    try:
+        return orjson.dumps(state_to_json(state), option=options)
+    except TypeError:  # text with bytes that are not UTF-8 (a goal given in another encoding)
+        return orjson.dumps(escape_undecodable(state_to_json(state)), option=options)
