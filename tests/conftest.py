@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.installed_wheel import Installed, install
 from tests.loop_processes import Wild
+from wild.agents import tree
 
 settings.register_profile(
     "wild",
@@ -51,6 +53,25 @@ def _isolated_home(
     yield home
 
 
+@pytest.fixture(autouse=True)
+def _human_at_the_terminal(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """In-process tests play the human who answers yes on the terminal (`wild --approve`
+    asks on /dev/tty); tests/test_human_acts.py drives the real /dev/tty in a subprocess."""
+    asked: list[str] = []
+
+    def answer_yes(question: str) -> bool:
+        asked.append(question)
+        return True
+
+    monkeypatch.setattr("wild.commands.human_acts.ask_terminal", answer_yes)
+    # In-process, the test process itself is the caller: its own ancestors (a CI runner, or a
+    # developer's agent running the suite) are not the project's. The tree check walks the
+    # real chain in the subprocess tests (tests/reliability/test_trust_self_approval.py).
+    real_chain = tree.chain
+    monkeypatch.setattr(tree, "chain", lambda pid: real_chain(pid)[:1])
+    return asked
+
+
 @pytest.fixture
 def wild(tmp_path: Path) -> Iterator[Wild]:
     """A project with a real `python -m wild` loop to start; every process it left is killed."""
@@ -59,3 +80,9 @@ def wild(tmp_path: Path) -> Iterator[Wild]:
         yield project
     finally:
         project.close()
+
+
+@pytest.fixture(scope="session")
+def installed_wild(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """wild built as an sdist, then a wheel from it, installed in a fresh venv (once a run)."""
+    return install(tmp_path_factory.mktemp("installed"))

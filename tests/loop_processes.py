@@ -22,10 +22,11 @@ T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 
 # A custom agent: logs "<iteration> <work type> <work id> <pid>", then, when the test left a
 # `hold-<work id>` file, waits for `go-<work id>` (with "spawn" in it: starts a grandchild
-# first; "setsid": one in a session of its own), then gives the promise that finishes its
-# kind of work (planning: COMPLETE, the goal is met).
+# first; "setsid": one in a session of its own; "env-i": one that also clears its environment,
+# `env -i setsid sleep`), then gives the promise that finishes its kind of work (planning:
+# COMPLETE, the goal is met).
 AGENT = r"""
-import os, subprocess, sys, time
+import os, shutil, subprocess, sys, time
 from pathlib import Path
 
 here = Path(__file__).parent
@@ -39,6 +40,10 @@ if hold.exists():
     if mode in ("spawn", "setsid"):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
                                  start_new_session=mode == "setsid")
+        (here / "grandchild.pid").write_text(str(child.pid))
+    if mode == "env-i":
+        child = subprocess.Popen(["env", "-i", shutil.which("setsid"), shutil.which("sleep"),
+                                  "3600"])
         (here / "grandchild.pid").write_text(str(child.pid))
     while not (here / f"go-{work}").exists():
         time.sleep(0.01)

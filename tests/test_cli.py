@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -59,6 +60,7 @@ def test_wild_dir_env_selects_the_folder(tmp_path: Path) -> None:
 
 
 def test_status_on_fresh_folder(wild_dir: Path) -> None:
+    """Issue 24 item 12: a brand-new project said "nothing left: all work is complete"."""
     result = invoke("--status", "--dir", str(wild_dir))
     assert result.exit_code == 0
     assert result.output == (
@@ -69,8 +71,16 @@ def test_status_on_fresh_folder(wild_dir: Path) -> None:
         "Alerts: 0 active\n"
         "Tasks: 0/0 complete, 0 in progress, 0 blocked, 0 cancelled\n"
         "Barriers: 0 waiting, 0 satisfied, 0 failed\n"
-        "Next: nothing left: all work is complete\n"
+        'Next: no goal or task yet: start the loop with wild "GOAL"'
+        ' (or add a task: wild --add-task "TEXT")\n'
     )
+    as_json = orjson.loads(invoke("--status", "--json", "--dir", str(wild_dir)).output)
+    assert as_json["next"] == {"kind": "no-goal"}
+    # A finished plan is still "complete".
+    tasks = wild_dir / "tasks.md"
+    tasks.write_text(tasks.read_text() + "- [x] task-001: Done\n")
+    done = invoke("--status", "--dir", str(wild_dir)).output
+    assert done.endswith("Next: nothing left: all work is complete\n")
 
 
 def test_status_json_and_problems_with_file_and_line(wild_dir: Path) -> None:
@@ -452,3 +462,24 @@ def test_human_inputs_made_together_get_distinct_keys(wild_dir: Path) -> None:
     assert sorted(i.content for i in inputs) == sorted(
         f"{name} {n}" for name in "abcd" for n in range(25)
     )
+
+
+def test_status_json_watch_prints_one_json_object_per_change(wild_dir: Path) -> None:
+    """Issue 24 item 10: `--status --json --watch` printed the text form."""
+    wild = [sys.executable, "-m", "wild", "--dir", str(wild_dir)]
+    proc = subprocess.Popen(
+        [*wild, "--status", "--json", "--watch"], stdout=subprocess.PIPE, text=True
+    )
+    guard = threading.Timer(30, proc.kill)  # a watch that never prints must not hang the run
+    guard.start()
+    try:
+        assert proc.stdout is not None
+        first = orjson.loads(proc.stdout.readline())
+        assert first["alerts"]["active"] == 0
+        subprocess.run([*wild, *INFO_ALERT], check=True, capture_output=True)
+        second = orjson.loads(proc.stdout.readline())  # one line: JSON lines, no screen clear
+        assert second["alerts"]["active"] == 1
+    finally:
+        guard.cancel()
+        proc.kill()
+        proc.wait()

@@ -10,6 +10,7 @@ import pytest
 
 from tests.cli_support import init_wild_dir, invoke
 from wild.policy.presets import preset
+from wild.store.loop_lock import take_loop_lock
 
 BARRIERS = """\
 # Barriers
@@ -94,10 +95,27 @@ def test_generate_check_writes_an_executable_script(wild_dir: Path) -> None:
 
 @pytest.mark.parametrize("command", ["pause", "resume", "stop"])
 def test_control_flags_append_a_request(wild_dir: Path, command: str) -> None:
-    result = invoke(f"--{command}", "--dir", str(wild_dir))
+    with take_loop_lock(wild_dir):  # a loop runs on the folder
+        result = invoke(f"--{command}", "--dir", str(wild_dir))
     assert result.output == f"Asked the loop in {wild_dir} to {command}\n"
     line = orjson.loads((wild_dir / "control").read_bytes().splitlines()[-1])
     assert line["command"] == command
+
+
+@pytest.mark.parametrize("command", ["pause", "resume", "stop"])
+def test_control_flags_with_no_loop_running_say_so_and_keep_nothing(
+    wild_dir: Path, command: str
+) -> None:
+    """Issue 24 item 9: they said "Asked the loop … to stop", exited 0, and were ignored."""
+    with take_loop_lock(wild_dir):
+        pass  # a loop ran here once, and ended
+    result = invoke(f"--{command}", "--dir", str(wild_dir))
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {wild_dir}: no wild loop is running here, so there is nothing to {command};"
+        " nothing was written (start one with `wild`)\n"
+    )
+    assert not (wild_dir / "control").exists()
 
 
 def test_loop_once_with_a_custom_agent(tmp_path: Path) -> None:
@@ -111,7 +129,7 @@ def test_loop_once_with_a_custom_agent(tmp_path: Path) -> None:
     agent.chmod(0o755)
     result = invoke("Greet", "--agent-cmd", str(agent), "--once", "--dir", str(root))
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iterations)"
+    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iteration)"
     assert "- [x] [P2] task-001: Say hello" in (root / "tasks.md").read_text()
     log = (root / "logs" / "iteration-1.log").read_text()
     assert "hello from task-001" in log

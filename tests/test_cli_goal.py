@@ -30,7 +30,7 @@ def test_the_word_demo_can_be_a_goal(project: Path, goal_args: tuple[str, str]) 
     options = ("--agent-cmd", agent, "--once", "--dir", str(project))
     result = invoke(*options, *goal_args)
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iterations)"
+    assert result.output.splitlines()[-1] == "wild stopped: one iteration done (1 iteration)"
     status = orjson.loads(invoke("--status", "--json", "--dir", str(project)).output)
     assert status["loop"]["goal"] == "demo"
 
@@ -91,4 +91,32 @@ def test_a_loop_stopped_by_a_limit_exits_4(project: Path) -> None:
     options = ("--agent-cmd", agent, "--max-iterations", "1", "--dir", str(project))
     result = invoke(*options, "greet")
     assert result.exit_code == 4, result.output
-    assert result.output.splitlines()[-1] == "wild stopped: reached 1 iterations (1 iterations)"
+    assert result.output.splitlines()[-1] == "wild stopped: reached 1 iteration (1 iteration)"
+
+
+def test_resume_after_a_custom_agent_refuses_instead_of_switching_agents(project: Path) -> None:
+    """Issue 24 item 2: a plain `wild` after `--agent-cmd` started Claude Code silently."""
+    agent = str(project.parent / "agent.sh")
+    first = invoke("Ship it", "--agent-cmd", agent, "--once", "--dir", str(project))
+    assert first.exit_code == 0, first.output
+    assert first.output.splitlines()[0] == f"Agent: custom (command: {agent})"
+    again = invoke("--once", "--dir", str(project))
+    assert again.exit_code == 2
+    assert "ran a custom agent, whose command wild does not keep; pass it again" in again.output
+    assert "Iteration" not in again.output
+
+
+def test_an_agent_that_cannot_start_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24 item 3: no `.wild/`, no "Iteration 1", and so no "killed loop" next time."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    root = tmp_path / ".wild"
+    result = invoke("Ship it", "--agent", "codex", "--dir", str(root))
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        "Error: cannot start agent 'codex': No such file or directory; install it, or point"
+        " WILD_CODEX_BINARY (or --agent-cmd) at a program that exists"
+    )
+    assert "Iteration" not in result.output
+    assert not root.exists()

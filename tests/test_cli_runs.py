@@ -17,6 +17,7 @@ from wild.commands import watch
 from wild.parsers import tasks as tasks_md
 from wild.parsers.runs import RunRecord, RunStatus
 from wild.paths import WildPaths
+from wild.runs import signing
 from wild.store.runs_log import append_records, read_runs
 
 NOW = datetime(2026, 11, 25, 12, 30, tzinfo=UTC)
@@ -48,20 +49,34 @@ def write_sweep(tmp_path: Path, data: object) -> str:
 def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_path: Path) -> None:
     result = invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, SWEEP))
     assert result.exit_code == 0, result.output
-    sweep_id, summary = result.output.splitlines()
+    sweep_id, summary, approval, how = result.output.splitlines()
     assert sweep_id.startswith("s20261125-") and len(sweep_id) == len("s20261125-1a2b")
     task = tasks_md.parse((wild_dir / "tasks.md").read_text()).tasks[-1].id
     assert summary == (
         f"4 runs queued; max_runs cut 2 more; analysis {task} waits for barrier "
         f"sweep-{sweep_id}-done"
     )
+    assert approval == "They run once you approve their command: python train.py"
+    assert how == f"  wild --approve {sweep_id}"
     listed = invoke("--dir", str(wild_dir), "--runs", "--sweep", sweep_id)
+    # The default policy requires approval: each run says how to give it, and its limit.
+    held = f"queued (awaiting approval: wild --approve {sweep_id})"
+    status = "STATUS".ljust(len(held))
     assert listed.output == (
-        "ID                  STATUS  ATTEMPT  EXIT  PARAMS          METRICS\n"
-        f"{sweep_id}-001  queued  1        -     lr=0.1 seed=1   -\n"
-        f"{sweep_id}-002  queued  1        -     lr=0.1 seed=2   -\n"
-        f"{sweep_id}-003  queued  1        -     lr=0.01 seed=1  -\n"
-        f"{sweep_id}-004  queued  1        -     lr=0.01 seed=2  -\n"
+        f"ID                  {status}  ATTEMPT  EXIT  LIMIT     PARAMS          METRICS\n"
+        f"{sweep_id}-001  {held}  1        -     24:00:00  lr=0.1 seed=1   -\n"
+        f"{sweep_id}-002  {held}  1        -     24:00:00  lr=0.1 seed=2   -\n"
+        f"{sweep_id}-003  {held}  1        -     24:00:00  lr=0.01 seed=1  -\n"
+        f"{sweep_id}-004  {held}  1        -     24:00:00  lr=0.01 seed=2  -\n"
+    )
+    waiting = invoke("--dir", str(wild_dir), "--approve")
+    assert f"  {sweep_id}: python train.py" in waiting.output.splitlines()
+    approved = invoke("--dir", str(wild_dir), "--approve", sweep_id)
+    assert approved.output.startswith(f"Approved {sweep_id}: python train.py (sha256 ")
+    assert '"command":"recheck"' in (wild_dir / "control").read_text()  # a loop starts them now
+    listed = invoke("--dir", str(wild_dir), "--runs", "--sweep", sweep_id)
+    assert listed.output.splitlines()[1] == (
+        f"{sweep_id}-001  queued  1        -     24:00:00  lr=0.1 seed=1   -"
     )
 
 
@@ -99,6 +114,17 @@ def test_an_invalid_sweep_exits_2_with_every_error_and_records_nothing(
     after = {p.name: p.read_bytes() for p in wild_dir.iterdir() if p.is_file()}
     assert after == before
     assert not WildPaths(wild_dir).runs_log.exists()
+
+
+def test_a_missing_sweep_file_is_no_such_file(wild_dir: Path, tmp_path: Path) -> None:
+    """Issue 24 item 11: it said "not valid JSON: … zero-length … document"."""
+    missing = tmp_path / "missing.json"
+    result = invoke("--sweep", str(missing), "--dir", str(wild_dir))
+    assert result.exit_code == 2
+    assert result.output == (
+        f"Error: --sweep {missing}: no such file; give a sweep JSON file or -\n"
+    )
+    assert not (wild_dir / "runs.jsonl").exists()
 
 
 def test_runs_of_an_unknown_sweep_and_of_none(wild_dir: Path) -> None:
@@ -141,7 +167,11 @@ def test_sweep_from_stdin_in_a_real_subprocess(wild_dir: Path, tmp_path: Path) -
 
 def append_runs(root: Path, statuses: tuple[RunStatus, ...]) -> None:
     """Runs s1-001, s1-002, ... of sweep s1 with these statuses."""
-    runs = [RunRecord(f"s1-00{n}", "s1", {}, "true", s) for n, s in enumerate(statuses, start=1)]
+    key = signing.load_key()
+    runs = [
+        signing.sign(key, RunRecord(f"s1-00{n}", "s1", {}, "true", s))
+        for n, s in enumerate(statuses, start=1)
+    ]
     append_records(root / "runs.jsonl", runs)
 
 
@@ -149,7 +179,7 @@ def test_stop_run_all_stops_every_open_run_with_no_loop_running(wild_dir: Path) 
     append_runs(wild_dir, ("queued", "queued", "finished"))
     result = invoke("--stop-run", "all", "--dir", str(wild_dir))
     assert result.exit_code == 0, result.output
-    assert "Stopping 2 run(s): s1-001, s1-002" in result.output
+    assert "Stopping 2 runs: s1-001, s1-002" in result.output
     statuses = {r.id: r.status for r in read_runs(wild_dir / "runs.jsonl").index.runs.values()}
     assert statuses == {"s1-001": "stopped", "s1-002": "stopped", "s1-003": "finished"}
 
@@ -160,7 +190,7 @@ def test_stop_run_all_asks_a_running_loop_once_per_open_run(
     append_runs(wild_dir, ("running", "queued", "failed"))
     monkeypatch.setattr(watch, "running_loop_pid", lambda paths: 4242)
     result = invoke("--stop-run", "all", "--dir", str(wild_dir))
-    assert result.output == "Stopping 2 run(s): s1-001, s1-002\n"
+    assert result.output == "Stopping 2 runs: s1-001, s1-002\n"
     requests = [orjson.loads(line) for line in (wild_dir / "control").read_bytes().splitlines()]
     assert [(r["command"], r["target"]) for r in requests] == [
         ("stop-run", "s1-001"),

@@ -1,30 +1,23 @@
 """`wild demo` runs the first research story with the real loop and the real local backend,
-end to end, and shows what the runs answered."""
+end to end, and shows what the runs answered: from the installed wheel, in an empty folder, as
+a user who ran `pip install wild` would (a checkout reads the same story in place)."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.installed_wheel import Installed
 from wild.paths import approvals_path
 
 
-def test_wild_demo_runs_the_whole_story() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "wild", "demo"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={k: v for k, v in os.environ.items() if not k.startswith("WILD_")},
-    )
+def test_wild_demo_runs_the_whole_story(installed_wild: Installed, tmp_path: Path) -> None:
+    result = installed_wild.wild("demo", cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     expected_in_order = [
         "== The rl-training story in",
+        "The agent is scripted (wild.stories.agent)",
         "🤖 Iteration 1: planning",
         "🔬 Sweep s",
         "🏃 sweep s",  # progress: runs ended out of 12
@@ -45,6 +38,12 @@ def test_wild_demo_runs_the_whole_story() -> None:
         assert found >= 0, f"{snippet!r} missing after position {position}:\n{out}"
         position = found
     assert "The loop ended: all work complete" in out
+    # Issue 24 item 14: it ended on "Iteration 4: planning" and "Stage: exploring", which read
+    # like work left undone; it ends saying what was shown and what to try with a real agent.
+    ending = out.rsplit("== What you saw, and what to try next\n", 1)[1]
+    assert "- The agent was scripted: its replies were computed, not written by a model." in ending
+    assert "examples/rl-training/run.sh --agent claude" in ending
+    assert out.rstrip().endswith("- where a loop stands, at any time: wild --status")
     results = out.rsplit("The artifacts (report, run table, curves.svg) are in ", 1)[1]
     folder = Path(results.split(";", 1)[0])
     assert (folder / "curves.svg").is_file() and (folder / "run_table.md").is_file()

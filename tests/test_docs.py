@@ -72,6 +72,49 @@ def test_readme_points_to_the_reference_docs() -> None:
     assert "docs/formats.md" in readme
 
 
+def readme_setup_commands() -> list[str]:
+    """The two set-up commands the README opens with (its first fenced block)."""
+    block = (ROOT / "README.md").read_text().split("```bash", 1)[1].split("\n", 1)[1]
+    block = block.split("```", 1)[0]
+    return block.strip().splitlines()
+
+
+def test_the_readme_setup_installs_nothing_globally_and_ci_runs_it_verbatim_in_a_venv() -> None:
+    install_and_demo, install_and_test = readme_setup_commands()
+    assert "wild demo" in install_and_demo
+    # A pinned global CLI would downgrade a user's own newer copy.
+    assert " -g " not in f" {install_and_test} " and "--global" not in install_and_test
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert install_and_test in ci.splitlines()
+    venv = ci.index('. "$venv/bin/activate"')
+    assert ci.index("python3 -m venv") < venv < ci.index(install_and_test)
+
+
+def test_the_tools_the_readme_tells_a_developer_to_run_are_installed_by_the_test_extra() -> None:
+    readme = (ROOT / "README.md").read_text()
+    extra = (ROOT / "setup.cfg").read_text().split("test =", 1)[1].split("\n\n", 1)[0]
+    assert "pre-commit install" in readme
+    assert re.search(r"^\s+pre-commit\b", extra, re.MULTILINE)
+
+
+def test_the_agent_doc_names_every_work_type_and_every_variable_wild_sets() -> None:
+    """What a custom agent's author needs: each `$WILD_WORK_TYPE` wild gives and each variable
+    an agent or a research run gets (from the code that sets them, not a copy)."""
+    from wild.agents.runner import agent_env
+    from wild.parsers.runs import RunRecord
+    from wild.prompts import KINDS
+    from wild.runs.decide import run_env
+
+    doc = (ROOT / "docs" / "agents.md").read_text()
+    agent = agent_env(wild_dir=ROOT, iteration=1, work_type="t", work_id="i", prompt_file=ROOT)
+    run = RunRecord("r", "s", {"lr": 0.1}, "true", "queued")
+    names = {*agent, *run_env(run, "d", "r", {})} - {"WILD_PARAM_LR"} | {"WILD_PARAM_<KEY>"}
+    assert [kind for kind in KINDS if f"| `{kind}` |" not in doc] == []
+    assert [name for name in sorted(names) if f"`{name}`" not in doc] == []
+    assert "IS_SANDBOX=1" in doc
+    assert "docs/agents.md" in (ROOT / "README.md").read_text()
+
+
 # ---------------------------------------------------------------------- docs/formats.md
 
 

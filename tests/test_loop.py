@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.fake_agent import COMMAND
 from tests.loop.harness import set_policy
 from wild import control
 from wild.clock import SystemClock
@@ -31,7 +32,7 @@ from wild.store.state_file import load_state
 
 pytestmark = pytest.mark.timeout(60)  # a loop that fails to end must fail the test, not hang
 
-FAKE = f"{sys.executable} -m wild.agents.fake_agent"
+FAKE = COMMAND
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 TASK = "<promise>TASK_COMPLETE</promise>"
 PROCESSED = "<promise>HUMAN_INPUT_PROCESSED</promise>"

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.loop_processes import WAIT_S, Wild, alive, children, wait_gone
+from wild.agents.tracking import TRACK_S
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 
@@ -54,6 +56,22 @@ def test_a_killed_loop_takes_its_agent_and_its_setsid_grandchild_with_it(wild: W
     assert [log.name for log in logs] == [f"iteration-{n}.log" for n in (1, 2, 3, 4)]
     assert [started_lines(log) for log in logs] == [1, 1, 1, 1]  # none written twice
     assert "agentRun" not in json.loads(wild.paths.state.read_text())
+
+
+def test_a_killed_loop_takes_an_env_i_setsid_grandchild_with_it(wild: Wild) -> None:
+    """It carries no WILD_AGENT_RUN and leads a session of its own: the loop found it in its
+    agent's tree while it ran and told its watcher."""
+    two_tasks(wild)
+    wild.hold("task-001", "env-i")
+    proc = wild.start()
+    grandchild_file = wild.tmp / "grandchild.pid"
+    wild.wait_for("the agent's grandchild", lambda: written(grandchild_file))
+    grandchild = int(grandchild_file.read_text())
+    # The loop looks at its agent's tree TRACK_S apart; a few looks let it see the grandchild.
+    time.sleep(10 * TRACK_S)
+    proc.kill()
+    proc.wait()
+    wait_gone(grandchild, "the env -i setsid grandchild")
 
 
 def test_a_restarted_loop_kills_what_the_killed_one_left_before_any_work(wild: Wild) -> None:

@@ -132,7 +132,7 @@ def test_a_signal_stops_the_loop_kills_the_agent_group_and_leaves_valid_files(
         "pending",
         "in-progress",  # stays in progress: the next loop resumes it first
     ]
-    assert "wild stopped: stopped on request (1 iterations)" in wild.output()
+    assert "wild stopped: stopped on request (1 iteration)" in wild.output()
 
 
 def test_a_killed_loop_resumes_with_its_in_progress_alert_first(wild: Wild) -> None:

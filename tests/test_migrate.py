@@ -390,10 +390,9 @@ def test_a_plain_wild_run_after_migration_uses_ralphs_goal_agent_and_model(
     result = CliRunner().invoke(cli, ["--once"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     state_file = Path(".wild") / "state.json"
-    assert result.output.splitlines()[:3] == [
+    assert result.output.splitlines()[:2] == [
         f"Goal from {state_file}: Migrate the data pipeline to Arrow",
-        f"Agent from {state_file}: claude (--agent to change)",
-        f"Model from {state_file}: claude-opus-4",
+        f"Agent: claude, model claude-opus-4 (from {state_file}; --agent to change)",
     ]
     assert "--model claude-opus-4" in (tmp_path / "argv.txt").read_text()
     prompt = (root / ".wild" / "logs" / "iteration-1.prompt.md").read_text()

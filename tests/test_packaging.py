@@ -1,144 +1,127 @@
-"""An installed wheel works outside the source tree: templates and prompts are package data."""
+"""wild as a user installs it (`pip install wild`): the wheel, built from the sdist, works in
+a fresh venv from an empty folder, with everything it reads at run time inside the package."""
 
 from __future__ import annotations
 
-import os
-import site
+import http.cookiejar
+import re
 import subprocess
-import sys
-import venv
+import tarfile
+import urllib.request
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.installed_wheel import ROOT, Installed
+from wild import __version__
+from wild.paths import CHECK_SCRIPTS_DIR, DEMO_STORY_DIR, TEMPLATES_DIR, shipped
+
+# What only the tests use never ships: test doubles, fixtures, the test modules themselves.
+TEST_ONLY = re.compile(r"(^|/)(tests?|conftest\.py|fake_\w+\.py|test_\w+\.py|fixtures)(/|$)")
 
 
-def lend_dependencies(python: Path) -> None:
-    """Let the venv of `python` import this interpreter's packages (click, watchdog …).
-
-    No network is needed, and it works whether the test runs under a system Python or inside a
-    venv: `system_site_packages` would reach the *base* interpreter, which in a venv lacks them.
-    A `.pth` line is a plain folder, so that folder's own `.pth` files (an editable install of
-    the checkout among them) stay unread, and it comes after the venv's site-packages: the
-    wheel's copy of wild wins.
-    """
-    inner = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    outer = [*site.getsitepackages(), site.getusersitepackages()]
-    (Path(inner) / "outer-site-packages.pth").write_text("\n".join(outer) + "\n")
+def _names(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
-def test_wheel_installs_templates_and_runs_init_and_demo_data(tmp_path: Path) -> None:
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            str(ROOT),
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(wheels),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = env_dir / "bin" / "python"
-    wheel = next(wheels.glob("wild-*.whl"))
-    # Every default file of `wild --init` ships in the wheel, dotted folder included.
-    templates = ROOT / "wild" / "templates" / ".wild"
-    expected = {f"wild/templates/.wild/{p.name}" for p in templates.iterdir()}
+def test_the_wheel_ships_the_top_level_folders_and_nothing_test_only(
+    installed_wild: Installed,
+) -> None:
+    names = set(zipfile.ZipFile(installed_wild.wheel).namelist())
+    expected = {f"wild/shipped/templates/.wild/{n}" for n in _names(ROOT / "templates" / ".wild")}
     assert len(expected) == 6
     expected |= {
-        f"wild/check_scripts/{p.name}" for p in (ROOT / "wild" / "check_scripts").glob("*.py")
+        f"wild/shipped/check_barriers/{n}" for n in _names(ROOT / "scripts/check_barriers")
     }
-    assert len(expected) == 11
-    # The dashboard's page, scripts and styles (`wild --serve` serves nothing from elsewhere).
-    static = ROOT / "wild" / "serve" / "static"
-    expected |= {f"wild/serve/static/{p.name}" for p in static.iterdir()}
-    assert len(expected) == 16
-    assert expected <= set(zipfile.ZipFile(wheel).namelist())
-    # A PYTHONPATH pointing at the checkout (as the test command sets it) would shadow the wheel,
-    # and pip would find the checkout's `wild.egg-info` and take wild as installed already.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--no-deps",
-            "-q",
-            str(wheel),
-        ],
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    # After the install: pip would otherwise take the outer editable wild as installed already.
-    lend_dependencies(python)
-    work = tmp_path / "elsewhere"
-    work.mkdir()
-    probe = (
-        "import wild, pathlib, sys; "
-        "print(pathlib.Path(wild.__file__).resolve().is_relative_to(pathlib.Path(sys.argv[1])))"
-    )
-    inside = subprocess.run(
-        [str(python), "-c", probe, str(ROOT)],
-        cwd=work,
-        env=env,
+    expected |= {f"wild/shipped/examples/rl-training/{n}" for n in _names(DEMO_STORY_DIR)}
+    expected |= {f"wild/serve/static/{n}" for n in _names(ROOT / "wild" / "serve" / "static")}
+    expected |= {f"wild/prompt_templates/{n}" for n in _names(ROOT / "wild" / "prompt_templates")}
+    assert expected <= names, sorted(expected - names)
+    assert sorted(n for n in names if TEST_ONLY.search(n)) == []
+    # The sdist carries the top-level sources the wheel was built from.
+    with tarfile.open(installed_wild.sdist) as sdist:
+        inside = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    assert {"setup.py", "MANIFEST.in", "templates/.wild/tasks.md"} <= inside
+    assert "scripts/check_barriers/files_exist.py" in inside
+    assert "examples/rl-training/story.md" in inside
+
+
+def test_a_checkout_reads_the_shipped_folders_in_place_and_a_wheel_from_its_package() -> None:
+    assert TEMPLATES_DIR == ROOT / "templates" / ".wild"
+    assert CHECK_SCRIPTS_DIR == ROOT / "scripts" / "check_barriers"
+    assert DEMO_STORY_DIR == ROOT / "examples" / "rl-training"
+    assert shipped("nowhere", "templates/.wild") == ROOT / "nowhere"
+
+
+def test_init_status_version_and_the_check_scripts_work_from_the_wheel(
+    installed_wild: Installed, tmp_path: Path
+) -> None:
+    probe = subprocess.run(
+        [str(installed_wild.python), "-c", "import wild; print(wild.__file__)"],
+        cwd=tmp_path,
+        env=installed_wild.env,
         capture_output=True,
         text=True,
         check=True,
     )
-    assert inside.stdout.strip() == "False"  # the installed copy, not the checkout
-    init = subprocess.run(
-        [str(python), "-m", "wild", "--init"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    assert not Path(probe.stdout.strip()).is_relative_to(ROOT)  # the wheel's copy
+    version = installed_wild.wild("--version", cwd=tmp_path)
+    assert (version.returncode, version.stdout) == (0, f"wild {__version__}\n")
+    init = installed_wild.wild("--init", cwd=tmp_path)
     assert init.returncode == 0, init.stderr
-    assert (work / ".wild" / "human-policy.md").read_text().startswith("# Human Policy")
-    status = subprocess.run(
-        [str(python), "-m", "wild", "--status"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    assert (tmp_path / ".wild" / "human-policy.md").read_text().startswith("# Human Policy")
+    status = installed_wild.wild("--status", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     assert "Policy: semi-autonomous" in status.stdout
-    # The shipped check scripts ($WILD_CHECKS) are installed, executable, outside the checkout.
-    checks = subprocess.run(
-        [str(python), "-c", "from wild.paths import CHECK_SCRIPTS_DIR as d; print(d)"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert not Path(checks).is_relative_to(ROOT)
-    found = subprocess.run(
-        [str(Path(checks) / "files_exist.py"), ".wild/*.md", "3"],
-        cwd=work,
-        env=env,
+    with (tmp_path / ".wild" / "barriers.md").open("a") as barriers:
+        barriers.write(
+            "\n## [WAITING] barrier-data\n- Type: command-check\n"
+            '- Check: "$WILD_CHECKS/files_exist.py" ".wild/*.md" 3\n'
+        )
+    generated = installed_wild.wild("--generate-check", "barrier-data", cwd=tmp_path)
+    assert generated.returncode == 0, generated.stderr
+    script = tmp_path / "scripts" / "check_barriers" / "barrier-data.sh"
+    ran = subprocess.run(
+        [str(script)],
+        cwd=tmp_path,
+        env=installed_wild.env,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert (found.returncode, found.stdout) == (0, "5 match '.wild/*.md' (need 3)\n")
+    # The shipped check script ran from the installed package, not from a checkout.
+    assert (ran.returncode, ran.stdout) == (0, "5 match '.wild/*.md' (need 3)\n"), ran.stderr
+    assert str(ROOT) not in script.read_text()
+
+
+def test_the_dashboard_serves_its_page_from_the_wheel(
+    installed_wild: Installed, tmp_path: Path
+) -> None:
+    assert installed_wild.wild("--init", cwd=tmp_path).returncode == 0
+    server = subprocess.Popen(
+        [str(installed_wild.python), "-m", "wild", "--serve", "--port", "0"],
+        cwd=tmp_path,
+        env=installed_wild.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/\S*", line)
+        assert url is not None, line + server.stderr.read() if server.stderr else line
+        opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+        with opener.open(url.group(0), timeout=10) as page:
+            html = page.read().decode()
+            assert page.status == 200
+        assert "<title>" in html and "wild" in html
+        script = re.search(r'src="(/static/[^"]+\.js)"', html)
+        assert script is not None
+        base = url.group(0).split("/?", 1)[0]
+        with opener.open(base + script.group(1), timeout=10) as static:
+            assert static.status == 200 and len(static.read()) > 1000
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

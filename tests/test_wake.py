@@ -382,3 +382,33 @@ def test_run_folders_are_not_watched_unless_asked(wild_dir: Path) -> None:
     with watcher:
         run_python(_MARKER, str(wild_dir / "runs" / "sw1-001"))
         assert watcher.wait_for_work(0.3) == [TIMEOUT]
+
+
+# -- attribute changes ----------------------------------------------------------------------------
+
+
+def test_chmod_of_a_file_wild_wrote_wakes_the_loop(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    """`chmod u+w tasks.md` releases the work the loop holds for a read-only file: it changes
+    no content (the file still holds what wild wrote last), yet it must wake the loop."""
+    tasks = wild_dir / "tasks.md"
+    data = b"- [ ] task-001: Train\n"
+    watcher = start_watcher()
+    watcher.self_writes.remember(tasks, data)
+    atomic_write(tasks, data)
+    tasks.chmod(0o444)
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(tasks)]
+    subprocess.run(["chmod", "u+w", str(tasks)], check=True)  # the human, in a shell
+    assert watcher.wait_for_work(timeout=PATIENCE_S) == [file_reason(tasks)]
+
+
+def test_rescan_catches_a_chmod_made_while_the_observer_was_stopped(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    tasks = wild_dir / "tasks.md"
+    tasks.chmod(0o444)
+    watcher = start_watcher()
+    watcher.stop()
+    tasks.chmod(0o644)
+    assert watcher.rescan() == [WakeReason("rescan", str(tasks), "changed")]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,7 @@ def demo() -> None:
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.argument("goal", required=False)
-@click.version_option(__version__, "--version", message="wild %(version)s")
+@click.version_option(__version__, "--version", prog_name="wild", message="%(prog)s %(version)s")
 @click.option(
     "--dir", "wild_dir", metavar="PATH", help="State folder (default .wild, or $WILD_DIR)."
 )
@@ -240,6 +241,12 @@ def demo() -> None:
     default=None,
     metavar="[ID]",
     help="Approve a barrier's or check's command (no id: list commands awaiting approval).",
+)
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="With --approve or --update-policy: skip the question on the terminal (a terminal is "
+    "still required).",
 )
 @click.option(
     "--generate-check",
@@ -337,6 +344,7 @@ def demo() -> None:
     help="Serve the loopback webhook on this port (0: any free port).",
 )
 @click.option("--once", is_flag=True, help="Run one iteration, then exit.")
+@click.option("--sandbox", is_flag=True, help="Run each agent under bubblewrap (bwrap).")
 @click.option(
     "--serve",
     is_flag=True,
@@ -387,8 +395,10 @@ def cli(
     if serving:
         from wild.serve.command import serve  # noqa: PLC0415  (only when serving)
 
-        loop = None if action == SERVE else (lambda: HANDLERS[LOOP](call))
-        serve(paths, clock, port=port, out=click.echo, beside=loop)
+        def loop(ready: Callable[[], None]) -> None:
+            HANDLERS[LOOP](replace(call, opts={**call.opts, "on_ready": ready}))
+
+        serve(paths, clock, port=port, out=click.echo, beside=None if action == SERVE else loop)
         return
     HANDLERS[action](call)
 

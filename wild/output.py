@@ -17,12 +17,27 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SHOWN_LINE_CHARS = 1000
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 iteration`, `3 iterations` (`nouns` for an irregular plural): the one way every
+    message counts things, so none says `1 iterations`."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def to_json(data: Any) -> str:
     """Pretty, stable JSON (sorted keys) so scripts and tests can rely on its exact form."""
+    return _dumps(data, _JSON_OPTIONS)
+
+
+def to_json_line(data: Any) -> str:
+    """The same JSON on one line (sorted keys, no indent): one record of a JSON-lines stream."""
+    return _dumps(data, orjson.OPT_SORT_KEYS)
+
+
+def _dumps(data: Any, option: int) -> str:
     try:
-        return orjson.dumps(data, option=_JSON_OPTIONS).decode()
+        return orjson.dumps(data, option=option).decode()
     except TypeError:  # text from a file with bytes that are not UTF-8: JSON must be UTF-8
-        return orjson.dumps(_replace_lone_surrogates(data), option=_JSON_OPTIONS).decode()
+        return orjson.dumps(_replace_lone_surrogates(data), option=option).decode()
 
 
 def _replace_lone_surrogates(value: Any) -> Any:

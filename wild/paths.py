@@ -7,14 +7,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_DIR = ".wild"
-# The initial files of `wild --init`, shipped as package data (setup.cfg names the dotted
-# folder explicitly, since package_data globs do not descend into it on their own).
-TEMPLATES_DIR = Path(__file__).resolve().parent / "templates" / ".wild"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def shipped(source: str, packaged: str) -> Path:
+    """A folder wild ships whose one source is `source` at the top of the checkout: the wheel
+    carries it as `wild/shipped/<packaged>` (setup.py copies it there); an editable install
+    (`pip install -e .`) reads it in place."""
+    inside = _PACKAGE / "shipped" / packaged
+    return inside if inside.is_dir() else _PACKAGE.parent / source
+
+
+# The initial files of `wild --init`.
+TEMPLATES_DIR = shipped("templates/.wild", "templates/.wild")
 # The check scripts shipped with wild, offered to every barrier and completion check as
 # $WILD_CHECKS. They live in wild's installed package, outside any project, so an agent
 # confined to the project cannot change what an approved `"$WILD_CHECKS/…"` command runs.
 CHECKS_ENV = "WILD_CHECKS"
-CHECK_SCRIPTS_DIR = Path(__file__).resolve().parent / "check_scripts"
+CHECK_SCRIPTS_DIR = shipped("scripts/check_barriers", "check_barriers")
+# The research story `wild demo` runs.
+DEMO_STORY_DIR = shipped("examples/rl-training", "examples/rl-training")
 
 
 def approvals_path() -> Path:
@@ -22,6 +34,11 @@ def approvals_path() -> Path:
     human's approvals and recorded trust, outside every project (`wild.barriers.approvals`)."""
     config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(config) / "wild" / "approvals.json"
+
+
+def store_lock(store: Path) -> Path:
+    """The lock a store's writers take: `approvals.json.lock` beside `approvals.json`."""
+    return store.with_name(store.name + ".lock")
 
 
 @dataclass(frozen=True)

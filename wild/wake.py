@@ -16,6 +16,7 @@ from types import FrameType
 from typing import Literal
 
 from watchdog.events import (
+    FileAttribEvent,
     FileCreatedEvent,
     FileDeletedEvent,
     FileModifiedEvent,
@@ -28,7 +29,7 @@ from watchdog.observers.api import BaseObserver
 
 from wild.errors import WildError
 from wild.paths import WildPaths
-from wild.store.files import stat_signature
+from wild.store.files import Signature, stat_signature
 from wild.store.self_writes import SelfWrites
 
 # watchdog logs this at ERROR when an event lands while its inotify thread is being stopped: a
@@ -48,17 +49,18 @@ RUN_END_MARKER = "exit"  # `.wild/runs/<id>/exit`, written (renamed into place) 
 
 # Editors' and wild's own scratch files: vim swap/backup/probe, gedit, emacs locks, atomic_write.
 _TEMP_PATTERNS = (".*.tmp", "*.swp", "*.swx", "*.swo", "*~", "4913", ".goutputstream-*", ".#*")
-# Only what can change a relevant file; open/close-nowrite/attrib would wake the observer
-# thread every time wild itself reads a file.
+# Only what can change a relevant file; open/close-nowrite would wake the observer thread
+# every time wild itself reads a file. Attribute changes count: `chmod u+w tasks.md` is how
+# a human releases the work the loop holds for a read-only file, and changes no content.
 _EVENT_TYPES: list[type[FileSystemEvent]] = [
+    FileAttribEvent,
     FileCreatedEvent,
     FileModifiedEvent,
     FileMovedEvent,
     FileDeletedEvent,
 ]
 
-# (size, mtime_ns, inode): cheap to take, and an editor's rename-save changes the inode.
-Signature = tuple[int, int, int]
+# `stat_signature`: cheap to take; an editor's rename-save changes the inode, a chmod the mode.
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,8 @@ class FolderWatcher:
         reasons: list[WakeReason] = []
         for path in sorted(current.keys() | previous.keys()):
             now, before = current.get(path), previous.get(path)
-            if now != before and not self.self_writes.is_own(path):
+            chmod = now is not None and before is not None and now[3] != before[3]  # never wild's
+            if now != before and (chmod or not self.self_writes.is_own(path)):
                 detail = "changed" if now is not None else "deleted"
                 reasons.append(WakeReason("rescan", path, detail))
         return reasons
@@ -295,11 +298,12 @@ class FolderWatcher:
             if event.dest_path:
                 paths.append(os.fsdecode(event.dest_path))
             for path in paths:
-                self._route(path, is_directory=event.is_directory)
+                attrib = isinstance(event, FileAttribEvent)
+                self._route(path, is_directory=event.is_directory, attrib=attrib)
         except Exception as exc:
             self.waker.wake(WakeReason("rescan", None, f"watcher error: {exc!r}"))
 
-    def _route(self, path: str, *, is_directory: bool) -> None:
+    def _route(self, path: str, *, is_directory: bool, attrib: bool = False) -> None:
         parent, name = os.path.split(path)
         if is_directory or is_temp_name(name):
             return
@@ -315,7 +319,9 @@ class FolderWatcher:
             if self._on_control is not None:
                 self._on_control()
             self.waker.wake(WakeReason("control", path))
-        elif not self.self_writes.is_own(path):
+        elif attrib or not self.self_writes.is_own(path):
+            # A mode change is never wild's own (its writes chmod a temp file), even on a
+            # file whose content is still what wild wrote last.
             self.waker.wake(WakeReason("file", path))
 
 

@@ -1,14 +1,16 @@
 """Load every `.wild/` file into one parsed view; the read side shared by the CLI and the loop.
 
 It also holds the policy to the trust recorded outside `.wild/` (`wild.policy.trust`), and
-records that trust (`record_trust`, `settle_trust`) for the CLI and the loop alike.
+records that trust (`record_trust`, `settle_trust`) for the CLI and the loop alike: a policy
+file whose last change was made while no agent of wild ran is the human's (`humans_change`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -16,6 +18,7 @@ from wild.barriers.approvals import (
     NO_APPROVALS,
     Approvals,
     changing_store,
+    load_checks,
     load_project,
 )
 from wild.barriers.command_gate import may_run
@@ -26,9 +29,19 @@ from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
+from wild.parsers.events_log import AgentSpan, agent_spans
 from wild.parsers.lines import Problem, undecodable_lines
 from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths, approvals_path
+from wild.policy.checks_trust import (
+    ChecksBaseline,
+    HeldChecks,
+    baseline_from_json,
+    baseline_of,
+    baseline_to_json,
+    hold_checks,
+    weakened_message,
+)
 from wild.policy.model import HumanPolicy, effective_policy, policy_from_document
 from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,
@@ -36,13 +49,15 @@ from wild.policy.trust import (
     RecordedTrust,
     hold_policy,
     loosened_message,
+    made_during_agent_run,
     trust_from_json,
     trust_of,
     trust_to_json,
 )
 from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
-from wild.store.files import read_text, stat_signature, update_text
+from wild.store.events_log import read_events
+from wild.store.files import Signature, read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
@@ -79,6 +94,8 @@ class Workspace:
     recorded_trust: RecordedTrust | None = None
     # runs.jsonl: the sweeps and runs, latest line per id (SPEC §7).
     runs: RunIndex = field(default_factory=RunIndex)
+    # How checks.md was held to the checks a human accepted (`checks` is what is in force).
+    held_checks: HeldChecks | None = None
 
     @property
     def refused(self) -> frozenset[str]:
@@ -125,13 +142,48 @@ def read_trust(paths: WildPaths) -> tuple[Approvals, RecordedTrust | None]:
     return approvals, trust_from_json(trust)
 
 
+def read_accepted_checks(paths: WildPaths) -> ChecksBaseline | None:
+    """The completion checks a human last accepted, from the store outside `.wild/`."""
+    return baseline_from_json(load_checks(paths.project, path=approvals_path()))
+
+
+# When wild's agents ran: read from events.log only when a file's change must be dated.
+Spans = Callable[[], Iterable[AgentSpan]]
+
+
+def recorded_spans(paths: WildPaths) -> Spans:
+    """The agent runs events.log records, read when asked."""
+    return lambda: agent_spans(read_events(paths.events)[0])
+
+
+def modified_at(path: Path) -> datetime | None:
+    """When the file was last changed, as its own time says; None when it cannot be stat'ed."""
+    try:
+        return datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
+    except OSError:
+        return None
+
+
+def humans_change(path: Path, spans: Spans) -> bool:
+    """The file's last change was made while no agent of wild ran: the human's own edit (a
+    folder's first loop included), to be taken as it stands."""
+    return not made_during_agent_run(modified_at(path), spans())
+
+
 def policy_in_force(
-    policy_doc: policy_md.PolicyDocument, recorded: RecordedTrust | None, now: datetime
+    policy_doc: policy_md.PolicyDocument,
+    recorded: RecordedTrust | None,
+    now: datetime,
+    by_human: Callable[[], bool] = lambda: False,
 ) -> tuple[HeldPolicy, str | None]:
-    """The file's policy at `now` (expiry applied), held to the trust a human recorded; and
-    the expiry note, if any. Pure."""
+    """The file's policy at `now` (expiry applied), held to the trust a human recorded unless
+    `by_human()` says the human made the file as it stands (asked only when it is looser); and
+    the expiry note, if any."""
     policy, note = effective_policy(policy_from_document(policy_doc), now)
-    return hold_policy(policy, recorded, now), note
+    held = hold_policy(policy, recorded, now)
+    if held.loosened and by_human():
+        held = hold_policy(policy, recorded, now, by_human=True)
+    return held, note
 
 
 def stated_policy(paths: WildPaths, now: datetime, text: str | None = None) -> HumanPolicy:
@@ -158,15 +210,54 @@ def record_trust(
     return trust
 
 
-def settle_trust(paths: WildPaths, now: datetime) -> HeldPolicy:
+def settle_trust(paths: WildPaths, now: datetime, spans: Spans | None = None) -> HeldPolicy:
     """The file and the record read together under the store's lock (so never half of a
-    `record_trust`); a file stricter than the record (a hand tightening) becomes the record, so
-    an agent cannot loosen it back. Returns how the file is held."""
+    `record_trust`); a file stricter than the record (a hand tightening), or looser by the
+    human's own edit (its last change made while no agent ran: `spans`, events.log's by
+    default), becomes the record, so an agent cannot loosen it back. Returns how the file is
+    held."""
+    when = recorded_spans(paths) if spans is None else spans
     with changing_store(paths.project, path=approvals_path()) as entry:
-        held = hold_policy(stated_policy(paths, now), trust_from_json(entry.trust), now)
-        if held.stricter is not None:
-            entry.trust = trust_to_json(held.stricter)
+        doc = policy_md.parse(read_text(paths.policy), file=str(paths.policy))
+        recorded = trust_from_json(entry.trust)
+        held, _ = policy_in_force(doc, recorded, now, lambda: humans_change(paths.policy, when))
+        if held.to_record is not None:
+            entry.trust = trust_to_json(held.to_record)
         return held
+
+
+def checks_in_force(
+    doc: checks_md.CheckList,
+    recorded: ChecksBaseline | None,
+    by_human: Callable[[], bool] = lambda: False,
+) -> HeldChecks:
+    """checks.md held to the checks a human accepted, unless `by_human()` says the human made
+    the file as it stands (asked only when it is weaker)."""
+    held = hold_checks(doc, recorded)
+    if held.weakened and by_human():
+        held = hold_checks(doc, recorded, by_human=True)
+    return held
+
+
+def settle_checks(paths: WildPaths, spans: Spans | None = None) -> HeldChecks:
+    """checks.md and the accepted checks read together under the store's lock; what becomes
+    the record (the first checks seen, a new check, the human's own edit) is recorded."""
+    when = recorded_spans(paths) if spans is None else spans
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
+        recorded = baseline_from_json(entry.checks)
+        held = checks_in_force(doc, recorded, lambda: humans_change(paths.checks, when))
+        if held.to_record is not None:
+            entry.checks = baseline_to_json(held.to_record)
+        return held
+
+
+def accept_checks(paths: WildPaths) -> ChecksBaseline:
+    """`wild --approve @checks`: a human accepts checks.md as it stands."""
+    with changing_store(paths.project, path=approvals_path()) as entry:
+        accepted = baseline_of(checks_md.parse(read_text(paths.checks), file=str(paths.checks)))
+        entry.checks = baseline_to_json(accepted)
+        return accepted
 
 
 def unapproved_notify(policy: HumanPolicy, approvals: Approvals) -> str | None:
@@ -183,6 +274,8 @@ def trust_problems(ws: Workspace) -> list[str]:
     problems = []
     if ws.held.loosened:
         problems.append(loosened_message(ws.held.loosened, str(ws.paths.policy)))
+    if ws.held_checks is not None and ws.held_checks.weakened:
+        problems.append(weakened_message(ws.held_checks.weakened, str(ws.paths.checks)))
     command = unapproved_notify(ws.policy, ws.approvals)
     if command is not None:
         problems.append(
@@ -201,7 +294,7 @@ class ParseCache:
     change (the dashboard), so a change to one file re-parses that file alone."""
 
     def __init__(self) -> None:
-        self._kept: dict[Path, tuple[tuple[int, int, int], object]] = {}
+        self._kept: dict[Path, tuple[Signature, object]] = {}
         self.runs: RunLog | None = None
 
     def get(self, path: Path, make: Callable[[], _T]) -> _T:
@@ -250,6 +343,9 @@ def load_workspace(paths: WildPaths, now: datetime, cache: ParseCache | None = N
     return assemble_workspace(
         paths,
         now,
+        policy_by_human=lambda: humans_change(paths.policy, recorded_spans(paths)),
+        checks_recorded=read_accepted_checks(paths),
+        checks_by_human=lambda: humans_change(paths.checks, recorded_spans(paths)),
         tasks=tasks,
         barriers=_parsed(cache, paths.barriers, barriers_md.parse),
         human=_parsed(cache, paths.human, human_md.parse),
@@ -284,17 +380,23 @@ def assemble_workspace(
     recorded_trust: RecordedTrust | None = None,
     runs: RunIndex | None = None,
     run_problems: tuple[Problem, ...] = (),
+    policy_by_human: Callable[[], bool] = lambda: False,
+    checks_recorded: ChecksBaseline | None = None,
+    checks_by_human: Callable[[], bool] = lambda: False,
 ) -> Workspace:
     """One view of parsed documents (pure): the loop keeps its documents current by file
     events and passes them here; `open_alerts` may be given when the caller keeps them.
-    With no recorded trust, the default policy's holds (fail closed)."""
-    held, note = policy_in_force(policy_doc, recorded_trust, now)
+    With no recorded trust, the default policy's holds (fail closed), unless
+    `policy_by_human()` says the human made the policy file as it stands."""
+    held, note = policy_in_force(policy_doc, recorded_trust, now, policy_by_human)
+    file_checks = checks if checks is not None else checks_md.parse("")
+    held_checks = checks_in_force(file_checks, checks_recorded, checks_by_human)
     documents = (
         (tasks.lines, paths.tasks),
         (barriers.lines, paths.barriers),
         (human.lines, paths.human),
         (policy_doc.lines, paths.policy),
-        (checks.lines if checks is not None else (), paths.checks),
+        (file_checks.lines, paths.checks),
     )
     problems = (
         *tasks.problems,
@@ -317,7 +419,8 @@ def assemble_workspace(
         policy=held.policy,
         policy_note=note,
         problems=tuple(problems),
-        checks=checks if checks is not None else checks_md.parse(""),
+        checks=held_checks.checks,
+        held_checks=held_checks,
         refusals=refusals,
         notices=notices,
         approvals=approvals,

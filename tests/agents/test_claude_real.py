@@ -19,7 +19,11 @@ from wild.agents.runner import AgentRequest, AgentRun, agent_env, run_agent
 
 pytestmark = pytest.mark.claude
 
-INSTALL = "npm install -g @anthropic-ai/claude-code"
+# The README installs the CLI into the project (never over a user's global copy).
+LOCAL_CLAUDE = (
+    Path(__file__).resolve().parents[2] / ".test-tools" / "node_modules" / ".bin" / "claude"
+)
+INSTALL = "npm install --prefix .test-tools @anthropic-ai/claude-code@2.1.197"
 NOTES = "Reminder for the agent:\n<promise>COMPLETE</promise>\n"
 CAT_NOTES = Turn(
     "Let me read the notes first.",
@@ -29,11 +33,12 @@ RUN_TIMEOUT_S = 120.0  # a safety net for a hung CLI, not a speed check
 
 
 def _claude_binary() -> str:
-    found = shutil.which("claude")
+    """The project's own copy of the CLI, which the README installs, else one on PATH."""
+    found = str(LOCAL_CLAUDE) if LOCAL_CLAUDE.is_file() else shutil.which("claude")
     if found is None:
         pytest.fail(
-            f"the Claude Code CLI is not installed: run `{INSTALL}` (Node.js >= 18) so "
-            "`claude` is on PATH, then re-run the tests"
+            f"the Claude Code CLI is not installed: run `{INSTALL}` (Node.js >= 18) in the "
+            "project's folder, then re-run the tests"
         )
     return found
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,12 +15,13 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.fake_agent import ARGV
 from wild.agents import orphans
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
 from wild.process import pid_running
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE = (sys.executable, "-m", "wild.agents.fake_agent")
+FAKE = ARGV
 DEADLINE_S = 30.0  # never reached when healthy
 
 
@@ -67,12 +69,18 @@ def test_a_process_belongs_to_its_run_and_to_its_loop(
     assert orphans.belongs(value, run) is part
 
 
-def _run_with_grandchild(tmp_path: Path, **options: Any) -> tuple[AgentRun, int]:
+# A grandchild that clears its environment (no WILD_AGENT_RUN) and leaves the agent's session.
+ENV_I_SETSID = ["env", "-i", str(shutil.which("setsid")), str(shutil.which("sleep")), "3600"]
+
+
+def _run_with_grandchild(
+    tmp_path: Path, spawn: list[str] | None = None, **options: Any
+) -> tuple[AgentRun, int]:
     pid_file = tmp_path / "grandchild.pid"
     script = _script(
         tmp_path,
         [
-            {"spawn": None, "pid_file": str(pid_file), "setsid": True},
+            {"spawn": spawn, "pid_file": str(pid_file), "setsid": spawn is None},
             {"print": "started a job"},
             {"sleep": options.pop("sleep", 0)},
         ],
@@ -98,6 +106,16 @@ def test_a_killed_run_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None
     assert not pid_running(grandchild)
 
 
+def test_a_timed_out_run_leaves_no_env_i_setsid_grandchild_behind(tmp_path: Path) -> None:
+    """Found by the agent's tree (its parent chain), not by the variable it cleared."""
+    run, grandchild = _run_with_grandchild(tmp_path, ENV_I_SETSID, sleep=600, timeout_s=1.0)
+    try:
+        assert run.timed_out
+        assert not pid_running(grandchild)
+    finally:
+        subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
+
+
 def test_a_job_left_by_a_clean_run_lives_on_until_the_loop_ends(tmp_path: Path) -> None:
     run, grandchild = _run_with_grandchild(tmp_path)
     try:
@@ -116,7 +134,7 @@ from wild.agents import orphans
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
 here = Path(sys.argv[1])
 (here / "helper").write_text(orphans.setpriv() or "")
-run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+run_agent(AgentRequest(argv=(sys.executable, sys.argv[2]), cwd=here,
                        log_path=here / "iteration-1.log",
                        env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
 """
@@ -148,7 +166,7 @@ def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path, helper_p
         ],
     )
     host = subprocess.Popen(
-        [sys.executable, "-c", HOST, str(tmp_path)],
+        [sys.executable, "-c", HOST, str(tmp_path), ARGV[1]],
         env={"PYTHONPATH": str(ROOT), "PATH": helper_path},
     )
     try:
@@ -184,7 +202,7 @@ from wild.process import pid_running
 here = Path(sys.argv[1])
 with orphans.guarded("test-loop"):
     assert orphans.is_subreaper()
-    run_agent(AgentRequest(argv=(sys.executable, "-m", "wild.agents.fake_agent"), cwd=here,
+    run_agent(AgentRequest(argv=(sys.executable, sys.argv[2]), cwd=here,
                            log_path=here / "iteration-1.log",
                            env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
     grandchild = int((here / "grandchild.pid").read_text())
@@ -198,7 +216,7 @@ def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> Non
     sleeper = ["env", "-i", sys.executable, "-c", "import time; time.sleep(600)"]
     _script(tmp_path, [{"spawn": sleeper, "pid_file": str(pid_file), "setsid": True}])
     host = subprocess.run(
-        [sys.executable, "-c", SUBREAPER_HOST, str(tmp_path)],
+        [sys.executable, "-c", SUBREAPER_HOST, str(tmp_path), ARGV[1]],
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         timeout=DEADLINE_S,
         check=False,

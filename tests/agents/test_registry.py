@@ -10,8 +10,10 @@ from wild.agents.registry import (
     AGENT_NAMES,
     AGENTS,
     MAX_ARG_BYTES,
+    STDIN_NOTE,
     binary_env_var,
     build_command,
+    cut_to_fit,
     output_format,
     prompt_on_stdin,
 )
@@ -155,12 +157,11 @@ def test_binary_override_replaces_only_the_binary() -> None:
 
 
 def test_binary_override_may_be_a_wrapper_with_arguments() -> None:
-    environ = {"WILD_CLAUDE_BINARY": "python3 -m wild.agents.fake_agent", "WILD_CODEX_BINARY": "x"}
+    environ = {"WILD_CLAUDE_BINARY": "python3 tests/fake_agent.py", "WILD_CODEX_BINARY": "x"}
     argv = build_command("claude", P, None, prompt_file=PF, skip_permissions=False, environ=environ)
     assert argv == [
         "python3",
-        "-m",
-        "wild.agents.fake_agent",
+        "tests/fake_agent.py",
         "-p",
         P,
         "--output-format",
@@ -235,15 +236,48 @@ def test_unknown_agent_lists_the_valid_names() -> None:
     assert caught.value.exit_code == 2
 
 
-def test_a_prompt_too_long_for_argv_is_refused_with_the_way_out() -> None:
-    prompt = "x" * (MAX_ARG_BYTES + 1)
-    with pytest.raises(WildError) as caught:
-        build_command("claude", prompt, None, prompt_file=PF, skip_permissions=True, environ={})
-    assert str(caught.value) == (
-        "the prompt is 131072 bytes, more than a command-line argument can hold (131071); "
-        "shorten the context window, or use --agent custom --agent-cmd, which reads the prompt "
-        "from stdin"
-    )
+LONG = "goal\n" + "> pasted log line\n" * 12_000 + "signals\n"  # 204 KB, over MAX_ARG_BYTES
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ("claude", ["claude", "-p", "--output-format", "stream-json", "--verbose"]),
+        ("opencode", ["opencode", "run", STDIN_NOTE]),
+        ("codex", ["codex", "exec", "-"]),
+        ("gemini", ["gemini", "-p", STDIN_NOTE]),
+        ("cursor-agent", ["cursor-agent", "-p", "--output-format", "stream-json"]),
+    ],
+)
+def test_a_prompt_too_long_for_argv_goes_on_stdin_where_the_cli_reads_it(
+    agent: str, expected: list[str]
+) -> None:
+    """Issue 24 item 4: a 200 KB human input once ended the loop ("more than a command-line
+    argument can hold")."""
+    argv = build_command(agent, LONG, None, prompt_file=PF, skip_permissions=False, environ={})
+    assert argv == expected
+    assert prompt_on_stdin(agent, LONG) is True
+    assert prompt_on_stdin(agent, P) is False
+
+
+def test_aider_reads_a_long_prompt_from_its_file() -> None:
+    argv = build_command("aider", LONG, None, prompt_file=PF, skip_permissions=True, environ={})
+    assert argv == ["aider", "--yes-always", "--message-file", str(PF)]
+    assert prompt_on_stdin("aider", LONG) is False
+
+
+def test_a_long_prompt_for_a_cli_without_a_long_form_is_cut_in_the_middle() -> None:
+    argv = build_command("copilot", LONG, None, prompt_file=PF, skip_permissions=False, environ={})
+    assert argv[:2] == ["copilot", "-p"]
+    sent = argv[2]
+    assert len(sent.encode()) <= MAX_ARG_BYTES
+    head, rest = sent.split("\n\n[… wild cut ", 1)
+    note, tail = rest.split(" …]\n\n", 1)
+    cut, _ = note.split(" ", 1)
+    assert note.endswith(f"; the whole prompt is in {PF}: read it there")
+    assert LONG.startswith(head) and LONG.endswith(tail) and tail.endswith("signals\n")
+    assert len(head) + int(cut) + len(tail) == len(LONG)
+    assert cut_to_fit(P, PF) == P
     at_limit = build_command(
         "claude", "x" * MAX_ARG_BYTES, None, prompt_file=PF, skip_permissions=True, environ={}
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -15,14 +14,13 @@ from typing import Any
 import orjson
 import pytest
 
-from wild.agents.fake_agent import payload
+from tests.fake_agent import ARGV, COMMAND, payload
 from wild.agents.registry import build_command, output_format
 from wild.agents.runner import TEXT_TAIL, AgentRequest, AgentRun, Heartbeat, agent_env, run_agent
-from wild.errors import WildError
 from wild.process import pid_running
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE = (sys.executable, "-m", "wild.agents.fake_agent")
+FAKE = ARGV
 NOW = datetime(2026, 2, 8, 10, 45, 23, tzinfo=UTC)
 HANDSHAKE_S = 30.0  # upper bound for a test's wait on the fake agent; never reached when healthy
 
@@ -131,10 +129,7 @@ def test_text_agent_final_text_signals_and_log(tmp_path: Path) -> None:
     assert (run.rate_limited, run.rate_limit_reset) == (False, None)
     assert run.output_bytes == len(run.final_text)
     lines = run.log_path.read_text().splitlines()
-    assert lines[0] == (
-        f"[wild] started 2026-02-08T10:45:23Z in {tmp_path}: {sys.executable} -m "
-        "wild.agents.fake_agent"
-    )
+    assert lines[0] == (f"[wild] started 2026-02-08T10:45:23Z in {tmp_path}: {COMMAND}")
     assert lines[1:4] == ["Fixed it.", "warning: slow disk", "<promise>TASK_COMPLETE</promise>"]
     assert re.fullmatch(r"\[wild\] ended 2026-02-08T10:45:23Z: exit 0 after \d+\.\ds", lines[4])
     assert len(lines) == 5
@@ -143,7 +138,7 @@ def test_text_agent_final_text_signals_and_log(tmp_path: Path) -> None:
 def test_a_long_prompt_argument_is_shortened_in_the_log_header(tmp_path: Path) -> None:
     run = run_agent(_request(tmp_path, [[]], argv=(*FAKE, "p" * 500)))
     header = run.log_path.read_text().splitlines()[0]
-    assert header.endswith(" wild.agents.fake_agent '" + "p" * 120 + "…(500 chars)'")
+    assert header.endswith(f" {ARGV[1]} '" + "p" * 120 + "…(500 chars)'")
 
 
 def test_a_second_run_appends_to_the_same_log(tmp_path: Path) -> None:
@@ -383,14 +378,12 @@ def test_the_last_line_is_ended_before_the_footer(tmp_path: Path) -> None:
     assert run.final_text == "no newline"
 
 
-def test_a_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_missing_binary_is_an_attempt_that_ended_with_its_reason(tmp_path: Path) -> None:
+    """Issue 24 item 3: it once raised, and the loop died as if killed mid-iteration."""
     request = _request(tmp_path, [[]], argv=("no-such-agent-binary", "-p", "x"))
-    with pytest.raises(WildError) as caught:
-        run_agent(request)
-    assert str(caught.value) == (
-        "cannot start agent 'no-such-agent-binary': No such file or directory; install it, or "
-        "point the agent's WILD_<AGENT>_BINARY variable (or --agent-cmd) at a program that exists"
-    )
+    run = run_agent(request)
+    assert (run.exit_code, run.failed) == (127, True)
+    assert run.start_error == "no-such-agent-binary: No such file or directory"
     assert request.log_path.read_text().splitlines()[-1] == (
         "[wild] could not start: No such file or directory"
     )
@@ -413,7 +406,7 @@ def test_claude_through_the_registry_and_binary_override(tmp_path: Path) -> None
         "opus",
         prompt_file=tmp_path / "p.md",
         skip_permissions=True,
-        environ={"WILD_CLAUDE_BINARY": f"{sys.executable} -m wild.agents.fake_agent"},
+        environ={"WILD_CLAUDE_BINARY": COMMAND},
     )
     run = run_agent(
         _request(

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.agents.fake_agent import claude_events
+from tests.fake_agent import claude_events
 from wild.agents.signals import parse_signals
 from wild.agents.stream_json import (
     RateLimit,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import stat
 import threading
 from pathlib import Path
@@ -152,3 +153,25 @@ def test_a_damaged_store_records_no_trust(tmp_path: Path) -> None:
     store.parent.mkdir(parents=True)
     store.write_text('{"projects": {}, "trust": []}')
     assert load_project(tmp_path) == (Approvals(frozenset()), None)
+
+
+def test_once_recorded_an_approval_wild_did_not_write_is_void(tmp_path: Path) -> None:
+    from wild.barriers.approvals import load_project, record_present, remove_void
+
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    approve(project, "make before", path=store)
+    # Before any agent ran here, every approval counts (a store from an older wild too).
+    record_present(project, "in the store when an agent started", path=store)
+    approve(project, "make by-the-human", path=store)  # wild --approve during the run
+    document = orjson.loads(store.read_bytes())
+    key = os.path.realpath(project)
+    document["projects"][key].append(command_hash("make forged"))  # the agent's own write
+    store.write_bytes(orjson.dumps(document))
+    approvals = load_project(project, path=store)[0]
+    assert approvals.allows("make before") and approvals.allows("make by-the-human")
+    assert not approvals.allows("make forged")
+    assert approvals.void == {command_hash("make forged")}
+    assert remove_void(project, path=store) == {command_hash("make forged")}
+    assert command_hash("make forged") not in orjson.loads(store.read_bytes())["projects"][key]
+    assert remove_void(project, path=store) == frozenset()

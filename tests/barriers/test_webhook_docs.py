@@ -21,7 +21,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "webhook.md"
 
 
 def shell_example() -> str:
-    blocks = re.findall(r"^```sh\n(.*?)^```$", DOC.read_text(), re.M | re.S)
+    blocks = re.findall(r"^```sh[^\n]*\n(.*?)^```$", DOC.read_text(), re.M | re.S)
     assert len(blocks) == 1
     return str(blocks[0])
 

@@ -15,6 +15,7 @@ The agent's script is a list of iterations, each a list of actions (the last ite
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -96,7 +97,7 @@ class ScriptedAgent:
             elif "minutes" in action:
                 minutes = action["minutes"]
             else:
-                _edit_file(request.cwd, action)
+                _edit_file(request.cwd, action, self.clock.now())
         text = "".join(f"{line}\n" for line in printed)
         request.log_path.write_text(text)
         self.clock.advance(minutes * 60)
@@ -128,7 +129,9 @@ class ScriptedAgent:
         return data.decode() if data is not None else ""
 
 
-def _edit_file(cwd: Path, action: dict[str, Any]) -> None:
+def _edit_file(cwd: Path, action: dict[str, Any], at: datetime) -> None:
+    """The agent's edit, dated on the test's clock as a real agent's is on the real one (wild
+    tells an agent's edit from the human's by the file's time: `wild.policy.trust`)."""
     for key in ("replace_in_file", "append_file", "write_file"):
         if key in action:
             path = cwd / action[key]
@@ -139,6 +142,7 @@ def _edit_file(cwd: Path, action: dict[str, Any]) -> None:
                     handle.write(action["text"])
             else:
                 path.write_text(path.read_text().replace(action["old"], action["new"], 1))
+            os.utime(path, (at.timestamp(), at.timestamp()))
             return
     raise ValueError(f"unknown scripted action {action}")
 

@@ -36,6 +36,7 @@ from wild.loop.model import (
     Tick,
     Wait,
 )
+from wild.loop.run_actions import SuperviseRuns
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
@@ -180,6 +181,14 @@ def test_pause_and_resume_requests_change_the_state_and_log_each_request() -> No
     assert isinstance(decide(resumed.model, Tick(), AT).actions[-1], RunAgent)
 
 
+def test_a_recheck_request_looks_at_the_runs_at_once() -> None:
+    """`wild --approve <sweep id>` asks it: the held runs start now, not at the next poll."""
+    start = replace(model(), runs_polled_at=AT.mono)  # just polled: the next is 30 s away
+    assert not isinstance(decide(start, Tick(), AT).actions[0], SuperviseRuns)
+    rechecked = decide(start, ControlRequested((ControlRequest("recheck", None),)), AT)
+    assert decide(rechecked.model, Tick(), AT).actions == (SuperviseRuns(),)
+
+
 def test_a_stop_request_ends_the_loop_at_the_next_tick() -> None:
     stopped = decide(model(), ControlRequested((ControlRequest("stop", None),)), AT)
     end = decide(stopped.model, Tick(), AT).actions[-1]
@@ -283,7 +292,7 @@ def test_a_premature_complete_is_judged_at_the_next_tick() -> None:
     tick = decide(replace(finished.model, ws=ws), Tick(), AT)
     assert Log("complete-rejected", "ev-1", {"remaining": 1, "next": "task-002"}) in tick.actions
     assert tick.model.state.recent_summaries[-1] == (
-        "COMPLETE was ignored: 1 work item(s) remain, next task-002"
+        "COMPLETE was ignored: 1 work item left, next task-002"
     )
     assert not tick.model.complete_claimed
 

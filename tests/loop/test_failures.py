@@ -49,8 +49,13 @@ def test_a_failed_run_changes_nothing_and_the_work_is_retried(
     assert (result.reason, result.iterations) == ("max-iterations", 1)
     crashed = [line for line in sim.out if line.startswith("⚠️  Iteration 1:")]
     log = sim.paths.logs / "iteration-1.log"
-    expected = f"⚠️  Iteration 1: the agent exited with 3: starting (log: {log})"
-    assert crashed == ([expected] if agent is CRASH else [])
+    why = (
+        "the agent exited with 3: starting"
+        if agent is CRASH
+        else "no promise or <event_output> found in the agent's final message (exit 0);"
+        " it last said: ```"
+    )
+    assert crashed == [f"⚠️  Iteration 1: {why} (log: {log})"]
     state = sim.state()
     assert state.consecutive_failures == 1
     assert state.current_work is not None and state.current_work.type == kind
@@ -120,3 +125,28 @@ def test_a_successful_run_that_mentions_a_limit_is_not_waited_for(
     assert (result.reason, result.iterations) == ("complete", 1)
     assert sim.events("rate-limited") == []
     assert "hit a usage limit" not in sim.out
+
+
+def test_a_failed_attempt_that_exited_cleanly_says_why(tmp_path: Path) -> None:
+    """Issue 24 item 6: `--agent-cmd cat` failed every iteration with no reason shown."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    sim.script = [say("I looked at it.", "Done for now."), say("Trained.", TASK)]
+    sim.run()
+    [why] = [line for line in sim.out if line.startswith("⚠️  Iteration 1:")]
+    assert why.startswith(
+        "⚠️  Iteration 1: no promise or <event_output> found in the agent's final message"
+        " (exit 0); it last said: Done for now. (log: "
+    )
+
+
+def test_a_planning_run_that_planned_nothing_says_so(tmp_path: Path) -> None:
+    sim = new_project(tmp_path)
+    sim.script = [say("Hmm.")]
+    sim.run(plan=True, once=True)
+    assert any(
+        line.startswith(
+            "⚠️  Iteration 1: the planning run added no task to .wild/tasks.md and did not say"
+            " COMPLETE; it last said: Hmm. (log: "
+        )
+        for line in sim.out
+    )

@@ -158,6 +158,17 @@ def test_failed_iterations_back_off_exponentially(tmp_path: Path) -> None:
     assert "⏳ 4 failed iterations in a row; the next starts in 20 s" in sim.out
 
 
+def test_no_next_iteration_is_announced_when_a_limit_ends_the_loop(tmp_path: Path) -> None:
+    """Issue 24 item 13: "the next starts in 10 s", then "wild stopped: reached 3 iterations"."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    set_policy(sim.paths, repeated_failures="never")
+    sim.script = [[*say(f"Traceback: broke {n}"), {"exit": 3}] for n in range(3)]
+    result = sim.run(max_iterations=3)
+    assert (result.reason, result.message) == ("max-iterations", "reached 3 iterations")
+    waits = [line for line in sim.out if line.startswith("⏳")]
+    assert waits == ["⏳ 2 failed iterations in a row; the next starts in 5 s"]
+
+
 def test_the_humans_input_does_not_wait_out_a_backoff(tmp_path: Path) -> None:
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
     set_policy(sim.paths, repeated_failures="never")

@@ -44,6 +44,18 @@ def test_batched_notes_still_queued_go_out_when_the_loop_ends(tmp_path: Path) ->
     assert sim.notes == ["wild (task-001): first", "wild (task-002): second"]
 
 
+def test_the_same_note_again_is_recorded_but_not_sent_twice(tmp_path: Path) -> None:
+    """Issue 24 item 13: dit-training's "human-check packet … is ready" went out twice (the
+    analysis said it, then the planning run that confirmed the goal said it again)."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    notify_human(sim.paths, context_switch_penalty="15 minutes")
+    sim.script = [note("the packet is ready", 1), note("the packet is ready", 1)]
+    assert sim.run().reason == "complete"
+    assert sim.notes == ["wild (task-001): the packet is ready"]
+    told = [(e["related"], e["repeated"]) for e in sim.events("notification")]
+    assert told == [("task-001", False), ("task-002", True)]
+
+
 def test_a_due_progress_report_goes_to_human_md_events_and_the_notify_command(
     tmp_path: Path,
 ) -> None:

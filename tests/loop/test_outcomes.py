@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.loop.harness import TASK, add_alert, new_project, say
+from tests.loop.harness import RESOLVED, TASK, add_alert, new_project, say
 
 BARRIER = (
     "# Barriers\n\n## [WAITING] data-ready\n- Type: file-exists\n"
@@ -25,6 +25,30 @@ def test_resolve_alert_tag_records_the_choice(tmp_path: Path) -> None:
     assert last["status"] == "resolved"
     assert last["resolution"] == {"choice": "ignore", "note": None}
     assert "- **Choices:** lower the learning rate; ignore" in sim.prompt(1)
+
+
+def test_an_alert_with_choices_is_not_resolved_without_one(tmp_path: Path) -> None:
+    """Issue 24 item 7: it was, and `wild --wait-alert` then printed an empty answer."""
+    sim = new_project(tmp_path)
+    add_alert(sim.paths, "alert-1", choices=["rerun", "ignore"])
+    sim.script = [
+        say(RESOLVED),
+        say('<resolve_alert>{"id": "alert-1", "choice": "maybe"}</resolve_alert>'),
+        say('<resolve_alert>{"id": "alert-1", "choice": "rerun"}</resolve_alert>'),
+    ]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 3)
+    statuses = [line["status"] for line in sim.alert_lines()]
+    assert statuses == ["pending", "in-progress", "in-progress", "in-progress", "resolved"]
+    assert sim.alert_lines()[-1]["resolution"] == {"choice": "rerun", "note": None}
+    refused = [line for line in sim.out if line.startswith("⚠️  Alert alert-1 offers")]
+    assert refused == [
+        "⚠️  Alert alert-1 offers rerun, ignore; resolved with no choice, it stays open"
+        ' (<resolve_alert>{"alert_id": "alert-1", "choice": …}</resolve_alert>)',
+        "⚠️  Alert alert-1 offers rerun, ignore; resolved with 'maybe', not one of them, it"
+        ' stays open (<resolve_alert>{"alert_id": "alert-1", "choice": …}</resolve_alert>)',
+    ]
+    assert len(sim.events("resolve-refused")) == 2
 
 
 def test_task_ticked_by_the_agent_itself_after_wild_marked_it_in_progress(
@@ -71,8 +95,8 @@ def test_premature_complete_is_recorded_and_the_loop_goes_on(tmp_path: Path) -> 
     assert (result.reason, result.iterations) == ("complete", 3)
     rejected = sim.events("complete-rejected")
     assert [(e["remaining"], e["next"]) for e in rejected] == [(2, "task-001")]
-    assert "⚠️  The agent said COMPLETE, but 2 work item(s) remain; going on" in sim.out
-    assert "- COMPLETE was ignored: 2 work item(s) remain, next task-001" in sim.prompt(2)
+    assert "⚠️  The agent said COMPLETE with 2 work items left; going on" in sim.out
+    assert "- COMPLETE was ignored: 2 work items left, next task-001" in sim.prompt(2)
     assert sim.task_status("task-002") == "complete"
 
 

@@ -114,3 +114,60 @@ def test_a_planning_run_is_announced_once_by_name(tmp_path: Path) -> None:
     sim.script = [say(COMPLETE)]
     sim.run(plan=True)
     assert "🤖 Iteration 1: planning" in sim.out
+
+
+def test_a_plan_written_as_the_planning_prompt_shows_is_worked_in_order(tmp_path: Path) -> None:
+    """Issue 24 item 1: `dependsOn: task-001` in a plan without ids names its first task."""
+    sim = new_project(tmp_path)
+    sim.script = [
+        [
+            write_plan("- [ ] [P1] Prepare the data\n- [ ] [P2] Train\n  - dependsOn: task-001\n"),
+            *say("Wrote the plan."),
+        ],
+        say("Prepared.", TASK),
+        say("Trained.", TASK),
+        say("The goal is met.", COMPLETE),
+    ]
+    result = sim.run(plan=True)
+    assert result.reason == "complete"
+    assert sim.worked_on()[1:3] == [("task", "task-001"), ("task", "task-002")]
+
+
+def test_a_dependency_on_an_unknown_task_is_a_question_not_a_silent_sleep(tmp_path: Path) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-002: Train\n  - dependsOn: task-009\n")
+    sim.queue_request("stop")  # when the loop sleeps, after it asked
+    result = sim.run(plan=True)
+    assert result.reason == "stopped"
+    assert sim.worked_on() == []
+    [question] = sim.human().inputs
+    assert question.status == "question"
+    assert "task-002: depends on unknown task task-009" in question.content
+    assert any("depends on unknown task task-009" in line for line in sim.out)
+
+
+def test_a_planning_run_that_launches_a_sweep_has_planned(tmp_path: Path) -> None:
+    """The planning prompt asks for a sweep when experiments must run: that is a plan, not a
+    failed attempt (the dit-training story printed one, beside "Sweep … recorded")."""
+    sim = new_project(tmp_path)
+    (tmp_path / "train.py").write_text("print('ok')\n")
+    sweep = (
+        '{"name": "lr", "skill": {"kind": "python_script", "target": "train.py", "args": {}},'
+        ' "parameters": {"lr": [0.1, 0.2]}, "max_runs": 2}'
+    )
+    sim.script = [say("Two runs will tell.", f"<sweep>{sweep}</sweep>")]
+    result = sim.run(plan=True, once=True)
+    assert (result.reason, result.iterations) == ("once", 1)
+    assert sim.state().consecutive_failures == 0
+    assert not [line for line in sim.out if line.startswith("⚠️")]
+
+
+def test_a_failures_reason_comes_before_the_escalation_it_causes(tmp_path: Path) -> None:
+    """Issue 24 item 13 (lines in the wrong order): "wild needs you … failed 3 times" came
+    before the line saying why the third run failed."""
+    sim = new_project(tmp_path)
+    sim.script = [say("I am not sure what to do.")]
+    sim.run(plan=True, once=False, max_iterations=3)
+    told = [line for line in sim.out if line.startswith(("⚠️  Iteration 3", "📣"))]
+    assert len(told) == 2
+    assert told[0].startswith("⚠️  Iteration 3: the planning run added no task")
+    assert told[1].startswith("📣 wild needs you (planning): planning failed 3 times")

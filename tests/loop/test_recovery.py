@@ -14,6 +14,7 @@ from wild.loop.recovery import (
     ended,
     group_to_kill,
     interrupted,
+    notice,
     started,
     stray_temp_files,
     taken_over,
@@ -115,3 +116,12 @@ def test_the_interrupted_note_keeps_the_loops_context_window() -> None:
         "iteration 7: task task-003 → interrupted (the loop was killed; not counted as an attempt)",
     )
     assert taken_over(earlier, RECORD, keep=0).recent_summaries == ()
+
+
+def test_the_killed_loop_notice_names_planning_once() -> None:
+    record = AgentRunRecord(1, "planning", "planning", "ab12cd.1")
+    assert notice(record) == (
+        "⚠️  The last loop was killed during iteration 1 (planning); its agent was stopped and"
+        " the work starts again"
+    )
+    assert "(task task-003)" in notice(RECORD)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -11,8 +12,9 @@ import pytest
 from wild import prompts
 from wild.agents.signals import parse_signals
 from wild.agents.sweep_tags import sweeps_in_reply
+from wild.clock import iso
 from wild.loop import research
-from wild.parsers.alerts import Alert, parse_entry
+from wild.parsers.alerts import Alert, AlertIndex, parse_entry, status_update
 from wild.parsers.runs import RunRecord, RunStatus, SweepRecord
 from wild.runs import stage
 from wild.runs.table import run_table
@@ -61,6 +63,46 @@ def test_runs_failing_together_raise_one_alert_naming_all() -> None:
     assert record["context"]["runs"] == [r.id for r in failed]
     assert "5 runs failed together" in record["description"]
     assert stage.runs_of_alert(alert_of(record)) == tuple(r.id for r in failed)
+
+
+def ended(run_id: str, at_s: int) -> RunRecord:
+    """A run that failed, its exit marker written `at_s` seconds after NOW."""
+    return replace(run(run_id, "failed", exit_code=1), ended_at=iso(NOW + timedelta(seconds=at_s)))
+
+
+def test_a_flood_seen_in_two_looks_is_still_one_alert() -> None:
+    """Issue 24 item 5: under load, 6 runs failing together raised 2 alerts (the loop's two
+    looks split them); their own end times, seconds apart, make them one."""
+    first = [ended("sw1-001", 0), ended("sw1-002", 1)]
+    later = [ended(f"sw1-00{i}", i) for i in range(3, 7)]
+    index = {r.id: r for r in first + later}
+    record, joined = research.flood_alert(first, {"sw1-001": "boom"}, (), index, NOW)
+    assert not joined
+    open_alert = alert_of(record)
+    seen_late = NOW + timedelta(minutes=10)  # when the loop happened to look again
+    update, joined = research.flood_alert(later, {}, (open_alert,), index, seen_late)
+    assert joined
+    alerts = AlertIndex([open_alert, alert_of(update)])
+    [flood] = alerts.active()
+    assert flood.id == open_alert.id
+    assert stage.runs_of_alert(flood) == tuple(f"sw1-00{i}" for i in range(1, 7))
+    assert flood.description == "6 runs failed together: " + ", ".join(
+        f"sw1-00{i}" for i in range(1, 7)
+    )
+    assert flood.context["log_tail"]["sw1-001"] == "boom"
+
+
+def test_failures_far_apart_or_an_alert_already_taken_up_raise_a_new_alert() -> None:
+    first, apart = ended("sw1-001", 0), ended("sw1-002", int(research.FLOOD_WINDOW_S) + 1)
+    index = {r.id: r for r in (first, apart)}
+    record, _ = research.flood_alert([first], {}, (), index, NOW)
+    pending = alert_of(record)
+    assert research.flood_alert([apart], {}, (pending,), index, NOW)[1] is False
+    near = ended("sw1-002", 5)
+    taken = alert_of(status_update(pending, "in-progress", NOW))
+    index = {r.id: r for r in (first, near)}
+    assert research.flood_alert([near], {}, (taken,), index, NOW)[1] is False
+    assert research.flood_alert([near], {}, (pending,), index, NOW)[1] is True
 
 
 def test_stop_sweep_widens_to_every_open_run_of_the_sweep() -> None:

@@ -404,6 +404,25 @@ def test_assign_missing_ids_on_a_ralph_file_starts_at_task_001() -> None:
     )
 
 
+def test_a_plan_written_as_the_planning_prompt_shows_resolves_its_own_references() -> None:
+    """Issue 24 item 1: the agent writes tasks without ids and `dependsOn: task-001` meaning
+    its first task; the ids wild gives make that reference true (it once skipped task-001)."""
+    plan = "- [ ] [P1] Prepare the data\n- [ ] [P2] Train\n  - dependsOn: task-001\n"
+    assert assign_missing_ids(plan) == (
+        "- [ ] [P1] task-001: Prepare the data\n"
+        "- [ ] [P2] task-002: Train\n"
+        "  - dependsOn: task-001\n"
+    )
+    # Appended to a numbered plan, new tasks go on from its highest id; a numbered task's
+    # reference to a deleted task still keeps that id from being given again.
+    numbered = "- [x] task-001: a\n- [ ] task-002: b\n  - dependsOn: task-005\n"
+    assert assign_missing_ids(numbered + plan) == numbered + (
+        "- [ ] [P1] task-006: Prepare the data\n"
+        "- [ ] [P2] task-007: Train\n"
+        "  - dependsOn: task-001\n"
+    )
+
+
 def test_next_task_id_pads_to_three_digits_and_counts_dependency_references() -> None:
     assert next_task_id(parse("")) == "task-001"
     assert next_task_id(parse(SEED)) == "task-008"

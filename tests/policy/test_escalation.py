@@ -157,7 +157,7 @@ _CASES: list[tuple[str, Severity, HumanPolicy, int, float, Escalation]] = [
         _policy("high", "never", retries=0),
         1,
         0,
-        _yes("Tried 1 times, still failing (max: 0)", "medium", False),
+        _yes("Tried 1 time, still failing (max: 0)", "medium", False),
     ),
     # Check 3: no progress for Stuck Duration; blocking only at low autonomy.
     (

@@ -34,12 +34,49 @@ def needs_root() -> pytest.MarkDecorator:
     )
 
 
-def _hidden_home(executable: Path) -> Path | None:
-    """The top folder that hides the interpreter from other users, if one does."""
-    for parent in reversed(executable.parents):
+def _hidden_home(path: Path) -> Path | None:
+    """The top folder that hides `path` from other users, if one does."""
+    for parent in reversed(path.parents):
         if parent != Path("/") and not parent.stat().st_mode & 0o001:
             return parent
     return None
+
+
+def interpreter_folders() -> list[Path]:
+    """The folders the interpreter needs: the one `sys.executable` stands in (a venv's, which
+    holds its site-packages) and the base installation its link leads to. The interpreter is
+    run by its own path, never the resolved one: in a venv that is the base interpreter, which
+    lacks the venv's packages."""
+    folders = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
+    return sorted(folders)
+
+
+def exposing_command(run: Sequence[str], folders: Sequence[Path]) -> tuple[list[str], list[str]]:
+    """`run` wrapped so that each of `folders` that a top folder hides from other users (a home
+    only root can enter) is reachable: in a private mount namespace a world-readable tmpfs stands
+    in for that top folder and each needed folder is bound back at its own path. Returns the
+    command and the temporary view folders to remove afterwards."""
+    hidden: dict[Path, set[Path]] = {}
+    for folder in folders:
+        top = _hidden_home(folder)
+        if top is not None:
+            inner = next(p for p in [folder, *folder.parents] if p.parent == top)
+            hidden.setdefault(top, set()).add(inner)
+    if not hidden:
+        return list(run), []
+    binds: list[str] = []
+    restores: list[str] = []
+    views: list[str] = []
+    for top, inners in sorted(hidden.items()):
+        restores.append(f'mount -t tmpfs -o mode=755,size=1m wild-home "{top}"')
+        for inner in sorted(inners):
+            view = tempfile.mkdtemp(prefix="wild-view-")
+            views.append(view)
+            binds.append(f'mount --bind "{inner}" "{view}"')
+            restores.append(f'mkdir -p "{inner}" && mount --bind "{view}" "{inner}"')
+    script = " && ".join([*binds, *restores, 'exec "$@"'])
+    command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
+    return [*command, *run], views
 
 
 def run_as_nobody(
@@ -47,8 +84,14 @@ def run_as_nobody(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m wild ARGS` in `cwd` as user nobody, with no capability, and this checkout's
     wild on its path."""
-    python = Path(sys.executable).resolve()
-    hidden = _hidden_home(python)
+    return python_as_nobody(["-m", "wild", *args], cwd=cwd, home=home)
+
+
+def python_as_nobody(
+    args: Sequence[str], *, cwd: Path, home: Path
+) -> subprocess.CompletedProcess[str]:
+    """This interpreter (the venv's, when the tests run in one) with `args`, in `cwd` as user
+    nobody with no capability."""
     run = [
         "setpriv",
         "--reuid=nobody",
@@ -61,23 +104,10 @@ def run_as_nobody(
         f"XDG_CONFIG_HOME={home / '.config'}",
         f"XDG_STATE_HOME={home / '.local' / 'state'}",
         f"PYTHONPATH={REPO}",
-        str(python),
-        "-m",
-        "wild",
+        sys.executable,
         *args,
     ]
-    if hidden is None:
-        command = run
-    else:
-        inner = next(p for p in python.parents if p.parent == hidden)
-        view = tempfile.mkdtemp(prefix="wild-view-")
-        script = (
-            f'mount --bind "{inner}" "{view}" && '
-            f'mount -t tmpfs -o mode=755,size=1m wild-home "{hidden}" && '
-            f'mkdir -p "{inner}" && mount --bind "{view}" "{inner}" && exec "$@"'
-        )
-        command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
-        command += run
+    command, views = exposing_command(run, interpreter_folders())
     try:
         return subprocess.run(
             command,
@@ -89,7 +119,7 @@ def run_as_nobody(
             stdin=subprocess.DEVNULL,
         )
     finally:
-        if hidden is not None:
+        for view in views:
             os.rmdir(view)
 
 

@@ -76,6 +76,7 @@ class Figures:
     overlaps: int = 0
     left_alive: int = 0
     problems: int = 0
+    reused_numbers: int = 0  # logs named `iteration-N.2.log`: a number given to a second run
 
 
 class Project:
@@ -186,6 +187,7 @@ def kill_at_random(project: Project, kills: int, seed: int, max_delay_s: float) 
         time.sleep(0.05)
     figures.left_alive = len(project.marked())
     figures.problems = len(project.problems())
+    figures.reused_numbers = len(list(project.paths.logs.glob("iteration-*.*.log")))
     tasks = tasks_md.parse(project.paths.tasks.read_text()).tasks
     lost = [t.id for t in tasks if t.status != "complete"]
     if [t.id for t in tasks] != project.tasks or lost or set(finished) != set(project.tasks):
@@ -204,7 +206,7 @@ def main() -> int:
         project = Project(Path(tmp), tasks=kills + 10)  # work left for every loop to be killed in
         figures = kill_at_random(project, kills, seed, max_delay_s=0.1)
         print(f"{figures} in {time.monotonic() - started:.0f} s")
-    bad = figures.overlaps or figures.left_alive or figures.problems
+    bad = figures.overlaps or figures.left_alive or figures.problems or figures.reused_numbers
     return 1 if bad else 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from tests.reliability.liveness_system import (
     fill,
     give_to_nobody,
     needs_root,
+    python_as_nobody,
     run_as_nobody,
     small_tmpfs,
 )
@@ -36,7 +38,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "add-task": ("--add-task", "New task"),
     "alert": ALERT,
     "human-input": ("--human-input", "Hello"),
-    "update-policy": ("--update-policy", "autonomous"),
+    # A tightening: a loosening asks the human on /dev/tty first (tests/test_human_acts.py).
+    "update-policy": ("--update-policy", "interactive"),
     "loop": ("Goal", "--agent-cmd", "true", "--max-iterations", "1"),
 }
 READERS = (("--status",), ("--list-work",), ("--show-policy",))
@@ -139,6 +142,18 @@ def _read_only(folder: Path) -> None:
 
 
 @needs_root()
+def test_the_unprivileged_user_runs_this_interpreter_with_its_packages(tmp_path: Path) -> None:
+    """In a venv, the nobody runs use the venv (its prefix, its packages), not the base
+    interpreter its python links to, which lacks wild's dependencies on a fresh machine."""
+    home = tmp_path / "home"
+    home.mkdir()
+    give_to_nobody(tmp_path)
+    code = "import sys, orjson, click, watchdog; print(sys.prefix)"
+    result = python_as_nobody(["-c", code], cwd=tmp_path, home=home)
+    assert (result.returncode, result.stdout.strip()) == (0, sys.prefix), result.stderr
+
+
+@needs_root()
 def test_a_read_only_wild_folder_is_one_error_line_for_each_writer(
     nobodys_project: tuple[Path, Path],
 ) -> None:
@@ -150,9 +165,15 @@ def test_a_read_only_wild_folder_is_one_error_line_for_each_writer(
         result = run_as_nobody(args, cwd=project, home=home)
         assert result.returncode == 1, (command, result.stdout, result.stderr)
         error = _one_error_line(result.stderr)
+        # An append (`--alert`) needs no writable folder: the write guard refuses the
+        # read-only file itself, naming the chmod (issue 20, item 11).
         assert re.fullmatch(
             r"Error: (\S*/)?\.wild/[^/ ]+: Permission denied; make it and its folder readable "
             "and writable by this user, then try again",
+            error,
+        ) or re.fullmatch(
+            r"Error: (\S*/)?\.wild/([^/ ]+): the file is read-only \(mode 444\), so wild will"
+            r" not replace it; run `chmod u\+w (\S*/)?\.wild/\2` to let wild edit it",
             error,
         ), (command, error)
     for reader in (*READERS, ("--init",)):

@@ -32,3 +32,4 @@ def test_random_sigkills_of_the_loop_leave_no_orphan_no_overlap_no_loss(project:
     assert figures.kills == 30
     assert figures.kills_during_agent >= 1  # some landed while an agent ran (how many: timing)
     assert (figures.overlaps, figures.left_alive, figures.problems) == (0, 0, 0)
+    assert figures.reused_numbers == 0  # issue 20, item 19

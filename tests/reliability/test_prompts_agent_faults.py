@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_agent import ARGV
 from tests.test_loop import (
     FAKE,
     TASK,
@@ -106,7 +107,7 @@ def test_a_fifty_megabyte_stream_json_line_is_skipped_in_bounded_memory(tmp_path
     claude = {"claude": {"text": "All done.\n" + TASK}}
     script_file.write_text(json.dumps({"iterations": [[{"write": "x" * BIG}, *say(""), claude]]}))
     request = AgentRequest(
-        argv=(sys.executable, "-m", "wild.agents.fake_agent"),
+        argv=ARGV,
         cwd=tmp_path,
         log_path=tmp_path / "iteration-1.log",
         env={"WILD_FAKE_SCRIPT": str(script_file), "PYTHONPATH": str(ROOT)},

@@ -19,11 +19,13 @@ from pathlib import Path
 import orjson
 
 from tests.loop_processes import alive
+from wild.barriers.approvals import approve
 from wild.commands.init import init_wild
 from wild.paths import WildPaths
 
 WAIT_S = 60.0
 
+PROGRAM = "echo $WILD_RUN_ID >> starts; sleep 2; echo"  # the sweep's, in AGENT below
 AGENT = r"""
 import json, os, sys
 sys.stdin.read()
@@ -65,6 +67,7 @@ def test_a_killed_loop_restarted_starts_no_run_twice_and_notices_every_end(tmp_p
     project.mkdir()
     paths = WildPaths(project / ".wild")
     init_wild(paths)
+    approve(project, PROGRAM)  # the human approved the sweep's command (default policy)
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
     command = [

@@ -252,7 +252,7 @@ TROUBLE_LINES = [
     "x" * 3000,
 ]
 GOLDEN = ROOT / "tests" / "parsers" / "golden"
-TEMPLATES = ROOT / "wild" / "templates" / ".wild"
+TEMPLATES = ROOT / "templates" / ".wild"
 
 
 def seeds(file: str, *golden: str) -> list[str]:

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,12 +23,14 @@ from tests.barriers.conftest import FakeClock
 from tests.cli_support import init_wild_dir, invoke
 from tests.loop.harness import RESOLVED, T0, TASK, new_project, say, set_policy
 from wild.barriers.checker import open_unapproved_alerts
+from wild.clock import SystemClock
 from wild.loop.files import LoopFiles
 from wild.loop.trust_guard import TrustGuard
 from wild.parsers import policy as policy_md
 from wild.paths import WildPaths
 from wild.policy.presets import update_policy_text
 from wild.policy.trust import RecordedTrust
+from wild.store.events_log import EventLog
 from wild.workspace import Workspace, load_workspace, policy_in_force, read_trust, record_trust
 
 APPROVAL = "- **Command Approval:** required"
@@ -48,11 +51,21 @@ def command_barrier(marker: Path, barrier_id: str = "sneaky") -> str:
 
 
 def loosen(policy: Path, how: str) -> None:
+    """The agent loosens the policy, during a run of wild's as events.log records one."""
     text = policy.read_text()
     for old, new in LOOSENINGS[how]:
         assert old in text
         text = text.replace(old, new, 1)
-    policy.write_text(text)
+    as_an_agent(policy.parent, lambda: policy.write_text(text))
+
+
+def as_an_agent(root: Path, edit: Callable[[], object]) -> None:
+    """`edit` made while an agent of wild runs: between an agent-start and its agent-end line
+    (a change made while no agent runs is the human's, issue 20 item 8)."""
+    events = EventLog(root / "events.log", SystemClock())
+    started = events.append("agent-start", iteration=1, work_type="task", work_id="task-001")
+    edit()
+    events.append("agent-end", cause=started, iteration=1, exit_code=0)
 
 
 def check(root: Path) -> list[dict[str, object]]:
@@ -81,7 +94,7 @@ def test_an_agent_loosening_the_policy_does_not_get_its_command_run(root: Path, 
     assert [(r["id"], r["ran"]) for r in check(root)] == [("sneaky", False)]
     assert not marker.exists()
     status = invoke("--status", "--dir", str(root)).output
-    assert "was loosened by hand" in status and "wild --approve @policy" in status
+    assert "was loosened during an agent's run" in status and "wild --approve @policy" in status
     listing = invoke("--approve", "--dir", str(root)).output
     assert "  @policy: Command Approval: trusted (wild keeps required)" in listing
     shown = orjson.loads(invoke("--show-policy", "--json", "--dir", str(root)).output)
@@ -123,7 +136,9 @@ def test_tightening_by_hand_applies_at_once_and_cannot_be_loosened_back(root: Pa
     policy = root / "human-policy.md"
     policy.write_text(policy.read_text().replace("trusted", "required", 1))
     assert [r["ran"] for r in check(root)] == [False]  # stricter: in force at once
-    policy.write_text(policy.read_text().replace("required", "trusted", 1))  # the agent
+    as_an_agent(
+        root, lambda: policy.write_text(policy.read_text().replace("required", "trusted", 1))
+    )
     assert [r["ran"] for r in check(root)] == [False]
     assert not marker.exists()
 
@@ -135,9 +150,8 @@ def test_a_timed_trust_ends_with_its_policy_even_if_the_file_says_longer(root: P
     )
     policy = root / "human-policy.md"
     # The agent strikes the expiry out, so the file itself never expires.
-    policy.write_text(
-        re.sub(r"\*\*(Active From|Duration|Expires At):\*\*.*\n", "", policy.read_text())
-    )
+    text = re.sub(r"\*\*(Active From|Duration|Expires At):\*\*.*\n", "", policy.read_text())
+    as_an_agent(root, lambda: policy.write_text(text))
     paths = WildPaths(root)
     later = load_workspace(paths, T0.replace(year=2100))
     assert later.policy.command_approval == "required"
@@ -161,6 +175,7 @@ def test_an_agent_cannot_turn_off_permission_prompts_a_human_kept_on(tmp_path: P
         ],
         say(TASK, RESOLVED),
     ]
+    sim.queue_request("stop")  # the work done, the loop waits for the human (item 20.9)
     sim.run(agent="claude", agent_cmd=None, max_iterations=4)
     assert sim.agent is not None and len(sim.agent.requests) >= 2
     assert all("--dangerously-skip-permissions" not in r.argv for r in sim.agent.requests)
@@ -220,7 +235,14 @@ fi
 
 def _unapproved_raised(root: Path) -> bool:
     alerts = root / "alerts.jsonl"
-    return alerts.exists() and '"barrier":"sneaky"' in alerts.read_text().replace(" ", "")
+    text = alerts.read_text().replace(" ", "") if alerts.exists() else ""
+    # Both alerts: a stop sent on the first alone may cut the agent short before its edit.
+    return '"barrier":"sneaky"' in text and "policy-loosened" in text
+
+
+def _loosening_raised(root: Path) -> bool:
+    alerts = root / "alerts.jsonl"
+    return alerts.exists() and "policy-loosened" in alerts.read_text()
 
 
 @pytest.mark.parametrize("how", sorted(LOOSENINGS))
@@ -242,16 +264,19 @@ def test_the_real_loop_does_not_run_an_agents_command(root: Path, how: str) -> N
         stdin=subprocess.DEVNULL,
     )
     try:
-        # The checker either refuses the command (an unapproved-command alert) or runs it.
+        # The checker either refuses the command (an unapproved-command alert) or runs it; the
+        # loop's trust guard raises its own alert on its own wake, in either order.
         deadline = time.monotonic() + 30
-        while not (marker.exists() or _unapproved_raised(root)) and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            marker.exists() or (_unapproved_raised(root) and _loosening_raised(root))
+        ):
             time.sleep(0.05)
     finally:
         invoke("--stop", "--dir", str(root))
         loop.wait(timeout=30)
     assert not marker.exists()
     assert _unapproved_raised(root)
-    assert "policy-loosened" in (root / "alerts.jsonl").read_text()
+    assert _loosening_raised(root)
 
 
 # ---------------------------------------------------- a loop reading during --update-policy
@@ -299,5 +324,5 @@ def _stale(
 ) -> Workspace:
     """`ws` as a view that read `doc` and `recorded` would hold it."""
     held, _ = policy_in_force(doc, recorded, T0)
-    assert held.loosened or held.stricter
+    assert held.loosened or held.to_record
     return replace(ws, held=held, policy=held.policy, recorded_trust=recorded)

@@ -4,6 +4,7 @@ only the agent is a Python function of its work and prompt (as a real agent, it 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,13 @@ import orjson
 
 from wild.agents.runner import AgentRequest, AgentRun
 from wild.agents.signals import parse_signals
+from wild.agents.sweep_tags import sweeps_in_reply
+from wild.barriers.approvals import approve
 from wild.commands.init import init_wild
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.loop.driver import Hooks
 from wild.paths import WildPaths
+from wild.runs.resolve import program
 
 Reply = Callable[[str, str, str], str]  # (work type, work id, prompt) -> the agent's reply
 
@@ -32,13 +36,21 @@ def resolve_tag(alert_id: str, choice: str) -> str:
     )
 
 
+def approve_sweeps(paths: WildPaths, text: str) -> None:
+    """As a human who read them would (`wild --approve <sweep id>`): each `<sweep>`'s program
+    approved for the project, so its runs pass the command gate of the default policy."""
+    for spec in sweeps_in_reply(text).specs:
+        approve(paths.project, program(spec, python=sys.executable))
+
+
 class Agent:
     """Calls `reply` with each piece of work; records (work type, prompt) per iteration."""
 
-    def __init__(self, reply: Reply) -> None:
+    def __init__(self, reply: Reply, *, approved: bool = True) -> None:
         self.reply = reply
         self.seen: list[tuple[str, str]] = []
         self.during: Callable[[], None] | None = None  # runs inside the next agent run
+        self.approved = approved  # the human approves each sweep's program the agent proposes
 
     def __call__(self, request: AgentRequest) -> AgentRun:
         kind, prompt = request.env["WILD_WORK_TYPE"], Path(request.env["WILD_PROMPT_FILE"])
@@ -47,6 +59,8 @@ class Agent:
             during, self.during = self.during, None
             during()
         text = self.reply(kind, request.env["WILD_WORK_ID"], self.seen[-1][1])
+        if self.approved:
+            approve_sweeps(WildPaths(Path(request.env["WILD_DIR"])), text)
         request.log_path.write_text(text)
         return AgentRun(
             exit_code=0, timed_out=False, cancelled=False, duration_s=0.1, final_text=text,

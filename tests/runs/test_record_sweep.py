@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
+import os
 import secrets
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from tests.cli_support import init_wild_dir
+from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
+from wild.runs import record_sweep as record_sweep_module
 from wild.runs.record_sweep import (
+    TIME_LIMIT_ENV,
     choose_backend,
-    finish_recording,
     new_sweep_id,
     record_sweep,
     run_ids,
@@ -96,19 +100,70 @@ def test_backend_order_and_ids() -> None:
     assert run_ids("s", 1000)[-1] == "s-1000" and run_ids("s", 1000)[0] == "s-0001"
 
 
-def test_finishing_again_after_a_crash_adds_no_second_task_or_barrier(tmp_path: Path) -> None:
+def test_a_sweep_refused_by_a_read_only_tasks_md_queues_nothing_and_its_retry_runs_once(
+    tmp_path: Path,
+) -> None:
+    """Issue 20 item 15: `wild --sweep` exits 1 on a read-only tasks.md and leaves no run
+    queued, so the obvious retry queues every grid point once."""
     paths = WildPaths(init_wild_dir(tmp_path))
-    sweep = record_sweep(paths, spec(GRID), now=NOW).sweep
-    assert sweep is not None and sweep.task is not None
-    tasks_before, barriers_before = paths.tasks.read_bytes(), paths.barriers.read_bytes()
-    # As if the loop died after the runs' append: the sweep line without its task.
-    again = finish_recording(paths, dataclasses.replace(sweep, task=None))
-    assert again.task == sweep.task
-    assert (paths.tasks.read_bytes(), paths.barriers.read_bytes()) == (
-        tasks_before,
-        barriers_before,
-    )
-    assert read_runs(paths.runs_log).index.sweeps[sweep.id].task == sweep.task
+    env = {**os.environ, "WILD_DIR": str(paths.root)}
+    command = [sys.executable, "-m", "wild", "--sweep", "-"]
+
+    def sweep() -> subprocess.CompletedProcess[bytes]:
+        grid = GRID.encode()
+        return subprocess.run(
+            command, input=grid, env=env, capture_output=True, check=False, timeout=60
+        )
+
+    before = paths.barriers.read_bytes()
+    paths.tasks.chmod(0o444)
+    failed = sweep()
+    assert failed.returncode == 1, failed.stderr
+    assert b"read-only" in failed.stderr
+    assert not paths.runs_log.exists() or read_runs(paths.runs_log).index.runs == {}
+    assert paths.barriers.read_bytes() == before
+    paths.tasks.chmod(0o644)
+    again = sweep()
+    assert again.returncode == 0, again.stderr
+    runs = read_runs(paths.runs_log).index.runs.values()
+    assert sorted(r.resolved_instruction for r in runs) == [
+        "python t.py --a=1 --b=x",
+        "python t.py --a=1 --b=y",
+        "python t.py --a=2 --b=x",
+    ]
+
+
+def test_a_failed_runs_append_takes_the_task_and_barrier_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = WildPaths(init_wild_dir(tmp_path))
+    before = (paths.tasks.read_bytes(), paths.barriers.read_bytes())
+
+    def full_disk(_path: Path, _records: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(record_sweep_module, "append_records", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        record_sweep(paths, spec(GRID), now=NOW)
+    assert (paths.tasks.read_bytes(), paths.barriers.read_bytes()) == before
+    assert not paths.runs_log.exists()
+
+
+def test_a_run_without_a_time_gets_the_default_limit_on_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = WildPaths(init_wild_dir(tmp_path))
+    untimed = '{"name": "u", "base_command": "true", "parameters": {"a": [1]}}'
+    monkeypatch.delenv(TIME_LIMIT_ENV, raising=False)
+    first = record_sweep(paths, spec(untimed), now=NOW)
+    monkeypatch.setenv(TIME_LIMIT_ENV, "90m")
+    second = record_sweep(paths, spec(untimed), now=NOW)
+    timed = record_sweep(paths, spec(GRID), now=NOW)  # the sweep's own time wins
+    assert [r.resources.time_s for r in (*first.runs, *second.runs)] == [86400.0, 5400.0]
+    assert {r.resources.time_s for r in timed.runs} == {60.0}
+    monkeypatch.setenv(TIME_LIMIT_ENV, "soon")
+    with pytest.raises(WildError, match="WILD_RUN_TIME_LIMIT='soon' is not a duration"):
+        record_sweep(paths, spec(untimed), now=NOW)
 
 
 def test_a_drawn_id_already_taken_is_drawn_again(

@@ -141,4 +141,5 @@ def test_plan_sweep_failure_rerun_analysis_complete(tmp_path: Path) -> None:
         "stage": "exploring", "sweeps": 1,
         "runs": {"queued": 0, "running": 0, "finished": 3, "failed": 0, "stopped": 0},
     }  # fmt: skip
-    assert "Stage: exploring — runs: 0 running, 0 queued, 3 finished" in format_status(status)
+    stage_line = "Stage: exploring — runs: 0 running, 0 queued, 3 finished, 0 failed, 0 stopped"
+    assert f"{stage_line} (1 sweep)" in format_status(status).splitlines()  # not "1 sweeps"

@@ -165,3 +165,19 @@ def test_a_backend_that_fails_to_start_a_run_fails_that_run_not_the_step(tmp_pat
     assert [run.id for run in result.failed] == ids
     assert "Permission denied" in (result.failed[0].reason or "")
     assert sup.step().ended == ()  # and it is not tried again
+
+
+def test_a_link_planted_at_a_run_log_is_never_appended_to(tmp_path: Path) -> None:
+    """An agent put `runs/<id>/log` → a file outside the project before the run started: the
+    run fails to start, and the file keeps its bytes (before: the run's output was appended)."""
+    paths = project(tmp_path)
+    [run_id] = queue(paths, "echo PWNED")
+    outside = tmp_path / "authorized_keys"
+    outside.write_bytes(b"ssh-ed25519 AAAA mine\n")
+    paths.run_dir(run_id).mkdir(parents=True)
+    (paths.run_dir(run_id) / "log").symlink_to(outside)
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    assert sup.index.runs[run_id].status == "failed", sup.index.runs[run_id]
+    assert outside.read_bytes() == b"ssh-ed25519 AAAA mine\n"

@@ -191,3 +191,24 @@ def test_the_marker_is_replaced_whole_or_not_at_all(
         wrapper.write_atomically(str(target), '{"new": 2}\n')
     assert target.read_text() == '{"old": 1}\n'  # never a torn or half-written marker
     assert [p.name for p in tmp_path.iterdir()] == ["exit"]  # the temp file is cleaned up
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_link_at_the_run_log_is_never_appended_through(tmp_path: Path, dangling: bool) -> None:
+    """An agent planted `runs/<id>/log` → a file outside the project: the run does not start
+    (its marker says why), and the file the link names is neither created nor appended to."""
+    run_dir = tmp_path / "runs" / "s1-000"
+    run_dir.mkdir(parents=True)
+    outside = tmp_path / "outside" / "authorized_keys"
+    outside.parent.mkdir()
+    if not dangling:
+        outside.write_bytes(b"ssh-ed25519 AAAA mine\n")
+    (run_dir / "log").symlink_to(outside)
+    assert run(run_dir, "echo PWNED") == wrapper.START_FAILED_EXIT
+    found = marker(run_dir)
+    assert found["reason"] == "start_failed"
+    assert "a symbolic link there is never written through" in found["detail"]
+    if dangling:
+        assert not outside.exists()
+    else:
+        assert outside.read_bytes() == b"ssh-ed25519 AAAA mine\n"

@@ -16,6 +16,7 @@ from tests.loop_processes import WAIT_S, Wild
 from tests.serve.browser import chrome, click, require_browser, screenshot, wait_until
 from tests.serve.conftest import Client
 from tests.serve.sample import XSS
+from wild.barriers.approvals import is_approved
 from wild.store.files import read_text
 
 pytestmark = pytest.mark.timeout(120)
@@ -125,6 +126,24 @@ def test_a_tick_on_a_stale_view_shows_the_refusal_and_loses_no_edit(
     wait_until(driver, "the refusal", lambda d: by_css(d, "#message").text.startswith("Refused"))
     assert "task-001 is cancelled now, not todo" in by_css(driver, "#message").text
     assert read_text(board.paths.tasks) == edited  # the editor's change stands
+
+
+def test_approving_a_command_changed_since_the_page_showed_it_is_refused(
+    driver: Any, board: Client
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    shown = "\n## [WAITING] gpu-free\n- Type: command-check\n- Check: nvidia-smi -L\n"
+    board.paths.barriers.write_text(read_text(board.paths.barriers) + shown)
+    open_page(driver, board.board.url)
+    driver.execute_script("window.wildStream.close()")  # the page keeps showing nvidia-smi -L
+    swapped = read_text(board.paths.barriers).replace("nvidia-smi -L", "touch PWNED")
+    board.paths.barriers.write_text(swapped)
+    button = "//li[contains(., 'gpu-free')]//button[text()='Approve command']"
+    driver.find_element(By.XPATH, button).click()
+    wait_until(driver, "the refusal", lambda d: by_css(d, "#message").text.startswith("Refused"))
+    assert "changed since it was shown" in by_css(driver, "#message").text
+    assert not is_approved(board.paths.project, "touch PWNED")
 
 
 def test_an_alert_appended_by_another_process_appears_live(driver: Any, board: Client) -> None:

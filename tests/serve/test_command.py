@@ -81,3 +81,20 @@ def test_serve_needs_an_initialised_folder(tmp_path: Path) -> None:
     result = invoke("--serve", "--dir", str(tmp_path / "nothing"))
     assert result.exit_code == 1
     assert "wild --init" in result.output
+
+
+def test_a_goal_with_serve_works_in_a_fresh_folder(tmp_path: Path) -> None:
+    """Issue 24 item 8: `wild "GOAL" --serve` said "run `wild --init` first" where `wild
+    "GOAL"` alone creates `.wild/`; the dashboard doc shows this exact command."""
+    agent = tmp_path / "agent.sh"
+    agent.write_text('#!/bin/sh\ncat >/dev/null\necho "<promise>COMPLETE</promise>"\n')
+    agent.chmod(0o755)
+    command = [*SERVE[:5], "Say hello", *SERVE[5:], "--agent-cmd", str(agent)]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=WAIT_S, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(r"Dashboard for \.wild: http://127\.0\.0\.1:\d+/\?token=\S+", lines[0])
+    assert "✅ All work complete." in lines
+    assert (tmp_path / ".wild" / "tasks.md").is_file()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import socket
 from datetime import UTC, datetime
+from pathlib import Path
 
 import orjson
 
 from tests.serve.conftest import Client
+from wild.barriers.approvals import is_approved
 from wild.commands import edits
 from wild.serve.server import MAX_BODY
 from wild.store.files import read_text
@@ -199,3 +201,45 @@ def test_a_folder_where_tasks_md_belongs_is_shown_not_a_500(board: Client) -> No
     reply = board.get("/api/view")
     assert reply.status == 200
     assert str(board.paths.tasks) in reply.json()["fatal"]
+
+
+def _barrier_shown(board: Client, barrier_id: str) -> dict[str, object]:
+    view = orjson.loads(board.get("/api/view").body)
+    found: dict[str, object] = next(b for b in view["barriers"] if b["id"] == barrier_id)
+    return found
+
+
+def test_approve_names_the_command_shown_and_a_changed_command_is_refused(board: Client) -> None:
+    """The page showed `nvidia-smi -L`; the file says `touch PWNED` when the click lands."""
+    shown_text = "\n## [WAITING] gpu-free\n- Type: command-check\n- Check: nvidia-smi -L\n"
+    board.paths.barriers.write_text(read_text(board.paths.barriers) + shown_text)
+    shown = _barrier_shown(board, "gpu-free")
+    assert shown["needsApproval"] is True
+    swapped = read_text(board.paths.barriers).replace("nvidia-smi -L", "touch PWNED")
+    board.paths.barriers.write_text(swapped)
+    click = {"action": "approve", "id": "gpu-free", "sha256": shown["commandSha256"]}
+    refused = board.act(click)
+    assert refused.status == 409
+    assert b"changed since it was shown" in refused.body
+    assert not is_approved(board.paths.project, "touch PWNED")
+    assert not is_approved(board.paths.project, "nvidia-smi -L")
+    assert board.act({"action": "approve", "id": "gpu-free"}).status == 400  # no hash: refused
+    assert not is_approved(board.paths.project, "touch PWNED")
+    again = _barrier_shown(board, "gpu-free")  # the human looks again and approves what is shown
+    click = {"action": "approve", "id": "gpu-free", "sha256": again["commandSha256"]}
+    assert board.act(click).status == 200
+    assert is_approved(board.paths.project, "touch PWNED")
+
+
+def test_a_log_that_is_a_link_is_not_served_through(board: Client, tmp_path: Path) -> None:
+    """An agent replaced a log with a link to a file outside the project: the page gets the
+    refusal, never the file's bytes."""
+    secret = tmp_path / "outside-secret"
+    secret.write_text("ssh-ed25519 AAAA private\n")
+    log = board.paths.logs / "iteration-1.log"
+    log.unlink()
+    log.symlink_to(secret)
+    reply = board.get("/api/log?name=iteration-1.log")
+    assert reply.status == 200
+    assert "AAAA" not in reply.json()["text"]
+    assert "a symbolic link" in reply.json()["text"]

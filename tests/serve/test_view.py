@@ -32,6 +32,7 @@ def test_every_section_is_filled_from_the_files(tmp_path: Path) -> None:
         "status": "waiting",
         "type": "manual",
         "command": "",
+        "commandSha256": None,
         "result": "",
         "lastCheck": None,
         "blocks": ["task-002"],

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.runs.helpers import events, project
+from tests.runs.helpers import any_command, events, project
 from tests.slurm_harness import SlurmCluster
 from wild.clock import SystemClock
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
+from wild.runs import signing
 from wild.runs.backend import BackendContext
 from wild.runs.slurm import SlurmBackend
 from wild.runs.supervisor import RunSupervisor
@@ -25,7 +26,8 @@ FLAKY = "if [ -e ../flaky-once ]; then echo ok; else touch ../flaky-once; exit 3
 def slurm_supervisor(paths: WildPaths, tag: str) -> RunSupervisor:
     clock = SystemClock()
     backend = SlurmBackend(BackendContext(paths, tag, {}), clock=clock)
-    return RunSupervisor(paths, {"slurm": backend}, clock, EventLog(paths.events, clock))
+    events = EventLog(paths.events, clock)
+    return RunSupervisor(paths, {"slurm": backend}, clock, events, command_gate=any_command)
 
 
 def queue(paths: WildPaths, *instructions: str) -> list[str]:
@@ -39,7 +41,7 @@ def queue(paths: WildPaths, *instructions: str) -> list[str]:
             status="queued",
             backend="slurm",
         )
-        append_records(paths.runs_log, [run])
+        append_records(paths.runs_log, [signing.sign(signing.load_key(), run)])
         ids.append(run.id)
     return ids
 

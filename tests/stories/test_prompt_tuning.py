@@ -9,8 +9,10 @@ from pathlib import Path
 
 from tests.stories.conftest import Project, expected
 from wild.agents.signals import parse_signals
+from wild.clock import iso
 from wild.commands.edits import add_human_input
 from wild.commands.init import init_wild
+from wild.parsers import human as human_md
 from wild.paths import WildPaths
 from wild.stories.agent import story_step
 from wild.stories.results import load_results
@@ -84,14 +86,21 @@ def test_once_the_human_answers_the_story_completes_with_the_decision_noted(
     project = story_project("prompt-tuning")
     paths = WildPaths(project / ".wild")
     init_wild(paths)
-    add_human_input(
-        paths,
-        "Drop v4-explain; it rambles.",
-        urgent=False,
-        now=datetime(2026, 11, 25, 10, 0, tzinfo=UTC),
+    at = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
+    # wild's question, answered: its text is wild's, not the human's decision.
+    question = human_md.append_question(
+        paths.human.read_text(),
+        timestamp=iso(at),
+        related="task-001",
+        title="v4-explain broke the schema: fix it or drop it?",
+        body="Urgency: medium",
     )
+    paths.human.write_text(question.replace("[QUESTION]", "[ANSWERED]"))
+    add_human_input(paths, "Drop v4-explain;\nit rambles.", urgent=False, now=at)
     signals = parse_signals(story_step(ANALYZE, project, "analysis"))
     assert signals.promises == ("COMPLETE",)
     report = (project / "results" / "report.md").read_text()
-    assert "The human decided on `v4-explain`: 'Drop v4-explain; it rambles.'." in report
+    # Issue 24 item 13: the note showed the question too, in a repr with literal `\n`s.
+    assert 'The human decided on `v4-explain`: "Drop v4-explain; it rambles.".' in report
+    assert "\\n" not in report
     assert conclusions(project)["asks_human"] is False

@@ -33,9 +33,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from wild.agents import tree, watch_pipe
 from wild.process import no_spawning, spawn
 
-RUN_ENV = "WILD_AGENT_RUN"
+RUN_ENV = tree.RUN_ENV
 SWEEP_GRACE_S = 0.5  # what leftovers get between SIGTERM and SIGKILL
 GONE_WAIT_S = 5.0  # how long a SIGKILLed process may take to disappear
 _SWEEP_PASSES = 5  # a process may fork while we sweep: look again until nothing is found
@@ -120,7 +121,7 @@ def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[
     the caller learns it here rather than from an exit status.
     """
     program = argv[0]
-    found = _find_program(program, cwd, path)
+    found = find_program(program, cwd, path)
     if _prctl() is None:
         return [str(found), *argv[1:]]
     loop = str(os.getpid())
@@ -131,7 +132,7 @@ def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[
     return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, loop, *argv]
 
 
-def _find_program(program: str, cwd: Path, path: str | None) -> Path:
+def find_program(program: str, cwd: Path, path: str | None) -> Path:
     """Where exec would find `program` (a name with a slash is relative to the child's cwd)."""
     if "/" in program:
         candidates = [cwd / program]
@@ -199,11 +200,22 @@ def _signal(pid: int, pidfd: int, signum: int) -> bool:
     return True
 
 
-def signal_run(run: str, signum: int) -> set[int]:
-    """Send `signum` to every process (but this one) of `run`; the pids signalled."""
+# The processes of a run found by its tree (pid, start ticks): `wild.agents.tracking`.
+Members = Callable[[], set[tuple[int, int]]]
+
+
+def _no_members() -> set[tuple[int, int]]:
+    return set()
+
+
+def signal_run(run: str, signum: int, members: Members = _no_members) -> set[int]:
+    """Send `signum` to every process (but this one) of `run`: those that carry its id, and
+    the `members()` of its tree (which a child cannot leave by clearing its environment);
+    the pids signalled."""
     signalled: set[int] = set()
     for _ in range(_SWEEP_PASSES):
         found = False
+        in_tree = dict(members())
         for pid in _pids():
             if pid == os.getpid() or pid in signalled:
                 continue
@@ -212,7 +224,9 @@ def signal_run(run: str, signum: int) -> set[int]:
                 continue
             try:
                 # The pidfd is opened first: what we read is that process's, or it is dead.
-                if belongs(run_value(_environ(pid)), run) and _signal(pid, pidfd, signum):
+                ours = pid in in_tree and _ticks(pid) == in_tree[pid]
+                ours = ours or belongs(run_value(_environ(pid)), run)
+                if ours and _signal(pid, pidfd, signum):
                     signalled.add(pid)
                     found = True
             finally:
@@ -221,6 +235,11 @@ def signal_run(run: str, signum: int) -> set[int]:
         if not found:
             break
     return signalled
+
+
+def _ticks(pid: int) -> int | None:
+    proc = tree.read_proc(pid)
+    return proc.start_ticks if proc is not None else None
 
 
 def _running(pid: int) -> bool:
@@ -251,12 +270,12 @@ def wait_gone(pids: set[int], limit_s: float) -> bool:
         time.sleep(0.01)
 
 
-def sweep(run: str, grace_s: float = SWEEP_GRACE_S) -> set[int]:
+def sweep(run: str, grace_s: float = SWEEP_GRACE_S, members: Members = _no_members) -> set[int]:
     """Kill every process of `run` (SIGTERM, `grace_s`, then SIGKILL) and reap what was ours;
     returns the pids it found. Safe to call when nothing is left."""
-    found = signal_run(run, signal.SIGTERM)
+    found = signal_run(run, signal.SIGTERM, members)
     if found and not wait_gone(found, grace_s):
-        found |= signal_run(run, signal.SIGKILL)
+        found |= signal_run(run, signal.SIGKILL, members)
         wait_gone(found, GONE_WAIT_S)
     return found
 
@@ -279,7 +298,7 @@ def _children() -> set[int]:
     return {pid for pid in _pids() if _parent(pid) == me}
 
 
-def _adopted() -> set[int]:
+def adopted() -> set[int]:
     """Inside `guarded`: the orphans reparented to us (children we did not start: descendants
     of an agent whose parent died), zombies included. Outside it, none: the process's other
     children are not ours to judge (a test runner's, say), nor those it had before."""
@@ -292,30 +311,34 @@ def _adopted() -> set[int]:
 
 def reap_adopted() -> set[int]:
     """Collect the adopted orphans that have exited (so no zombie piles up); the pids reaped."""
-    exited = {pid for pid in _adopted() if not _running(pid)}
+    exited = {pid for pid in adopted() if not _running(pid)}
     _reap(exited)
     return exited
 
 
 def sweep_adopted(grace_s: float = SWEEP_GRACE_S) -> set[int]:
-    """Kill and reap the orphans adopted inside `guarded` (see `_adopted`); the pids found."""
-    adopted = _adopted()
+    """Kill and reap the orphans adopted inside `guarded` (see `adopted`); the pids found."""
+    found = adopted()
     # Our unreaped children keep their pids: signalling by pid cannot hit another process.
-    for pid in adopted:
+    for pid in found:
         _signal(pid, -1, signal.SIGTERM)
-    if adopted and not wait_gone(adopted, grace_s):
-        for pid in adopted:
+    if found and not wait_gone(found, grace_s):
+        for pid in found:
             _signal(pid, -1, signal.SIGKILL)
-        wait_gone(adopted, GONE_WAIT_S)
-    _reap(adopted)
-    return adopted
+        wait_gone(found, GONE_WAIT_S)
+    _reap(found)
+    return found
 
 
 # The watcher waits in a POSIX shell, which starts in a millisecond, and starts Python to sweep
 # only if the loop died: an interpreter's start no longer competes with the loop's own before
-# its first agent. The loop that ends in its `finally` has swept already: it says so with a line
-# (`read` succeeds); a killed loop's pipe just ends (`read` fails).
-_WATCH = 'if read -r line; then exit 0; fi; exec "$0" -m wild.agents.orphan_watch "$1" </dev/null'
+# its first agent. The loop that ends in its `finally` has swept already: it says so with the
+# line `done`; a killed loop's pipe just ends (`read` fails). Before that, the loop tells it each
+# process it found in an agent's tree (`wild.agents.watch_pipe`), which it passes on to Python.
+_WATCH = (
+    'pids=; while read -r line; do if [ "$line" = done ]; then exit 0; fi; pids="$pids $line"; '
+    'done; exec "$0" -m wild.agents.orphan_watch "$1" $pids </dev/null'
+)
 
 
 @contextlib.contextmanager
@@ -343,16 +366,15 @@ def guarded(loop_id: str) -> Iterator[None]:
         os.close(write_end)
         _guarded_from = None
         raise
+    watch_pipe.attach(write_end)
     try:
         yield
     finally:
-        sweep(loop_id)
+        sweep(loop_id, members=watch_pipe.told_members)
         sweep_adopted()
         # All swept: the watcher reads the line and exits; not waited for (Popen reaps it).
         # Killed before this line, the loop leaves the watcher to sweep again.
-        with contextlib.suppress(OSError):  # a watcher killed already: nothing to tell
-            os.write(write_end, b"done\n")
-        os.close(write_end)
+        watch_pipe.detach(b"done\n")
         _guarded_from = None
         if not was_subreaper:
             become_subreaper(False)

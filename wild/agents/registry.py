@@ -44,20 +44,37 @@ class Skip:
     flag: str
 
 
-Part = Lit | Prompt | Model | Skip
+@dataclass(frozen=True)
+class PromptFile:
+    """The path of the file holding the whole prompt."""
+
+
+Part = Lit | Prompt | Model | Skip | PromptFile
+
+# The argument of CLIs that want one next to a prompt they read on stdin.
+STDIN_NOTE = "Your instructions are the text given on standard input: follow them."
+
+
+@dataclass(frozen=True)
+class LongForm:
+    """How the CLI takes a prompt too long for one argument: `template` instead of the usual
+    one, with the prompt on stdin when `stdin` (each CLI's own documented way)."""
+
+    template: tuple[Part, ...]
+    stdin: bool
+    how: str  # the CLI's behaviour relied on, for people
 
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One built-in agent: its binary, argument template, output format and prompt notes."""
+    """One built-in agent: its binary, argument template, output format, and the way it takes
+    a prompt over MAX_ARG_BYTES (None: it has none, the prompt is cut to fit)."""
 
     name: str
     binary: str
     template: tuple[Part, ...]
     output_format: OutputFormat
-    # Where the CLI could read a long prompt from a file or stdin instead of argv (not used yet:
-    # argv keeps every built-in predictable; prompts over MAX_ARG_BYTES are refused instead).
-    long_prompt: str
+    long_form: LongForm | None
 
 
 AGENTS: dict[str, AgentSpec] = {
@@ -76,35 +93,58 @@ AGENTS: dict[str, AgentSpec] = {
                 Skip("--dangerously-skip-permissions"),
             ),
             "stream-json",
-            "`claude -p` reads the prompt from stdin when no prompt argument is given",
+            LongForm(
+                (
+                    Lit("-p"),
+                    Lit("--output-format"),
+                    Lit("stream-json"),
+                    Lit("--verbose"),
+                    Model("--model"),
+                    Skip("--dangerously-skip-permissions"),
+                ),
+                stdin=True,
+                how="`claude -p` reads the prompt from stdin when no prompt argument is given",
+            ),
         ),
         AgentSpec(
             "opencode",
             "opencode",
             (Lit("run"), Model("-m"), Prompt()),
             "text",
-            "`opencode run --file F` attaches a file to the message",
+            LongForm(
+                (Lit("run"), Model("-m"), Lit(STDIN_NOTE)),
+                stdin=True,
+                how="`opencode run MESSAGE` reads piped stdin to its end as the message's context",
+            ),
         ),
         AgentSpec(
             "codex",
             "codex",
             (Lit("exec"), Model("--model"), Skip("--full-auto"), Prompt()),
             "text",
-            "`codex exec -` reads the prompt from stdin",
+            LongForm(
+                (Lit("exec"), Model("--model"), Skip("--full-auto"), Lit("-")),
+                stdin=True,
+                how="`codex exec -` reads the prompt from stdin",
+            ),
         ),
         AgentSpec(
             "gemini",
             "gemini",
             (Model("-m"), Skip("--yolo"), Lit("-p"), Prompt()),
             "text",
-            "gemini appends piped stdin to the `-p` prompt",
+            LongForm(
+                (Model("-m"), Skip("--yolo"), Lit("-p"), Lit(STDIN_NOTE)),
+                stdin=True,
+                how="`gemini -p TEXT` appends TEXT to the input on stdin",
+            ),
         ),
         AgentSpec(
             "copilot",
             "copilot",
             (Lit("-p"), Prompt(), Model("--model"), Skip("--allow-all-tools")),
             "text",
-            "none known: copilot takes the prompt as an argument only",
+            None,  # copilot takes the prompt as an argument only
         ),
         AgentSpec(
             "cursor-agent",
@@ -118,14 +158,28 @@ AGENTS: dict[str, AgentSpec] = {
                 Prompt(),
             ),
             "stream-json",
-            "cursor-agent reads the prompt from stdin when none is given",
+            LongForm(
+                (
+                    Lit("-p"),
+                    Lit("--output-format"),
+                    Lit("stream-json"),
+                    Model("--model"),
+                    Skip("--force"),
+                ),
+                stdin=True,
+                how="cursor-agent reads the prompt from stdin when none is given",
+            ),
         ),
         AgentSpec(
             "aider",
             "aider",
             (Skip("--yes-always"), Model("--model"), Lit("--message"), Prompt()),
             "text",
-            "`aider --message-file F` reads the prompt from a file",
+            LongForm(
+                (Skip("--yes-always"), Model("--model"), Lit("--message-file"), PromptFile()),
+                stdin=False,
+                how="`aider --message-file F` reads the prompt from a file",
+            ),
         ),
     )
 }
@@ -153,9 +207,40 @@ def output_format(agent: str) -> OutputFormat:
     return "text" if agent == CUSTOM else agent_spec(agent).output_format
 
 
-def prompt_on_stdin(agent: str) -> bool:
-    """Custom commands get the prompt on stdin; built-ins get it in argv and stdin is closed."""
-    return agent == CUSTOM
+def _too_long(prompt: str) -> bool:
+    return len(prompt.encode("utf-8", "surrogateescape")) > MAX_ARG_BYTES
+
+
+def prompt_on_stdin(agent: str, prompt: str = "") -> bool:
+    """Custom commands get the prompt on stdin; built-ins get it in argv (and stdin is closed),
+    except a prompt too long for argv, which goes on stdin where the CLI reads it there."""
+    if agent == CUSTOM:
+        return True
+    form = agent_spec(agent).long_form
+    return _too_long(prompt) and form is not None and form.stdin
+
+
+def cut_to_fit(prompt: str, prompt_file: Path) -> str:
+    """`prompt` with its middle cut so that it fits one argument, and a note in its place that
+    points at the whole prompt in `prompt_file`. The middle: the goal and the work come first
+    and the signals last, while what makes a prompt huge is the text quoted between them (a
+    pasted log in a human input)."""
+    data = prompt.encode("utf-8", "surrogateescape")
+    if len(data) <= MAX_ARG_BYTES:
+        return prompt
+    note = (
+        f"\n\n[… wild cut {{}} bytes here to fit a command-line argument; the whole prompt is"
+        f" in {prompt_file}: read it there …]\n\n"
+    )
+    room = MAX_ARG_BYTES - len(note.format(len(data)).encode()) - 8  # margin for the count
+    head = data[: room // 2].decode("utf-8", "ignore")
+    tail = data[len(data) - room // 2 :].decode("utf-8", "ignore")
+    cut = (
+        len(data)
+        - len(head.encode("utf-8", "surrogateescape"))
+        - len(tail.encode("utf-8", "surrogateescape"))
+    )
+    return head + note.format(cut) + tail
 
 
 def _binary(spec: AgentSpec, environ: Mapping[str, str]) -> list[str]:
@@ -163,7 +248,7 @@ def _binary(spec: AgentSpec, environ: Mapping[str, str]) -> list[str]:
     if not override:
         return [spec.binary]
     try:
-        # Split so a wrapper with arguments works (`python -m wild.agents.fake_agent`).
+        # Split so a wrapper with arguments works (`python tests/fake_agent.py`).
         words = shlex.split(override)
     except ValueError as error:
         raise WildError(
@@ -189,6 +274,23 @@ def _custom_command(agent_cmd: str | None, prompt_file: Path) -> list[str]:
     return [_PROMPT_FILE_REF.sub(str(prompt_file), word) for word in words]
 
 
+def agent_program(agent: str, agent_cmd: str | None, environ: Mapping[str, str]) -> str:
+    """The program an iteration of `agent` execs (argv[0]), so it can be checked before any
+    file is written."""
+    if agent == CUSTOM:
+        return _custom_command(agent_cmd, Path())[0]
+    return _binary(agent_spec(agent), environ)[0]
+
+
+def cannot_start(agent: str, program: str, reason: str) -> str:
+    """Why `program` cannot run as `agent`, and what to do about it."""
+    fix = "--agent-cmd" if agent == CUSTOM else f"{binary_env_var(agent)} (or --agent-cmd)"
+    return (
+        f"cannot start agent {program!r}: {reason}; install it, or point {fix} at a program"
+        " that exists"
+    )
+
+
 def build_command(
     agent: str,
     prompt: str,
@@ -207,18 +309,22 @@ def build_command(
     if agent == CUSTOM:
         return _custom_command(agent_cmd, prompt_file)
     spec = agent_spec(agent)
-    if len(prompt.encode("utf-8", "surrogateescape")) > MAX_ARG_BYTES:
-        raise WildError(
-            f"the prompt is {len(prompt.encode('utf-8', 'surrogateescape'))} bytes, more than a "
-            f"command-line argument can hold ({MAX_ARG_BYTES}); shorten the context window, or "
-            "use --agent custom --agent-cmd, which reads the prompt from stdin"
-        )
+    template = spec.template
+    if _too_long(prompt):
+        # Never refused (a pasted 200 KB log must not end the loop): the CLI's own long form,
+        # or else the prompt cut to fit, pointing at the whole one.
+        if spec.long_form is not None:
+            template = spec.long_form.template
+        else:
+            prompt = cut_to_fit(prompt, prompt_file)
     argv = _binary(spec, os.environ if environ is None else environ)
-    for part in spec.template:
+    for part in template:
         if isinstance(part, Lit):
             argv.append(part.text)
         elif isinstance(part, Prompt):
             argv.append(prompt)
+        elif isinstance(part, PromptFile):
+            argv.append(str(prompt_file))
         elif isinstance(part, Model):
             if model:
                 argv += [part.flag, model]

@@ -1,9 +1,11 @@
 """Run one agent iteration: own process group, output to its log, heartbeat, timeout, cancel.
 
-The agent writes straight into `.wild/logs/iteration-N.log` (no pipe, so no deadlock however
-much it prints, and a job it starts in the background keeps a valid stdout after it exits).
-We watch the process, append heartbeat lines, and read the log back afterwards: the last
-TEXT_TAIL bytes for text agents, or every stream-json line (each bounded) for Claude-style ones.
+The agent's output goes through a pipe to a pump thread that writes `.wild/logs/iteration-N.log`
+with a cap (`wild.store.capped_log`: head and tail kept, the middle of a flood cut), so no
+deadlock however much it prints, and a job it starts in the background keeps a valid stdout
+after it exits (the pump reads on until the last writer is gone). We watch the process,
+append heartbeat lines, and read the log back afterwards: the last TEXT_TAIL bytes for text
+agents, or every stream-json line (each bounded) for Claude-style ones.
 
 The agent dies with the thread that started it (a parent-death signal). When the run is
 killed (timeout, cancel), whatever it started, in its group or in a `setsid` session of its
@@ -27,11 +29,14 @@ from typing import IO
 
 from wild.agents import orphans
 from wild.agents.registry import OutputFormat
+from wild.agents.sandbox import Sandbox, confine
 from wild.agents.signals import Signals, parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
+from wild.agents.tracking import RunTree
 from wild.clock import Clock, SystemClock, iso
-from wild.errors import WildError
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
+from wild.store.capped_log import CappedLog, Pump, max_bytes
+from wild.store.write_guard import open_own_file
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
 MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
@@ -81,6 +86,7 @@ class AgentRequest:
     clock: Clock = field(default_factory=SystemClock)
     # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
     run_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    sandbox: Sandbox | None = None  # --sandbox: the agent runs under bwrap
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -112,6 +118,7 @@ class AgentRun:
     output_bytes: int
     is_error: bool = False  # the agent itself reported failure (stream-json `is_error`)
     problems: tuple[str, ...] = ()
+    start_error: str | None = None  # why the program could not be started (then exit 127)
 
     @property
     def failed(self) -> bool:
@@ -127,34 +134,29 @@ def _shown(argv: tuple[str, ...]) -> str:
 
 
 class _Log:
-    """The iteration log, shared with the agent, which appends to it through its own fd."""
+    """The iteration log: the agent's output reaches it through a pipe and a pump, capped
+    (`wild.store.capped_log`); wild's own lines go in between, whole."""
 
-    def __init__(self, handle: IO[bytes]) -> None:
-        self._fd = handle.fileno()
-        self.start = self.size()
-        self._own = 0  # bytes of our lines written after `start` (heartbeats)
+    def __init__(self, capped: CappedLog) -> None:
+        self.capped = capped
+        self.start = capped.end
 
     def size(self) -> int:
-        return os.fstat(self._fd).st_size
+        return self.capped.end
 
     def line(self, text: str) -> None:
-        # One write() per line (O_APPEND), so it lands whole between the agent's writes.
-        data = LOG_PREFIX + text.encode("utf-8", "replace") + b"\n"
-        os.write(self._fd, data)
-        if self.size() > self.start:
-            self._own += len(data)
+        self.capped.write(LOG_PREFIX + text.encode("utf-8", "replace") + b"\n", own=True)
 
     def at_line_start(self) -> bool:
         """Whether the agent's last byte ends a line, so our line will not split one of its."""
-        size = self.size()
-        return size <= self.start or os.pread(self._fd, 1, size - 1) == b"\n"
+        return self.capped.ends_line()
 
     def end_line(self) -> None:
         if not self.at_line_start():
-            os.write(self._fd, b"\n")
+            self.capped.write(b"\n", own=True)
 
-    def agent_bytes(self, end: int) -> int:
-        return end - self.start - self._own
+    def agent_bytes(self) -> int:
+        return self.capped.received
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,20 @@ class _ProcessEnd:
 def _supervise(
     request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, started: float
 ) -> _ProcessEnd:
+    run_tree = RunTree(proc.pid).start()
+    try:
+        return _wait(request, proc, log, started, run_tree)
+    finally:
+        run_tree.stop()
+
+
+def _wait(
+    request: AgentRequest,
+    proc: subprocess.Popen[bytes],
+    log: _Log,
+    started: float,
+    run_tree: RunTree,
+) -> _ProcessEnd:
     try:
         ending = wait_or_cancel(
             proc,
@@ -178,14 +194,18 @@ def _supervise(
             on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
         )
     except BaseException:
-        orphans.sweep(request.run_id)  # wait_or_cancel killed the group; the rest goes too
+        # wait_or_cancel killed the group; the rest goes too, found by its tree or its run id
+        orphans.sweep(request.run_id, members=run_tree.members)
         raise
+    # Looked at now: a timed-out agent still holds its descendants' parent chains, and what
+    # an agent that exited left (adopted by the loop) is told to the watcher at once.
+    run_tree.members()
     if ending != "exited":
         # A killed run loses everything it started, in its group or in a session of its own.
         # After a clean exit, a job the agent left in the background (a training run a
         # barrier waits for) lives on; it ends with the loop (`orphans.guarded`).
         kill_group(proc)
-        orphans.sweep(request.run_id)
+        orphans.sweep(request.run_id, members=run_tree.members)
     orphans.reap_adopted()
     return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
@@ -193,7 +213,7 @@ def _supervise(
 
 
 def _heartbeat(request: AgentRequest, pid: int, log: _Log, elapsed: float) -> None:
-    output = log.agent_bytes(log.size())
+    output = log.agent_bytes()
     if log.at_line_start():
         log.line(
             f"heartbeat {iso(request.clock.now())}: agent pid {pid} running "
@@ -216,9 +236,15 @@ def _skip_rest_of_line(log: IO[bytes], end: int) -> None:
             return
 
 
-def _log_lines(path: Path, start: int, end: int) -> Iterator[bytes]:
+def _reopened(fd: int) -> IO[bytes]:
+    """The open log read again through its descriptor, not its name: the agent may have
+    deleted the file or put a link in its place meanwhile."""
+    return os.fdopen(os.dup(fd), "rb")
+
+
+def _log_lines(fd: int, start: int, end: int) -> Iterator[bytes]:
     """The agent's lines between two offsets, each at most MAX_EVENT_LINE, heartbeats dropped."""
-    with path.open("rb") as log:
+    with _reopened(fd) as log:
         log.seek(start)
         while log.tell() < end:
             line = log.readline(min(MAX_EVENT_LINE, end - log.tell()))
@@ -231,9 +257,9 @@ def _log_lines(path: Path, start: int, end: int) -> Iterator[bytes]:
                 yield line
 
 
-def _text_tail(path: Path, start: int, end: int) -> str:
+def _text_tail(fd: int, start: int, end: int) -> str:
     tail_start = max(start, end - TEXT_TAIL)
-    with path.open("rb") as log:
+    with _reopened(fd) as log:
         log.seek(tail_start)
         data = log.read(end - tail_start)
     lines = data.splitlines(keepends=True)
@@ -254,18 +280,18 @@ class _Reading:
     problems: tuple[str, ...] = ()
 
 
-def _read_output(request: AgentRequest, start: int, end: int, failed: bool) -> _Reading:
+def _read_output(request: AgentRequest, fd: int, start: int, end: int, failed: bool) -> _Reading:
     now = request.clock.now()
     if request.output_format == "text":
-        text = _text_tail(request.log_path, start, end)
+        text = _text_tail(fd, start, end)
         return _Reading(text, rate_limit=detect_rate_limit(text, now, failed=failed))
     reader = StreamJsonReader()
-    for line in _log_lines(request.log_path, start, end):
+    for line in _log_lines(fd, start, end):
         reader.feed(line)
     if not reader.events:
         # Not even an init event: the CLI failed before it started (bad flag, no login, root
         # refusing to skip permissions); its plain-text complaint is the best final text.
-        text = _text_tail(request.log_path, start, end)
+        text = _text_tail(fd, start, end)
         return _Reading(
             text,
             rate_limit=detect_rate_limit(text, now, failed=failed),
@@ -290,40 +316,81 @@ def _ending(outcome: _ProcessEnd, duration: float) -> str:
     return f"exit {outcome.exit_code} after {duration:.1f}s"
 
 
+def _not_started(request: AgentRequest, reason: str) -> AgentRun:
+    return AgentRun(
+        exit_code=127,  # the shell's "command not found"
+        timed_out=False,
+        cancelled=False,
+        duration_s=0.0,
+        final_text="",
+        signals=parse_signals(""),
+        cost_usd=None,
+        input_tokens=None,
+        output_tokens=None,
+        rate_limited=False,
+        rate_limit_reset=None,
+        log_path=request.log_path,
+        output_bytes=0,
+        start_error=reason,
+    )
+
+
 def run_agent(request: AgentRequest) -> AgentRun:
     """Run the agent to completion, timeout or cancel; its process group is handled either way."""
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **request.env, orphans.RUN_ENV: request.run_id}
-    with request.log_path.open("a+b", buffering=0) as handle, stdin_source(request.stdin) as stdin:
-        _Log(handle).line(
-            f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}"
-        )
-        log = _Log(handle)
-        started = time.monotonic()
+    # Never through a link planted at the log's name or in place of `logs/` (write_guard);
+    # no O_APPEND: the capped log places every byte itself.
+    log_fd = open_own_file(request.log_path, os.O_RDWR | os.O_CREAT, 0o666, own_folder=True)
+    capped = CappedLog(log_fd, max_bytes(env), users=2)  # this function and the pump
+    read_fd, write_fd = os.pipe()
+    pump = Pump(read_fd, capped)
+    try:
+        with stdin_source(request.stdin) as stdin:
+            return _run(request, env, log=_Log(capped), pump=pump, write_fd=write_fd, stdin=stdin)
+    finally:
+        capped.release()
+
+
+def _run(
+    request: AgentRequest,
+    env: dict[str, str],
+    *,
+    log: _Log,
+    pump: Pump,
+    write_fd: int,
+    stdin: IO[bytes] | int | None,
+) -> AgentRun:
+    log.line(f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}")
+    log.start = log.size()
+    started = time.monotonic()
+    try:
+        confined = confine(request.sandbox, request.argv, request.cwd, env.get("PATH"))
+        argv = orphans.dying_with_parent(confined, request.cwd, env.get("PATH"))
+        proc = spawn(argv, cwd=request.cwd, env=env, stdout=write_fd, stdin=stdin)
+    except OSError as error:
+        log.line(f"could not start: {error.strerror}")
+        # An attempt that ended before it began: the loop records and judges it as any
+        # failed run (a crash here would look like a killed loop to the next one).
+        return _not_started(request, f"{request.argv[0]}: {error.strerror}")
+    finally:
+        os.close(write_fd)  # the agent holds the pipe now: its last writer's exit ends the pump
+    if request.on_start is not None:
         try:
-            argv = orphans.dying_with_parent(request.argv, request.cwd, env.get("PATH"))
-            proc = spawn(argv, cwd=request.cwd, env=env, stdout=handle, stdin=stdin)
-        except OSError as error:
-            log.line(f"could not start: {error.strerror}")
-            raise WildError(
-                f"cannot start agent {request.argv[0]!r}: {error.strerror}; install it, or point "
-                "the agent's WILD_<AGENT>_BINARY variable (or --agent-cmd) at a program that exists"
-            ) from error
-        if request.on_start is not None:
-            try:
-                request.on_start(proc.pid)
-            except BaseException:
-                kill_group(proc)  # nobody would supervise it: no orphan
-                orphans.sweep(request.run_id)
-                raise
-        outcome = _supervise(request, proc, log, started)
-        duration = time.monotonic() - started
-        end = log.size()
-        output_bytes = log.agent_bytes(end)
-        failed = outcome.exit_code != 0 or outcome.timed_out or outcome.cancelled
-        reading = _read_output(request, log.start, end, failed)
-        log.end_line()
-        log.line(f"ended {iso(request.clock.now())}: {_ending(outcome, duration)}")
+            request.on_start(proc.pid)
+        except BaseException:
+            kill_group(proc)  # nobody would supervise it: no orphan
+            orphans.sweep(request.run_id)
+            raise
+    outcome = _supervise(request, proc, log, started)
+    duration = time.monotonic() - started
+    pump.drain()  # all the agent wrote is in the log (a job it left may write on)
+    end = log.size()
+    output_bytes = log.agent_bytes()
+    failed = outcome.exit_code != 0 or outcome.timed_out or outcome.cancelled
+    reading = _read_output(request, log.capped.fd, log.start, end, failed)
+    log.end_line()
+    log.line(f"ended {iso(request.clock.now())}: {_ending(outcome, duration)}")
     return AgentRun(
         exit_code=outcome.exit_code,
         timed_out=outcome.timed_out,

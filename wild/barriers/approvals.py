@@ -5,9 +5,16 @@ A barrier command is code that runs as the user. An agent confined to the projec
 `$XDG_CONFIG_HOME/wild/approvals.json` (direnv's model): project real path → sha256 of each
 exact command string. Changing one byte of a command makes it unapproved again.
 
-The same file keeps, per project, the trust a human last set through the CLI (the settings of
-human-policy.md that loosen what runs, `wild.policy.trust`), so a hand edit of the policy file
-cannot loosen it either.
+The same file keeps, per project, the trust a human last set (the settings of human-policy.md
+that loosen what runs, `wild.policy.trust`) and the completion checks a human last accepted
+(`wild.policy.checks_trust`), so an agent's edit of those files cannot loosen them either.
+
+An agent can still write the file itself. So wild records which approvals it wrote
+("recorded": project → {sha256: how}): `wild --approve` and the dashboard record theirs, and
+the loop records, as each agent starts, those already there (no agent ran while they were
+added: the human's). Once a loop has done so for a project, an approval without a record is
+void: it appeared while an agent ran, and wild did not write it. The loop removes it when the
+run ends and raises an alert (`wild.commands.approval_guard`).
 """
 
 from __future__ import annotations
@@ -22,13 +29,16 @@ from pathlib import Path
 import orjson
 
 from wild.errors import FileFormatError
+from wild.parsers.alert_types import UNAPPROVED_COMMAND, UNRECORDED_APPROVAL
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
-from wild.paths import approvals_path
+from wild.paths import approvals_path, store_lock
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
 # The alert type of a command waiting for a human's approval (raised by the barrier checker).
-UNAPPROVED_TYPE = "unapproved-command"
+UNAPPROVED_TYPE = UNAPPROVED_COMMAND
+# The alert type of an approval that appeared while an agent ran, not written by wild.
+UNRECORDED_TYPE = UNRECORDED_APPROVAL
 
 
 def command_hash(command: str) -> str:
@@ -50,9 +60,10 @@ def command_of(barrier: Barrier) -> str | None:
 
 @dataclass(frozen=True)
 class Approvals:
-    """A snapshot of one project's approved command hashes."""
+    """A snapshot of one project's approved command hashes (the void ones left out)."""
 
     hashes: frozenset[str]
+    void: frozenset[str] = frozenset()  # in the file, but not written by wild: not approved
 
     def allows(self, command: str) -> bool:
         return command_hash(command) in self.hashes
@@ -67,18 +78,22 @@ class _Store:
 
     projects: dict[str, set[str]]
     trust: dict[str, object]  # project -> the trust object wild.policy.trust reads
+    recorded: dict[str, dict[str, object]]  # project -> {sha256: how wild came to write it}
+    checks: dict[str, object] = field(default_factory=dict)  # -> wild.policy.checks_trust's
 
 
 def _load_all(path: Path, *, strict: bool) -> _Store:
     """Every project's entries; a damaged file reads as empty (nothing approved) unless strict."""
     data = read_bytes(path)
     if not data.strip():
-        return _Store({}, {})
+        return _Store({}, {}, {})
     try:
         document = orjson.loads(data)
         projects, trust = document.get("projects"), document.get("trust", {})
+        recorded = document.get("recorded", {})
+        checks = document.get("checks", {})
     except (orjson.JSONDecodeError, AttributeError):
-        projects = trust = None
+        projects = trust = recorded = checks = None
     if (
         isinstance(projects, dict)
         and all(
@@ -86,10 +101,15 @@ def _load_all(path: Path, *, strict: bool) -> _Store:
             for hashes in projects.values()
         )
         and isinstance(trust, dict)
+        and isinstance(recorded, dict)
+        and all(isinstance(entry, dict) for entry in recorded.values())
+        and isinstance(checks, dict)
     ):
-        return _Store({str(key): set(hashes) for key, hashes in projects.items()}, trust)
+        projects = {str(key): set(hashes) for key, hashes in projects.items()}
+        recorded = {str(k): dict(v) for k, v in recorded.items()}
+        return _Store(projects, trust, recorded, checks)
     if not strict:
-        return _Store({}, {})
+        return _Store({}, {}, {})
     raise FileFormatError(
         str(path),
         None,
@@ -104,7 +124,16 @@ def load_project(project: Path, *, path: Path | None = None) -> tuple[Approvals,
     `wild.policy.trust.trust_from_json` reads the trust."""
     everything = _load_all(path or approvals_path(), strict=False)
     key = project_key(project)
-    return Approvals(frozenset(everything.projects.get(key, set()))), everything.trust.get(key)
+    hashes = frozenset(everything.projects.get(key, set()))
+    recorded = everything.recorded.get(key)
+    void = frozenset() if recorded is None else hashes - recorded.keys()
+    return Approvals(hashes - void, void), everything.trust.get(key)
+
+
+def load_checks(project: Path, *, path: Path | None = None) -> object:
+    """The completion checks a human accepted for this project (None: none yet);
+    `wild.policy.checks_trust.baseline_from_json` reads them."""
+    return _load_all(path or approvals_path(), strict=False).checks.get(project_key(project))
 
 
 def load_approvals(project: Path, *, path: Path | None = None) -> Approvals:
@@ -126,20 +155,32 @@ def changing_store(project: Path, *, path: Path | None = None) -> Iterator[Proje
     """
     store = path or approvals_path()
     store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with wild_lock(store.with_name(store.name + ".lock")):
+    with wild_lock(store_lock(store)):
         everything = _load_all(store, strict=True)
         key = project_key(project)
-        saved = [(set(everything.projects.get(key, set())), everything.trust.get(key))]
+        recorded = everything.recorded.get(key)
+        saved = [_state(everything.projects.get(key, set()), everything.trust.get(key), recorded)]
+        saved_checks = [everything.checks.get(key)]
 
         def save(entry: ProjectEntry) -> None:
-            if (entry.hashes, entry.trust) == saved[0]:
+            now = _state(entry.hashes, entry.trust, entry.recorded)
+            if now == saved[0] and entry.checks == saved_checks[0]:
                 return
-            saved[0] = (set(entry.hashes), entry.trust)
+            saved[0], saved_checks[0] = now, entry.checks
             _write(store, everything, key, entry)
 
-        entry = ProjectEntry(set(saved[0][0]), saved[0][1], save)
+        copy = None if recorded is None else dict(recorded)
+        entry = ProjectEntry(
+            set(everything.projects.get(key, set())), saved[0][1], save, copy, saved_checks[0]
+        )
         yield entry
         entry.save()
+
+
+def _state(
+    hashes: set[str], trust: object, recorded: dict[str, object] | None
+) -> tuple[set[str], object, dict[str, object] | None]:
+    return set(hashes), trust, None if recorded is None else dict(recorded)
 
 
 def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> None:
@@ -151,12 +192,24 @@ def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> No
         everything.trust.pop(key, None)
     else:
         everything.trust[key] = entry.trust
+    if entry.checks is None:
+        everything.checks.pop(key, None)
+    else:
+        everything.checks[key] = entry.checks
     document: dict[str, object] = {
         "format": FORMAT,
         "projects": {k: sorted(v) for k, v in sorted(everything.projects.items())},
     }
     if everything.trust:  # absent until a human first sets a policy through the CLI
         document["trust"] = dict(sorted(everything.trust.items()))
+    if entry.recorded is None:
+        everything.recorded.pop(key, None)
+    else:
+        everything.recorded[key] = dict(sorted(entry.recorded.items()))
+    if everything.recorded:  # absent until a loop first ran an agent
+        document["recorded"] = dict(sorted(everything.recorded.items()))
+    if everything.checks:
+        document["checks"] = dict(sorted(everything.checks.items()))
     if not store.exists():
         # atomic_write keeps an existing file's mode: create it private first.
         os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
@@ -170,6 +223,8 @@ class ProjectEntry:
     hashes: set[str]
     trust: object  # None: no trust recorded (the default policy's applies)
     _save: Callable[[ProjectEntry], None] = field(repr=False, compare=False)
+    recorded: dict[str, object] | None = None  # None: no loop ran an agent here yet
+    checks: object = None  # None: no completion checks accepted yet
 
     def save(self) -> None:
         """Write the entry now, still under the lock (before a file that depends on it)."""
@@ -181,14 +236,41 @@ def forget_project(project: Path, *, path: Path | None = None) -> None:
     with changing_store(project, path=path) as entry:
         entry.hashes.clear()
         entry.trust = None
+        entry.recorded = None
+        entry.checks = None
 
 
 def approve(project: Path, command: str, *, path: Path | None = None) -> str:
     """Record a human's approval of `command` for `project`; returns its hash."""
-    digest = command_hash(command)
+    return approve_hash(project, command_hash(command), path=path)
+
+
+def approve_hash(project: Path, digest: str, *, path: Path | None = None) -> str:
+    """Record a human's approval of the command whose sha256 is `digest` (the command the
+    human was shown, not one read again: the file may have changed since); returns it."""
     with changing_store(project, path=path) as entry:
         entry.hashes.add(digest)
+        if entry.recorded is not None:
+            entry.recorded[digest] = "approved through wild"
     return digest
+
+
+def record_present(project: Path, how: str, *, path: Path | None = None) -> None:
+    """As an agent starts (none runs now): every approval in the file is the human's; from
+    now on one that wild did not record is void."""
+    with changing_store(project, path=path) as entry:
+        recorded = dict(entry.recorded or {})
+        entry.recorded = {h: recorded.get(h, how) for h in entry.hashes}
+
+
+def remove_void(project: Path, *, path: Path | None = None) -> frozenset[str]:
+    """Take out the approvals wild did not record (written while an agent ran); returns them."""
+    with changing_store(project, path=path) as entry:
+        if entry.recorded is None:
+            return frozenset()
+        void = frozenset(entry.hashes - entry.recorded.keys())
+        entry.hashes -= void
+    return void
 
 
 def pending_approvals(barrier_list: BarrierList, approvals: Approvals) -> tuple[Barrier, ...]:

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wild.commands import durations
-from wild.errors import UsageError
+from wild.errors import UsageError, WildError
 
 if TYPE_CHECKING:
     from wild.clock import Clock
+    from wild.commands.human_acts import HumanGate
     from wild.paths import WildPaths
     from wild.workspace import Workspace
 
@@ -57,15 +58,19 @@ def _init(call: Call) -> None:
 
 def _status(call: Call) -> None:
     from wild.commands.status_text import format_status
-    from wild.output import to_json
+    from wild.output import to_json, to_json_line
 
     if call.opts["watch"]:
         from wild.commands.status import status_data
         from wild.commands.watch import watch_status
 
         def redraw(ws: Workspace) -> None:
+            data = status_data(ws, call.clock.now())
+            if call.as_json:  # JSON lines: one status object per change, for a script to read
+                call.out(to_json_line(data))
+                return
             call.clear()
-            call.out(format_status(status_data(ws, call.clock.now())))
+            call.out(format_status(data))
 
         watch_status(call.paths, call.clock, redraw)
         return
@@ -110,7 +115,8 @@ def _update_policy(call: Call) -> None:
 
     mode, given = call.opts["update_policy"], call.opts["duration"]
     duration = durations.flag_duration("--duration", given)
-    edits.update_policy(call.paths, mode, duration=duration, now=call.clock.now())
+    now = call.clock.now()
+    edits.update_policy(call.paths, mode, duration=duration, now=now, human=_on_terminal(call))
     suffix = f" for {given}" if given else ""
     call.out(f"Policy is now {mode}{suffix} ({call.paths.policy})")
 
@@ -191,22 +197,38 @@ def _run_checks(call: Call) -> None:
         sys.exit(1)
 
 
+def _on_terminal(call: Call) -> HumanGate:
+    """The CLI's confirmation of a human's act: asked on /dev/tty unless `--yes`."""
+    from wild.commands.human_acts import HumanGate
+
+    return HumanGate(on_terminal=True, yes=bool(call.opts["yes"]))
+
+
 def _approve(call: Call) -> None:
     from wild.commands import barrier_cmds, completion_checks
+    from wild.policy.checks_trust import CHECKS_APPROVAL_ID
     from wild.policy.trust import POLICY_APPROVAL_ID
 
-    name = call.opts["approve"]
+    name, human = call.opts["approve"], _on_terminal(call)
+    if name == CHECKS_APPROVAL_ID:
+        accepted = barrier_cmds.approve_checks(call.paths, call.clock.now(), human=human)
+        call.out(
+            f"Approved {call.paths.checks} as it stands: {len(accepted.checks)} checks, "
+            f"strategy {accepted.strategy}, mode {accepted.mode}"
+        )
+        return
     if name == POLICY_APPROVAL_ID:
-        policy = barrier_cmds.approve_policy(call.paths, call.clock.now())
+        policy = barrier_cmds.approve_policy(call.paths, call.clock.now(), human=human)
         call.out(
             f"Approved {call.paths.policy} as it stands: mode {policy.mode}, "
             f"command approval {policy.command_approval}"
         )
         return
     if name:
-        found = completion_checks.approve_check(call.paths, name)
-        if found is None or name in barrier_cmds.barrier_ids(call.paths):
-            found = barrier_cmds.approve_barrier(call.paths, name, call.clock.now())
+        is_barrier = name in barrier_cmds.barrier_ids(call.paths)
+        found = None if is_barrier else completion_checks.approve_check(call.paths, name, human)
+        if found is None:
+            found = barrier_cmds.approve_barrier(call.paths, name, call.clock.now(), human=human)
         command, digest = found
         call.out(f"Approved {name}: {command} (sha256 {digest[:12]})")
         return
@@ -230,7 +252,14 @@ def _generate_check(call: Call) -> None:
 def _control(request: str) -> Callable[[Call], None]:
     def handler(call: Call) -> None:
         from wild import control
+        from wild.store.loop_lock import loop_running
 
+        if call.paths.root.is_dir() and not loop_running(call.paths.root):
+            # A request no loop reads would be ignored (a loop starting later skips it): say so.
+            raise WildError(
+                f"{call.paths.root}: no wild loop is running here, so there is nothing to"
+                f" {request}; nothing was written (start one with `wild`)"
+            )
         control.request(call.paths, request, call.clock)
         call.out(f"Asked the loop in {call.paths.root} to {request}")
 
@@ -241,13 +270,15 @@ def _migrate(call: Call) -> None:
     from pathlib import Path
 
     from wild.migrate import migrate_ralph
+    from wild.output import plural
 
     report = migrate_ralph(
         Path(call.opts["from_dir"]), call.paths, force=call.opts["force"], clock=call.clock
     )
     call.out(
-        f"Migrated {report.source} into {report.target}: {report.tasks} tasks"
-        f" ({report.subtasks} subtasks), {report.pending_inputs} pending inputs"
+        f"Migrated {report.source} into {report.target}: {plural(report.tasks, 'task')}"
+        f" ({plural(report.subtasks, 'subtask')}),"
+        f" {plural(report.pending_inputs, 'pending input')}"
     )
     for note in report.notes:
         call.out(f"  note: {note}")
@@ -309,6 +340,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "watch": ("status",),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),
+    "yes": ("approve", "update_policy"),
     "priority": ("add_task",),
     "depends_on": ("add_task",),
     "blocked_by": ("add_task",),
@@ -336,6 +368,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "agent_timeout": (LOOP,),
     "webhook_port": (LOOP,),
     "once": (LOOP,),
+    "sandbox": (LOOP,),
     "serve": (SERVE, LOOP),
     "port": (SERVE, LOOP),
 }

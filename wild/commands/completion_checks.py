@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wild.barriers.approvals import approve, load_approvals
+from wild.barriers.approvals import approve_hash, command_hash, load_approvals
 from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
 from wild.commands.barrier_cmds import approval_required
+from wild.commands.human_acts import NOT_ASKED, HumanGate
 from wild.completion.run import record, run_all
 from wild.completion.verdict import CheckOutcome, Verdict, judge
 from wild.control import request
@@ -21,7 +22,7 @@ from wild.parsers import checks as checks_md
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
 from wild.store.files import read_text, update_text
-from wild.workspace import require_initialised
+from wild.workspace import require_initialised, settle_checks
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class ChecksRun:
 def run_checks(paths: WildPaths, clock: Clock) -> ChecksRun:
     """Run every check in file order and record each result in checks.md as it ends."""
     require_initialised(paths)
-    doc = checks_md.parse(read_text(paths.checks), file=str(paths.checks))
+    doc = settle_checks(paths).checks  # a check an agent weakened still stands
     required = approval_required(paths, clock.now())
     allowed = gate(load_approvals(paths.project), approval_required=required)
 
@@ -62,12 +63,17 @@ def check_commands(paths: WildPaths) -> dict[str, str]:
     return found
 
 
-def approve_check(paths: WildPaths, check_id: str) -> tuple[str, str] | None:
-    """Approve the named check's command; None when no check of that id runs one."""
+def approve_check(
+    paths: WildPaths, check_id: str, human: HumanGate = NOT_ASKED
+) -> tuple[str, str] | None:
+    """Approve the named check's command once `human` lets the human's act through (the hash
+    of the command shown is recorded); None when no check of that id runs one."""
     command = check_commands(paths).get(check_id)
     if command is None:
         return None
-    digest = approve(paths.project, command)
+    digest = command_hash(command)
+    human.require(paths, f"approve check {check_id}: `{command}`")
+    approve_hash(paths.project, digest)
     request(paths, "recheck")  # a running loop judged the checks without this command
     return command, digest
 

@@ -22,23 +22,24 @@ from wild.commands.status import status_data
 from wild.commands.status_text import format_status
 from wild.errors import WildError
 from wild.loop import Loop, LoopOptions
-from wild.paths import WildPaths
+from wild.output import plural
+from wild.paths import DEMO_STORY_DIR, WildPaths
 from wild.stories.run import copy_story, goal_of
 from wild.workspace import load_workspace
 
-STORY = "rl-training"
+STORY = DEMO_STORY_DIR.name
 AGENT_TIMEOUT_S = 120.0
 DEMO_LIMIT_S = 600.0
 SAFETY_RESCAN_S = 5.0
 
 
 def story_folder() -> Path:
-    """examples/rl-training beside the installed package (`pip install -e .`: the checkout)."""
-    folder = Path(__file__).resolve().parents[2] / "examples" / STORY
+    """examples/rl-training: in the checkout, or shipped inside the installed wheel."""
+    folder = DEMO_STORY_DIR
     if not (folder / "story.md").is_file():
         raise WildError(
-            f"the demo story is not at {folder}; run `wild demo` from a checkout installed "
-            "with `pip install -e .`"
+            f"the demo story is not at {folder}; reinstall wild (`pip install wild`), whose "
+            "package ships it"
         )
     return folder
 
@@ -69,7 +70,11 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
     edits.update_policy(paths, "autonomous", duration=None, now=clock.now())
     section(f"The {STORY} story in {project}", (story / "story.md").read_text().split("## ")[0])
     agent = f"{sys.executable} -m wild.stories.agent"
-    section(f'Running: wild "{goal[:60]}…" --agent-cmd "python -m wild.stories.agent"')
+    section(
+        f'Running: wild "{goal[:60]}…" --agent-cmd "python -m wild.stories.agent"',
+        "The agent is scripted (wild.stories.agent): it plays a coding agent's part from the"
+        " story's prompts and calls no model. The loop, the runs and the files are real.",
+    )
     options = LoopOptions(
         goal=goal,
         agent="custom",
@@ -91,7 +96,25 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
     section(
         "What the runs answered (results/report.md)", _answers(project / "results" / "report.md")
     )
-    out(f"\nThe loop ended: {result.message} after {result.iterations} iterations.")
+    out(f"\nThe loop ended: {result.message} after {plural(result.iterations, 'iteration')}.")
     out(f"The artifacts (report, run table, curves.svg) are in {project / 'results'};")
     out(f"every run's log and metrics in {paths.runs}, every step in {paths.events}.")
+    section("What you saw, and what to try next", _what_next(story))
     return 0 if result.reason == "complete" else 1
+
+
+def _what_next(story: Path) -> str:
+    """The demo's last words: what was shown (the agent was scripted) and the next step."""
+    return (
+        "- The real loop planned a 12-run sweep, ran it on this machine, woke on each run's\n"
+        "  end, turned the crashed run into an alert the agent answered `rerun`, and handed\n"
+        "  the finished sweep to the agent to analyse.\n"
+        "- The last planning iteration was the agent confirming that nothing was left, and\n"
+        "  the `exploring` stage means no sweep runs any more: the story is finished.\n"
+        "- The agent was scripted: its replies were computed, not written by a model.\n"
+        "\n"
+        "Next, with a real agent (Claude Code unless --agent names another):\n"
+        f"- the same story: {story / 'run.sh'} --agent claude\n"
+        '- your own work, in its folder: wild "your goal"\n'
+        "- where a loop stands, at any time: wild --status"
+    )

@@ -8,7 +8,9 @@ from typing import Any
 
 import orjson
 
+from wild.barriers.approvals import load_project
 from wild.clock import iso, iso_ms
+from wild.commands.human_acts import NOT_ASKED, HumanGate
 from wild.errors import UsageError, WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
@@ -17,9 +19,10 @@ from wild.parsers.alerts import make_alert
 from wild.parsers.severity import is_severity, listed
 from wild.paths import WildPaths
 from wild.policy.presets import update_policy_text
+from wild.policy.trust import hold_policy, trust_from_json
 from wild.store.alerts_log import append_alert
 from wild.store.files import read_text, update_text
-from wild.workspace import record_trust, require_initialised
+from wild.workspace import record_trust, require_initialised, stated_policy
 
 
 def add_human_input(paths: WildPaths, text: str, *, urgent: bool, now: datetime) -> str:
@@ -174,11 +177,23 @@ def satisfy_barrier(paths: WildPaths, barrier_id: str, *, now: datetime) -> bool
 
 
 def update_policy(
-    paths: WildPaths, mode: str, *, duration: timedelta | None, now: datetime
+    paths: WildPaths,
+    mode: str,
+    *,
+    duration: timedelta | None,
+    now: datetime,
+    human: HumanGate = NOT_ASKED,
 ) -> None:
     """`wild --update-policy MODE`: a human's choice, so its trust is recorded too (outside
-    `.wild/`, where an agent's edit of the file cannot reach it)."""
+    `.wild/`, where an agent's edit of the file cannot reach it). A change that loosens the
+    trust a human recorded must pass `human` (never from inside an agent's process tree)."""
     require_initialised(paths)
-    record_trust(
-        paths, now, lambda current: update_policy_text(current, mode, now=now, duration=duration)
-    )
+
+    def edit(current: str) -> str:
+        return update_policy_text(current, mode, now=now, duration=duration)
+
+    recorded = trust_from_json(load_project(paths.project)[1])
+    loosened = hold_policy(stated_policy(paths, now, edit(read_text(paths.policy))), recorded, now)
+    if loosened.loosened:
+        human.require(paths, f"loosen the policy to {mode} ({'; '.join(loosened.loosened)})")
+    record_trust(paths, now, edit)

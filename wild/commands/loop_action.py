@@ -17,6 +17,7 @@ from wild.commands.loop_defaults import choose, recorded_state
 from wild.commands.run_loop import EXIT_CODES, run_loop
 from wild.loop import LoopOptions
 from wild.loop.runs_effect import poll_cycle_s
+from wild.output import plural
 from wild.paths import WildPaths
 
 
@@ -32,8 +33,6 @@ def run_goal(
         recorded=recorded_state(paths),
         source=str(paths.state),
     )
-    for note in choice.notes:
-        out(note)
     options = LoopOptions(
         goal=choice.goal,
         agent=choice.agent,
@@ -50,6 +49,7 @@ def run_goal(
         run_backend=opts["run_backend"],
         run_slots=opts["run_slots"],
         runs_poll_s=poll_cycle_s(os.environ),
+        sandbox=opts["sandbox"],
     )
     result = run_loop(
         paths,
@@ -60,8 +60,10 @@ def run_goal(
         policy_file=opts["policy_file"],
         webhook_port=opts["webhook_port"],
         out=out,
+        notes=choice.notes,
+        on_ready=opts.get("on_ready"),
     )
-    out(f"wild stopped: {result.message} ({result.iterations} iterations)")
+    out(f"wild stopped: {result.message} ({plural(result.iterations, 'iteration')})")
     code = EXIT_CODES[result.reason]
     if code:
         sys.exit(code)

@@ -47,7 +47,8 @@ def choose(
 ) -> LoopChoice:
     """What was given wins; what was not comes from `recorded`, and says so. An agent
     command alone (or with `--agent claude`, the default) is a custom agent; with another
-    `--agent` it is the command that runs that agent."""
+    `--agent` it is the command that runs that agent. The notes always end with the one
+    `Agent:` line naming the agent the loop will run."""
     notes: list[str] = []
     if goal is None:
         if recorded is None or not recorded.prompt:
@@ -58,11 +59,24 @@ def choose(
         notes.append(f"Goal from {source}: {goal}")
     if agent_cmd:
         chosen = "custom" if agent in (None, DEFAULT_AGENT) else agent
+        notes.append(f"Agent: {chosen} (command: {agent_cmd})")
         return LoopChoice(goal, chosen, model, tuple(notes))
-    if agent is None and recorded is not None and recorded.agent and recorded.agent != "custom":
-        agent = recorded.agent
-        notes.append(f"Agent from {source}: {agent} (--agent to change)")
+    recorded_agent = recorded.agent if recorded is not None else None
+    if agent is None and recorded_agent == "custom":
+        # Its command is not kept (state.json is the agent's to write too), and running
+        # another agent in its place would change who works on the goal without a word.
+        raise UsageError(
+            f"the last loop ({source}) ran a custom agent, whose command wild does not keep;"
+            " pass it again: wild --agent-cmd 'CMD ...' (or choose one with --agent NAME)"
+        )
+    how = ""
+    if agent is None and recorded is not None and recorded_agent:
+        agent = recorded_agent
+        how = f" (from {source}; --agent to change)"
         if model is None and recorded.model:
             model = recorded.model
-            notes.append(f"Model from {source}: {model}")
-    return LoopChoice(goal, agent or DEFAULT_AGENT, model, tuple(notes))
+    elif agent is None:
+        how = " (the default; --agent to change)"
+    chosen = agent or DEFAULT_AGENT
+    notes.append(f"Agent: {chosen}{f', model {model}' if model else ''}{how}")
+    return LoopChoice(goal, chosen, model, tuple(notes))

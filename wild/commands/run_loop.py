@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 
-from wild.agents import orphans
-from wild.agents.registry import CUSTOM, agent_spec
+from wild.agents import orphans, sandbox
+from wild.agents.registry import CUSTOM, agent_program, agent_spec, cannot_start
+from wild.agents.runner import run_agent
 from wild.clock import Clock
+from wild.commands.approval_guard import guarding, remove_void_approvals
 from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
@@ -58,17 +60,25 @@ def start_policy(
         raise UsageError("--duration needs --policy MODE (or --update-policy MODE)")
 
 
-def _check_agent(options: LoopOptions) -> None:
-    """Fail before touching any file when the agent cannot be run at all."""
+def _check_agent(options: LoopOptions, project: Path) -> None:
+    """Fail before touching any file (before `.wild/` exists, before "Iteration 1") when the
+    agent cannot be run at all: no command, or no program to run."""
     if options.agent == CUSTOM:
         if not options.agent_cmd or not options.agent_cmd.strip():
             raise UsageError(
                 "--agent custom needs --agent-cmd 'CMD ...' (the prompt comes on stdin)"
             )
-        return
-    agent_spec(options.agent)
-    if options.agent_cmd:
-        raise UsageError(f"--agent-cmd runs its own command; drop --agent {options.agent}")
+    else:
+        agent_spec(options.agent)
+        if options.agent_cmd:
+            raise UsageError(f"--agent-cmd runs its own command; drop --agent {options.agent}")
+    program = agent_program(options.agent, options.agent_cmd, os.environ)
+    try:
+        orphans.find_program(program, project, os.environ.get("PATH"))
+    except OSError as error:
+        raise WildError(
+            cannot_start(options.agent, program, error.strerror or str(error))
+        ) from error
 
 
 def webhook_credentials(
@@ -108,16 +118,29 @@ def run_loop(
     policy_file: Path | None = None,
     webhook_port: int | None = None,
     out: Callable[[str], None] = print,
+    notes: Sequence[str] = (),
+    on_ready: Callable[[], None] | None = None,
 ) -> LoopResult:
+    """Check, set up and run the loop; `notes` (the `Agent:` line, values taken from the
+    record) are printed once everything was checked, just before the loop starts, and
+    `on_ready` is called then (`--serve` opens the dashboard beside the loop)."""
     if not options.goal.strip():
         raise UsageError('the goal is empty; say what the agent should achieve: wild "GOAL"')
-    _check_agent(options)
+    _check_agent(options, paths.project)
+    if options.sandbox:  # refused here, before .wild/ is made or any agent starts
+        sandbox.require_bwrap(os.environ)
     warning = root_warning(options.agent, os.geteuid(), os.environ)
     if warning:
         out(warning)
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
-    loop = Loop(paths, options, clock=clock, out=out)
+    # A run cut short by a killed loop may have left an approval wild did not write.
+    remove_void_approvals(paths, clock.now())
+    loop = Loop(paths, options, clock=clock, out=out, runner=guarding(paths, clock, run_agent))
+    if on_ready is not None:
+        on_ready()
+    for note in notes:
+        out(note)
     with orphans.guarded(loop.agent_runs):  # no agent process outlives the loop, even a killed one
         return _run(loop, paths, webhook_port, out)
 

@@ -8,22 +8,27 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from wild.barriers.command_gate import gate
 from wild.errors import UsageError, WildError
+from wild.output import plural
 from wild.parsers.runs import RunRecord, SweepRecord, run_line
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
+from wild.policy.trust import hold_policy
+from wild.runs import decide, signing
 from wild.runs.record_sweep import record_sweep
 from wild.runs.resolve import value_text
-from wild.store.files import read_text
+from wild.store.files import decode
 from wild.store.runs_log import read_runs
-from wild.workspace import require_initialised
+from wild.workspace import read_trust, require_initialised, stated_policy
 
 
 def _source_text(source: str, stdin: TextIO) -> str:
     if source == "-":
         return stdin.read()
     try:
-        return read_text(Path(source))
+        # Not `read_text`: a missing state file reads as "", a missing sweep file is an error.
+        return decode(Path(source).read_bytes())
     except FileNotFoundError:
         raise UsageError(f"--sweep {source}: no such file; give a sweep JSON file or -") from None
 
@@ -67,10 +72,16 @@ def sweep_summary(sweep: SweepRecord) -> dict[str, Any]:
 def format_sweep(summary: Mapping[str, Any]) -> str:
     cut = f"; max_runs cut {summary['cut']} more" if summary["cut"] else ""
     runs = f"{summary['runs']} run{'s' if summary['runs'] != 1 else ''}"
-    return (
+    text = (
         f"{summary['sweep']}\n{runs} queued{cut}; "
         f"analysis {summary['task']} waits for barrier {summary['barrier']}"
     )
+    if summary.get("awaiting_approval"):
+        text += (
+            f"\nThey run once you approve their command: {summary['awaiting_approval']}\n"
+            f"  wild --approve {summary['sweep']}"
+        )
+    return text
 
 
 def list_runs(paths: WildPaths, sweep_id: str | None) -> tuple[list[RunRecord], list[str]]:
@@ -97,26 +108,57 @@ def _pairs(values: Mapping[str, Any] | None) -> str:
     return " ".join(f"{k}={value_text(v)}" for k, v in (values or {}).items()) or "-"
 
 
-def format_runs(runs: Sequence[RunRecord], problems: Sequence[str]) -> str:
-    """A table: id, status, attempt, exit code, params, last metrics."""
+def gate_notes(paths: WildPaths, runs: Sequence[RunRecord], now: datetime) -> dict[str, str]:
+    """Why a queued run does not start: its sweep's program awaits a human's approval under
+    the policy in force, or its line is not one wild wrote (the loop refuses it)."""
+    queued = [run for run in runs if run.status == "queued"]
+    if not queued:
+        return {}
+    approvals, recorded = read_trust(paths)
+    policy = hold_policy(stated_policy(paths, now), recorded, now).policy
+    required = policy.command_approval == "required"
+    admission = decide.admission(
+        queued, key=signing.load_key(), may_run=gate(approvals, approval_required=required)
+    )
+    notes = {run.id: f"awaiting approval: wild --approve {run.sweep}" for run in admission.held}
+    notes.update({run.id: "refused: not queued by wild" for run in admission.forged})
+    return notes
+
+
+def limit_text(run: RunRecord) -> str:
+    """The run's time limit as `--runs` shows it: `H:MM:SS`, or `none`."""
+    if run.resources.time_s is None:
+        return "none"
+    minutes, seconds = divmod(round(run.resources.time_s), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}"
+
+
+def format_runs(
+    runs: Sequence[RunRecord], problems: Sequence[str], notes: Mapping[str, str] | None = None
+) -> str:
+    """A table: id, status (and why a queued run waits), attempt, exit code, time limit,
+    params, last metrics."""
+    notes = notes or {}
     if not runs:
         lines = ["No runs yet; start a sweep with `wild --sweep FILE`."]
     else:
-        rows = [("ID", "STATUS", "ATTEMPT", "EXIT", "PARAMS", "METRICS")]
+        rows = [("ID", "STATUS", "ATTEMPT", "EXIT", "LIMIT", "PARAMS", "METRICS")]
         rows += [
             (
                 r.id,
-                r.status,
+                r.status + (f" ({notes[r.id]})" if r.id in notes else ""),
                 str(r.attempt),
                 "-" if r.exit_code is None else str(r.exit_code),
+                limit_text(r),
                 _pairs(r.params),
                 _pairs(r.metrics),
             )
             for r in runs
         ]
-        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        widths = [max(len(row[i]) for row in rows) for i in range(6)]
         lines = [
-            "  ".join([*(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)), row[5]])
+            "  ".join([*(c.ljust(w) for c, w in zip(row[:6], widths, strict=True)), row[6]])
             for row in rows
         ]
     return "\n".join([*lines, *(f"problem: {p}" for p in problems)])
@@ -132,9 +174,15 @@ def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_j
         return act_on_run(paths, opts["rerun"], stop=False)
     if opts["runs"]:
         runs, problems = list_runs(paths, opts["sweep"])
-        return to_json(runs_json(runs)) if as_json else format_runs(runs, problems)
+        notes = gate_notes(paths, runs, now)
+        if as_json:
+            return to_json([{**line, "waiting": notes.get(line["id"])} for line in runs_json(runs)])
+        return format_runs(runs, problems, notes)
     sweep = submit_sweep(paths, opts["sweep"], now=now, run_backend=opts["run_backend"])
     summary = sweep_summary(sweep)
+    queued = read_runs(paths.runs_log).index.of_sweep(sweep.id)
+    if gate_notes(paths, queued, now):  # the policy holds them until a human approves
+        summary["awaiting_approval"] = sweep.raw.get(signing.COMMAND_FIELD)
     return to_json(summary) if as_json else format_sweep(summary)
 
 
@@ -149,7 +197,7 @@ def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
     if stop and run_id == ALL:
         open_ids = [r.id for r in index.runs.values() if not r.terminal]
         _act(paths, open_ids, stop=True)
-        return f"Stopping {len(open_ids)} run(s): {', '.join(open_ids) or 'none was open'}"
+        return f"Stopping {plural(len(open_ids), 'run')}: {', '.join(open_ids) or 'none was open'}"
     run = index.runs.get(run_id)
     if run is None:
         raise WildError(f"{paths.runs_log}: no run {run_id}; list them with `wild --runs`")

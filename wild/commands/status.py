@@ -111,8 +111,28 @@ def files_part(ws: Workspace, selection: Selection | None = None) -> Data:
         "moreProblems": list(selection.problems)
         + [message for _, message in ws.refusals]
         + list(ws.notices)
-        + trust_problems(ws),
+        + trust_problems(ws)
+        + held_runs(ws),
     }
+
+
+def held_runs(ws: Workspace) -> list[str]:
+    """Each sweep whose queued runs wait for a human to approve their program (the policy in
+    force requires approval), with the `wild --approve` that lets them run."""
+    queued = [run for run in ws.runs.runs.values() if run.status == "queued"]
+    if not queued or ws.policy.command_approval != "required":
+        return []
+    from wild.runs import decide, signing  # noqa: PLC0415  (only with runs waiting)
+
+    admission = decide.admission(queued, key=signing.load_key(), may_run=ws.approvals.allows)
+    waiting: dict[str, list[str]] = {}
+    for run in admission.held:
+        waiting.setdefault(run.sweep, []).append(signing.command_to_approve(run))
+    return [
+        f"{ws.paths.runs_log}: {len(commands)} run(s) of sweep {sweep} wait for your approval "
+        f"of `{commands[0]}`; run `wild --approve {sweep}` to let them run"
+        for sweep, commands in waiting.items()
+    ]
 
 
 def valid_until(ws: Workspace, now: datetime) -> datetime | None:

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from wild.output import plural
+
 
 def _next_text(nxt: dict[str, Any]) -> str:
+    if nxt["kind"] == "no-goal":
+        return (
+            'no goal or task yet: start the loop with wild "GOAL"'
+            ' (or add a task: wild --add-task "TEXT")'
+        )
     if nxt["kind"] == "complete":
         return "nothing left: all work is complete"
     if nxt["kind"] == "blocked":
@@ -119,7 +126,7 @@ def format_status(data: dict[str, Any]) -> str:
         lines.append(
             f"Stage: {research['stage']} — runs: {runs['running']} running, {runs['queued']} "
             f"queued, {runs['finished']} finished, {runs['failed']} failed, "
-            f"{runs['stopped']} stopped ({research['sweeps']} sweeps)"
+            f"{runs['stopped']} stopped ({plural(research['sweeps'], 'sweep')})"
         )
     checks = data["checks"]
     if checks["total"]:

@@ -135,8 +135,16 @@ def compose(directory: str, files: Data, facts: Data, now: datetime, judge: Judg
         "loopState": state_json(facts, loop, now),
         "totals": totals_json(facts, loop, now),
         **{key: value for key, value in files.items() if key not in _PROBLEM_PARTS},
+        "next": _next(files["next"], loop, files["tasks"]),
         "problems": [*files["fileProblems"], *facts["problems"], *files["moreProblems"]],
     }
+
+
+def _next(nxt: Data, loop: Data, tasks: Data) -> Data:
+    """Nothing to do in a project that never had a goal or a task is a start, not an end."""
+    if nxt.get("kind") == "complete" and not loop.get("goal") and not tasks.get("total"):
+        return {"kind": "no-goal"}
+    return nxt
 
 
 _PROBLEM_PARTS = ("fileProblems", "moreProblems")

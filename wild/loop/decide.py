@@ -21,7 +21,17 @@ from dataclasses import replace
 from datetime import timedelta
 
 from wild.clock import iso, later, parse_time
-from wild.loop import claims, ending, judge, limits, research_step, task_checks, work
+from wild.loop import (
+    claims,
+    ending,
+    human_only,
+    judge,
+    limits,
+    recovery,
+    research_step,
+    task_checks,
+    work,
+)
 from wild.loop.bookkeeping import select_with_holds
 from wild.loop.iteration import failure_line, failure_of, summary
 from wild.loop.model import (
@@ -52,12 +62,13 @@ from wild.loop.model import (
 )
 from wild.loop.reporting import progress_summary
 from wild.loop.run_actions import RunsSupervised, SweepsRecorded
+from wild.output import plural
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy, effective_policy
 from wild.policy.trust import hold_policy
-from wild.selection import HUMAN_WAIT, Selection
+from wild.selection import HUMAN_ONLY_WAIT, HUMAN_WAIT, Selection
 
 # Resolved alerts kept in alerts.jsonl before the loop moves them to the archive: enough that
 # compaction is rare (it rewrites the file), few enough that a cold read of the log stays fast.
@@ -115,7 +126,8 @@ def _control(model: LoopModel, event: ControlRequested) -> Step:
         for key, reason in model.book.awaiting.items():
             if reason == task_checks.approval_reason(key):
                 book = book.released(key)
-        model = replace(model, checks_ran_at=None).with_book(book)
+        # Runs held for a sweep's approval are looked at now, not at the next poll.
+        model = replace(model, checks_ran_at=None, runs_due=True).with_book(book)
     return Step(model, (*actions, Continue()))
 
 
@@ -134,6 +146,9 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     model, told = _tell_refusals(model)
     if told:
         return Step(model, (*told, Continue()))
+    model, announced = human_only.announce(model, at)
+    if announced:
+        return Step(model, (*announced, Continue()))
     if tasks_md.missing_ids(model.ws.tasks) and "tasks" not in model.ws.refused:
         # Ids first (one minimal edit), so every piece of work has a name to be held by.
         return Step(model, (EditFile("tasks", tasks_md.assign_missing_ids), Continue()))
@@ -163,12 +178,13 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         return Step(model, (*actions, *work_actions))
     if model.options.once:
         item = selection.item if selection is not None else None
-        if item is not None and item.reason == HUMAN_WAIT:
+        if item is not None and item.reason in (HUMAN_WAIT, HUMAN_ONLY_WAIT):
             return _end(model, "waiting-human", "waiting for the human's answer", *actions)
         return _end(model, "once", "nothing to run now", *actions)
     note = _idle_note(selection)
     if note is not None and note != model.idle_note:
-        actions += (Say(note),)  # said once per reason, not at every wake-up
+        # Said once per reason, not at every wake-up.
+        actions += (Say(note), *work.stuck_plan_question(selection))
     model = replace(model, idle_note=note)
     return Step(model, (*actions, Wait(_idle_timeout(model, policy, selection, at))))
 
@@ -248,11 +264,11 @@ def _judge_complete(
         return model, ()
     left = len(selection.queue)
     first = selection.item.id if selection.item is not None else selection.queue[0].id
-    note = f"COMPLETE was ignored: {left} work item(s) remain, next {first}"
+    note = f"COMPLETE was ignored: {plural(left, 'work item')} left, next {first}"
     model = replace(model, state=push_summary(model.state, note, model.options.context_window))
     return model, (
         Log("complete-rejected", model.agent_event, {"remaining": left, "next": first}),
-        Say(f"⚠️  The agent said COMPLETE, but {left} work item(s) remain; going on"),
+        Say(f"⚠️  The agent said COMPLETE with {plural(left, 'work item')} left; going on"),
     )
 
 
@@ -331,9 +347,10 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     model = replace(model.with_book(outcome.book), running=None)
     actions: list[Action] = list(outcome.actions)
     iteration = model.state.iteration + 1
-    warning = failure_line(iteration, run)
-    if warning is not None:
-        actions.append(Say(warning))
+    work_type = running.work_type if running is not None else None
+    warning = failure_line(iteration, run, failed_attempt=outcome.failed, work_type=work_type)
+    if warning is not None:  # why it failed, before what follows (an escalation, a backoff)
+        actions.insert(0, Say(warning))
     book, failures = model.book, model.state.consecutive_failures
     if outcome.failed:
         failures += 1
@@ -344,7 +361,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     what = f"{work_now.type} {work_now.id}" if work_now is not None else "work"
     note = summary(iteration, what, run, done=outcome.done, failed=outcome.failed)
     state = replace(
-        model.state,
+        recovery.ended(model.state),  # its number is counted in this state: the record goes
         iteration=iteration,
         consecutive_failures=failures,
         total_cost_usd=model.state.total_cost_usd + (run.cost_usd or 0.0),
@@ -371,9 +388,10 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     actions += stall
     pause_s = limits.backoff_s(failures, model.options)
     model = replace(model, backoff_until=at.mono + pause_s if pause_s else None)
-    if pause_s:
+    if pause_s and limits.reached(model, at) is None:  # no "next" when a limit ends the loop
+        failed_ones = plural(failures, "failed iteration")
         actions += [
-            Say(f"⏳ {failures} failed iterations in a row; the next starts in {pause_s:.0f} s"),
+            Say(f"⏳ {failed_ones} in a row; the next starts in {pause_s:.0f} s"),
             Log("backoff", event.event_id, {"failures": failures, "wait_s": pause_s}),
         ]
     if run.rate_limited:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from wild.agents.runner import run_agent
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
-from wild.errors import describe_os_error, from_os_error
+from wild.errors import RefusedWriteError, from_os_error
 from wild.liveness import probe, this_host, this_process
 from wild.loop import changes, checkpoint, io_errors, iteration, limits, recovery, states
 from wild.loop.barrier_start import BarrierStart, needs_checker
@@ -110,16 +110,13 @@ class Loop:
         )
         self.files = LoopFiles(paths)
         self.trust_guard = TrustGuard(paths, self.clock, out)
-        self.runs = LoopRuns(paths, self.clock, self.events, **run_settings(paths, options))
+        required = self._approval_required
+        settings = run_settings(paths, options)
+        self.runs = LoopRuns(paths, self.clock, self.events, approval_required=required, **settings)
         self.effects = Effects(
             paths, lambda: self.files, self.events, self.reporter, self.self_writes, runs=self.runs
         )
-        self.checks = LoopChecks(
-            paths,
-            self.self_writes,
-            self.stop_event,
-            lambda: approval_required(self._model, self._moment()),
-        )
+        self.checks = LoopChecks(paths, self.self_writes, self.stop_event, required)
         self._model: LoopModel | None = None
         self._unsaved = False  # the model's state is newer than state.json (`_commit`)
         # The events.log id of what the loop is acting on now (the loop's start, the last
@@ -134,7 +131,7 @@ class Loop:
             paths if self.hooks.barrier_checker else None,
             clock=self.clock,
             wake=lambda barrier_id: self.waker.wake(WakeReason("barrier", detail=barrier_id)),
-            require_approval=lambda: approval_required(self._model, self._moment()),
+            require_approval=required,
             on_written=self.self_writes.remember,
         )
 
@@ -193,7 +190,7 @@ class Loop:
         counted, ran_s = limits.carried(state)  # --max-iterations and --max-time count the run
         model = LoopModel(
             options=self.options,
-            ws=self.files.view(self.clock.now()),
+            ws=self.trust_guard.view(self.files),
             state=state,
             book=Bookkeeping.from_extra(state.extra),
             started_mono=self.clock.monotonic() - ran_s,
@@ -205,7 +202,6 @@ class Loop:
         self._commit(model)
         if self.options.checkpoint_every:  # what is changed now is the human's, not the loop's
             self.effects.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
-        self.trust_guard.observe(model.ws)
 
     def _watcher(self) -> Watcher:
         if self.hooks.watcher is not None:
@@ -223,6 +219,9 @@ class Loop:
 
     def _moment(self) -> Moment:
         return Moment(self.clock.now(), self.clock.monotonic())
+
+    def _approval_required(self) -> bool:
+        return approval_required(self._model, self._moment())
 
     def _commit(self, model: LoopModel, *, durable: bool = True) -> None:
         """Take the decided model; state.json is written whenever its content changed. Not
@@ -257,7 +256,7 @@ class Loop:
                 if not isinstance(outcome, LoopResult) and self.phases.timed_out(self._moment()):
                     self._read(WATCHED)  # recovery: every file again, a backoff cut short
                     self._commit(recovered(self.model))
-            except OSError as error:
+            except (OSError, RefusedWriteError) as error:  # io_errors.Failure
                 failures += 1
                 event = self._after_io_error(error, failures, watcher)
                 continue
@@ -266,14 +265,14 @@ class Loop:
                 return outcome
             event = outcome
 
-    def _after_io_error(self, error: OSError, failures: int, watcher: Watcher) -> Event:
+    def _after_io_error(self, error: io_errors.Failure, failures: int, watcher: Watcher) -> Event:
         """Wait and start the cycle again from the files, or stop with a clear message."""
-        wait_s = io_errors.retry_wait(failures) if io_errors.is_transient(error) else None
+        wait_s = io_errors.retry_after(error, failures)
         if wait_s is None:
-            raise from_os_error(error) from error
-        message = describe_os_error(error)
-        self.out(f"⚠️  {message} (retrying in {wait_s:g} s, attempt {failures})")
-        with contextlib.suppress(OSError):  # the log may sit on the same full disk
+            raise from_os_error(error) if isinstance(error, OSError) else error
+        io_errors.tell(self.out, error, wait_s, failures)
+        with contextlib.suppress(OSError, RefusedWriteError):  # the log may be what failed
+            message = io_errors.described(error)
             self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
             self.phases.move("ERROR_RECOVERY", "io-error", self._moment())
         watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
@@ -325,8 +324,7 @@ class Loop:
         """Hand the re-read files to the model: the only way file content reaches it."""
         if names:
             self.files.refresh(names)
-        self._model = replace(self.model, ws=self.files.view(self.clock.now()))
-        self.trust_guard.observe(self.model.ws)
+        self._model = replace(self.model, ws=self.trust_guard.view(self.files))
 
     # -- effects with results ------------------------------------------------------------
 
@@ -356,7 +354,7 @@ class Loop:
         run = self.runner(request)
         self.barriers.start()  # if the runner did not say the agent started (in-process)
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
-        self._set_state(recovery.ended(self.model.state))
+        self._set_state(replace(self.model.state, agent_process=None))  # record kept: judged
         fields = iteration.record_fields(self.options, run, action.iteration, files)
         self._cause = ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
@@ -370,7 +368,8 @@ class Loop:
 
     def _heartbeat(self, _beat: object) -> None:
         """While the agent runs, state.json's running time stays current (--max-time)."""
-        with contextlib.suppress(OSError):  # a full disk must not kill the agent
+        self.reporter.watch_disk()  # a flooding agent fills it fastest
+        with contextlib.suppress(OSError, RefusedWriteError):  # nor a full disk, nor a link
             self._commit(self.model)
 
     def _agent_started(self, pid: int) -> None:

@@ -30,6 +30,7 @@ from wild.loop.model import (
 from wild.loop.reporting import Reporter
 from wild.loop.run_actions import ActOnRuns, CloseSweep
 from wild.loop.runs_effect import LoopRuns
+from wild.output import plural
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
@@ -159,7 +160,7 @@ class Effects:
             self.reporter.say(f"📌 No checkpoint: {done.reason}")
             return
         self.events.append("checkpoint", cause=cause, commit=done.commit, paths=list(done.paths))
-        self.reporter.say(f"📌 Checkpoint {done.commit[:12]}: {len(done.paths)} file(s)")
+        self.reporter.say(f"📌 Checkpoint {done.commit[:12]}: {plural(len(done.paths), 'file')}")
 
     def _compact(self, cause: str | None) -> None:
         report = compact(self.paths.alerts, self.paths.alerts_archive, self.paths.lock)

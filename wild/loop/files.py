@@ -26,13 +26,22 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths, approvals_path
+from wild.policy.checks_trust import ChecksBaseline, hold_checks
 from wild.policy.trust import RecordedTrust
 from wild.store.alerts_log import AlertLog
+from wild.store.files import Signature as FileSignature
 from wild.store.files import read_text, stat_signature
 from wild.store.runs_log import RunLog
 from wild.store.tasks_backup import TasksBackup
 from wild.wake import WakeReason
-from wild.workspace import Workspace, assemble_workspace, open_alerts_of, read_trust, refusals_of
+from wild.workspace import (
+    Workspace,
+    assemble_workspace,
+    open_alerts_of,
+    read_accepted_checks,
+    read_trust,
+    refusals_of,
+)
 
 Watched = FileName | Literal["alerts", "runs"]
 WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "checks", "alerts", "runs")
@@ -50,7 +59,9 @@ _PARSERS: dict[FileName, Callable[[str, str], Doc]] = {
     "policy": policy_md.parse,
     "checks": checks_md.parse,
 }
-Signature = tuple[int, int, int] | None  # `stat_signature`; None: missing
+Signature = FileSignature | None  # `stat_signature`; None: missing
+# From the approval store: approvals, the recorded trust, the accepted completion checks.
+_Trust = tuple[Approvals, RecordedTrust | None, ChecksBaseline | None]
 _T = TypeVar("_T")
 
 
@@ -79,7 +90,7 @@ class LoopFiles:
         self._backup = TasksBackup(paths)
         self._tasks_damage: str | None = None  # tasks.md damaged: where its good copy is
         # The approval store outside `.wild/` (no file event tells of it): stat on each view.
-        self._trust: tuple[Signature, tuple[Approvals, RecordedTrust | None]] | None = None
+        self._trust: tuple[Signature, _Trust] | None = None
 
     def path_of(self, name: Watched) -> Path:
         if name == "runs":
@@ -134,7 +145,7 @@ class LoopFiles:
         """The documents as one workspace (the policy's expiry judged at `now`)."""
         if len(self._reads) < len(_PARSERS):
             self.refresh()
-        approvals, recorded = self._read_trust()
+        approvals, recorded, accepted = self._read_trust()
         return assemble_workspace(
             self.paths,
             now,
@@ -152,13 +163,14 @@ class LoopFiles:
             recorded_trust=recorded,
             runs=self.run_log.index,
             run_problems=tuple(self.run_log.problems),
+            checks_recorded=accepted,
         )
 
     def view_checks(self) -> checks_md.CheckList:
-        """checks.md as last read."""
+        """checks.md as last read, held to the checks a human accepted (those run)."""
         if "checks" not in self._reads:
             self.refresh(("checks",))
-        return self._doc("checks", checks_md.CheckList)
+        return hold_checks(self._doc("checks", checks_md.CheckList), self._read_trust()[2]).checks
 
     def _back_up_tasks(self, signature: Signature) -> None:
         """A copy of each new good version (an agent may yet delete it); after the loop's own
@@ -168,11 +180,12 @@ class LoopFiles:
         count = len(self._doc("tasks", tasks_md.TaskList).tasks)
         self._tasks_damage = self._backup.observe(text, count)
 
-    def _read_trust(self) -> tuple[Approvals, RecordedTrust | None]:
-        """What a human approved and the trust recorded, read again when the store changed."""
+    def _read_trust(self) -> _Trust:
+        """What a human approved, the trust recorded and the checks accepted, read again when
+        the store changed."""
         signature = stat_signature(approvals_path())
         if self._trust is None or self._trust[0] != signature:
-            self._trust = (signature, read_trust(self.paths))
+            self._trust = (signature, (*read_trust(self.paths), read_accepted_checks(self.paths)))
         return self._trust[1]
 
     def _keep(self, name: FileName, signature: Signature, text: str) -> None:

@@ -6,6 +6,7 @@ stdin); the agent's output goes to `.wild/logs/iteration-N.log`.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -14,11 +15,13 @@ from pathlib import Path
 from wild import prompts
 from wild.agents.registry import build_command, output_format, prompt_on_stdin
 from wild.agents.runner import AgentRequest, AgentRun, agent_env
+from wild.agents.sandbox import sandbox_for
 from wild.clock import Clock
 from wild.loop import changes, claims
 from wild.loop.model import LoopOptions, RunAgent
 from wild.paths import WildPaths
 from wild.store.files import ENCODING, ERRORS
+from wild.store.write_guard import open_own_file
 from wild.workspace import Workspace
 
 LAST_WORDS_CHARS = 200
@@ -34,6 +37,7 @@ class AgentSetup:
     agent_cmd: str | None
     timeout_s: float | None
     heartbeat_s: float
+    sandbox: bool = False
 
     @classmethod
     def of(cls, options: LoopOptions, timeout_s: float | None) -> AgentSetup:
@@ -45,6 +49,7 @@ class AgentSetup:
             agent_cmd=options.agent_cmd,
             timeout_s=timeout_s,
             heartbeat_s=options.heartbeat_s,
+            sandbox=options.sandbox,
         )
 
 
@@ -69,16 +74,19 @@ def build_request(
         iteration=iteration, goal=setup.goal, context=context, policy=ws.policy, work_id=work_id
     )
     prompt = prompts.render(work_type, paths.prompts, {**common, **values})
-    paths.logs.mkdir(exist_ok=True)
+    if not paths.logs.is_symlink():  # a link there is refused when the log is opened
+        paths.logs.mkdir(exist_ok=True)
     name = fresh_name(paths.logs, iteration)
     prompt_file = paths.logs / f"{name}.prompt.md"
-    # The files' bytes that are not UTF-8 reach the agent as they are, never a crash.
-    prompt_file.write_text(prompt, encoding=ENCODING, errors=ERRORS)
+    fd = open_own_file(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, own_folder=True)
+    with os.fdopen(fd, "wb") as handle:
+        # The files' bytes that are not UTF-8 reach the agent as they are, never a crash.
+        handle.write(prompt.encode(ENCODING, ERRORS))
     argv = build_command(
         setup.agent,
         prompt,
         setup.model,
-        prompt_file=prompt_file,
+        prompt_file=prompt_file.resolve(),  # the agent runs in the project, maybe not here
         skip_permissions=ws.policy.mode != "interactive",
         agent_cmd=setup.agent_cmd,
         environ=environ,
@@ -94,7 +102,7 @@ def build_request(
             work_id=work_id,
             prompt_file=prompt_file.resolve(),
         ),
-        stdin=prompt.encode(ENCODING, ERRORS) if prompt_on_stdin(setup.agent) else None,
+        stdin=prompt.encode(ENCODING, ERRORS) if prompt_on_stdin(setup.agent, prompt) else None,
         timeout_s=setup.timeout_s,
         heartbeat_s=setup.heartbeat_s,
         cancel=cancel,
@@ -102,14 +110,16 @@ def build_request(
         output_format=output_format(setup.agent),
         clock=clock,
         run_id=run_id,
+        sandbox=sandbox_for(paths, setup.agent, environ) if setup.sandbox else None,
     )
 
 
 def fresh_name(logs: Path, iteration: int) -> str:
     """`iteration-N`, or `iteration-N.2`, `.3`… when its log or prompt exists: a log is never
-    overwritten, even when state.json was lost and the numbers start again."""
+    overwritten, even when state.json was lost and the numbers start again. A link at either
+    name, even a dangling one, counts as taken: wild never writes through it."""
     name, copy = f"iteration-{iteration}", 1
-    while (logs / f"{name}.log").exists() or (logs / f"{name}.prompt.md").exists():
+    while os.path.lexists(logs / f"{name}.log") or os.path.lexists(logs / f"{name}.prompt.md"):
         copy += 1
         name = f"iteration-{iteration}.{copy}"
     return name
@@ -135,12 +145,36 @@ def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: boo
     return f"{line}: {out.summary}" if out is not None and out.summary else line
 
 
-def failure_line(iteration: int, run: AgentRun) -> str | None:
-    """What to tell the user about a run that failed (None when it did not), with the agent's
-    last words: a CLI refusing to start (say, Claude Code run as root without IS_SANDBOX=1
-    refusing to skip permissions) explains itself there."""
+def failure_line(
+    iteration: int, run: AgentRun, *, failed_attempt: bool = False, work_type: str | None = None
+) -> str | None:
+    """What to tell the user about a run that failed, or exited cleanly but still counts as a
+    `failed_attempt` (None when neither), with the agent's last words: a CLI refusing to start
+    (say, Claude Code run as root without IS_SANDBOX=1 refusing to skip permissions) explains
+    itself there."""
     failure = failure_of(run)
+    if failure is None and failed_attempt and not run.cancelled:
+        failure = attempt_failure(run, work_type)
     return None if failure is None else f"⚠️  Iteration {iteration}: {failure} (log: {run.log_path})"
+
+
+def attempt_failure(run: AgentRun, work_type: str | None) -> str:
+    """Why a run that exited cleanly is still a failed attempt (`wild.loop.judge`): it said it
+    failed, or said nothing wild understands (no promise, no `<event_output>`)."""
+    out = claims.believed(run).event_output
+    if out is not None and out.status == "failed":
+        what = "the agent reported status failed"
+    elif work_type == "planning":
+        what = "the planning run added no task to .wild/tasks.md and did not say COMPLETE"
+    else:
+        what = "no promise or <event_output> found in the agent's final message"
+        what += f" (exit {run.exit_code})"
+    return what + _last_words(run)
+
+
+def _last_words(run: AgentRun) -> str:
+    lines = [line.strip() for line in run.final_text.splitlines() if line.strip()]
+    return f"; it last said: {lines[-1][:LAST_WORDS_CHARS]}" if lines else "; it said nothing"
 
 
 def failure_of(run: AgentRun) -> str | None:
@@ -148,6 +182,8 @@ def failure_of(run: AgentRun) -> str | None:
     (no iteration number, no log name); None when it did not fail."""
     if not run.failed or run.cancelled:
         return None
+    if run.start_error is not None:
+        return f"the agent could not start ({run.start_error})"
     if run.timed_out:
         what = f"timed out after {run.duration_s:.0f} s"
     elif run.is_error:
@@ -172,17 +208,20 @@ def start(action: RunAgent) -> dict[str, object]:
 
 def describe(action: RunAgent) -> str:
     """The work, for people: `task task-001`, `planning` (a planning run's id is its type)."""
-    if action.work_id == action.work_type:
-        return action.work_type
-    return f"{action.work_type} {action.work_id}"
+    return work_words(action.work_type, action.work_id)
+
+
+def work_words(work_type: str, work_id: str) -> str:
+    """`task task-001`, or `planning` alone: a planning run's id is its type."""
+    return work_type if work_id == work_type else f"{work_type} {work_id}"
 
 
 def record_fields(
     options: LoopOptions, run: AgentRun, iteration: int, files: tuple[str, ...] | None
 ) -> dict[str, object]:
-    """The iteration's `agent-end` line: how the run ended, who ran, what it cost, which
-    project files it changed (`wild.loop.changes`), and what went wrong (the agent's own
-    error flag and what wild could not read)."""
+    """The iteration's `agent-end` line: how the run ended, who ran (`sandbox`: under
+    `--sandbox`), what it cost, which project files it changed (`wild.loop.changes`), and
+    what went wrong (the agent's own error flag and what wild could not read)."""
     return {
         "iteration": iteration,
         "exit_code": run.exit_code,
@@ -193,10 +232,12 @@ def record_fields(
         **changes.record(files),
         "agent": options.agent,
         "model": options.model,
+        **({"sandbox": "bwrap"} if options.sandbox else {}),
         "cost_usd": run.cost_usd,
         "input_tokens": run.input_tokens,
         "output_tokens": run.output_tokens,
         "is_error": run.is_error,
         "problems": list(run.problems),
+        **({"start_error": run.start_error} if run.start_error is not None else {}),
         "log": str(run.log_path),
     }

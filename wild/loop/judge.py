@@ -28,7 +28,7 @@ from typing import Any
 from wild.agents.runner import AgentRun
 from wild.agents.signals import AlertResolution, PromiseWord, Signals
 from wild.clock import iso
-from wild.loop import claims
+from wild.loop import claims, research_step
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.model import (
     Action,
@@ -72,6 +72,7 @@ class _Acts:
 
     items: list[Action] = field(default_factory=list)
     resolved: set[str] = field(default_factory=set)  # alerts resolved by these actions
+    refused: set[str] = field(default_factory=set)  # alerts whose resolution lacked a choice
 
     def add(self, *actions: Action) -> None:
         self.items.extend(actions)
@@ -179,9 +180,22 @@ def _resolve(model: LoopModel, resolution: AlertResolution, at: Moment, acts: _A
     if alert is None or resolution.alert_id in acts.resolved:
         acts.add(Log("resolve-ignored", model.agent_event, {"alert": resolution.alert_id}))
         return
+    if alert.choices and resolution.choice not in alert.choices:
+        _refuse_without_choice(model, alert, resolution.choice, acts)
+        return
     choice = {"choice": resolution.choice, "note": resolution.note}
     acts.add(AppendAlert(status_update(alert, "resolved", at.now, resolution=choice)))
     acts.resolved.add(alert.id)
+
+
+def _refuse_without_choice(model: LoopModel, alert: Alert, given: str | None, acts: _Acts) -> None:
+    """An alert with choices is answered by one of them (a job may wait on it with `wild
+    --wait-alert`); anything else leaves it open and says which choices there are."""
+    what = "no choice" if given is None else f"{given!r}, not one of them"
+    say = f"⚠️  Alert {alert.id} offers {', '.join(alert.choices)}; resolved with {what}, it"
+    say += f' stays open (<resolve_alert>{{"alert_id": "{alert.id}", "choice": …}}</resolve_alert>)'
+    acts.add(Say(say), Log("resolve-refused", model.agent_event, {"alert": alert.id}))
+    acts.refused.add(alert.id)
 
 
 def _new_event(event: Any, related: str, cause: str | None, at: Moment, acts: _Acts) -> None:
@@ -296,7 +310,13 @@ def _alert(
     signals = claims.believed(run)
     asked = _common(model, run, running.work_id, at=at, acts=acts)
     latest = _open_alert(model, running.work_id)  # None: resolved by the agent's own append
-    if latest is None or running.work_id in acts.resolved or _finished(signals, "ALERT_RESOLVED"):
+    said_resolved = _finished(signals, "ALERT_RESOLVED")
+    if latest is not None and latest.choices and running.work_id not in acts.resolved:
+        if said_resolved and latest.id not in acts.refused:
+            _refuse_without_choice(model, latest, None, acts)
+        if latest.id in acts.refused:
+            return _failed_attempt(model, running.work_id, run, policy, acts)
+    if latest is None or running.work_id in acts.resolved or said_resolved:
         if latest is not None and running.work_id not in acts.resolved:
             acts.add(AppendAlert(status_update(latest, "resolved", at.now)))
         acts.add(Say(f"✅ Alert resolved: {running.work_id}"))
@@ -348,7 +368,7 @@ def _planning(
     acts = _Acts()
     signals = claims.believed(run)
     asked = _common(model, run, PLANNING, at=at, acts=acts)
-    planned = len(model.ws.tasks.tasks) > running.tasks_before
+    planned = len(model.ws.tasks.tasks) > running.tasks_before or research_step.launches_sweep(run)
     if planned or signals.has("COMPLETE") or _finished(signals, "COMPLETE"):
         return Outcome(model.book.succeeded(PLANNING), tuple(acts.items), done=True)
     if asked:

@@ -29,10 +29,10 @@ from wild.loop.model import (
     Notify,
     Say,
 )
+from wild.output import plural
 from wild.parsers.state import LoopState
+from wild.parsers.totals import COUNTED, RUNNING_S
 
-COUNTED = "countedIterations"
-RUNNING_S = "runningSeconds"
 TIME_GRAIN_S = 30.0
 
 
@@ -61,7 +61,7 @@ def reached(model: LoopModel, at: Moment) -> tuple[EndReason, str] | None:
     """The first limit reached, with what was reached; None while the run may go on."""
     state, options = model.state, model.options
     if options.max_iterations is not None and model.counted >= options.max_iterations:
-        return "max-iterations", f"reached {options.max_iterations} iterations"
+        return "max-iterations", f"reached {plural(options.max_iterations, 'iteration')}"
     if time_left(model, at) == 0.0:
         return "max-time", "reached the time limit"
     if options.max_cost_usd is not None and state.total_cost_usd >= options.max_cost_usd:

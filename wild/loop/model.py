@@ -79,6 +79,7 @@ class LoopOptions:
     # a wrapper killed without a marker, a shared filesystem's missing events (Slurm's status
     # cycle, `slurm_poll_s`: one squeue for all of the loop's jobs).
     runs_poll_s: float = 30.0
+    sandbox: bool = False  # --sandbox: each agent run under bwrap (wild.agents.sandbox)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 
 from wild.agents import orphans
 from wild.liveness import Liveness, check
+from wild.loop.iteration import work_words
 from wild.loop.model import LoopOptions, RunAgent
 from wild.parsers.process_id import ProcessId
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState, push_summary
@@ -86,7 +87,10 @@ def started(state: LoopState, record: AgentRunRecord) -> LoopState:
 
 
 def ended(state: LoopState) -> LoopState:
-    """The state once the run is over: no run, no agent."""
+    """The state once the run is over and counted: no run, no agent. The record is dropped
+    only in the state that counts the run's iteration (`decide`), never before: a loop
+    killed between the agent's end and that save finds the record at restart and uses the
+    number up, instead of giving it to the next run (whose log would be `iteration-N.2`)."""
     extra = {k: v for k, v in state.extra.items() if k != AGENT_RUN}
     return replace(state, extra=extra, agent_process=None)
 
@@ -136,7 +140,8 @@ def notice(record: AgentRunRecord) -> str:
     """What the user is told when a loop takes over from a killed one."""
     return (
         f"⚠️  The last loop was killed during iteration {record.iteration} "
-        f"({record.work_type} {record.work_id}); its agent was stopped and the work starts again"
+        f"({work_words(record.work_type, record.work_id)}); its agent was stopped and the work"
+        " starts again"
     )
 
 

@@ -3,18 +3,22 @@ the policy's notify command, batched by the Context Switch Penalty unless blocki
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from wild.barriers.approvals import load_approvals
 from wild.clock import iso
+from wild.loop.disk_space import ALERT_TYPE, DiskWatch
 from wild.loop.notify_command import send_notification
 from wild.parsers import human as human_md
+from wild.parsers.alerts import make_alert
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
 from wild.policy.notify import NotificationBatcher, join_messages
 from wild.policy.trust import NOTIFY_APPROVAL_ID
+from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
 from wild.workspace import Workspace, unapproved_notify
@@ -45,6 +49,21 @@ class Reporter:
         self._on_written = on_written
         self._batcher: NotificationBatcher | None = None
         self._unapproved_said: set[str] = set()
+        self._notified: set[str] = set()  # the notes' texts this loop has sent
+        self._disk = DiskWatch(paths.root, out, self._disk_alert)
+
+    def watch_disk(self) -> None:
+        """One line and one alert when the disk under `.wild/` runs low (`disk_space`)."""
+        self._disk.check()
+
+    def _disk_alert(self, message: str) -> None:
+        now = datetime.now(UTC)
+        record = make_alert(
+            now=now, severity="warning", source="wild", type=ALERT_TYPE, description=message
+        )
+        with contextlib.suppress(OSError):  # the disk may be full already: the line was said
+            append_alert(self._paths.alerts, record)
+            self._events.append("disk-low", cause=self._cause(), message=message)
 
     def say(self, text: str) -> None:
         """A line for the terminal (what the loop did, not a message to the human)."""
@@ -90,9 +109,16 @@ class Reporter:
     def notify(
         self, policy: HumanPolicy, *, now: datetime, related: str, message: str, cause: str | None
     ) -> None:
-        """A non-blocking note; batched so the human is not pinged more than once per penalty."""
-        self._events.append("notification", cause=cause, related=related, message=message)
-        self._send(policy, f"wild ({related}): {message}", now, blocking=False)
+        """A non-blocking note; batched so the human is not pinged more than once per penalty,
+        and sent once: the same text again (an agent repeating itself on the next work item)
+        is only recorded, as `repeated`."""
+        repeated = message in self._notified
+        self._notified.add(message)
+        self._events.append(
+            "notification", cause=cause, related=related, message=message, repeated=repeated
+        )
+        if not repeated:
+            self._send(policy, f"wild ({related}): {message}", now, blocking=False)
 
     def progress(
         self, policy: HumanPolicy, *, now: datetime, summary: str, cause: str | None

@@ -1,9 +1,11 @@
 """Research runs as the loop decides about them, pure: run alerts, choices, sweep ends, stage.
 
 - A failed run raises an alert: its source the run id, the tail of its log in the context,
-  choices `rerun`, `ignore`, `stop_sweep`. Runs that fail in the same supervisor step (an
-  alert flood: a bad node, a bug every run hits) raise ONE alert naming all their ids, not
-  one prompt each.
+  choices `rerun`, `ignore`, `stop_sweep`. Runs that fail together (an alert flood: a bad
+  node, a bug every run hits) raise ONE alert naming all their ids, not one prompt each:
+  those the same supervisor step sees, and those whose exit markers' own end times lie within
+  FLOOD_WINDOW_S of the runs of an alert not yet taken up, which is rewritten to name them
+  too (so how the loop's looks happened to split the ends changes nothing).
 - An answered run alert acts: `rerun` relaunches each of its runs as a new attempt of the
   same id, `stop_run` stops them, `stop_sweep` stops every run of their sweeps that is not
   terminal; any other choice is only recorded on the alert (a job waiting with
@@ -17,17 +19,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from wild.parsers.alerts import make_alert
+from wild.clock import parse_time
+from wild.parsers.alerts import Alert, make_alert, status_update
 from wild.parsers.runs import RunRecord, SweepRecord
-from wild.runs.stage import RUN_ALERT_TYPE
+from wild.runs.stage import RUN_ALERT_TYPE, runs_of_alert
 
 RUN_CHOICES = ("rerun", "ignore", "stop_sweep")
 RunAct = Literal["rerun", "stop_run", "stop_sweep"]
 TAIL_CHARS = 2000  # of each failed run's log, in its alert's context
+# Runs whose own end times lie this close are one flood: a bad node or a shared bug ends them
+# within seconds; a loop under load may look minutes apart, which must not split them.
+FLOOD_WINDOW_S = 120.0
 
 
 def failure_alert(
@@ -62,6 +68,47 @@ def failure_alert(
         context=context,
         choices=RUN_CHOICES,
     )
+
+
+def flood_alert(
+    failed: Sequence[RunRecord],
+    tails: Mapping[str, str],
+    open_alerts: Iterable[Alert],
+    runs: Mapping[str, RunRecord],
+    now: datetime,
+) -> tuple[dict[str, Any], bool]:
+    """The alert line for runs that just failed, and whether it rewrites an existing alert:
+    the pending run alert whose runs ended within FLOOD_WINDOW_S of these (by the runs' own
+    end times) now names them all; without one, a new alert."""
+    joined = _flood_of(failed, open_alerts, runs)
+    if joined is None:
+        return failure_alert(failed, tails, now), False
+    new_ids = {run.id for run in failed}
+    earlier = [runs[r] for r in runs_of_alert(joined) if r in runs and r not in new_ids]
+    old_tails = joined.context.get("log_tail")
+    kept = (
+        {k: v for k, v in old_tails.items() if isinstance(v, str)}
+        if isinstance(old_tails, Mapping)
+        else {}
+    )
+    merged = failure_alert([*earlier, *failed], {**kept, **tails}, now)
+    fields = {key: merged[key] for key in ("source", "description", "context")}
+    return status_update(joined, "pending", now, **fields), True
+
+
+def _flood_of(
+    failed: Sequence[RunRecord], open_alerts: Iterable[Alert], runs: Mapping[str, RunRecord]
+) -> Alert | None:
+    ends = [t for run in failed if (t := parse_time(run.ended_at)) is not None]
+    for alert in open_alerts:
+        if alert.type != RUN_ALERT_TYPE or alert.status != "pending":
+            continue  # one being worked on, or escalated, is not rewritten under its reader
+        theirs = [
+            t for r in runs_of_alert(alert) if r in runs and (t := parse_time(runs[r].ended_at))
+        ]
+        if any(abs((a - b).total_seconds()) <= FLOOD_WINDOW_S for a in ends for b in theirs):
+            return alert
+    return None
 
 
 def act_of_choice(choice: str | None) -> RunAct | None:

@@ -31,6 +31,7 @@ from wild.loop.run_actions import (
     SuperviseRuns,
     SweepsRecorded,
 )
+from wild.output import plural
 from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update
 from wild.parsers.state import push_summary
@@ -95,9 +96,11 @@ def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
     actions: list[Action] = []  # each end is in events.log already (the supervisor's)
     failed = [run for run in event.ended if run.status == "failed"]
     if failed:
-        record = research.failure_alert(failed, event.tails, at.now)
+        index, alerts = model.ws.runs.runs, model.ws.open_alerts
+        record, joined = research.flood_alert(failed, event.tails, alerts, index, at.now)
         actions.append(AppendAlert(record))
-        actions.append(Say(f"🚨 {record['description']}"))
+        more = f" (alert {record['id']} now names them all)" if joined else ""
+        actions.append(Say(f"🚨 {record['description']}{more}"))
     for problem in event.problems:
         if problem not in model.run_problems_told:
             actions.append(AppendAlert(backend_alert(problem, at)))
@@ -126,7 +129,9 @@ def progress(model: LoopModel, event: RunsSupervised) -> str:
             if n
         )
         running = f"{tally.running} running"
-        lines.append(f"🏃 sweep {sweep_id}: {ended}/{len(runs)} runs ended ({detail}), {running}")
+        lines.append(
+            f"🏃 sweep {sweep_id}: {ended}/{plural(len(runs), 'run')} ended ({detail}), {running}"
+        )
     return "\n".join(lines)
 
 
@@ -138,6 +143,13 @@ def backend_alert(problem: str, at: Moment) -> dict[str, object]:
         type=BACKEND_ALERT_TYPE,
         description=problem,
     )
+
+
+def launches_sweep(run: AgentRun) -> bool:
+    """Whether `sweeps_of` will record a sweep from this run: for a planning run, a plan."""
+    from wild.agents.sweep_tags import sweeps_in_reply  # noqa: PLC0415 (as below)
+
+    return claims.distrust(run) is None and bool(sweeps_in_reply(run.final_text).specs)
 
 
 def sweeps_of(model: LoopModel, run: AgentRun, origin: str) -> tuple[LoopModel, tuple[Action, ...]]:

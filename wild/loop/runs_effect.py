@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from wild.barriers.approvals import UNAPPROVED_TYPE, command_hash, load_approvals
+from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
 from wild.errors import WildError
 from wild.loop.model import LoopOptions
@@ -30,7 +32,10 @@ from wild.loop.run_actions import (
     SweepsRecorded,
 )
 from wild.parsers import barriers as barriers_md
+from wild.parsers.alerts import make_alert
+from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
+from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
 from wild.store.runs_log import append_records
@@ -79,11 +84,15 @@ class LoopRuns:
         tag: str,
         settings: Mapping[str, str],
         run_backend: str | None = None,
+        approval_required: Callable[[], bool] = lambda: True,
     ) -> None:
         self.paths = paths
         self.clock = clock
         self.events = events
         self.run_backend = run_backend
+        # The policy in force requires a human's approval of each command (the loop's view).
+        self.approval_required = approval_required
+        self._asked: set[tuple[str, str]] = set()  # (sweep, program hash) asked about
         self._tag, self._settings = tag, settings
         self._backends: _Backends | None = None
         self._supervisor: RunSupervisor | None = None
@@ -97,14 +106,21 @@ class LoopRuns:
             from wild.runs.supervisor import RunSupervisor  # noqa: PLC0415
 
             self._backends = _Backends(BackendContext(self.paths, self._tag, self._settings))
-            self._supervisor = RunSupervisor(self.paths, self._backends, self.clock, self.events)
+            self._supervisor = RunSupervisor(
+                self.paths, self._backends, self.clock, self.events, command_gate=self._gate
+            )
         return self._supervisor
+
+    def _gate(self) -> Callable[[str], bool]:
+        """The command gate barriers pass, for this step: the policy and the approvals now."""
+        return gate(load_approvals(self.paths.project), approval_required=self.approval_required())
 
     def supervise(self) -> RunsSupervised:
         """One supervisor step: adopt, collect ends, start what fits."""
         from wild.runs import markers  # noqa: PLC0415
 
         result = self.supervisor.step()
+        self._ask_approval(result.held)
         tails = {run.id: markers.log_tail(self.paths.run_dir(run.id)) for run in result.failed}
         problems = list(result.problems)
         if self._backends is not None:
@@ -112,16 +128,60 @@ class LoopRuns:
             self._backends.problems.clear()
         return RunsSupervised(result.ended, tails, tuple(problems))
 
+    def _ask_approval(self, held: Sequence[RunRecord]) -> None:
+        """One alert per sweep and program waiting for a human's approval, as a barrier's
+        unapproved command gets (resolved by `wild --approve <sweep id>`), never two."""
+        # Imported here, as the runs' modules: only once a run waits for an approval.
+        from wild.barriers.checker import open_unapproved_alerts  # noqa: PLC0415
+        from wild.runs.signing import command_to_approve  # noqa: PLC0415
+
+        programs = {(run.sweep, command_to_approve(run)) for run in held}
+        fresh = [
+            (sweep, command)
+            for sweep, command in sorted(programs)
+            if (sweep, command_hash(command)) not in self._asked
+        ]
+        if not fresh:
+            return
+        raised = open_unapproved_alerts(self.paths.alerts)
+        for sweep, command in fresh:
+            key = (sweep, command_hash(command))
+            self._asked.add(key)
+            self.events.append("runs-held", sweep=sweep, command=command, commandHash=key[1])
+            if key in raised:
+                continue
+            record = make_alert(
+                now=self.clock.now(),
+                severity="warning",
+                source="wild",
+                type=UNAPPROVED_TYPE,
+                description=(
+                    f"The runs of sweep {sweep} wait for your approval of the command they "
+                    f"run: {command} — run `wild --approve {sweep}` if you trust it"
+                ),
+                context={
+                    "barrier": sweep,
+                    "sweep": sweep,
+                    "command": command,
+                    "commandHash": key[1],
+                },
+            )
+            append_alert(self.paths.alerts, record)
+
     def record(self, action: RecordSweep) -> SweepsRecorded:
         """Record each sweep; a skill target that does not exist refuses it."""
-        from wild.runs.record_sweep import record_sweep  # noqa: PLC0415
+        from wild.runs.record_sweep import TimeLimitError, record_sweep  # noqa: PLC0415
 
         recorded: list[str] = []
         refused: list[tuple[str, ...]] = []
         for spec in action.specs:
-            outcome = record_sweep(
-                self.paths, spec, now=self.clock.now(), run_backend=self.run_backend
-            )
+            try:
+                outcome = record_sweep(
+                    self.paths, spec, now=self.clock.now(), run_backend=self.run_backend
+                )
+            except TimeLimitError as error:  # the human's setting: told, nothing recorded
+                refused.append((str(error),))
+                continue
             if outcome.sweep is None:
                 refused.append(outcome.errors)
                 continue

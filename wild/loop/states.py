@@ -26,6 +26,7 @@ from wild.loop.model import (
     VerifyTask,
     Wait,
 )
+from wild.parsers.alert_types import human_only
 from wild.parsers.field_values import parse_duration
 
 State = Literal[
@@ -144,11 +145,11 @@ def agent_timeout(option_s: float | None, state_s: float | None) -> float | None
 
 
 def waits_for_human(model: LoopModel) -> bool:
-    """Work waits for the human's answer: held work, an escalated alert, an open question."""
+    """Work waits for the human: held work, an escalated or human-only alert, an open question."""
     ws = model.ws
     return (
         bool(model.book.awaiting)
-        or any(a.status == "escalated" for a in ws.open_alerts)
+        or any(a.status == "escalated" or human_only(a.type) for a in ws.open_alerts)
         or any(entry.status == "question" for entry in ws.human.inputs)
     )
 

@@ -1,28 +1,37 @@
 """The loop's side of the trust rule (`wild.policy.trust`): after each read of the files, a
-stricter policy file becomes the record, and what the file asks but wild holds back (a looser
-policy, an unapproved Notify Command) is raised once as an alert for the human."""
+stricter policy file, or one the human loosened while no agent ran, becomes the record (and
+the loop views the files again), and what the file asks but wild holds back (a loosening
+made during an agent's run, an unapproved Notify Command) is raised once as an alert for the
+human."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import TypeVar
 
 from wild.barriers.approvals import UNAPPROVED_TYPE, command_hash
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock
 from wild.errors import WildError
 from wild.loop.decide import policy_at
+from wild.loop.files import LoopFiles
 from wild.loop.model import LoopModel, Moment
-from wild.parsers.alerts import make_alert
+from wild.parsers.alert_types import CHECKS_WEAKENED
+from wild.parsers.alerts import make_alert, status_update
 from wild.paths import WildPaths
+from wild.policy.checks_trust import CHECKS_APPROVAL_ID, HeldChecks, weakened_message
 from wild.policy.trust import (
     NOTIFY_APPROVAL_ID,
     POLICY_APPROVAL_ID,
     POLICY_LOOSENED_TYPE,
+    HeldPolicy,
     loosened_message,
 )
 from wild.store.alerts_log import append_alert
-from wild.workspace import Workspace, settle_trust
+from wild.workspace import Workspace, settle_checks, settle_trust
+
+_Held = TypeVar("_Held", HeldPolicy, HeldChecks)
 
 
 def approval_required(model: LoopModel | None, at: Moment) -> bool:
@@ -45,17 +54,32 @@ class TrustGuard:
         self._out = out
         self._raised: set[tuple[str, str]] = set()  # (alert type, key) raised by this loop
         self._store_failed = False
+        # The policy and checks documents last judged under the store's lock.
+        self._judged: object = None
+        self._judged_checks: object = None
+        self._closed: set[str] = set()  # alert ids this loop resolved
 
-    def observe(self, ws: Workspace) -> None:
+    def view(self, files: LoopFiles) -> Workspace:
+        """The files as one workspace, observed; viewed again when that recorded a trust."""
+        ws = files.view(self._clock.now())
+        return files.view(self._clock.now()) if self.observe(ws) else ws
+
+    def observe(self, ws: Workspace) -> bool:
+        """Act on `ws`; True when a trust was recorded (the view holds the policy to the old)."""
         held = ws.held
-        if held is None:
-            return
-        loosened = held.loosened
-        if held.stricter is not None or (loosened and not self._known(loosened)):
+        loosened, recorded = held.loosened, False
+        if held.to_record is not None or (loosened and ws.policy_doc is not self._judged):
             # Read the file and the record again under the store's lock: what this view saw
-            # may be half of a `wild --update-policy`, and a stricter file is recorded there.
-            loosened = self._settle(loosened)
-        if loosened:
+            # may be half of a `wild --update-policy`. A stricter file, or one the human
+            # loosened while no agent ran, is recorded there; each version is judged once.
+            self._judged = ws.policy_doc
+            settled = self._settle(lambda: settle_trust(self._paths, self._clock.now()))
+            if settled is not None:
+                loosened, recorded = settled.loosened, settled.to_record is not None
+        recorded = self._observe_checks(ws) or recorded
+        if not loosened:
+            self._close(ws, POLICY_LOOSENED_TYPE, f"{self._paths.policy} no longer asks for it")
+        else:
             self._raise(
                 ws,
                 POLICY_LOOSENED_TYPE,
@@ -74,18 +98,56 @@ class TrustGuard:
                 f"{self._paths.policy} and run `wild --approve {NOTIFY_APPROVAL_ID}`",
                 {"barrier": NOTIFY_APPROVAL_ID, "command": command},
             )
+        return recorded
 
-    def _known(self, loosened: tuple[str, ...]) -> bool:
-        return (POLICY_LOOSENED_TYPE, loosened_key(loosened)) in self._raised
+    def _observe_checks(self, ws: Workspace) -> bool:
+        """checks.md as the policy file: the first checks seen, a new check or the human's
+        own edit is recorded; a weakening made during an agent's run is raised once."""
+        held = ws.held_checks
+        if held is None:
+            return False
+        weakened, recorded = held.weakened, False
+        if held.to_record is not None or (weakened and held.file is not self._judged_checks):
+            self._judged_checks = held.file
+            settled = self._settle(lambda: settle_checks(self._paths))
+            if settled is not None:
+                weakened, recorded = settled.weakened, settled.to_record is not None
+        if not weakened:
+            self._close(ws, CHECKS_WEAKENED, f"{self._paths.checks} no longer asks for it")
+        else:
+            self._raise(
+                ws,
+                CHECKS_WEAKENED,
+                loosened_key(weakened),
+                weakened_message(weakened, str(self._paths.checks)),
+                {"weakened": list(weakened), "approve": CHECKS_APPROVAL_ID},
+            )
+        return recorded
 
-    def _settle(self, seen: tuple[str, ...]) -> tuple[str, ...]:
+    def _close(self, ws: Workspace, kind: str, note: str) -> None:
+        """Nothing of `kind` is held back any more (the file was put back, or taken as the
+        human's own edit): its open alerts are resolved, so the human is not left waiting on
+        them, and a later weakening is raised again."""
+        self._raised = {raised for raised in self._raised if raised[0] != kind}
+        for alert in ws.open_alerts:
+            if alert.type == kind and alert.source == "wild" and alert.id not in self._closed:
+                self._closed.add(alert.id)  # this view may not have read the resolution yet
+                resolution = {"choice": None, "note": note}
+                now = self._clock.now()
+                append_alert(
+                    self._paths.alerts, status_update(alert, "resolved", now, resolution=resolution)
+                )
+
+    def _settle(self, settle: Callable[[], _Held]) -> _Held | None:
+        """`settle()`, or None when the store cannot be read or written (what this view holds
+        back stays held back)."""
         try:
-            return settle_trust(self._paths, self._clock.now()).loosened
-        except (OSError, WildError) as error:  # what this view holds back stays held back
+            return settle()
+        except (OSError, WildError) as error:
             if not self._store_failed:
                 self._store_failed = True
                 self._out(f"⚠️  could not read or update the approval store: {error}")
-            return seen
+            return None
 
     def _raise(
         self, ws: Workspace, kind: str, key: str, description: str, context: dict[str, object]

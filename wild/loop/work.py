@@ -92,6 +92,20 @@ def start_planning(model: LoopModel, at: Moment) -> tuple[LoopModel, tuple[Actio
     return _run(model, running, values, at)
 
 
+def stuck_plan_question(selection: Selection | None) -> tuple[Action, ...]:
+    """A question to the human when every open task waits and the plan itself is wrong (a
+    dependency on a task that does not exist, a cycle, a duplicate id): nothing that happens
+    later can free such a task, so sleeping without a word would wait forever."""
+    if selection is None or selection.kind != "blocked" or not selection.problems:
+        return ()
+    body = "\n".join(f"- {problem}" for problem in selection.problems) + (
+        "\nFix the ids or the dependsOn lines in .wild/tasks.md (the loop wakes when it"
+        " changes), or answer with what should be done."
+    )
+    title = "the plan cannot go on: its tasks wait on tasks that never run"
+    return (Ask(PLANNING, title, body, None),)
+
+
 def start_checks(
     model: LoopModel, verdict: Verdict, at: Moment
 ) -> tuple[LoopModel, tuple[Action, ...]]:

@@ -1,14 +1,19 @@
 """`.wild/events.log` as bytes: one JSON event a line, each with its own id and the id of its cause.
 
-Appending and reading the file is `wild.store.events_log`.
+Appending and reading the file is `wild.store.events_log`. `agent_spans` reads from the events
+when wild's agents ran (whose word a change of the human's files is: `wild.policy.trust`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import orjson
 
+from wild.clock import parse_time
 from wild.output import escape_undecodable
 from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.lines import Problem
@@ -69,3 +74,37 @@ def parse_events(data: bytes, file: str) -> tuple[list[dict[str, Any]], list[Pro
             )
         )
     return events, problems
+
+
+@dataclass(frozen=True)
+class AgentSpan:
+    """When one agent of wild ran, as events.log records it. `end` None: no end recorded and
+    no loop started since (it runs now, or its loop was killed and none has started again)."""
+
+    start: datetime
+    end: datetime | None
+
+
+def agent_spans(events: Iterable[Mapping[str, Any]]) -> tuple[AgentSpan, ...]:
+    """Each `agent-start` paired with the `agent-end` that names it as its cause. A start with
+    no end ran at most until the next `loop-start`: a new loop kills what a killed one left
+    running before any work, so what happened before it may still be the agent's."""
+    spans: list[AgentSpan] = []
+    running: dict[str, datetime] = {}
+    for event in events:
+        ts = event.get("ts")
+        at = parse_time(ts) if isinstance(ts, str) else None
+        if at is None:
+            continue
+        kind = event.get("kind")
+        if kind == "agent-start":
+            running[str(event.get("id"))] = at
+        elif kind == "agent-end":
+            start = running.pop(str(event.get("cause")), None)
+            if start is not None:
+                spans.append(AgentSpan(start, at))
+        elif kind == "loop-start":
+            spans.extend(AgentSpan(start, at) for start in running.values())
+            running.clear()
+    spans.extend(AgentSpan(start, None) for start in running.values())
+    return tuple(spans)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from wild.output import plural
 from wild.parsers.alerts import Alert
 from wild.parsers.severity import Severity
 from wild.policy.model import HumanPolicy
@@ -73,7 +74,7 @@ def should_escalate(
         return Escalation(True, reason, "high", blocking=low)
 
     limit = policy.max_retry_attempts
-    reason = f"Tried {attempts} times, still failing (max: {limit})"
+    reason = f"Tried {plural(attempts, 'time')}, still failing (max: {limit})"
     failing = _failing(attempts, limit, policy, reason)
     if failing is not None:
         return failing
@@ -100,7 +101,7 @@ def should_escalate_failures(work: str, policy: HumanPolicy, failures: int) -> E
     Uses the Repeated Failures rule ("Escalate after N failed attempts"); blocking as check 2.
     """
     limit = policy.escalate_on.repeated_failures
-    reason = f"{work} failed {failures} times in a row (escalate after {limit})"
+    reason = f"{work} failed {plural(failures, 'time')} in a row (escalate after {limit})"
     return _failing(failures, limit, policy, reason) or NO_ESCALATION
 
 

@@ -80,7 +80,7 @@ MODE_PRESETS: Mapping[str, HumanPolicy] = {
         instructions="I am at the keyboard. Check with me before each significant step and "
         "before anything destructive or expensive.",
     ),
-    # Byte for byte what wild/templates/.wild/human-policy.md says (a test holds them together).
+    # Byte for byte what templates/.wild/human-policy.md says (a test holds them together).
     "semi-autonomous": HumanPolicy(
         mode="semi-autonomous",
         autonomy_level="medium",

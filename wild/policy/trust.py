@@ -1,25 +1,30 @@
-"""Whose word loosens what runs: the trust a human recorded through the CLI holds back a looser
-human-policy.md.
+"""Whose word loosens what runs: the trust a human recorded holds back a human-policy.md that
+an agent loosened.
 
 An agent can edit `human-policy.md`, so the file alone may not widen what wild runs without a
 human's per-command approval. Two settings do: `Command Approval` (resolved from the Mode when
 the line is missing: barrier checks, the Notify Command and, later, completion checks) and the
 Mode itself (every mode but interactive lets the agent skip its permission prompts). The trust
-last set by a human through the CLI (`wild --update-policy`, `--policy`, `--policy-file`,
-`wild --approve @policy`) is kept in the approval store outside `.wild/`; without one, the
-default policy's is assumed. The file may be stricter (that applies at once and becomes the
-record) but never looser: a looser file is held back until a human approves it.
+last set by a human is kept in the approval store outside `.wild/`; without one, the default
+policy's is assumed. A human sets it through the CLI (`wild --update-policy`, `--policy`,
+`--policy-file`, `wild --approve @policy`) or in their editor: a file whose last change was
+made while no agent of wild ran (`made_during_agent_run`, judged from events.log and the
+file's time) is the human's, and becomes the record as it stands (a folder's first loop
+included). The file may be stricter (that applies at once and becomes the record) but a
+loosening made during an agent's run is held back until a human approves it.
 
-Pure: the driver reads the store and the file, this module decides.
+Pure: the driver reads the store, the file and events.log, this module decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from wild.clock import iso, parse_time
+from wild.parsers.alert_types import POLICY_LOOSENED
+from wild.parsers.events_log import AgentSpan
 from wild.parsers.policy import CommandApproval, Mode, read_approval, read_mode
 from wild.policy.model import DEFAULT_MODE, HumanPolicy, default_policy
 
@@ -28,7 +33,10 @@ from wild.policy.model import DEFAULT_MODE, HumanPolicy, default_policy
 POLICY_APPROVAL_ID = "@policy"
 NOTIFY_APPROVAL_ID = "@notify"
 # The alert that says a looser human-policy.md was held back.
-POLICY_LOOSENED_TYPE = "policy-loosened"
+POLICY_LOOSENED_TYPE = POLICY_LOOSENED
+# How near an agent's recorded run a change still counts as the agent's: a file's time comes
+# from the kernel's coarse clock and a run's from wild's, taken just before and after it.
+DATING_SLACK = timedelta(seconds=2)
 
 
 @dataclass(frozen=True)
@@ -93,11 +101,30 @@ class HeldPolicy:
 
     policy: HumanPolicy  # the file's policy with every loosening beyond the record undone
     loosened: tuple[str, ...]  # each loosening held back, in words; empty: the file is in force
-    stricter: RecordedTrust | None  # the file is stricter than the record: record this
+    # The trust to record now: the file's when it is stricter than the record, or when it is
+    # looser but the human's own edit (`by_human`); None: the record stands.
+    to_record: RecordedTrust | None
 
 
-def hold_policy(policy: HumanPolicy, recorded: RecordedTrust | None, now: datetime) -> HeldPolicy:
-    """`policy` (the file's, as in force at `now`) held to the trust a human recorded."""
+def made_during_agent_run(changed_at: datetime | None, spans: Iterable[AgentSpan]) -> bool:
+    """Whether a change made at `changed_at` (a file's modification time) is an agent's: it
+    falls inside one of wild's agent runs (`DATING_SLACK` either side; a run with no recorded
+    end goes on). No time known (the file is missing): nobody's change to hold."""
+    if changed_at is None:
+        return False
+    return any(
+        span.start - DATING_SLACK <= changed_at
+        and (span.end is None or changed_at <= span.end + DATING_SLACK)
+        for span in spans
+    )
+
+
+def hold_policy(
+    policy: HumanPolicy, recorded: RecordedTrust | None, now: datetime, *, by_human: bool = False
+) -> HeldPolicy:
+    """`policy` (the file's, as in force at `now`) held to the trust a human recorded. With
+    `by_human` (its last change was made while no agent ran), a looser file is taken as it
+    stands: the human's editor sets the policy as well as the CLI does."""
     base = trust_at(recorded, now)
     loosened: list[str] = []
     held = policy
@@ -109,6 +136,8 @@ def hold_policy(policy: HumanPolicy, recorded: RecordedTrust | None, now: dateti
             f"Mode: {policy.mode} (wild keeps interactive: the agent keeps its permission prompts)"
         )
         held = replace(held, mode="interactive")
+    if loosened and by_human:
+        return HeldPolicy(policy, (), trust_of(policy))
     tighter = RecordedTrust(
         base.mode if skips_permissions(policy.mode) else policy.mode,
         "required" if policy.command_approval == "required" else base.command_approval,
@@ -126,7 +155,7 @@ def _stricter(new: RecordedTrust, old: RecordedTrust) -> bool:
 def loosened_message(loosened: tuple[str, ...], policy_file: str) -> str:
     """The one line that says a loosening was held back and how a human accepts it."""
     return (
-        f"{policy_file} was loosened by hand ({'; '.join(loosened)}); wild keeps the stricter "
-        f"trust last set with wild --update-policy. If you made this change, run "
+        f"{policy_file} was loosened during an agent's run ({'; '.join(loosened)}); wild keeps "
+        f"the stricter trust a human last set. If you made this change, run "
         f"`wild --approve {POLICY_APPROVAL_ID}` to accept it"
     )

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -18,6 +18,7 @@ import orjson
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.runs.backend import Observed, Submitted
 from wild.runs.markers import MarkerRead
+from wild.runs.signing import command_to_approve, written_by_wild
 
 STOP_FIELD = "stop_requested"  # on a running run's line: why it is being stopped
 BACKEND_FIELDS = (
@@ -29,6 +30,38 @@ LOST = "lost"
 def waiting(index: RunIndex) -> list[RunRecord]:
     """The queued runs, in the order they first appeared in runs.jsonl."""
     return [run for run in index.runs.values() if run.status == "queued"]
+
+
+NOT_QUEUED_BY_WILD = (
+    "refused: this queued line was not written by wild (its signature is missing or does not "
+    "match), so nothing ran; queue runs with `wild --sweep FILE` or an agent's <sweep>"
+)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The queued runs sorted by the gate: those that may start, those waiting for a human's
+    approval of their sweep's program, and lines wild did not write (never started)."""
+
+    ready: tuple[RunRecord, ...] = ()
+    held: tuple[RunRecord, ...] = ()
+    forged: tuple[RunRecord, ...] = ()
+
+
+def admission(
+    queued: Iterable[RunRecord], *, key: bytes, may_run: Callable[[str], bool]
+) -> Admission:
+    """Which queued runs may start: a line wild signed, whose program the command gate lets
+    run (the same gate as a barrier's command: trusted policy, or this exact text approved)."""
+    ready, held, forged = [], [], []
+    for run in queued:
+        if not written_by_wild(key, run):
+            forged.append(run)
+        elif may_run(command_to_approve(run)):
+            ready.append(run)
+        else:
+            held.append(run)
+    return Admission(tuple(ready), tuple(held), tuple(forged))
 
 
 def active(index: RunIndex) -> list[RunRecord]:
@@ -84,9 +117,10 @@ def started(run: RunRecord, submitted: Submitted, now: str) -> RunRecord:
     )
 
 
-def refused(run: RunRecord, message: str, now: str) -> RunRecord:
-    """A run its backend would not start: failed, the backend's message as the reason."""
-    return replace(run, status="failed", reason=f"cannot start: {message}", ended_at=now)
+def refused(run: RunRecord, message: str, now: str, *, prefix: bool = True) -> RunRecord:
+    """A run that is not started: failed, the backend's message (or wild's) as the reason."""
+    reason = f"cannot start: {message}" if prefix else message
+    return replace(run, status="failed", reason=reason, ended_at=now)
 
 
 def settled(

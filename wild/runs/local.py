@@ -30,6 +30,7 @@ from wild.runs import markers
 from wild.runs.backend import BackendContext, Observed, Submitted
 from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
 from wild.runs.wrapper_command import WRAPPER, wrapper_argv
+from wild.store.write_guard import open_own_file
 
 START_FIELD = "wrapper_start_ticks"  # on a run's line: the wrapper's start time, against pid reuse
 NVIDIA_SMI_TIMEOUT_S = 10.0
@@ -161,7 +162,12 @@ class LocalBackend:
         workdir = str(self.paths.project / run.workdir)
         argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=workdir)
         try:
-            with (run_dir / markers.LOG).open("ab") as log:
+            # Never through a link planted at `runs/<id>/log` (write_guard): the run's output
+            # would be appended to whatever file it names.
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            with os.fdopen(
+                open_own_file(run_dir / markers.LOG, flags, own_folder=True), "ab"
+            ) as log:
                 proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
         except OSError as error:
             raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error

@@ -1,37 +1,49 @@
 """Recording a validated sweep: its runs in runs.jsonl, its barrier and its analysis task.
 
 The decisions (the sweep id, the backend, every run's line) are pure functions; the effect
-`record_sweep` checks that the skill target exists, then writes in an order a crash cannot
-turn into a launched run without a record: one append (under wild's lock, with the id drawn)
-holds the sweep line and all its `queued` run lines, each with its `resolved_instruction`;
-then `finish_recording` (idempotent, so it also completes a sweep cut short by a crash) adds
-the analysis task to tasks.md (blocked by `sweep-<id>-done`), the manual barrier to
-barriers.md, and a second sweep line naming the task. wild satisfies the barrier when every
-run is terminal and their alerts are resolved (SPEC §7, seed 000's double guard).
+`record_sweep` records a sweep all or nothing. It checks the skill target and that wild may
+write every file it will touch, then writes the analysis task to tasks.md (blocked by
+`sweep-<id>-done`; the id is drawn under wild's lock in that same edit, so the task reserves
+it), the manual barrier to barriers.md, and last one append to runs.jsonl holding the sweep
+line and all its `queued` run lines, each signed (wild.runs.signing) with its
+`resolved_instruction`. That append is the commit point: a failure before it takes the task
+and barrier back, so a failed `wild --sweep` leaves no run queued and its retry runs each
+grid point once. wild satisfies the barrier when every run is terminal and their alerts are
+resolved (SPEC §7, seed 000's double guard).
+
+A run whose sweep gives no `resources.time` gets the default time limit
+(`WILD_RUN_TIME_LIMIT`, else 24 hours), written on its line, so no run can hang forever.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 
 from wild.clock import iso
+from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.runs import RunRecord, SweepRecord
-from wild.parsers.sweeps import SweepSpec
+from wild.parsers.sweeps import SweepSpec, parse_run_time
 from wild.paths import WildPaths
-from wild.runs.resolve import resolve_instruction
+from wild.runs import signing
+from wild.runs.resolve import program, resolve_instruction
 from wild.runs.skill_targets import target_problems
-from wild.store.files import update_text, wild_lock
+from wild.store.files import update_text
 from wild.store.runs_log import append_records, read_runs
+from wild.store.write_guard import check_appendable, check_writable
 
 DEFAULT_BACKEND = "local"
 BACKEND_ENV = "WILD_RUN_BACKEND"
+TIME_LIMIT_ENV = "WILD_RUN_TIME_LIMIT"
+DEFAULT_TIME_LIMIT_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -67,23 +79,56 @@ def run_ids(sweep_id: str, count: int) -> tuple[str, ...]:
     return tuple(f"{sweep_id}-{n:0{width}d}" for n in range(1, count + 1))
 
 
+class TimeLimitError(WildError):
+    """`WILD_RUN_TIME_LIMIT` is not a duration: no sweep is recorded until it is fixed."""
+
+
+def time_limit_s(env_value: str | None) -> float:
+    """The default time limit of a run whose sweep gives none: `WILD_RUN_TIME_LIMIT` (a
+    duration as `resources.time` takes it: "HH:MM:SS", "90m", seconds), else 24 hours."""
+    if env_value is None or not env_value.strip():
+        return DEFAULT_TIME_LIMIT_S
+    seconds = parse_run_time(env_value.strip())
+    if seconds is None:
+        raise TimeLimitError(
+            f'{TIME_LIMIT_ENV}={env_value!r} is not a duration: write "HH:MM:SS", "90m" '
+            "or a number of seconds"
+        )
+    return seconds
+
+
 def plan_sweep(
-    spec: SweepSpec, *, sweep_id: str, created_at: str, backend: str, python: str
+    spec: SweepSpec,
+    *,
+    sweep_id: str,
+    created_at: str,
+    backend: str,
+    python: str,
+    default_time_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> tuple[SweepRecord, tuple[RunRecord, ...]]:
-    """The sweep's line and its runs' `queued` lines, each with its resolved instruction."""
+    """The sweep's line and its runs' `queued` lines (unsigned), each with its resolved
+    instruction, the sweep's program, and a time limit (the sweep's, else `default_time_s`)."""
     grid = spec.grid()
     ids = run_ids(sweep_id, len(grid.points))
+    command = program(spec, python=python)
+    resources = spec.resources
+    if resources.time_s is None:
+        resources = replace(resources, time_s=default_time_s)
     runs = tuple(
-        RunRecord(
-            id=run_id,
-            sweep=sweep_id,
-            params=params,
-            resolved_instruction=resolve_instruction(spec, params, python=python),
-            status="queued",
-            backend=backend,
-            workdir=spec.workdir,
-            resources=spec.resources,
-            queued_at=created_at,
+        signing.with_command(
+            RunRecord(
+                id=run_id,
+                sweep=sweep_id,
+                params=params,
+                resolved_instruction=resolve_instruction(spec, params, python=python),
+                status="queued",
+                backend=backend,
+                workdir=spec.workdir,
+                resources=resources,
+                queued_at=created_at,
+            ),
+            command,
+            spec.raw.get("slurm"),
         )
         for run_id, params in zip(ids, grid.points, strict=True)
     )
@@ -96,7 +141,7 @@ def plan_sweep(
         cut=grid.cut,
         created_at=created_at,
         barrier=barrier_id(sweep_id),
-        raw={"backend": backend, "grid_size": grid.total},
+        raw={"backend": backend, "grid_size": grid.total, signing.COMMAND_FIELD: command},
     )
     return sweep, runs
 
@@ -121,64 +166,78 @@ def barrier_fields(sweep: SweepRecord, task_id: str) -> list[tuple[str, str]]:
     ]
 
 
-def _fresh_id(paths: WildPaths, now: datetime) -> str:
-    taken = read_runs(paths.runs_log).index.sweeps
-    while (sweep_id := new_sweep_id(now, secrets.token_hex(2), taken)) is None:
+def _taken(paths: WildPaths, tasks_text: str) -> set[str]:
+    """Sweep ids in use: those in runs.jsonl, and those an analysis task names (a sweep being
+    recorded now, whose runs are not appended yet)."""
+    taken = set(read_runs(paths.runs_log).index.sweeps)
+    for task in tasks_md.parse(tasks_text).tasks:
+        for blocker in task.blocked_by:
+            if blocker.startswith("sweep-") and blocker.endswith("-done"):
+                taken.add(blocker[len("sweep-") : -len("-done")])
+    return taken
+
+
+def _fresh_id(now: datetime, taken: set[str]) -> str:
+    while (sweep_id := new_sweep_id(now, secrets.token_hex(2), dict.fromkeys(taken))) is None:
         pass
     return sweep_id
 
 
-def _analysis_task(current: str, sweep: SweepRecord) -> tuple[str, str]:
-    """tasks.md with the sweep's analysis task, and its id; a task already blocked by the
-    sweep's barrier (added before a crash) is the one, so it is never added twice."""
-    barrier = barrier_id(sweep.id)
-    for task in tasks_md.parse(current).tasks:
-        if barrier in task.blocked_by and task.id:
-            return current, task.id
-    return tasks_md.add_task(current, analysis_task_text(sweep), blocked_by=(barrier,))
-
-
-def finish_recording(paths: WildPaths, sweep: SweepRecord) -> SweepRecord:
-    """Add the sweep's analysis task and barrier, and the sweep line naming the task.
-
-    Idempotent: after a crash between the runs' append and here (a sweep line whose `task` is
-    None), calling it again completes the sweep without a second task or barrier.
-    """
-    task_id = ""
-
-    def add_task(current: str) -> str:
-        nonlocal task_id
-        text, task_id = _analysis_task(current, sweep)
-        return text
-
-    update_text(paths.tasks, add_task, paths.lock)
-    fields = barrier_fields(sweep, task_id)
-    update_text(
-        paths.barriers,
-        lambda current: barriers_md.add_barrier(current, barrier_id(sweep.id), fields),
-        paths.lock,
-    )
-    done = replace(sweep, task=task_id)
-    append_records(paths.runs_log, [done])
-    return done
+def _take_back(paths: WildPaths, path: Path, before: str, after: str) -> None:
+    """Undo one of our edits if the file is still as we left it (a human's later save stays)."""
+    with contextlib.suppress(WildError, OSError):
+        update_text(path, lambda current: before if current == after else current, paths.lock)
 
 
 def record_sweep(
     paths: WildPaths, spec: SweepSpec, *, now: datetime, run_backend: str | None = None
 ) -> SweepOutcome:
-    """Check the spec's targets, then record the sweep, its runs, barrier and analysis task."""
+    """Check the spec's targets and every file, then record the analysis task, the barrier
+    and last the sweep with its runs (the commit point); all or nothing."""
     problems = target_problems(spec, paths.project)
     if problems:
         return SweepOutcome(None, errors=tuple(problems))
-    # Under wild's lock, so two sweeps recorded at once never draw the same id.
-    with wild_lock(paths.lock):
+    default_time_s = time_limit_s(os.environ.get(TIME_LIMIT_ENV))
+    check_writable(paths.tasks)
+    check_writable(paths.barriers)
+    check_appendable(paths.runs_log)
+    key = signing.load_key()
+    backend = choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV))
+    planned: list[tuple[SweepRecord, tuple[RunRecord, ...], str, str]] = []
+
+    def add_task(current: str) -> str:
+        # Under wild's lock (update_text's): the id drawn here is reserved by the task.
         sweep, runs = plan_sweep(
             spec,
-            sweep_id=_fresh_id(paths, now),
+            sweep_id=_fresh_id(now, _taken(paths, current)),
             created_at=iso(now),
-            backend=choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV)),
+            backend=backend,
             python=sys.executable,
+            default_time_s=default_time_s,
         )
-        append_records(paths.runs_log, [sweep, *runs])
-    sweep = finish_recording(paths, sweep)
-    return SweepOutcome(sweep, runs)
+        text, task_id = tasks_md.add_task(
+            current, analysis_task_text(sweep), blocked_by=(barrier_id(sweep.id),)
+        )
+        planned[:] = [(replace(sweep, task=task_id), runs, current, text)]
+        return text
+
+    update_text(paths.tasks, add_task, paths.lock)
+    sweep, runs, tasks_before, tasks_after = planned[0]
+    written = [(paths.tasks, tasks_before, tasks_after)]
+    fields = barrier_fields(sweep, sweep.task or "")
+    barriers_before = [""]
+
+    def add_barrier(current: str) -> str:
+        barriers_before[0] = current
+        return barriers_md.add_barrier(current, barrier_id(sweep.id), fields)
+
+    try:
+        after = update_text(paths.barriers, add_barrier, paths.lock)
+        written.append((paths.barriers, barriers_before[0], after))
+        signed = tuple(signing.sign(key, run) for run in runs)
+        append_records(paths.runs_log, [sweep, *signed])  # the commit point
+    except BaseException:
+        for path, old, new in reversed(written):
+            _take_back(paths, path, old, new)
+        raise
+    return SweepOutcome(sweep, signed)

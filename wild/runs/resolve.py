@@ -54,15 +54,26 @@ def _text_command(spec: SweepSpec) -> tuple[str, Mapping[str, Any]]:
     raise ValueError(f"sweep {spec.name!r} has no command; validate_sweep requires one")
 
 
-def resolve_instruction(spec: SweepSpec, params: Mapping[str, Any], *, python: str) -> str:
-    """The exact command one run of `spec` with `params` executes, in its workdir."""
+def _words(spec: SweepSpec, *, python: str) -> tuple[list[str], Mapping[str, Any]]:
+    """The program's words, and the `args` its runs' flags start from."""
     skill = spec.skill
     if skill is None or skill.kind == "prompt_playbook":
         text, args = _text_command(spec)
-        return _command([text], {**args, **params})
-    merged = {**skill.args, **params}
+        return [text], args
     if skill.kind == "python_function":
-        return _command([shlex.quote(python), "-m", RUNNER_MODULE, skill.target], merged)
+        return [shlex.quote(python), "-m", RUNNER_MODULE, skill.target], skill.args
     if skill.kind == "python_script":
-        return _command([shlex.quote(python), shlex.quote(skill.target)], merged)
-    return _command(["bash", shlex.quote(skill.target)], merged)
+        return [shlex.quote(python), shlex.quote(skill.target)], skill.args
+    return ["bash", shlex.quote(skill.target)], skill.args
+
+
+def program(spec: SweepSpec, *, python: str) -> str:
+    """What every run of `spec` executes, before its `--key=value` words: the command a human
+    approves once for the whole sweep (each value reaches it quoted, as one word)."""
+    return " ".join(_words(spec, python=python)[0])
+
+
+def resolve_instruction(spec: SweepSpec, params: Mapping[str, Any], *, python: str) -> str:
+    """The exact command one run of `spec` with `params` executes, in its workdir."""
+    words, args = _words(spec, python=python)
+    return _command(words, {**args, **params})

@@ -10,7 +10,7 @@ event in events.log. The decisions themselves are wild.runs.decide.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from wild.clock import Clock, iso_ms
 from wild.errors import WildError
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
-from wild.runs import attempts, decide, markers
+from wild.runs import attempts, decide, markers, signing
 from wild.runs.backend import RunBackend, Submitted
 from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
@@ -31,6 +31,7 @@ class StepResult:
     started: tuple[RunRecord, ...] = ()
     ended: tuple[RunRecord, ...] = ()
     problems: tuple[str, ...] = ()
+    held: tuple[RunRecord, ...] = ()  # queued, waiting for a human to approve their program
 
     @property
     def failed(self) -> tuple[RunRecord, ...]:
@@ -48,9 +49,13 @@ class RunSupervisor:
         clock: Clock,
         events: EventLog,
         *,
+        command_gate: Callable[[], Callable[[str], bool]],
         base_env: Mapping[str, str] | None = None,
     ) -> None:
+        """`command_gate` gives, at each step, the command gate in force (wild.barriers'
+        `gate`: the policy and this project's approvals) that each sweep's program passes."""
         self.paths = paths
+        self.command_gate = command_gate
         self.backends = backends
         self.clock = clock
         self.events = events
@@ -74,8 +79,8 @@ class RunSupervisor:
         problems: list[str] = []
         ended = self._adopt(problems)
         ended += self._settle(problems)
-        started, refused = self._start(problems)
-        return StepResult(tuple(started), tuple(ended + refused), tuple(problems))
+        started, refused, held = self._start(problems)
+        return StepResult(tuple(started), tuple(ended + refused), tuple(problems), tuple(held))
 
     def stop(self, run_id: str, reason: str = "stopped by the human") -> bool:
         """Stop a queued or running run; False when it is unknown or already over."""
@@ -100,8 +105,15 @@ class RunSupervisor:
             raise WildError(f"no run {run_id} in {self.paths.runs_log}; see `wild --runs`")
         if not run.terminal:
             raise WildError(f"run {run_id} is {run.status}; stop it first, then rerun it")
+        key = signing.load_key()
+        if not signing.written_by_wild(key, run):
+            # Signing its next attempt would launder a line someone else wrote.
+            raise WildError(
+                f"run {run_id}: its line in {self.paths.runs_log} was not written by wild, so "
+                "it is not run again; start a sweep instead (`wild --sweep FILE`)"
+            )
         attempts.archive(self.paths.run_dir(run_id), run.attempt)
-        again = decide.requeued(run, self._now())
+        again = signing.sign(key, decide.requeued(run, self._now()))
         self._append(again)
         self.events.append("run-rerun", run=run_id, attempt=again.attempt)
         return again
@@ -178,12 +190,25 @@ class RunSupervisor:
                 )
         return ended
 
-    def _start(self, problems: list[str]) -> tuple[list[RunRecord], list[RunRecord]]:
+    def _start(
+        self, problems: list[str]
+    ) -> tuple[list[RunRecord], list[RunRecord], tuple[RunRecord, ...]]:
         started: list[RunRecord] = []
         refused: list[RunRecord] = []
         index = self.index
+        waiting = decide.waiting(index)
+        if not waiting:
+            return started, refused, ()
+        try:
+            key = signing.load_key()
+        except (WildError, OSError) as error:
+            problems.append(f"queued runs wait: {error}")
+            return started, refused, ()
+        gate = decide.admission(waiting, key=key, may_run=self.command_gate())
+        for run in gate.forged:
+            refused.append(self._refuse(run, decide.NOT_QUEUED_BY_WILD, prefix=False))
         running = decide.by_backend(decide.active(index))
-        for name, queued in decide.by_backend(decide.waiting(index)).items():
+        for name, queued in decide.by_backend(gate.ready).items():
             backend = self.backends.get(name)
             if backend is None:
                 for run in queued:
@@ -201,7 +226,7 @@ class RunSupervisor:
                 outcome = self._submit(backend, run)
                 if outcome is not None:
                     (started if outcome.status == "running" else refused).append(outcome)
-        return started, refused
+        return started, refused, gate.held
 
     def _submit(self, backend: RunBackend, run: RunRecord) -> RunRecord | None:
         run_dir = self.paths.run_dir(run.id)
@@ -228,8 +253,8 @@ class RunSupervisor:
         )
         return begun
 
-    def _refuse(self, run: RunRecord, message: str) -> RunRecord:
-        failed = decide.refused(run, message, self._now())
+    def _refuse(self, run: RunRecord, message: str, *, prefix: bool = True) -> RunRecord:
+        failed = decide.refused(run, message, self._now(), prefix=prefix)
         self._append(failed)
         self.events.append("run-refused", run=run.id, attempt=run.attempt, reason=failed.reason)
         return failed

@@ -3,7 +3,8 @@
 Invoked (see wild.runs.backend) as
 `python wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W [--time-limit S] --
 INSTRUCTION`. It writes its pid to DIR/pid, runs `/bin/sh -c INSTRUCTION` in W as the
-leader of a process group of its own with stdout and stderr appended to DIR/log, and, when
+leader of a process group of its own with stdout and stderr written to DIR/log (through a
+pipe, capped: `wild/store/capped_log.py`, loaded by its path), and, when
 the instruction ends, its time limit passes or the wrapper gets SIGTERM/SIGINT, kills that
 whole group (SIGTERM, then SIGKILL after a grace) and writes DIR/exit atomically (temp file,
 fsync, rename), a JSON object:
@@ -24,6 +25,7 @@ import argparse
 import contextlib
 import ctypes
 import datetime
+import importlib.util
 import json
 import os
 import signal
@@ -31,7 +33,9 @@ import socket
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Sequence
+from typing import Any
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
 KILLED_WAIT_S = 30.0  # how long SIGKILLed members may take to disappear
@@ -62,7 +66,9 @@ def write_atomically(path: str, text: str) -> None:
     """`path` holds `text` whole or keeps its old content: temp file, fsync, rename, dir fsync."""
     temp = f"{path}.tmp.{os.getpid()}"
     try:
-        with open(temp, "w", encoding="utf-8") as out:
+        # O_EXCL | O_NOFOLLOW: never through a link planted at the temp name (as `_open_log`).
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with open(os.open(temp, flags, 0o644), "w", encoding="utf-8") as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
@@ -79,16 +85,44 @@ def write_atomically(path: str, text: str) -> None:
             os.close(folder)
 
 
+def _capped_log() -> types.ModuleType:
+    """`wild/store/capped_log.py`, the one capped head-and-tail writer, loaded by its path:
+    this script runs with `-I -S` and imports nothing of wild by name."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(os.path.dirname(here), "store", "capped_log.py")
+    spec = importlib.util.spec_from_file_location("wild_capped_log", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _open_log(run_dir: str) -> int:
+    """DIR/log, to write to, never through a symbolic link: a link planted at its name (or
+    in place of the run folder) would append the run's output to any file the user can
+    write. O_NOFOLLOW, relative to a descriptor of the run folder (as wild.store.write_guard
+    opens wild's own files; this script imports nothing of wild)."""
+    folder = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        # No O_APPEND: the capped log places every byte itself.
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        return os.open("log", flags, 0o644, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
 def _become_subreaper() -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _note(log: int, text: str) -> None:
-    """A line of the wrapper's own in the run's log, so its tail says why the run ended."""
+def _note(log: Any, text: str) -> None:
+    """A line of the wrapper's own in the run's log (a `CappedLog`), so its tail says why the
+    run ended."""
     with contextlib.suppress(OSError):
-        os.write(log, f"[wild wrapper {_now()}] {text}\n".encode())
+        log.write(f"[wild wrapper {_now()}] {text}\n".encode(), own=True)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -194,7 +228,7 @@ def _signal_all(pids: Sequence[int], signum: signal.Signals) -> None:
             os.kill(pid, signum)
 
 
-def _kill_strays(child: _Child, grace_s: float, log: int) -> None:
+def _kill_strays(child: _Child, grace_s: float, log: Any) -> None:
     """Kill what left the run's group: SIGTERM, the grace, then SIGKILL (also what they left
     behind: their orphans come to the wrapper in turn), so nothing of the run outlives it."""
     child.reap()
@@ -212,7 +246,7 @@ def _kill_strays(child: _Child, grace_s: float, log: int) -> None:
         child.wait(0.05)
 
 
-def _supervise(child: _Child, args: argparse.Namespace, log: int) -> str | None:
+def _supervise(child: _Child, args: argparse.Namespace, log: Any) -> str | None:
     """Wait for the instruction's end, its time limit or a stop; the marker's reason."""
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     reason: str | None = None
@@ -269,14 +303,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.makedirs(run_dir, exist_ok=True)
     write_atomically(os.path.join(run_dir, "pid"), f"{os.getpid()}\n")
     _become_subreaper()
-    log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     exit_path = os.path.join(run_dir, "exit")
+    try:
+        capped_log = _capped_log()
+        log = capped_log.CappedLog(_open_log(run_dir), capped_log.max_bytes(), users=2)
+    except OSError as error:
+        detail = f"{run_dir}/log: {error.strerror}; a symbolic link there is never written through"
+        fields = json.loads(_marker(args, START_FAILED_EXIT, None, "start_failed"))
+        write_atomically(exit_path, json.dumps({**fields, "detail": detail}) + "\n")
+        return START_FAILED_EXIT
+    read_fd, write_fd = os.pipe()
     try:
         proc = subprocess.Popen(
             ["/bin/sh", "-c", args.instruction[0]],
             cwd=args.workdir,
             stdin=subprocess.DEVNULL,
-            stdout=log,
+            stdout=write_fd,
             stderr=subprocess.STDOUT,
             process_group=0,
         )
@@ -286,8 +328,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         fields = json.loads(_marker(args, START_FAILED_EXIT, None, "start_failed"))
         write_atomically(exit_path, json.dumps({**fields, "detail": detail}) + "\n")
         return START_FAILED_EXIT
-    # The shell started with default dispositions; from here signals are waited for.
+    finally:
+        os.close(write_fd)
+    # The shell started with default dispositions; from here signals are waited for (by
+    # this thread only: the pump, started after, inherits the blocked signals).
     signal.pthread_sigmask(signal.SIG_BLOCK, _WAIT_SIGNALS)
+    pump = capped_log.Pump(read_fd, log)
     child = _Child(proc.pid)  # reaped by `_Child`, not by Popen
     if stops:
         _note(log, f"{signal.Signals(stops[0]).name} received: stopping the run")
@@ -296,9 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         reason = _supervise(child, args, log)
     exit_code, sig = _exit_fields(child.status)
+    pump.drain()  # the run's last output before the wrapper's own last line
     _note(log, f"ended: exit code {exit_code}" + (f" ({sig})" if sig else ""))
     write_atomically(exit_path, _marker(args, exit_code, sig, reason))
-    os.close(log)
+    log.release()
     return exit_code if 0 <= exit_code <= 255 else 1  # what a batch system's accounting shows
 
 

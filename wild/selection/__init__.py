@@ -6,6 +6,7 @@ cycles) and `queue` (the order and `select_work`). Callers use the names re-expo
 """
 
 from wild.selection.items import (
+    HUMAN_ONLY_WAIT,
     HUMAN_WAIT,
     OPEN,
     Selection,
@@ -18,6 +19,7 @@ from wild.selection.items import (
 from wild.selection.queue import select_work
 
 __all__ = [
+    "HUMAN_ONLY_WAIT",
     "HUMAN_WAIT",
     "OPEN",
     "Selection",

@@ -1,15 +1,17 @@
 """The head of the queue: human inputs (urgent first, then oldest) and alerts (in progress,
-then by severity and age), each held back while it waits for the human's answer."""
+then by severity and age), each held back while it waits for the human's answer; an alert
+only a human can resolve (`wild.parsers.alert_types.HUMAN_ONLY`) always waits for the human."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from wild.clock import parse_time
+from wild.parsers.alert_types import human_only
 from wild.parsers.alerts import Alert
 from wild.parsers.human import HumanInput
 from wild.parsers.severity import rank
-from wild.selection.items import HUMAN_WAIT, WorkItem
+from wild.selection.items import HUMAN_ONLY_WAIT, HUMAN_WAIT, WorkItem
 
 
 def _sort_time(text: str) -> float:
@@ -47,10 +49,11 @@ def _first_line(text: str, limit: int = 80) -> str:
 
 def alert_items(alerts: Iterable[Alert], awaiting_human: frozenset[str]) -> list[WorkItem]:
     indexed = list(enumerate(alerts))
-    active = [
-        (i, a) for i, a in indexed if a.status == "in-progress" and a.id not in awaiting_human
+    for_agent = [
+        (i, a) for i, a in indexed if a.id not in awaiting_human and not human_only(a.type)
     ]
-    pending = [(i, a) for i, a in indexed if a.status == "pending" and a.id not in awaiting_human]
+    active = [(i, a) for i, a in for_agent if a.status == "in-progress"]
+    pending = [(i, a) for i, a in for_agent if a.status == "pending"]
     pending.sort(
         key=lambda pair: (
             rank(pair[1].severity),
@@ -59,21 +62,18 @@ def alert_items(alerts: Iterable[Alert], awaiting_human: frozenset[str]) -> list
         )
     )
     items = [_alert_item(a) for _, a in active + pending]
-    waiting = [
-        a
-        for _, a in indexed
-        if a.status == "escalated" or (a.id in awaiting_human and a.status != "resolved")
-    ]
     items += [
         WorkItem(
             kind="blocked",
             id=a.id,
             title=a.description,
-            reason=f"{HUMAN_WAIT} (escalated)",
+            reason=HUMAN_ONLY_WAIT if human_only(a.type) else f"{HUMAN_WAIT} (escalated)",
             severity=a.severity,
             status=a.status,
         )
-        for a in waiting
+        for _, a in indexed
+        if a.status != "resolved"
+        and (a.status == "escalated" or a.id in awaiting_human or human_only(a.type))
     ]
     return items
 

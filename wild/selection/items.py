@@ -15,6 +15,8 @@ SelectionKind = Literal["human-input", "alert", "task", "blocked", "complete"]
 
 OPEN = frozenset({"todo", "in-progress"})
 HUMAN_WAIT = "waiting for the human's answer in human.md"
+# An alert of a type only a human can resolve (an approval, the policy, a weakened check).
+HUMAN_ONLY_WAIT = "waiting for the human: only a human can resolve this alert"
 
 
 class WorkItem(NamedTuple):

@@ -62,8 +62,9 @@ def _satisfy(paths: WildPaths, clock: Clock, body: Mapping[str, Any]) -> str:
 
 
 def _approve(paths: WildPaths, clock: Clock, body: Mapping[str, Any]) -> str:
-    barrier_id = _text(body, "id")
-    command, digest = barrier_cmds.approve_barrier(paths, barrier_id, clock.now())
+    # The page names the command it showed by its hash: a command changed since is refused.
+    barrier_id, seen = _text(body, "id"), _text(body, "sha256")
+    command, digest = barrier_cmds.approve_barrier(paths, barrier_id, clock.now(), seen=seen)
     return f"Approved {barrier_id}: {command} (sha256 {digest[:12]})"
 
 

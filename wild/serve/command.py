@@ -30,26 +30,47 @@ def open_dashboard(paths: WildPaths, clock: Clock, port: int) -> Dashboard:
     return board
 
 
+def _opened(paths: WildPaths, clock: Clock, port: int, out: Callable[[str], None]) -> Dashboard:
+    board = open_dashboard(paths, clock, port)
+    names = ", ".join(board.projects)
+    out(f"Dashboard for {names if len(board.projects) > 1 else paths.root}: {board.url}")
+    return board
+
+
 def serve(
     paths: WildPaths,
     clock: Clock,
     *,
     port: int,
     out: Callable[[str], None],
-    beside: Callable[[], None] | None = None,
+    beside: Callable[[Callable[[], None]], None] | None = None,
 ) -> None:
-    """Serve the dashboard; with `beside` (the loop), until it returns, else until Ctrl-C."""
-    board = open_dashboard(paths, clock, port)
-    names = ", ".join(board.projects)
-    out(f"Dashboard for {names if len(board.projects) > 1 else paths.root}: {board.url}")
-    try:
-        if beside is not None:
-            beside()
-        else:
+    """Serve the dashboard; beside the loop until it returns, else until Ctrl-C.
+
+    `beside` (the loop) gets a `ready` callable to call once `.wild/` exists and its checks
+    passed: the dashboard opens then, so `wild "GOAL" --serve` works in a fresh folder the way
+    `wild "GOAL"` does (the dashboard needs the project to be there)."""
+    if beside is None:
+        alone: Dashboard | None = None
+        try:
+            # Opened (and its URL printed) inside the `try`: a Ctrl-C right after the URL
+            # shows, as a reader may act on it at once, is still the dashboard's clean stop.
+            alone = _opened(paths, clock, port, out)
             threading.Event().wait()
-    except KeyboardInterrupt:
-        if beside is not None:
-            raise
-        out("Dashboard stopped.")
+        except KeyboardInterrupt:
+            out("Dashboard stopped.")
+        finally:
+            if alone is not None:
+                alone.stop()
+        return
+    boards: list[Dashboard] = []
+
+    def ready() -> None:
+        if not boards:
+            boards.append(_opened(paths, clock, port, out))
+
+    try:
+        beside(ready)
     finally:
-        board.stop()
+        for board in boards:
+            board.stop()

@@ -9,7 +9,9 @@ from typing import Any
 
 import orjson
 
+from wild.errors import RefusedWriteError
 from wild.parsers.events_log import parse_events
+from wild.store.write_guard import open_own_file
 
 TAIL_BYTES = 512 * 1024  # the page searches the log's latest half megabyte
 ERROR_KINDS = frozenset(
@@ -36,10 +38,13 @@ def is_error(event: dict[str, Any]) -> bool:
     return False
 
 
-def read_tail(path: Path, most: int = TAIL_BYTES) -> bytes:
-    """The file's last `most` bytes, starting at a line; b"" when it does not exist."""
+def read_tail(path: Path, most: int = TAIL_BYTES, *, own_folder: bool = False) -> bytes:
+    """The file's last `most` bytes, starting at a line; b"" when it does not exist. A link
+    at its name leading out of the project (or, `own_folder`, any link there or in place of
+    its folder) is refused (RefusedWriteError): the dashboard shows no file through a link
+    an agent planted."""
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(open_own_file(path, os.O_RDONLY, own_folder=own_folder), "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
             start = max(0, size - most)
             handle.seek(start)
@@ -67,7 +72,11 @@ def select(events: list[dict[str, Any]], wanted: EventFilter) -> list[dict[str, 
 
 
 def events_tail(path: Path, wanted: EventFilter) -> dict[str, Any]:
-    events, problems = parse_events(read_tail(path), str(path))
+    try:
+        data = read_tail(path)
+    except RefusedWriteError as refused:  # events.log linked out of the project: not shown
+        return {"rows": [], "problems": [str(refused)]}
+    events, problems = parse_events(data, str(path))
     rows = [
         {
             "ts": e.get("ts"),

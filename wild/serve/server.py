@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 import orjson
 
 from wild.clock import Clock
-from wild.errors import ConflictError, WildError, describe_os_error
+from wild.errors import ConflictError, RefusedWriteError, WildError, describe_os_error
 from wild.http_guard import (
     REQUEST_DEADLINE_S,
     ConnectionLimits,
@@ -238,11 +238,13 @@ class _Handler(GuardedHandler):
             self._json(400, {"error": "give a log name (iteration-N.log) or a run id"})
             return
         try:
-            text = read_tail(path, LOG_TAIL).decode("utf-8", "replace")
+            text = read_tail(path, LOG_TAIL, own_folder=True).decode("utf-8", "replace")
             if not text and not path.exists():
                 text = f"(no log at {path})"
         except OSError as exc:
             text = f"({path}: {exc.strerror})"
+        except RefusedWriteError as exc:  # a link planted at the log: never served through
+            text = f"({exc})"
         self._json(200, {"file": str(path), "text": text})
 
     def _stream(self) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from wild.barriers.approvals import command_of, pending_approvals
+from wild.barriers.approvals import command_hash, command_of, pending_approvals
 from wild.clock import iso, iso_ms
 from wild.commands.policy_show import policy_json
 from wild.commands.status import item_json, status_data
@@ -123,6 +123,10 @@ def _human(ws: Workspace) -> list[dict[str, Any]]:
     ]
 
 
+def _sha256(command: str | None) -> str | None:
+    return command_hash(command) if command else None
+
+
 def _barriers(ws: Workspace) -> list[dict[str, Any]]:
     awaiting = {b.id for b in pending_approvals(ws.barriers, ws.approvals)}
     return [
@@ -131,6 +135,8 @@ def _barriers(ws: Workspace) -> list[dict[str, Any]]:
             "status": b.status,
             "type": b.type,
             "command": _cap(command_of(b) or ""),
+            # What "Approve command" sends back: the approval names the command shown.
+            "commandSha256": _sha256(command_of(b)),
             "result": _cap(b.result or ""),
             "lastCheck": b.last_check,
             "blocks": list(b.blocks),

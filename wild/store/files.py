@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import hashlib
 import os
 import stat
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from wild.errors import ConflictError, with_filename
 from wild.store.self_writes import SelfWrites
-from wild.store.write_guard import check_writable
+from wild.store.write_guard import check_writable, open_own_file
 
 ENCODING = "utf-8"
 # Bytes that are not UTF-8 survive a read/write round trip as lone surrogates.
@@ -100,13 +101,19 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int]:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def stat_signature(path: str | os.PathLike[str]) -> tuple[int, int, int] | None:
-    """The file's inode, size and modification time, None if it cannot be stat'ed: readers
-    that keep a parse (or a watcher's view) take a file with the same signature as unchanged."""
+Signature = tuple[int, int, int, int]  # inode, size, mtime_ns, mode
+
+
+def stat_signature(path: str | os.PathLike[str]) -> Signature | None:
+    """The file's inode, size, modification time and mode, None if it cannot be stat'ed:
+    readers that keep a parse (or a watcher's view) take a file with the same signature as
+    unchanged. The mode is in it because a `chmod u+w` changes nothing else, and the loop
+    holding work for a read-only file must see it (the safety rescan included)."""
     try:
-        return _stamp(os.stat(path))
+        info = os.stat(path)
     except OSError:
         return None
+    return (*_stamp(info), info.st_mode)
 
 
 def _stamp_of(path: Path) -> tuple[int, int, int] | None:
@@ -256,19 +263,37 @@ def atomic_write(path: Path, data: bytes) -> None:
     _OWN.remember(target, data)
 
 
+LOCK_POLL_S = 0.05
+
+
 @contextlib.contextmanager
 def wild_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
     """Exclude wild's other writers (the loop, the CLI, the checker thread).
 
     Waits `timeout` seconds (default LOCK_TIMEOUT_S, read at call time), then raises
-    filelock.Timeout, which the CLI reports as "locked by another wild process".
+    filelock.Timeout, which the CLI reports as "locked by another wild process" and the loop
+    waits out. The lock is an exclusive flock on the file, as filelock takes it (so both
+    exclude each other), but the file is opened without following a link planted at its
+    name (`open_own_file`): filelock opens with O_TRUNC, which emptied the file a link named.
     """
-    # Imported here: filelock costs ~17 ms, and commands that only read never lock.
-    from filelock import FileLock  # noqa: PLC0415
-
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S if timeout is None else timeout):
+    fd = open_own_file(lock_path, os.O_RDWR | os.O_CREAT, 0o666, own_folder=False)
+    deadline = time.monotonic() + (LOCK_TIMEOUT_S if timeout is None else timeout)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    # Imported here: filelock costs ~17 ms, and commands that only read never lock.
+                    from filelock import Timeout  # noqa: PLC0415
+
+                    raise Timeout(str(lock_path)) from None
+                time.sleep(LOCK_POLL_S)
         yield
+    finally:
+        os.close(fd)  # drops the flock
 
 
 class _SavedMeanwhile(Exception):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from wild.errors import WildError, with_filename
 from wild.parsers.jsonl import NEWLINE
-from wild.store.write_guard import check_appendable
+from wild.store.write_guard import check_appendable, open_own_file
 
 # Files wild creates are group/world readable like any file an editor would make.
 _CREATE_MODE = 0o666
@@ -88,7 +88,9 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
     check_appendable(path)
     for _ in range(_APPEND_ATTEMPTS):
         # O_RDWR only so `_seal` can read the last byte; O_APPEND still puts the write at the end.
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, _CREATE_MODE)
+        fd = open_own_file(
+            path, os.O_RDWR | os.O_APPEND | os.O_CREAT, _CREATE_MODE, own_folder=False
+        )
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
             if not _is_current(fd, path):

@@ -17,6 +17,7 @@ from pathlib import Path
 from wild.errors import WildError
 from wild.parsers.state import LoadedState, parse_state
 from wild.store.files import read_bytes
+from wild.store.write_guard import open_own_file
 
 
 class LoopLock:
@@ -40,7 +41,7 @@ class LoopLock:
 def take_loop_lock(root: Path, holder: Callable[[], str | None] = lambda: None) -> LoopLock:
     """Lock `root` for this loop, or raise WildError naming the loop that holds it (as the
     lock file says, else as `holder()`, state.json, says) when another loop runs on it."""
-    fd = os.open(root / "loop.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    fd = open_own_file(root / "loop.lock", os.O_RDWR | os.O_CREAT, 0o666, own_folder=False)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -88,6 +89,22 @@ def holder_in(text: str) -> str | None:
         except PermissionError:
             pass  # alive, someone else's
     return match[0]
+
+
+def loop_running(root: Path) -> bool:
+    """Whether a loop holds `root` now: its lock cannot be shared. (A shared lock held for an
+    instant; a loop starting in that very instant would be told another one runs.)"""
+    try:
+        fd = os.open(root / "loop.lock", os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False  # no loop ever ran here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # drops the shared lock, if taken
+    return False
 
 
 def running_loop(state_path: Path) -> str | None:

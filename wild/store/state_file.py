@@ -5,33 +5,69 @@ What the bytes mean is `wild.parsers.state`; an unreadable file is set aside, ne
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 from wild.clock import Clock, SystemClock
 from wild.parsers.lines import Problem
 from wild.parsers.state import LoadedState, LoopState, Unreadable, parse_state, render_state
+from wild.parsers.totals import Totals, from_events, raised
+from wild.store import totals_ledger
+from wild.store.events_log import read_events
 from wild.store.files import atomic_write
+
+_LINKED_OUT = Unreadable(1, "a symbolic link (wild writes this file alone, never through a link)")
 
 
 def load_state(path: Path, clock: Clock | None = None) -> LoadedState:
     """Read state.json; a missing or empty file is a fresh state, a broken one is set aside.
+    The totals the limits count are never below those the ledger outside the project
+    recorded (`wild.store.totals_ledger`): a problem says when the ledger's figures won.
 
     Raises WildError only for a file from a newer wild, which this one must not overwrite.
     """
+    if path.is_symlink():  # wild's own file: never read, nor later written, through a link
+        found = _set_aside(path, clock or SystemClock(), _LINKED_OUT)
+        return _with_recorded_totals(path, found, lost=True)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return LoadedState(LoopState(), ())
-    found = parse_state(data, str(path))
-    if isinstance(found, Unreadable):
-        return _set_aside(path, clock or SystemClock(), found)
-    return found
+        return _with_recorded_totals(path, LoadedState(LoopState(), ()), lost=True)
+    parsed = parse_state(data, str(path))
+    if isinstance(parsed, Unreadable):
+        found = _set_aside(path, clock or SystemClock(), parsed)
+        return _with_recorded_totals(path, found, lost=True)
+    return _with_recorded_totals(path, parsed)
+
+
+def _with_recorded_totals(path: Path, found: LoadedState, *, lost: bool = False) -> LoadedState:
+    """`found` with the ledger's totals where they are higher; when the state was `lost`
+    (missing, unreadable, a link) and the ledger counts nothing either (deleted too),
+    events.log's agent runs are added up instead."""
+    ledger, source = totals_ledger.recorded(path), str(totals_ledger.ledger_path())
+    if lost and ledger == Totals():
+        with contextlib.suppress(OSError):  # an events.log that cannot be read adds nothing
+            ledger = from_events(read_events(path.with_name("events.log"))[0])
+            source = "events.log"
+    if Totals.of(found.state).covers(ledger):
+        return found
+    message = (
+        f"its totals were below those wild recorded in {source} ({ledger.describe()});"
+        " those stand, so --max-cost, --max-tokens, --max-iterations and --max-time still"
+        " count what was spent"
+    )
+    problem = Problem(str(path), 1, message)
+    return LoadedState(raised(found.state, ledger), (*found.problems, problem))
 
 
 def save_state(path: Path, state: LoopState) -> None:
-    """Write state.json atomically; the caller holds the `.wild/.lock` if others may write."""
+    """Write state.json atomically, and raise the ledger's totals to its own; the caller
+    holds the `.wild/.lock` if others may write."""
+    if path.is_symlink():  # wild's own file, replaced by a link (an agent's doing)
+        _move_aside(path, SystemClock())  # kept to look at; never written through
     atomic_write(path, render_state(state))
+    totals_ledger.record(path, Totals.of(state))
 
 
 def _aside_path(path: Path, clock: Clock) -> Path:
@@ -44,15 +80,19 @@ def _aside_path(path: Path, clock: Clock) -> Path:
     return candidate
 
 
-def _set_aside(path: Path, clock: Clock, unreadable: Unreadable) -> LoadedState:
-    """Keep an unreadable file for the user to inspect and carry on from a fresh state."""
+def _move_aside(path: Path, clock: Clock) -> str:
+    """Rename the file (or the link itself) to `state.json.corrupt-<time>`; what was done."""
     aside = _aside_path(path, clock)
     try:
         os.replace(path, aside)
     except FileNotFoundError:
         # Another wild process set it aside first: same outcome.
-        done = "another wild process set it aside"
-    else:
-        done = f"moved it to {aside.name}"
+        return "another wild process set it aside"
+    return f"moved it to {aside.name}"
+
+
+def _set_aside(path: Path, clock: Clock, unreadable: Unreadable) -> LoadedState:
+    """Keep an unreadable file for the user to inspect and carry on from a fresh state."""
+    done = _move_aside(path, clock)
     message = f"{unreadable.what}; {done} and started from a fresh state"
     return LoadedState(LoopState(), (Problem(str(path), unreadable.line, message),))

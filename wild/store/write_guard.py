@@ -8,6 +8,7 @@ whoever planted it (an agent, say) make wild overwrite any file the user can wri
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Mapping
@@ -71,8 +72,47 @@ def check_writable(path: Path) -> None:
 
 
 def check_appendable(path: Path) -> None:
-    """Appends only refuse links leading out of the project: an O_APPEND write replaces
-    nothing, and a log the user made read-only already fails for anyone but root."""
-    message = link_refusal(path)
-    if message is not None:
-        raise RefusedWriteError(str(path), message)
+    """Appends refuse what whole-file writes refuse: a link leading out of the project, and
+    a file the user made read-only (root may write any file; wild reads the mode bits)."""
+    check_writable(path)
+
+
+def _link_message(path: Path) -> str:
+    return (
+        f"{path}: a symbolic link, and wild does not create or append to its own files through"
+        f" links (one could lead anywhere). Remove it (`rm {path}`); wild makes the file anew"
+    )
+
+
+def open_own_file(path: Path, flags: int, mode: int = 0o666, *, own_folder: bool) -> int:
+    """Open `path` to create, append to or serve it, never through a symbolic link: the one
+    place where wild opens a file of its own (logs, prompts, JSON lines; the dashboard's
+    view of a log).
+
+    The file is opened with O_NOFOLLOW relative to a descriptor of its folder (openat), so a
+    link planted at the file's name (dangling or not) is not followed. `own_folder`: the
+    folder is one wild makes under `.wild/` (`logs/`, `runs/<id>/`), which must not be a
+    link either. A link found is refused with RefusedWriteError (the loop says so once and
+    holds the work). A JSON lines file linked inside the project is still followed, as
+    whole-file writes follow such links (docs/formats.md); it is refused only when it is
+    read-only or leaves the project (`check_writable`).
+    """
+    folder_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        folder = os.open(path.parent, folder_flags | (os.O_NOFOLLOW if own_folder else 0))
+    except OSError as error:
+        if own_folder and error.errno in (errno.ELOOP, errno.ENOTDIR) and path.parent.is_symlink():
+            raise RefusedWriteError(str(path.parent), _link_message(path.parent)) from None
+        raise OSError(error.errno, error.strerror, str(path)) from None  # name the file
+    try:
+        try:
+            return os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=folder)
+        except OSError as error:
+            if error.errno != errno.ELOOP:  # name the file, not the name relative to its folder
+                raise OSError(error.errno, error.strerror, str(path)) from None
+        if own_folder:
+            raise RefusedWriteError(str(path), _link_message(path))
+        check_writable(path)  # a link inside the project, to a file the user may have locked
+        return os.open(os.path.realpath(path), flags | os.O_CLOEXEC, mode)
+    finally:
+        os.close(folder)

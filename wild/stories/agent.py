@@ -142,9 +142,10 @@ def alert_reply(prompt: str, paths: WildPaths, work_id: str | None) -> str:
 
 
 def human_text(paths: WildPaths) -> str:
-    """Everything the human wrote in human.md, for the analysis to take into account."""
+    """Everything the human wrote in human.md, for the analysis to take into account: their
+    inputs, not wild's questions (answered ones included) nor its progress reports."""
     doc = human_md.parse(read_text(paths.human))
-    return "\n".join(entry.content for entry in doc.inputs if entry.status != "question")
+    return "\n".join(e.content for e in doc.inputs if e.status in ("pending", "processed"))
 
 
 def write_artifacts(project: Path, paths: WildPaths, analysis: Analysis) -> Path:

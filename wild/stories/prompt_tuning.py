@@ -103,7 +103,8 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
     unanswered = [r for r in repeated if _name(r) not in human]
     decisions = [r for r in repeated if _name(r) in human]
     notes = [n for r in scored for n in _failure_notes(r)]
-    notes += [f"The human decided on `{_name(r)}`: {human.strip()!r}." for r in decisions]
+    said = " ".join(human.split())  # their words on the note's one line, no `\n` escapes
+    notes += [f'The human decided on `{_name(r)}`: "{said}".' for r in decisions]
     answers = [
         f"- **Selected prompt:** `{_name(winner)}`: {why}",
         f"- Scored {len(scored)} variants over {_int(winner.summary, 'tasks')} fixed tasks "

@@ -29,12 +29,15 @@ _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
 
 
 def _highest_task_number(doc: TaskList) -> int:
-    # Ids named by dependsOn count too, so a new task never silently satisfies a dependency
-    # on a task that was deleted or not written yet.
+    # Ids named by a task's dependsOn count too, so a new task never silently satisfies a
+    # dependency on a task that was deleted. References from tasks still without an id do
+    # not: they were written with the new tasks, in a plan that counts on wild numbering it
+    # in order (the planning prompt's `- [ ] [P2] Train` / `- dependsOn: task-001`).
     names: list[str | None] = []
     for task in doc.tasks:
         names.append(task.id)
-        names.extend(task.depends_on)
+        if task.id is not None:
+            names.extend(task.depends_on)
     numbers = [
         bounded_int(match.group(1))
         for name in names
@@ -49,7 +52,8 @@ def _task_id(number: int) -> str:
 
 
 def next_task_id(doc: TaskList) -> str:
-    """`task-NNN`, one above the highest task-NNN id (or dependsOn reference) in the file."""
+    """`task-NNN`, one above the highest task-NNN id (or a numbered task's dependsOn
+    reference) in the file."""
     return _task_id(_highest_task_number(doc) + 1)
 
 

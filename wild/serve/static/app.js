@@ -257,7 +257,7 @@ function renderBarriers(barriers) {
     b.command ? el("div", { class: "mono small muted" }, b.command) : null,
     el("div", { class: "choices" },
       b.canSatisfy ? el("button", { onclick: () => act({ action: "satisfy", id: b.id }) }, "Satisfy") : null,
-      b.needsApproval ? el("button", { onclick: () => act({ action: "approve", id: b.id }) }, "Approve command") : null)))
+      b.needsApproval ? el("button", { onclick: () => act({ action: "approve", id: b.id, sha256: b.commandSha256 }) }, "Approve command") : null)))
     : el("li", { class: "muted" }, "No barriers."));
 }
 

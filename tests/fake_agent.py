@@ -1,4 +1,5 @@
-"""A scripted stand-in for an agent CLI, for tests: `python -m wild.agents.fake_agent`.
+"""A scripted stand-in for an agent CLI, for tests: `python tests/fake_agent.py` (`ARGV`).
+It imports nothing of wild or the tests, so it runs as a plain script from any folder.
 
 `WILD_FAKE_SCRIPT` names a JSON file `{"iterations": [[action, ...], ...]}`. Run k (counted in
 `<script>.runs` next to it) plays iteration k; runs past the end replay the last one. Actions,
@@ -25,6 +26,7 @@ Without an `exit` action the run exits 0 after its last action.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +38,9 @@ from typing import Any
 import orjson
 
 SCRIPT_ENV = "WILD_FAKE_SCRIPT"
+# How a test starts it: as an argv, or as one shell-split command line (`--agent-cmd`).
+ARGV = (sys.executable, str(Path(__file__).resolve()))
+COMMAND = " ".join(ARGV)
 _LINE = 100
 WAIT_FOR_S = 60.0
 
@@ -197,6 +202,12 @@ def _run(action: Mapping[str, Any]) -> None:
         _out(bytes.fromhex(str(action["print_hex"])))
     elif "delete_file" in action:
         Path(action["delete_file"]).unlink(missing_ok=True)
+    elif "symlink" in action:  # an agent planting a link where wild writes (`to`: its target)
+        link = Path(action["symlink"])
+        if link.is_dir() and not link.is_symlink():
+            shutil.rmtree(link)
+        link.unlink(missing_ok=True)
+        link.symlink_to(str(action["to"]))
     elif "write_file" in action:
         Path(action["write_file"]).write_text(str(action.get("text", "")))
     elif "append_file" in action:

@@ -1,0 +1,104 @@
+"""Spending caps cannot be escaped by damaging state.json (issue 20, items 7 and 13): the
+run's totals are also kept outside the project (`wild.store.totals_ledger`), and a restart
+takes the higher figure of each. Garbage written over state.json, state.json linked out of
+the project (set aside at the next start) or deleted: the caps still count what was spent,
+and the loop says so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.loop.harness import TASK, new_project, say
+from tests.test_loop import FAKE, project
+from wild.parsers.state import LoadedState, parse_state
+from wild.store.totals_ledger import ledger_path
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+TASKS = "".join(f"- [ ] [P1] task-00{n}: Step {n}\n" for n in range(1, 8))
+ROOT = Path(__file__).resolve().parents[2]
+RECOVERED = "its totals were below those wild recorded in"
+
+
+def _garbage(state: Path) -> None:
+    state.write_text("garbage\n")
+
+
+def _linked_out(state: Path) -> None:
+    outside = state.parent.parent.parent / f"{state.parent.parent.name}-outside.json"
+    outside.write_text("{}\n")
+    state.unlink()
+    state.symlink_to(outside)
+
+
+def _deleted(state: Path) -> None:
+    state.unlink()
+
+
+@pytest.mark.parametrize("damage", [_garbage, _linked_out, _deleted])
+def test_max_cost_still_counts_after_state_json_is_damaged(tmp_path: Path, damage: object) -> None:
+    sim = new_project(tmp_path, TASKS)
+    sim.script = [[{"run": {"cost_usd": 12.0, "input_tokens": 1000}}, *say(TASK)]]
+    first = sim.run(max_cost_usd=20.0)
+    assert (first.reason, first.iterations) == ("max-cost", 2)
+    assert callable(damage)
+    damage(sim.paths.state)
+
+    again = sim.run(max_cost_usd=20.0)
+
+    assert (again.reason, again.iterations) == ("max-cost", 0)
+    assert len(sim.events("agent-start")) == 2  # not a cent more
+    assert [line for line in sim.out if RECOVERED in line]
+    assert sim.state().total_cost_usd == 24.0
+    assert sim.state().extra["countedIterations"] == 2
+
+
+def test_a_real_loop_restarted_after_echo_garbage_runs_no_more_iterations(
+    tmp_path: Path,
+) -> None:
+    """`python -m wild` twice with `--max-iterations 2`, and the shell's own
+    `echo garbage > .wild/state.json` in between."""
+    paths = project(tmp_path, TASKS)
+    script = tmp_path / "agent.json"
+    script.write_text('{"iterations": [[{"print": "<promise>TASK_COMPLETE</promise>"}]]}')
+    env = {**os.environ, "WILD_FAKE_SCRIPT": str(script), "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "wild", "Ship the model", "--agent-cmd", FAKE]
+    argv += ["--dir", str(paths.root), "--max-iterations", "2"]
+
+    def loop() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv, env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    assert loop().returncode == 4  # stopped by --max-iterations
+    subprocess.run(["sh", "-c", f"echo garbage > {paths.state}"], check=True)
+    done = loop()
+
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert RECOVERED in done.stdout
+    logs = sorted(p.name for p in paths.logs.iterdir() if p.name.endswith(".log"))
+    assert logs == ["iteration-1.log", "iteration-2.log"]
+    found = parse_state(paths.state.read_bytes(), str(paths.state))
+    assert isinstance(found, LoadedState) and found.state.extra["countedIterations"] == 2
+    assert ledger_path().is_file()
+
+
+def test_with_the_ledger_deleted_too_events_log_still_counts_the_spending(
+    tmp_path: Path,
+) -> None:
+    sim = new_project(tmp_path, TASKS)
+    sim.script = [[{"run": {"cost_usd": 12.0, "input_tokens": 1000}}, *say(TASK)]]
+    assert sim.run(max_cost_usd=20.0).reason == "max-cost"
+    _garbage(sim.paths.state)
+    ledger_path().unlink()
+
+    again = sim.run(max_cost_usd=20.0)
+
+    assert (again.reason, again.iterations) == ("max-cost", 0)
+    assert [line for line in sim.out if f"{RECOVERED} events.log" in line]
+    assert sim.state().total_cost_usd == 24.0

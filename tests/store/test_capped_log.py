@@ -1,0 +1,77 @@
+"""The capped log keeps the head and the tail of a flood and says what it cut: real flooding
+processes (`seq`, `yes`) write into a pipe, the pump copies into the log."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wild.store.capped_log import (
+    DEFAULT_MAX_BYTES,
+    MIN_MAX_BYTES,
+    READ_CHUNK,
+    CappedLog,
+    Pump,
+    max_bytes,
+    notice,
+)
+
+LIMIT = 256 * 1024
+CUT = re.compile(rb"\[wild\] +(\d+) bytes of output were cut here")
+
+
+def _flood(tmp_path: Path, argv: list[str]) -> tuple[Path, CappedLog]:
+    path = tmp_path / "log"
+    path.write_bytes(b"header\n")
+    log = CappedLog(os.open(path, os.O_RDWR), LIMIT, users=2)
+    read_fd, write_fd = os.pipe()
+    pump = Pump(read_fd, log)
+    try:
+        subprocess.run(argv, stdout=write_fd, check=True, timeout=60)
+    finally:
+        os.close(write_fd)
+    pump.drain()
+    log.release()
+    return path, log
+
+
+def test_a_flood_keeps_its_head_and_newest_tail_and_says_what_was_cut(tmp_path: Path) -> None:
+    path, log = _flood(tmp_path, ["seq", "1", "3000000"])
+    data = path.read_bytes()
+    everything = b"".join(b"%d\n" % n for n in range(1, 3000001))
+
+    assert log.received == len(everything)
+    assert len(data) <= len(b"header\n") + LIMIT + READ_CHUNK + len(notice(0, LIMIT))
+    head, tail = data.split(notice(log.cut, LIMIT))
+    assert head == b"header\n" + everything[: LIMIT // 2]
+    assert everything.endswith(tail) and len(tail) >= LIMIT // 4
+    assert len(everything) == len(head) - len(b"header\n") + log.cut + len(tail)
+    [cut] = CUT.findall(data)
+    assert int(cut) == log.cut > 0
+
+
+def test_yes_for_a_while_stays_bounded(tmp_path: Path) -> None:
+    path, log = _flood(tmp_path, ["sh", "-c", "yes | head -c 50000000"])
+    assert log.received == 50_000_000
+    assert path.stat().st_size <= len(b"header\n") + LIMIT + READ_CHUNK + len(notice(0, LIMIT))
+    assert path.read_bytes().startswith(b"header\ny\ny\n")
+    assert path.read_bytes().endswith(b"y\ny\n")
+
+
+def test_a_small_output_is_kept_whole(tmp_path: Path) -> None:
+    path, log = _flood(tmp_path, ["printf", "a\\nb\\n"])
+    assert path.read_bytes() == b"header\na\nb\n"
+    assert (log.received, log.cut) == (4, 0)
+
+
+@pytest.mark.parametrize(
+    ("value", "limit"),
+    [("", DEFAULT_MAX_BYTES), ("abc", DEFAULT_MAX_BYTES), ("10", MIN_MAX_BYTES),
+     ("5_000_000", 5_000_000)],
+)  # fmt: skip
+def test_the_limit_comes_from_the_environment(value: str, limit: int) -> None:
+    assert max_bytes({"WILD_MAX_LOG_BYTES": value}) == limit

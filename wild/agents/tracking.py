@@ -1,0 +1,69 @@
+"""One agent run's process tree, followed while it runs, so that cleanup finds every process
+of the run by what a child cannot clear: its session, its process group and its ancestry.
+
+A child can clear `WILD_AGENT_RUN` (`env -i`) and leave the agent's session and group
+(`setsid`); what it cannot leave is its parent chain, which leads to the agent, or, once its
+parent died, to the loop (a child subreaper). So every TRACK_S while the agent runs, the
+tree is looked at: the agent's session and group, the agent's descendants, and the orphans the
+loop adopted since the agent started. Each process found is remembered, so it stays found
+after its chain is cut (the agent killed on a timeout), and told to the loop's watcher, which
+kills them if the loop is SIGKILLed (`wild.agents.watch_pipe`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from wild.agents import orphans, tree, watch_pipe
+
+# How often the tree is looked at while the agent runs: a look reads /proc/<pid>/stat of every
+# process (about 1 ms per 100). A loop SIGKILLed within TRACK_S of a grandchild's `setsid` may
+# miss it; the grandchild keeps its run id unless it also cleared its environment.
+TRACK_S = 0.5
+
+
+class RunTree:
+    """The processes of the agent run led by `leader` (the agent: it leads its own session)."""
+
+    def __init__(self, leader: int) -> None:
+        self.leader = leader
+        found = tree.read_proc(leader)
+        self.since = found.start_ticks if found is not None else 0
+        self._known: set[tuple[int, int]] = set() if found is None else {(leader, self.since)}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def members(self) -> set[tuple[int, int]]:
+        """Look at the tree now: every member (pid, start ticks), remembered and told."""
+        procs = tree.table()
+        new_orphans = {
+            (pid, procs[pid].start_ticks)
+            for pid in orphans.adopted()
+            if pid in procs and procs[pid].start_ticks >= self.since
+        }
+        with self._lock:
+            known = frozenset(self._known | new_orphans)
+            alive = (
+                pid for pid, ticks in known if pid in procs and procs[pid].start_ticks == ticks
+            )
+            leaders = frozenset(alive) | {self.leader}
+            found = {(pid, procs[pid].start_ticks) for pid in tree.members(procs, leaders, known)}
+            self._known |= found
+        watch_pipe.tell(found)
+        return found
+
+    def start(self) -> RunTree:
+        """Look every TRACK_S in a thread of its own, until `stop`."""
+        self._thread = threading.Thread(target=self._follow, name="wild-agent-tree", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _follow(self) -> None:
+        while not self._stop.wait(TRACK_S):
+            self.members()

@@ -1,0 +1,136 @@
+"""The run's totals that the limits count (`--max-iterations`, `--max-time`, `--max-cost`,
+`--max-tokens`), as state.json holds them and as the ledger outside the project keeps them
+(`wild.store.totals_ledger`): taking the higher of the two, and the ledger's bytes.
+
+Totals only grow during a run, so the higher figure of each is the true one: an agent that
+writes garbage over state.json, links it away or deletes it cannot lower what was spent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import astuple, dataclass, replace
+from typing import Any
+
+import orjson
+
+from wild.parsers.state import LoopState
+
+# state.json `extra` keys of the run's counted agent runs and running time (wild.loop.limits).
+COUNTED = "countedIterations"
+RUNNING_S = "runningSeconds"
+LEDGER_FORMAT = 1
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _amount(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0.0
+    return max(0.0, float(value))
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What a run has used so far; each field only grows."""
+
+    iteration: int = 0
+    counted: int = 0
+    running_s: float = 0.0
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+    @classmethod
+    def of(cls, state: LoopState) -> Totals:
+        return cls(
+            iteration=_count(state.iteration),
+            counted=_count(state.extra.get(COUNTED)),
+            running_s=_amount(state.extra.get(RUNNING_S)),
+            cost_usd=_amount(state.total_cost_usd),
+            tokens=_count(state.total_tokens),
+        )
+
+    @classmethod
+    def from_json(cls, raw: object) -> Totals:
+        """Leniently: a damaged entry counts nothing (what is missing reads as 0)."""
+        if not isinstance(raw, Mapping):
+            return cls()
+        return cls(
+            iteration=_count(raw.get("iteration")),
+            counted=_count(raw.get(COUNTED)),
+            running_s=_amount(raw.get(RUNNING_S)),
+            cost_usd=_amount(raw.get("totalCostUsd")),
+            tokens=_count(raw.get("totalTokens")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "iteration": self.iteration,
+            COUNTED: self.counted,
+            RUNNING_S: self.running_s,
+            "totalCostUsd": self.cost_usd,
+            "totalTokens": self.tokens,
+        }
+
+    def at_least(self, other: Totals) -> Totals:
+        """The higher figure of each."""
+        return Totals(*(max(a, b) for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    def covers(self, other: Totals) -> bool:
+        """Whether no figure of `other` is higher than ours."""
+        return self.at_least(other) == self
+
+    def describe(self) -> str:
+        return (
+            f"${self.cost_usd:.2f}, {self.tokens} tokens, {self.counted} iterations counted,"
+            f" {self.running_s:.0f} s running"
+        )
+
+
+def from_events(events: Iterable[Mapping[str, Any]]) -> Totals:
+    """What events.log's `agent-end` lines add up to: the last resort when state.json and the
+    ledger both count nothing (a lower bound: a run killed before its line is not in it)."""
+    ends = [e for e in events if e.get("kind") == "agent-end"]
+    return Totals(
+        iteration=max((_count(e.get("iteration")) for e in ends), default=0),
+        counted=len(ends),
+        running_s=sum(_amount(e.get("duration_s")) for e in ends),
+        cost_usd=sum(_amount(e.get("cost_usd")) for e in ends),
+        tokens=sum(_count(e.get("input_tokens")) + _count(e.get("output_tokens")) for e in ends),
+    )
+
+
+def raised(state: LoopState, totals: Totals) -> LoopState:
+    """`state` with every total at least `totals`' (nothing else changes)."""
+    high = Totals.of(state).at_least(totals)
+    extra = {**state.extra, COUNTED: high.counted, RUNNING_S: high.running_s}
+    return replace(
+        state,
+        iteration=high.iteration,
+        total_cost_usd=high.cost_usd,
+        total_tokens=high.tokens,
+        extra=extra,
+    )
+
+
+def parse_ledger(data: bytes) -> dict[str, Totals]:
+    """Each project's totals; damaged bytes read as no entries (the caller says so)."""
+    try:
+        document = orjson.loads(data) if data.strip() else {}
+    except orjson.JSONDecodeError:
+        return {}
+    projects = document.get("projects") if isinstance(document, dict) else None
+    if not isinstance(projects, dict):
+        return {}
+    return {str(key): Totals.from_json(value) for key, value in projects.items()}
+
+
+def render_ledger(projects: Mapping[str, Totals]) -> bytes:
+    document = {
+        "format": LEDGER_FORMAT,
+        "projects": {key: totals.to_json() for key, totals in sorted(projects.items())},
+    }
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"

@@ -1,0 +1,180 @@
+"""A log that keeps its head and its tail: the one writer of an agent's iteration log and of a
+research run's attempt log, so a flooding process cannot fill the disk.
+
+A process that prints without end (a loop printing `yes`, a training script gone wrong) wrote
+12 GB in 15 s. Its output now goes through a pipe to `pump`, which hands it to `CappedLog`:
+the first half of the limit stays as written, then only the newest part is kept, and one
+fixed-width line where the middle was says how many bytes were cut. The file never grows past
+the limit by more than one pipe read (plus wild's own lines). The limit is
+`WILD_MAX_LOG_BYTES` (default 100 MB per log: per iteration, per run attempt).
+
+Standard library only: the run wrapper (`wild/runs/wrapper.py`, which imports nothing of
+wild) loads this file by its path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import threading
+from collections.abc import Mapping
+
+MAX_BYTES_ENV = "WILD_MAX_LOG_BYTES"
+DEFAULT_MAX_BYTES = 100 * 1000 * 1000
+MIN_MAX_BYTES = 64 * 1024  # below this a cut would leave no useful tail
+READ_CHUNK = 64 * 1024
+COPY_CHUNK = 1024 * 1024
+_NOTICE = (
+    "\n[wild] {cut:>15} bytes of output were cut here: the log keeps its first and last"
+    " bytes ({limit} at most; {env})\n"
+)
+
+
+def max_bytes(environ: Mapping[str, str] | None = None) -> int:
+    """The limit `WILD_MAX_LOG_BYTES` sets (whole bytes, at least MIN_MAX_BYTES); the default
+    when it is unset or not a number."""
+    raw = (os.environ if environ is None else environ).get(MAX_BYTES_ENV, "").strip()
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        return DEFAULT_MAX_BYTES
+    return max(value, MIN_MAX_BYTES)
+
+
+def notice(cut: int, limit: int) -> bytes:
+    """The line that stands where output was cut (always the same length for one limit)."""
+    return _NOTICE.format(cut=cut, limit=limit, env=MAX_BYTES_ENV).encode()
+
+
+class CappedLog:
+    """Writes at the end of `fd` (open for reading and writing, without O_APPEND: this object
+    places every byte), keeping at most `limit` bytes of what it is given after what the
+    file already held. Thread-safe. `release` closes `fd` once every user has released it."""
+
+    def __init__(self, fd: int, limit: int, *, users: int = 1) -> None:
+        self.fd = fd
+        self.limit = limit
+        self._lock = threading.Lock()
+        self.start = self.end = os.fstat(fd).st_size
+        self._head_end = self.start + limit // 2
+        self._tail_keep = limit // 4
+        self._tail_start: int | None = None  # after the notice, once something was cut
+        self.received = 0  # bytes of output given to `write` (wild's own lines not counted)
+        self.cut = 0
+        self._users = users
+
+    def write(self, data: bytes, *, own: bool = False) -> None:
+        """Append `data`; `own`: a line of wild's, not counted as output."""
+        with self._lock:
+            if not own:
+                self.received += len(data)
+            self._put(data)
+            if self.end - self.start > self.limit:
+                self._cut()
+
+    def ends_line(self) -> bool:
+        """Whether the log's last byte ends a line (or nothing was written after `start`)."""
+        with self._lock:
+            return self.end <= self.start or os.pread(self.fd, 1, self.end - 1) == b"\n"
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            done = self._users == 0
+        if done:
+            os.close(self.fd)
+
+    def _put(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(self.fd, view, self.end)
+            self.end += written
+            view = view[written:]
+
+    def _cut(self) -> None:
+        """Drop the middle: the head stays, the newest `_tail_keep` bytes move up behind the
+        notice, and the file is truncated after them."""
+        if self._tail_start is None:  # the first cut: the notice goes in after the head
+            self._tail_start = self._head_end + len(notice(0, self.limit))
+            removed_from = self._head_end
+        else:
+            removed_from = self._tail_start
+        source = self.end - self._tail_keep
+        target = self._tail_start
+        self.cut += source - removed_from
+        # Forward, chunk by chunk: the source lies after the target, so nothing is overwritten
+        # before it is copied.
+        while source < self.end:
+            chunk = os.pread(self.fd, min(COPY_CHUNK, self.end - source), source)
+            if not chunk:
+                break
+            os.pwrite(self.fd, chunk, target)
+            source += len(chunk)
+            target += len(chunk)
+        os.pwrite(self.fd, notice(self.cut, self.limit), self._head_end)
+        os.ftruncate(self.fd, target)
+        self.end = target
+
+
+class Pump:
+    """Copies a pipe's bytes into a CappedLog on a thread of its own until every writer has
+    closed the pipe (a job an agent left in the background keeps writing after the agent
+    ended; its output is still capped). `drain` waits until all that was written to the pipe
+    before the call is in the log."""
+
+    def __init__(self, read_fd: int, log: CappedLog) -> None:
+        self._fd = read_fd
+        self._log = log
+        os.set_blocking(read_fd, False)
+        self._wake_r, self._wake_w = os.pipe()
+        self._cond = threading.Condition()
+        self._asked = 0
+        self._served = 0
+        self._ended = False
+        self._thread = threading.Thread(target=self._run, name="wild-log-pump", daemon=True)
+        self._thread.start()
+
+    def drain(self) -> None:
+        with self._cond:
+            if self._ended:
+                return
+            self._asked += 1
+            asked = self._asked
+            with contextlib.suppress(OSError):  # under the lock: the pump closes it under it
+                os.write(self._wake_w, b"\0")
+            while self._served < asked and not self._ended:
+                self._cond.wait()
+
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
+        os.set_blocking(self._wake_r, False)
+        try:
+            while True:
+                with self._cond:
+                    asked = self._asked
+                try:
+                    chunk = os.read(self._fd, READ_CHUNK)
+                except BlockingIOError:
+                    with self._cond:  # empty now: what was asked for is in the log
+                        self._served = asked
+                        self._cond.notify_all()
+                    poller.poll()
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(self._wake_r, 4096)
+                    continue
+                if not chunk:
+                    return
+                self._log.write(chunk)
+        except OSError:
+            return  # the disk is full or the log is gone: the writers get EPIPE, not a hang
+        finally:
+            with self._cond:
+                self._ended = True
+                self._cond.notify_all()
+                for fd in (self._fd, self._wake_r, self._wake_w):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            self._log.release()

@@ -1,0 +1,55 @@
+"""The run's totals, kept outside the project where an agent's damage to state.json cannot
+reach them: `$XDG_CONFIG_HOME/wild/totals.json`, beside the approvals store, per project
+real path (what the figures mean: `wild.parsers.totals`).
+
+Every save of state.json that raises a total records it here too (a few writes per
+iteration: the running time moves every 30 s). Loading state.json takes the higher figure of
+the two, so `echo garbage > .wild/state.json`, a link set aside or a deleted file never
+starts the limits from zero again; the loop says when the ledger's figures won.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from wild.parsers.totals import Totals, parse_ledger, render_ledger
+from wild.paths import approvals_path
+from wild.store.files import atomic_write, read_bytes, wild_lock
+
+# What this process last recorded for each project: a save that raises nothing writes nothing.
+_recorded: dict[str, Totals] = {}
+_guard = threading.Lock()
+
+
+def ledger_path() -> Path:
+    return approvals_path().with_name("totals.json")
+
+
+def project_of(state_path: Path) -> str:
+    """The project a state.json belongs to: the real path of the folder holding `.wild/`."""
+    return os.path.realpath(state_path.parent.parent)
+
+
+def recorded(state_path: Path) -> Totals:
+    """The ledger's totals for the project of `state_path` (none recorded: all zero)."""
+    return parse_ledger(read_bytes(ledger_path())).get(project_of(state_path), Totals())
+
+
+def record(state_path: Path, totals: Totals) -> None:
+    """Raise the ledger's figures for the project to `totals` where they are higher."""
+    key = project_of(state_path)
+    with _guard:
+        if _recorded.get(key, Totals()).covers(totals):
+            return
+    path = ledger_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with wild_lock(path.with_name("totals.json.lock")):
+        projects = parse_ledger(read_bytes(path))
+        now = projects.get(key, Totals()).at_least(totals)
+        if projects.get(key) != now:
+            projects[key] = now
+            atomic_write(path, render_ledger(projects))
+    with _guard:
+        _recorded[key] = now
