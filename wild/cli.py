@@ -20,7 +20,15 @@ from click.core import ParameterSource
 
 from wild import __version__
 from wild.clock import Clock, SystemClock
-from wild.commands.actions import ACTIONS, HANDLERS, LOOP, SERVE, Call, misplaced_option
+from wild.commands.actions import (
+    ACTIONS,
+    HANDLERS,
+    LOOP,
+    SERVE,
+    Call,
+    action_words,
+    misplaced_option,
+)
 from wild.commands.failures import crash_log, os_error_message
 from wild.errors import UsageError, WildError
 from wild.output import capped
@@ -104,31 +112,15 @@ class WildCommand(GuardedCommand):
                 f" write `wild -- {name}` or `wild --goal {name}`",
                 ctx,
             )
-        flag = self.action_flags(ctx).get(name.strip().lower()) if name else None
-        if flag is not None and not explicit:
-            # `wild status` would start an autonomous agent with the goal "status".
+        params = ((p.name, p.opts, not p.expose_value) for p in self.get_params(ctx))
+        flag = action_words(params).get(name.strip().lower()) if name else None
+        if flag is not None and not explicit:  # `wild status` would start an agent
             raise click.UsageError(
                 f"did you mean `wild {flag}`? `{name}` alone is not taken as a goal;"
                 f' for the goal "{name}", write `wild --goal {name}`',
                 ctx,
             )
         return rest
-
-    def action_flags(self, ctx: click.Context) -> dict[str, str]:
-        """Each action's word (`status`, `list-work`, `help`) -> its flag (`--status`).
-
-        Read from the options themselves: the action flags, `--serve`, and the flags that act
-        at once and end (`--help`, `--version`), so a new action is refused as a goal too.
-        """
-        words: dict[str, str] = {}
-        for param in self.get_params(ctx):
-            acts = param.name in (*ACTIONS, SERVE) or (
-                isinstance(param, click.Option) and param.is_flag and not param.expose_value
-            )
-            for flag in param.opts if acts else ():
-                if flag.startswith("--"):
-                    words[flag[2:]] = words[flag[2:].replace("-", "_")] = flag
-        return words
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_usage(ctx, formatter)
