@@ -20,7 +20,15 @@ from click.core import ParameterSource
 
 from wild import __version__
 from wild.clock import Clock, SystemClock
-from wild.commands.actions import ACTIONS, HANDLERS, LOOP, SERVE, Call, misplaced_option
+from wild.commands.actions import (
+    ACTIONS,
+    HANDLERS,
+    LOOP,
+    SERVE,
+    Call,
+    action_words,
+    misplaced_option,
+)
 from wild.commands.failures import crash_log, os_error_message
 from wild.errors import UsageError, WildError
 from wild.output import capped
@@ -102,6 +110,14 @@ class WildCommand(GuardedCommand):
             raise click.UsageError(
                 f'`{name}` is a command: run `wild {name}` on its own; for the goal "{name}",'
                 f" write `wild -- {name}` or `wild --goal {name}`",
+                ctx,
+            )
+        params = ((p.name, p.opts, not p.expose_value) for p in self.get_params(ctx))
+        flag = action_words(params).get(name.strip().lower()) if name else None
+        if flag is not None and not explicit:  # `wild status` would start an agent
+            raise click.UsageError(
+                f"did you mean `wild {flag}`? `{name}` alone is not taken as a goal;"
+                f' for the goal "{name}", write `wild --goal {name}`',
                 ctx,
             )
         return rest

@@ -11,6 +11,8 @@ import orjson
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 # How a byte that is not UTF-8 comes out of a file read with surrogateescape.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 (but tab and newline), DEL and C1: ESC, CSI and OSC start terminal escape sequences.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # The longest line wild prints to a terminal: a 10 MB alert description must not flood it.
 SHOWN_LINE_CHARS = 1000
 
@@ -49,6 +51,19 @@ def _replace_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def escape_undecodable(value: Any) -> Any:
+    """`value` with each byte that is not UTF-8 in its strings (keys too) written `\\xNN`:
+    for the JSON wild writes for itself (events.log, state.json), which must be UTF-8 and
+    should still say which bytes they were."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {escape_undecodable(k): escape_undecodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escape_undecodable(item) for item in value]
+    return value
+
+
 def cut(text: str, limit: int) -> str:
     """`text`, or its first `limit` characters and a visible `… (N more bytes)`."""
     if len(text) <= limit:
@@ -57,9 +72,18 @@ def cut(text: str, limit: int) -> str:
     return f"{text[:limit]}… ({rest} more bytes)"
 
 
+def without_controls(text: str) -> str:
+    """`text` without control characters (newline and tab kept): text from the files (an
+    alert's description, a task's title) must not move the cursor, retitle the window or
+    recolour the terminal."""
+    return _CONTROL.sub("", text)
+
+
 def capped(text: str, limit: int = SHOWN_LINE_CHARS) -> str:
-    """Human text for the terminal: every line of it at most `limit` characters (plus the
-    marker). Every place that prints text from the files goes through this."""
+    """Human text for the terminal: no control characters, every line of it at most `limit`
+    characters (plus the marker). Every place that prints text from the files goes through
+    this."""
+    text = without_controls(text)
     if len(text) <= limit:  # the common case: nothing to split
         return text
     return "\n".join(cut(line, limit) for line in text.split("\n"))

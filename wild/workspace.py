@@ -30,7 +30,7 @@ from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.events_log import AgentSpan, agent_spans
-from wild.parsers.lines import Problem
+from wild.parsers.lines import Problem, undecodable_lines
 from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths, approvals_path
 from wild.policy.checks_trust import (
@@ -391,6 +391,13 @@ def assemble_workspace(
     held, note = policy_in_force(policy_doc, recorded_trust, now, policy_by_human)
     file_checks = checks if checks is not None else checks_md.parse("")
     held_checks = checks_in_force(file_checks, checks_recorded, checks_by_human)
+    documents = (
+        (tasks.lines, paths.tasks),
+        (barriers.lines, paths.barriers),
+        (human.lines, paths.human),
+        (policy_doc.lines, paths.policy),
+        (file_checks.lines, paths.checks),
+    )
     problems = (
         *tasks.problems,
         *alert_problems,
@@ -399,6 +406,7 @@ def assemble_workspace(
         *policy_doc.problems,
         *(checks.problems if checks is not None else ()),
         *run_problems,
+        *(found for lines, path in documents for found in undecodable_lines(lines, str(path))),
     )
     return Workspace(
         paths=paths,

@@ -209,10 +209,11 @@ def test_a_rejected_rate_limit_event_alone_is_enough() -> None:
             },
         }
     )
-    summary = summarize([line], NOW)
+    summary = summarize([line], NOW, failed=True)
     assert summary.rate_limit == RateLimit(
         "seven_day limit reached", datetime(2026, 2, 18, 5, 0, tzinfo=UTC)
     )
+    assert summarize([line], NOW).rate_limit is None  # the run went on and succeeded
 
 
 def test_an_allowed_rate_limit_event_is_not_a_limit() -> None:
@@ -266,9 +267,27 @@ def test_an_unknown_zone_falls_back_to_local_time() -> None:
     assert reset.astimezone().hour == 15
 
 
-def test_a_limit_with_a_reset_time_counts_even_after_a_clean_exit() -> None:
+def test_a_limit_with_a_reset_time_counts_only_when_the_run_failed() -> None:
+    """A clean run that quotes a limit (a task title, its own summary) hit none."""
     text = "Working...\nClaude AI usage limit reached|1760000400\n"
-    assert detect_rate_limit(text, NOW, failed=False) == RateLimit(
+    assert detect_rate_limit(text, NOW, failed=False) is None
+    assert detect_rate_limit("The rate limit resets in 5 hours.", NOW, failed=False) is None
+    assert detect_rate_limit(text, NOW, failed=True) == RateLimit(
+        "Claude AI usage limit reached|1760000400", datetime(2025, 10, 9, 9, 0, tzinfo=UTC)
+    )
+
+
+def test_a_reply_quoting_a_limit_is_no_limit_without_the_clis_error() -> None:
+    """Even a failed run: only the CLI's structured error (is_error, HTTP 429, a rejected
+    rate_limit_event) says limit, never the model's words in its reply."""
+    reply = orjson.dumps(
+        {"type": "result", "is_error": False, "result": "Task: usage limit reached|1760000400"}
+    )
+    assert summarize([reply], NOW, failed=True).rate_limit is None
+    error = orjson.dumps(
+        {"type": "result", "is_error": True, "result": "Claude AI usage limit reached|1760000400"}
+    )
+    assert summarize([error], NOW, failed=True).rate_limit == RateLimit(
         "Claude AI usage limit reached|1760000400", datetime(2025, 10, 9, 9, 0, tzinfo=UTC)
     )
 

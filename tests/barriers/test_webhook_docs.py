@@ -12,7 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from wild.barriers import webhook_auth, webhook_guard
+from wild import http_guard
+from wild.barriers import webhook_auth
 from wild.barriers.webhook import MAX_BODY, WebhookServer
 from wild.paths import WildPaths
 
@@ -52,8 +53,8 @@ def test_the_documented_limits_are_the_real_ones() -> None:
     assert webhook_auth.TOLERANCE_S == 5 * 60 and "more than **5 minutes**" in doc
     assert webhook_auth.MAX_DELIVERY_ID == 128 and "up to 128 characters" in doc
     assert MAX_BODY == 64 * 1024 and "at most 64 KiB" in doc
-    assert webhook_guard.REQUEST_DEADLINE_S == 10 and "within **10 s**" in doc
-    assert webhook_guard.MAX_PER_CLIENT == 8 and "At most **8** connections" in doc
-    assert webhook_guard.MAX_CONNECTIONS == 32 and "**32** in all" in doc
-    assert webhook_guard.REPORT_BURST == 10 and webhook_guard.REPORT_WINDOW_S == 60
+    assert http_guard.REQUEST_DEADLINE_S == 10 and "within **10 s**" in doc
+    assert http_guard.MAX_PER_CLIENT == 8 and "At most **8** connections" in doc
+    assert http_guard.MAX_CONNECTIONS == 32 and "**32** in all" in doc
+    assert http_guard.REPORT_BURST == 10 and http_guard.REPORT_WINDOW_S == 60
     assert "at most 10 a minute" in doc

@@ -17,6 +17,7 @@ from tests.loop.harness import (
     Actions,
     add_alert,
     new_project,
+    notify_human,
     say,
 )
 from wild.commands import edits
@@ -90,16 +91,40 @@ def test_a_run_that_timed_out_is_a_failure_and_the_work_is_tried_again(tmp_path:
 
 def test_a_usage_limit_is_waited_out_not_counted_and_stop_ends_the_wait(tmp_path: Path) -> None:
     sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n")
+    notify_human(sim.paths)
     sim.queue_request("stop")  # made while the loop waits for the limit to reset
     sim.script = [[{"print": "Usage limit reached. Try again in 5 hours."}, {"exit": 1}]]
     result = sim.run()
     assert result == LoopResult("stopped", 1, "stopped on request")
-    assert "⏳ The agent hit a usage limit; waiting 18000 s for it to reset" in sim.out
-    assert [e["wait_s"] for e in sim.events("rate-limited")] == [18000.0]
+    # 5 hours off: waited out an hour at a time (the cap), each step said.
+    assert (
+        "⏳ The agent hit a usage limit (it resets at 2026-02-08T15:00:00Z); waiting 3600 s"
+        " (the longest wait, then the agent is tried again)"
+    ) in sim.out
+    assert [e["wait_s"] for e in sim.events("rate-limited")] == [3600.0]
+    assert any("The agent hit a usage limit" in note for note in sim.notes), sim.notes
     assert (sim.state().consecutive_failures, sim.book().failures) == (0, {})
     # It slept for the reset, and the stop ended that sleep: no time passed.
-    assert sim.watcher is not None and sim.watcher.timeouts == [18000.0]
+    assert sim.watcher is not None and sim.watcher.timeouts == [3600.0]
     assert sim.clock.now() == T0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Done. Note: the API's rate limit resets in 5 hours.",
+        "Finished task: usage limit reached|1770600000",  # a task title, quoted
+    ],
+)
+def test_a_successful_run_that_mentions_a_limit_is_not_waited_for(
+    tmp_path: Path, reply: str
+) -> None:
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: usage limit reached|1770600000\n")
+    sim.script = [say(reply, TASK)]
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 1)
+    assert sim.events("rate-limited") == []
+    assert "hit a usage limit" not in sim.out
 
 
 def test_a_failed_attempt_that_exited_cleanly_says_why(tmp_path: Path) -> None:

@@ -66,3 +66,24 @@ def test_push_summary_keeps_a_sliding_window() -> None:
         state = push_summary(state, f"s{number}")
     assert state.recent_summaries == ("s2", "s3", "s4", "s5", "s6")
     assert push_summary(state, "x", keep=2).recent_summaries == ("s6", "x")
+
+
+def test_a_negative_total_is_a_problem_and_counts_nothing() -> None:
+    """A negative total would give a spending cap room that was already spent."""
+    found = parse_state(
+        b'{"format": 1,\n "totalCostUsd": -40.5,\n "totalTokens": -9000,\n "iteration": 3}',
+        "s.json",
+    )
+    assert found == LoadedState(
+        LoopState(iteration=3),
+        (
+            Problem(
+                "s.json",
+                2,
+                "totalCostUsd is negative (-40.5), and a total never goes down; used 0.0",
+            ),
+            Problem(
+                "s.json", 3, "totalTokens is negative (-9000), and a total never goes down; used 0"
+            ),
+        ),
+    )

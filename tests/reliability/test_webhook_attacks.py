@@ -276,26 +276,44 @@ def test_a_stalled_body_is_dropped_with_one_line_and_no_traceback(
     assert hook.post(body, signed(body))[0] == 200
 
 
-def test_connections_over_the_caps_are_closed_at_once_and_slots_come_back(start: Start) -> None:
+def test_a_full_server_drops_its_slowest_client_for_a_new_one(start: Start) -> None:
+    """Over a cap, the connection sending its request the longest makes room: the newcomer is
+    served, whatever address it comes from (on 127.0.0.1 every client shares one)."""
     hook = start(request_deadline=30.0, max_per_client=3, max_connections=5)
     held = open_clients(hook.port, 3)
     try:
-        over = open_clients(hook.port, 1)[0]
-        assert over.recv(16) == b""  # closed without a thread, long before the deadline
-        over.close()
-        assert hook.report.wait_for(1)[0].endswith(": 3 connections from it are open already")
-        held += open_clients(hook.port, 2, source=GOOD_CLIENT)
-        third = open_clients(hook.port, 1, source="127.0.0.3")[0]
-        assert third.recv(16) == b""
-        third.close()
-        assert hook.report.wait_for(2)[1].endswith(": 5 connections are open already")
-        # A client that leaves frees its slot: the next one from that address is served.
-        held.pop(0).close()
-        assert wait_until(lambda: hook.server.limits.open_now() == 4)
-        assert hook.post(ALERT, signed())[0] == 200
+        assert wait_until(lambda: hook.server.limits.open_now() == 3)
+        assert hook.post(ALERT, signed())[0] == 200  # a 4th from 127.0.0.1
+        assert held[0].recv(16) == b""  # the oldest slow one, dropped for it
+        assert "webhook: refused 127.0.0.1: dropped: still sending its request when full" in (
+            hook.report.wait_for(1)
+        )
+        held += open_clients(hook.port, 3, source=GOOD_CLIENT)  # 5 in all: the total cap
+        other = ALERT.replace(b"OOM", b"OOM again")
+        assert hook.post(other, signed(other), source="127.0.0.3")[0] == 200
+        assert held[1].recv(16) == b""  # the oldest of all
     finally:
         for client in held:
             client.close()
+    assert hook.alerts() == 2
+
+
+def test_eight_slowloris_sockets_lock_out_no_good_request(start: Start) -> None:
+    """The attack that locked the webhook (2 of 20 served): 8 slow sockets from 127.0.0.1
+    with no token, then 20 good requests from 127.0.0.1, all served."""
+    hook = start(request_deadline=30.0)  # the default caps: 8 per address, 32 in all
+    attackers = open_clients(hook.port, 8)
+    try:
+        for attacker in attackers:
+            attacker.send(SLOW_HEADERS[:10])
+        assert wait_until(lambda: hook.server.limits.open_now() == 8)
+        bodies = [ALERT.replace(b"OOM", f"OOM {n}".encode()) for n in range(20)]
+        statuses = [hook.post(body, signed(body))[0] for body in bodies]
+        assert statuses == [200] * 20
+    finally:
+        for attacker in attackers:
+            attacker.close()
+    assert hook.alerts() == 20
 
 
 def test_a_flood_of_refused_clients_costs_a_few_lines(start: Start) -> None:

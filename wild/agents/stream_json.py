@@ -174,11 +174,18 @@ class StreamJsonReader:
         """The run so far; `failed` (e.g. a non-zero exit) lets vaguer limit messages count."""
         text = self.final_text
         api_limited = self._api_status == 429 or self._assistant_error == "rate_limit"
-        limit = detect_rate_limit(text, now, failed=failed or self._result_error or api_limited)
-        if self._limit_event is not None and (limit is None or limit.reset_at is None):
-            limit = self._limit_event
-        if limit is None and api_limited:
-            limit = RateLimit(text.strip()[:300] or "rate limited (HTTP 429)", None)
+        limit = None
+        # Only the CLI's own structured error says "limit", and only on a run that failed:
+        # the reply text is the model's words, which may quote a limit (a task title, a
+        # summary "the rate limit resets in 5 hours") without being stopped by one.
+        if (failed or self._result_error) and (
+            self._result_error or api_limited or self._limit_event is not None
+        ):
+            limit = detect_rate_limit(text, now, failed=True) if self._result_error else None
+            if self._limit_event is not None and (limit is None or limit.reset_at is None):
+                limit = self._limit_event
+            if limit is None and api_limited:
+                limit = RateLimit(text.strip()[:300] or "rate limited (HTTP 429)", None)
         inputs, outputs = self._tokens()
         return StreamSummary(
             final_text=text,
@@ -260,11 +267,13 @@ def reset_time(line: str, now: datetime) -> datetime | None:
 
 
 def detect_rate_limit(text: str, now: datetime, *, failed: bool) -> RateLimit | None:
-    """A usage/rate-limit reply near the end of `text`.
+    """A usage/rate-limit reply near the end of the output of a run that failed.
 
-    A line that names a limit and says when it resets counts on its own; a bare mention
-    ("rate limit") counts only when the run failed, since agents also *work on* rate limiters.
+    A run that did not fail hit no limit, whatever its text says: agents also *work on* rate
+    limiters and quote what they read. The line's reset time, if it names one, is used.
     """
+    if not failed:
+        return None
     lines = [line.strip() for line in text.splitlines() if line.strip()][-20:]
     vague: str | None = None
     for line in reversed(lines):
@@ -274,4 +283,4 @@ def detect_rate_limit(text: str, now: datetime, *, failed: bool) -> RateLimit | 
         if reset is not None:
             return RateLimit(line[:300], reset)
         vague = vague or line[:300]
-    return RateLimit(vague, None) if vague is not None and failed else None
+    return RateLimit(vague, None) if vague is not None else None

@@ -6,8 +6,8 @@ loopback port, so every request must carry a bearer token or a timestamped HMAC 
 `.wild/` so a replay is refused even after a restart); `Host` must name the loopback address
 (this is what defeats DNS rebinding), and a request with an `Origin` header came from a
 browser and is refused. Slow and greedy clients meet a deadline per request and connection
-caps (`wild.barriers.webhook_guard`). Nothing from a payload is ever executed: it only
-becomes a status change or an alert record.
+caps (`wild.http_guard`, the server the dashboard uses too). Nothing from a payload is ever
+executed: it only becomes a status change or an alert record.
 """
 
 from __future__ import annotations
@@ -28,17 +28,18 @@ import orjson
 
 from wild.barriers import webhook_auth
 from wild.barriers.webhook_auth import Credentials, Duplicate, Refuse
-from wild.barriers.webhook_guard import (
-    MAX_CONNECTIONS,
-    MAX_PER_CLIENT,
-    REQUEST_DEADLINE_S,
-    ConnectionLimits,
-    RefusalLog,
-)
 from wild.barriers.webhook_http import Dropped, Handler, Reply, Server
 from wild.barriers.webhook_seen import SeenIds
 from wild.clock import Clock, SystemClock, iso
 from wild.errors import WildError
+from wild.http_guard import (
+    MAX_CONNECTIONS,
+    MAX_PER_CLIENT,
+    REQUEST_DEADLINE_S,
+    ConnectionLimits,
+    Guard,
+    RefusalLog,
+)
 from wild.parsers import alerts
 from wild.parsers.barriers import find, parse, set_status
 from wild.parsers.severity import is_severity, listed
@@ -113,6 +114,7 @@ class WebhookServer:
         self._seen = SeenIds(self._paths.webhook_seen, self._now())
         server = Server((HOST, self._port), Handler)
         server.app = self
+        server.guard = Guard(self.limits, self.refusals, self.request_deadline)
         port = server.server_address[1]
         self._hosts = frozenset({f"{HOST}:{port}", f"localhost:{port}"})
         self._server = server

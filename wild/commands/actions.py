@@ -11,7 +11,7 @@ parsers and the status code, not the loop, the webhook, the demo or filelock (is
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -372,6 +372,18 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "serve": (SERVE, LOOP),
     "port": (SERVE, LOOP),
 }
+
+
+def action_words(params: Iterable[tuple[str | None, Sequence[str], bool]]) -> dict[str, str]:
+    """Each action's word (`status`, `list-work`, `list_work`, `help`) -> its flag (`--status`),
+    from the command's own parameters: (name, flags, whether it acts alone and ends, as
+    `--help` and `--version` do). So a goal naming a new action is refused too."""
+    words: dict[str, str] = {}
+    for name, flags, alone in params:
+        for flag in flags if name in (*ACTIONS, SERVE) or alone else ():
+            if flag.startswith("--"):
+                words[flag[2:]] = words[flag[2:].replace("-", "_")] = flag
+    return words
 
 
 def misplaced_option(action: str, given: Iterable[str], flags: Mapping[str, str]) -> str | None:

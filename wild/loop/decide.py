@@ -395,11 +395,8 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
             Log("backoff", event.event_id, {"failures": failures, "wait_s": pause_s}),
         ]
     if run.rate_limited:
-        wait_s = limits.rate_limit_wait(run, at)
-        actions += [
-            Say(f"⏳ The agent hit a usage limit; waiting {wait_s:.0f} s for it to reset"),
-            Log("rate-limited", event.event_id, {"wait_s": wait_s}),
-        ]
+        wait_s, told = limits.rate_limit_pause(run, at, event.event_id)
+        actions += told
         model = replace(model, rate_limited_until=at.mono + wait_s)
     every = model.options.checkpoint_every
     if every and iteration % every == 0:

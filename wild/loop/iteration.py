@@ -20,6 +20,7 @@ from wild.clock import Clock
 from wild.loop import changes, claims
 from wild.loop.model import LoopOptions, RunAgent
 from wild.paths import WildPaths
+from wild.store.files import ENCODING, ERRORS
 from wild.store.write_guard import open_own_file
 from wild.workspace import Workspace
 
@@ -79,7 +80,8 @@ def build_request(
     prompt_file = paths.logs / f"{name}.prompt.md"
     fd = open_own_file(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, own_folder=True)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(prompt.encode("utf-8"))
+        # The files' bytes that are not UTF-8 reach the agent as they are, never a crash.
+        handle.write(prompt.encode(ENCODING, ERRORS))
     argv = build_command(
         setup.agent,
         prompt,
@@ -100,7 +102,7 @@ def build_request(
             work_id=work_id,
             prompt_file=prompt_file.resolve(),
         ),
-        stdin=prompt.encode("utf-8") if prompt_on_stdin(setup.agent, prompt) else None,
+        stdin=prompt.encode(ENCODING, ERRORS) if prompt_on_stdin(setup.agent, prompt) else None,
         timeout_s=setup.timeout_s,
         heartbeat_s=setup.heartbeat_s,
         cancel=cancel,

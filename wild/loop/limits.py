@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from wild.agents.runner import AgentRun
+from wild.clock import iso
 from wild.loop.model import (
     Action,
     AgentFinished,
@@ -25,6 +26,7 @@ from wild.loop.model import (
     LoopModel,
     LoopOptions,
     Moment,
+    Notify,
     Say,
 )
 from wild.output import plural
@@ -162,7 +164,10 @@ def _pause(
 
 
 RATE_LIMIT_UNKNOWN_S = 300.0  # a usage limit that names no reset time
-RATE_LIMIT_MAX_S = 6 * 3600.0
+# The longest one wait: a reset further off is waited out in steps of this, each ending in
+# one run of the agent (refused at once while the limit holds), so a wrong or far reset time
+# costs at most this long, never a night.
+RATE_LIMIT_MAX_S = 3600.0
 
 
 def rate_limit_wait(run: AgentRun, at: Moment) -> float:
@@ -172,3 +177,20 @@ def rate_limit_wait(run: AgentRun, at: Moment) -> float:
     if reset is not None:
         wait_s = (reset - at.now).total_seconds()
     return float(round(max(1.0, min(wait_s, RATE_LIMIT_MAX_S))))
+
+
+def rate_limit_pause(run: AgentRun, at: Moment, event_id: str) -> tuple[float, tuple[Action, ...]]:
+    """The wait for a usage limit the agent's failure reported, and how the human hears of
+    it: a terminal line, events.log, and a note to the Notify Command."""
+    wait_s = rate_limit_wait(run, at)
+    reset = run.rate_limit_reset
+    when = f"it resets at {iso(reset)}" if reset is not None else "it named no reset time"
+    capped = (
+        " (the longest wait, then the agent is tried again)" if wait_s >= RATE_LIMIT_MAX_S else ""
+    )
+    message = f"The agent hit a usage limit ({when}); waiting {wait_s:.0f} s{capped}"
+    return wait_s, (
+        Say(f"⏳ {message}"),
+        Log("rate-limited", event_id, {"wait_s": wait_s}),
+        Notify("rate-limit", message, event_id),
+    )

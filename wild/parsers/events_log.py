@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from wild.clock import parse_time
+from wild.output import escape_undecodable
 from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.lines import Problem
 
@@ -40,7 +41,11 @@ def encode_event(
     """One events.log line (with its newline); `data` may not use the reserved keys."""
     check_event_data(data)
     record = {"id": event_id, "ts": ts, "kind": kind, "cause": cause, **data}
-    return orjson.dumps(record, default=_fallback, option=orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(record, default=_fallback, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # text with bytes that are not UTF-8 (a goal, a file's line)
+        record = escape_undecodable(record)
+        return orjson.dumps(record, default=_fallback, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def parse_events(data: bytes, file: str) -> tuple[list[dict[str, Any]], list[Problem]]:

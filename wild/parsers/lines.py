@@ -10,6 +10,21 @@ from dataclasses import dataclass
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
+# How a byte that is not UTF-8 comes out of a file read with surrogateescape.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+def undecodable_lines(lines: tuple[str, ...] | list[str], file: str) -> tuple[Problem, ...]:
+    """A problem for each line holding bytes that are not UTF-8. They are kept as they are
+    (read and written back with surrogateescape) and reach the agent unchanged; the human
+    may still want to know, since other tools may show them garbled."""
+    return tuple(
+        Problem(file, number, "bytes that are not UTF-8 (kept as they are); save it as UTF-8")
+        for number, line in enumerate(lines, 1)
+        if _UNDECODABLE.search(line)
+    )
+
+
 def split_lines(text: str) -> list[str]:
     """Split into lines that keep their endings, so `"".join(split_lines(t)) == t`."""
     return _LINE.findall(text)

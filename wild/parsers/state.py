@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import orjson
 
 from wild.errors import WildError
+from wild.output import escape_undecodable
 from wild.parsers.lines import Problem
 from wild.parsers.process_id import ProcessId, process_json
 
@@ -137,6 +138,19 @@ class _Reader:
             return default
         return value  # type: ignore[no-any-return]
 
+    def total(self, key: str, ok: Callable[[object], bool], what: str, default: T) -> T:
+        """A running total: as `take`, and a negative one is a problem too, counted as the
+        default, since it would lower what a spending cap counts."""
+        value = self.take(key, ok, what, default)
+        if value < 0:  # type: ignore[operator]
+            self.report(
+                key,
+                f"{key} is negative ({_show(value)}), and a total never goes down;"
+                f" used {_show(default)}",
+            )
+            return default
+        return value
+
     def current_work(self) -> CurrentWork | None:
         key = _KEYS["current_work"]
         raw = self.take(key, lambda v: isinstance(v, dict), "an object", None)
@@ -224,8 +238,8 @@ def _from_json(raw: dict[str, Any], text: str, file: str) -> LoadedState:
         current_work=reader.current_work(),
         paused=reader.take(k["paused"], lambda v: isinstance(v, bool), "true or false", False),
         consecutive_failures=reader.take(k["consecutive_failures"], _is_int, "an integer", 0),
-        total_cost_usd=float(reader.take(k["total_cost_usd"], _is_number, "a number", 0.0)),
-        total_tokens=reader.take(k["total_tokens"], _is_int, "an integer", 0),
+        total_cost_usd=float(reader.total(k["total_cost_usd"], _is_number, "a number", 0.0)),
+        total_tokens=reader.total(k["total_tokens"], _is_int, "an integer", 0),
         recent_summaries=tuple(summaries),
         loop_process=reader.process(k["loop_process"]),
         agent_process=reader.process(k["agent_process"]),
@@ -304,4 +318,7 @@ def work_json(work: CurrentWork | None) -> dict[str, Any] | None:
 def render_state(state: LoopState) -> bytes:
     """state.json's bytes: 2-space indent, sorted keys, trailing newline (stable diffs)."""
     options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-    return orjson.dumps(state_to_json(state), option=options)
+    try:
+        return orjson.dumps(state_to_json(state), option=options)
+    except TypeError:  # text with bytes that are not UTF-8 (a goal given in another encoding)
+        return orjson.dumps(escape_undecodable(state_to_json(state)), option=options)

@@ -8,14 +8,13 @@ request passes `Access.judge` first; no route keeps state of its own.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import select
-import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
@@ -24,6 +23,14 @@ import orjson
 
 from wild.clock import Clock
 from wild.errors import ConflictError, RefusedWriteError, WildError, describe_os_error
+from wild.http_guard import (
+    REQUEST_DEADLINE_S,
+    ConnectionLimits,
+    Guard,
+    GuardedHandler,
+    GuardedServer,
+    RefusalLog,
+)
 from wild.paths import WildPaths
 from wild.serve.access import Access, new_token
 from wild.serve.act import perform
@@ -32,6 +39,9 @@ from wild.serve.live import STOP_S, Hub, LiveWatch
 from wild.serve.view import Window, dashboard
 from wild.workspace import ParseCache
 
+log = logging.getLogger(__name__)
+
+MAX_CONNECTIONS = 64  # open pages' event streams, their requests, and room to spare
 MAX_BODY = 64 * 1024  # an action's JSON: a human's instruction fits many times over
 LOG_TAIL = 64 * 1024
 STATIC = {
@@ -76,21 +86,14 @@ def window_of(query: dict[str, list[str]]) -> Window:
     )
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(GuardedServer):
     app: Dashboard
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A page closed mid-reply is normal; anything else is printed as http.server does."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(GuardedHandler):
     server: _Server
     server_version = "wild"
     sys_version = ""
-    timeout = 30  # a client that sends half a request does not hold a thread for ever
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal belongs to the loop when both run in one process."""
@@ -277,6 +280,7 @@ class Dashboard:
         *,
         port: int = 8765,
         token: str | None = None,
+        request_deadline: float = REQUEST_DEADLINE_S,
     ) -> None:
         if isinstance(projects, WildPaths):
             projects = {projects.root.resolve().parent.name: projects}
@@ -287,6 +291,11 @@ class Dashboard:
         self.caches = {name: (threading.Lock(), ParseCache()) for name in self.projects}
         self.hub = Hub()
         self._server = _Server(("127.0.0.1", port), _Handler, bind_and_activate=False)
+        # The webhook's server design; every page holds an event stream open besides its
+        # requests, all from 127.0.0.1, so the caps are wider.
+        limits = ConnectionLimits(total=MAX_CONNECTIONS, per_client=MAX_CONNECTIONS)
+        refusals = RefusalLog(log.debug, name="dashboard")
+        self._server.guard = Guard(limits, refusals, request_deadline)
         self.access = Access(token or new_token(), port)
         self._watches = [LiveWatch(paths, self.hub) for paths in self.projects.values()]
         self._thread: threading.Thread | None = None

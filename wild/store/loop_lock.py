@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,20 +39,56 @@ class LoopLock:
 
 
 def take_loop_lock(root: Path, holder: Callable[[], str | None] = lambda: None) -> LoopLock:
-    """Lock `root` for this loop, or raise WildError naming the `holder()` (who holds it, as
-    state.json says) when another loop runs on it."""
+    """Lock `root` for this loop, or raise WildError naming the loop that holds it (as the
+    lock file says, else as `holder()`, state.json, says) when another loop runs on it."""
     fd = open_own_file(root / "loop.lock", os.O_RDWR | os.O_CREAT, 0o666, own_folder=False)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        named = _lock_holder(fd) or holder()
         os.close(fd)
-        named = holder()
         who = f" ({named})" if named else ""
         raise WildError(
             f"{root}: another wild loop is running on this folder{who}; "
             "stop it with `wild --stop`, or wait for it to end"
         ) from None
+    # Name the holder in the lock file itself, the moment it is held: state.json names the
+    # loop only later, so a refused start in between could not say who runs.
+    line = f"pid {os.getpid()} on {os.uname().nodename}\n".encode()
+    os.pwrite(fd, line, 0)
+    os.ftruncate(fd, len(line))
     return LoopLock(fd)
+
+
+# How long a refused start waits for a holder that has the lock but has not yet named itself.
+HOLDER_WAIT_S = 2.0
+
+
+def _lock_holder(fd: int) -> str | None:
+    """The live loop the lock file names, waiting briefly while it names none yet (or still a
+    dead one: a loop killed before, whose line the new holder is about to replace)."""
+    deadline = time.monotonic() + HOLDER_WAIT_S
+    while True:
+        named = holder_in(os.pread(fd, 200, 0).decode("utf-8", "replace"))
+        if named is not None or time.monotonic() >= deadline:
+            return named
+        time.sleep(0.01)
+
+
+def holder_in(text: str) -> str | None:
+    """`pid N on HOST` from the lock file's first line, when it names a process alive here
+    (or on another host, which cannot be checked)."""
+    match = re.fullmatch(r"pid ([1-9][0-9]{0,9}) on (\S+)", text.split("\n", 1)[0])
+    if match is None:
+        return None
+    if match[2] == os.uname().nodename:
+        try:
+            os.kill(int(match[1]), 0)
+        except (ProcessLookupError, OverflowError):
+            return None
+        except PermissionError:
+            pass  # alive, someone else's
+    return match[0]
 
 
 def loop_running(root: Path) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.barriers.webhook_guard import (
+from wild.http_guard import (
     Bucket,
     ConnectionLimits,
     DeadlineReader,
@@ -94,3 +94,27 @@ def test_the_deadline_holds_however_the_client_trickles() -> None:
         sender.join()
         server_side.close()
         client_side.close()
+
+
+def test_a_full_cap_drops_the_oldest_slow_connection_and_refuses_only_when_all_answer() -> None:
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        limits = ConnectionLimits(total=2, per_client=2)
+        first, second, third = (server for server, _client in pairs)
+        assert limits.admit("a", first) is None
+        assert limits.admit("a", second) is None
+        assert limits.admit("a", third) is None  # room made: `first` is hung up
+        assert pairs[0][1].recv(1) == b""
+        assert limits.dropped() == ["a"] and limits.dropped() == []
+        limits.answering(second)
+        limits.answering(third)
+        extra, extra_peer = socket.socketpair()
+        with extra, extra_peer:
+            assert limits.admit("a", extra) == "2 connections from it are open already"
+        assert limits.open_now() == 2
+        limits.release("a", second)
+        assert limits.open_now() == 1
+    finally:
+        for server, client in pairs:
+            server.close()
+            client.close()
