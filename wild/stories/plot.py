@@ -31,7 +31,14 @@ def _scale(lo: float, hi: float, size: float, flip: bool) -> tuple[float, float]
     return (-factor, MARGIN + size + lo * factor) if flip else (factor, MARGIN - lo * factor)
 
 
-def line_chart(series: Sequence[Series], *, title: str, y_label: str, first_step: int = 1) -> str:
+def line_chart(
+    series: Sequence[Series],
+    *,
+    title: str,
+    y_label: str,
+    first_step: int = 1,
+    x_label: str = "step",
+) -> str:
     """The curves on shared axes, with a legend; the first value of each is at `first_step`."""
     count = max((len(s.values) for s in series), default=1)
     last = first_step + max(count - 1, 1)
@@ -49,7 +56,8 @@ def line_chart(series: Sequence[Series], *, title: str, y_label: str, first_step
         f'<line x1="{MARGIN}" y1="{MARGIN + plot_h}" x2="{MARGIN + plot_w}" '
         f'y2="{MARGIN + plot_h}" stroke="black"/>',
         f'<line x1="{MARGIN}" y1="{MARGIN}" x2="{MARGIN}" y2="{MARGIN + plot_h}" stroke="black"/>',
-        f'<text x="{MARGIN + plot_w / 2}" y="{HEIGHT - 14}" text-anchor="middle">step</text>',
+        f'<text x="{MARGIN + plot_w / 2}" y="{HEIGHT - 14}" '
+        f'text-anchor="middle">{escape(x_label)}</text>',
         f'<text x="14" y="{MARGIN + plot_h / 2}" transform="rotate(-90 14 {MARGIN + plot_h / 2})" '
         f'text-anchor="middle">{escape(y_label)}</text>',
     ]

@@ -357,5 +357,7 @@ def _plot(done: Sequence[RunResult]) -> str:
             series.append(Series(s.label, means, colour, dashed, band=(low, high)))
         if series:
             title = f"CartPole-v1 return, {init} init (mean ± 95% CI)"
-            charts.append(line_chart(series, title=title, y_label="return", first_step=0))
+            charts.append(
+                line_chart(series, title=title, y_label="return", first_step=0, x_label="update")
+            )
     return side_by_side(charts)
