@@ -77,7 +77,7 @@ def test_help_lists_the_demo_command_and_how_to_use_demo_as_a_goal() -> None:
     help_text = invoke("--help").output
     assert help_text.startswith("Usage: wild [OPTIONS] [GOAL]\n       wild demo\n")
     assert (
-        "Commands:\n  demo  The first research story (a 12-run sweep), in a temporary folder.\n"
+        "Commands:\n  demo  The first research story (a 42-run PPO sweep), in a temporary folder.\n"
         in help_text
     )
     assert "`wild -- demo`" in help_text and "`wild --goal demo`" in help_text

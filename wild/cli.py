@@ -142,7 +142,7 @@ def _flag(name: str) -> str:
 @click.command(
     "demo",
     cls=GuardedCommand,
-    short_help="The first research story (a 12-run sweep), in a temporary folder.",
+    short_help="The first research story (a 42-run PPO sweep), in a temporary folder.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 def demo() -> None:

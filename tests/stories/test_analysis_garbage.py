@@ -18,6 +18,7 @@ KEYS = st.sampled_from(
         "batch_size", "mini_batch_size", "offpolicy", "diverged", "sample_nn_mse", "sample",
         "eval_loss", "correct", "tasks", "violations", "prompt_chars", "variant", "valid",
         "correct_by_kind", "kind", "reply", "lr", "width", "lenient_correct", "task",
+        "return_auc", "final_return", "return", "init", "sampling", "seed", "approx_kl",
     ]
 )  # fmt: skip
 SCALARS = st.none() | st.booleans() | st.integers(-5, 300) | st.floats() | st.text(max_size=8)

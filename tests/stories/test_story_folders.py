@@ -36,9 +36,12 @@ def test_a_story_folder_has_everything_the_spec_lists(story: str) -> None:
     assert os.access(folder / "run.sh", os.X_OK)
 
 
-def test_run_sh_works_from_any_folder_and_says_where_the_artifacts_are(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scale", [[], ["--scale", "cpu"], ["--scale", "gpu"]])
+def test_run_sh_works_from_any_folder_and_says_where_the_artifacts_are(
+    tmp_path: Path, scale: list[str]
+) -> None:
     result = subprocess.run(
-        [str(EXAMPLES / "prompt-tuning" / "run.sh"), "--direct"],
+        [str(EXAMPLES / "prompt-tuning" / "run.sh"), "--direct", *scale],
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(tmp_path), "PYTHON": sys.executable},
         capture_output=True,
@@ -53,6 +56,8 @@ def test_run_sh_works_from_any_folder_and_says_where_the_artifacts_are(tmp_path:
     assert results.parent.parent == tmp_path  # a temporary folder of its own
     assert (results / "report.md").is_file()
     assert not (results.parent / "expected").exists()  # the answers are not handed over
+    # No story has a GPU size yet: --scale gpu is accepted and says it runs the CPU sweep.
+    assert ("has no GPU size" in result.stdout) == (scale == ["--scale", "gpu"])
 
 
 def test_the_agent_routes_each_kind_of_work() -> None:

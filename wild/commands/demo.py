@@ -1,10 +1,11 @@
 """`wild demo`: the first research story (examples/rl-training), run by the real loop with
 the built-in scripted story agent in a temporary folder.
 
-The agent plans a 12-run PPO sweep (clip × off-policiness); wild records it, runs it on the
-local backend, wakes on each run's end, brings one run's crash back as an alert the agent
-answers `rerun`, and, once every run has ended, hands the agent the run table to analyse.
-The report answers the story's questions from the metrics the runs computed.
+The agent plans a 42-run PPO sweep on CartPole-v1 (start × clip × off-policiness, 3 seeds);
+wild records it, runs it on the local backend, wakes on each run's end, brings one run's crash
+back as an alert the agent answers `rerun`, and, once every run has ended, hands the agent the
+run table to analyse. The report answers the story's questions from the metrics the runs
+computed, with 95 % intervals over seeds.
 """
 
 from __future__ import annotations
@@ -93,9 +94,9 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
     finally:
         # Its trust was recorded by --update-policy above; forgotten once nothing reads it.
         forget_project(project)
-    section(
-        "What the runs answered (results/report.md)", _answers(project / "results" / "report.md")
-    )
+    report, plot = project / "results" / "report.md", project / "results" / "curves.svg"
+    shown = f"{_answers(report)}\n\nThe report: {report}\nThe curves with their bands: {plot}"
+    section("What the runs answered (results/report.md)", shown)
     out(f"\nThe loop ended: {result.message} after {plural(result.iterations, 'iteration')}.")
     out(f"The artifacts (report, run table, curves.svg) are in {project / 'results'};")
     out(f"every run's log and metrics in {paths.runs}, every step in {paths.events}.")
@@ -106,9 +107,9 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
 def _what_next(story: Path) -> str:
     """The demo's last words: what was shown (the agent was scripted) and the next step."""
     return (
-        "- The real loop planned a 12-run sweep, ran it on this machine, woke on each run's\n"
-        "  end, turned the crashed run into an alert the agent answered `rerun`, and handed\n"
-        "  the finished sweep to the agent to analyse.\n"
+        "- The real loop planned a 42-run PPO sweep on CartPole, ran it on this machine, woke on\n"
+        "  each run's end, turned the crashed run into an alert the agent answered `rerun`, and\n"
+        "  handed the finished sweep to the agent to analyse.\n"
         "- The last planning iteration was the agent confirming that nothing was left, and\n"
         "  the `exploring` stage means no sweep runs any more: the story is finished.\n"
         "- The agent was scripted: its replies were computed, not written by a model.\n"

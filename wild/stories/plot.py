@@ -1,4 +1,5 @@
-"""A line chart as SVG text, so a story's curve comparison needs no plotting library."""
+"""A line chart as SVG text, so a story's curve comparison needs no plotting library; curves
+may carry a band (an interval per step), and charts can sit side by side in one file."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 @dataclass(frozen=True)
 class Series:
-    """One curve: its label, y values at steps 1…N, colour index and whether it is dashed."""
+    """One curve: its label, y values at steps 1…N, colour index and whether it is dashed;
+    `band` is a low and a high value per step, drawn as a shaded area around it."""
 
     label: str
     values: Sequence[float]
     colour: int = 0
     dashed: bool = False
+    band: tuple[Sequence[float], Sequence[float]] | None = None
 
 
 def _scale(lo: float, hi: float, size: float, flip: bool) -> tuple[float, float]:
@@ -28,14 +31,22 @@ def _scale(lo: float, hi: float, size: float, flip: bool) -> tuple[float, float]
     return (-factor, MARGIN + size + lo * factor) if flip else (factor, MARGIN - lo * factor)
 
 
-def line_chart(series: Sequence[Series], *, title: str, y_label: str) -> str:
-    """The curves on shared axes, with a legend; steps run along x from 1."""
-    steps = max((len(s.values) for s in series), default=1)
-    lows = [min(s.values) for s in series if s.values] or [0.0]
-    highs = [max(s.values) for s in series if s.values] or [1.0]
-    y_lo, y_hi = min(lows), max(highs)
+def line_chart(
+    series: Sequence[Series],
+    *,
+    title: str,
+    y_label: str,
+    first_step: int = 1,
+    x_label: str = "step",
+) -> str:
+    """The curves on shared axes, with a legend; the first value of each is at `first_step`."""
+    count = max((len(s.values) for s in series), default=1)
+    last = first_step + max(count - 1, 1)
+    drawn = [[*s.values, *(v for side in s.band or () for v in side)] for s in series]
+    y_lo = min((min(v) for v in drawn if v), default=0.0)
+    y_hi = max((max(v) for v in drawn if v), default=1.0)
     plot_w, plot_h = WIDTH - 2 * MARGIN - 150, HEIGHT - 2 * MARGIN
-    xa, xb = _scale(1, max(steps, 2), plot_w, flip=False)
+    xa, xb = _scale(first_step, last, plot_w, flip=False)
     ya, yb = _scale(y_lo, y_hi, plot_h, flip=True)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
@@ -45,24 +56,33 @@ def line_chart(series: Sequence[Series], *, title: str, y_label: str) -> str:
         f'<line x1="{MARGIN}" y1="{MARGIN + plot_h}" x2="{MARGIN + plot_w}" '
         f'y2="{MARGIN + plot_h}" stroke="black"/>',
         f'<line x1="{MARGIN}" y1="{MARGIN}" x2="{MARGIN}" y2="{MARGIN + plot_h}" stroke="black"/>',
-        f'<text x="{MARGIN + plot_w / 2}" y="{HEIGHT - 14}" text-anchor="middle">step</text>',
+        f'<text x="{MARGIN + plot_w / 2}" y="{HEIGHT - 14}" '
+        f'text-anchor="middle">{escape(x_label)}</text>',
         f'<text x="14" y="{MARGIN + plot_h / 2}" transform="rotate(-90 14 {MARGIN + plot_h / 2})" '
         f'text-anchor="middle">{escape(y_label)}</text>',
     ]
     for k in range(5):
         value = y_lo + (y_hi - y_lo) * k / 4
         y = ya * value + yb
-        parts.append(f'<text x="{MARGIN - 6}" y="{y + 4:.1f}" text-anchor="end">{value:.2f}</text>')
-    for step in sorted({1, steps, *range(5, steps + 1, 5)}):
+        parts.append(f'<text x="{MARGIN - 6}" y="{y + 4:.1f}" text-anchor="end">{value:.3g}</text>')
+    for step in sorted({first_step, last, *range(5, last + 1, 5)}):
         x = xa * step + xb
         parts.append(
             f'<text x="{x:.1f}" y="{MARGIN + plot_h + 16}" text-anchor="middle">{step}</text>'
         )
+    for s in series:  # every band first, so no band hides a curve
+        if s.band:
+            low, high = s.band
+            edge = [(first_step + i, v) for i, v in enumerate(high)]
+            edge += [(first_step + i, v) for i, v in reversed(list(enumerate(low)))]
+            points = " ".join(f"{xa * x + xb:.1f},{ya * v + yb:.1f}" for x, v in edge)
+            colour = COLOURS[s.colour % len(COLOURS)]
+            parts.append(f'<polygon points="{points}" fill="{colour}" fill-opacity="0.12"/>')
     for n, s in enumerate(series):
         colour = COLOURS[s.colour % len(COLOURS)]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
         points = " ".join(
-            f"{xa * (i + 1) + xb:.1f},{ya * v + yb:.1f}" for i, v in enumerate(s.values)
+            f"{xa * (first_step + i) + xb:.1f},{ya * v + yb:.1f}" for i, v in enumerate(s.values)
         )
         parts.append(
             f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
@@ -76,6 +96,17 @@ def line_chart(series: Sequence[Series], *, title: str, y_label: str) -> str:
         parts.append(f'<text x="{x + 30}" y="{y + 4}">{escape(s.label)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def side_by_side(charts: Sequence[str]) -> str:
+    """Charts from `line_chart` in one SVG, left to right."""
+    inner = [
+        chart.replace("<svg ", f'<svg x="{n * WIDTH}" y="0" ', 1) for n, chart in enumerate(charts)
+    ]
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH * len(charts)}" '
+        f'height="{HEIGHT}">\n' + "".join(inner) + "</svg>\n"
+    )
 
 
 def mean_curve(curves: Sequence[Sequence[Mapping[str, float]]], key: str) -> list[float]:

@@ -107,8 +107,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--agent", help="run the story with this agent (e.g. claude)")
     parser.add_argument("--direct", action="store_true", help="run the sweep without the loop")
     parser.add_argument("--keep-in", type=Path, help="a folder to use instead of a temporary one")
+    parser.add_argument(
+        "--scale",
+        choices=("cpu", "gpu"),
+        default="cpu",
+        help="cpu (default): minutes on a laptop's CPU; gpu: accepted, no story has a GPU size yet",
+    )
     args = parser.parse_args(argv)
     story = args.story.resolve()
+    if args.scale == "gpu":
+        print(f"The {story.name} story has no GPU size (numpy on CPU): running its CPU sweep")
     project = args.keep_in or Path(tempfile.mkdtemp(prefix=f"wild-{story.name}-"))
     project.mkdir(parents=True, exist_ok=True)
     copy_story(story, project)
