@@ -57,11 +57,11 @@ def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_
     )
     listed = invoke("--dir", str(wild_dir), "--runs", "--sweep", sweep_id)
     assert listed.output == (
-        "ID                  STATUS  ATTEMPT  EXIT  PARAMS          METRICS\n"
-        f"{sweep_id}-001  queued  1        -     lr=0.1 seed=1   -\n"
-        f"{sweep_id}-002  queued  1        -     lr=0.1 seed=2   -\n"
-        f"{sweep_id}-003  queued  1        -     lr=0.01 seed=1  -\n"
-        f"{sweep_id}-004  queued  1        -     lr=0.01 seed=2  -\n"
+        "ID                  STATUS  ATTEMPT  EXIT  STEP  ELAPSED  ETA  PARAMS          METRICS\n"
+        f"{sweep_id}-001  queued  1        -     -     -        -    lr=0.1 seed=1   -\n"
+        f"{sweep_id}-002  queued  1        -     -     -        -    lr=0.1 seed=2   -\n"
+        f"{sweep_id}-003  queued  1        -     -     -        -    lr=0.01 seed=1  -\n"
+        f"{sweep_id}-004  queued  1        -     -     -        -    lr=0.01 seed=2  -\n"
     )
 
 

@@ -146,7 +146,9 @@ def demo() -> None:
 )
 @click.option("--init", is_flag=True, help="Create .wild/ from the templates (never overwrites).")
 @click.option("--status", is_flag=True, help="Show the state at a glance.")
-@click.option("--watch", is_flag=True, help="With --status: redraw whenever a file changes.")
+@click.option(
+    "--watch", is_flag=True, help="With --status or --runs: redraw whenever a file changes."
+)
 @click.option("--list-work", is_flag=True, help="Show the ordered work queue with blocked reasons.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 @click.option("--human-input", metavar="TEXT", help="Queue input for the agent in human.md.")

@@ -260,8 +260,11 @@ def _loop(call: Call) -> None:
 
 
 def _sweeps_and_runs(call: Call) -> None:
-    from wild.commands.runs_cmds import run_action
+    from wild.commands.runs_cmds import run_action, watch_listing
 
+    if call.opts["runs"] and call.opts["watch"]:
+        watch_listing(call.paths, call.opts["sweep"], call.clock, call.clear, call.out)
+        return
     call.out(run_action(call.paths, call.opts, call.clock.now(), as_json=call.as_json))
 
 
@@ -306,7 +309,7 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "run_backend": ("sweep", LOOP),
     "run_slots": (LOOP,),
     "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks", *RUNS),
-    "watch": ("status",),
+    "watch": ("status", "runs"),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),
     "priority": ("add_task",),

@@ -156,3 +156,16 @@ def _walk(start: Path, depth: int, folders: dict[str, Signature], *, top: bool) 
             else:
                 out.append(name)
     return out
+
+
+def watched_folders(found_roots: Sequence[Root]) -> set[Path]:
+    """The folders a change to the run's metric files shows in: where each glob starts
+    (a watcher follows them recursively; one not there yet is left out)."""
+    out = set()
+    for root in found_roots:
+        for glob, _ in root.globs:
+            base, _ = _base(glob)
+            folder = root.folder / base if base else root.folder
+            if folder.is_dir():
+                out.add(folder)
+    return out

@@ -1,0 +1,146 @@
+"""Each run's metrics summary kept in `.wild/metrics.cache.json` and used again while the
+files it was read from stand unchanged, so `wild --runs` and `wild --compare` over 1,000
+runs of 10,000 steps each cost little more than over 10 (issue 21).
+
+An entry is keyed by what decides the summary besides the files (the sweep's `metrics`,
+`objective` and `total_steps`, the run's params, workdir and attempt) and holds the stat
+signature of every folder walked and file read. It is never trusted over the files: a file
+or folder changed less than `RACY_NS` before its signature was taken is read again next time
+(a later write in the same timestamp tick could keep size and time, git's "racy" rule), and
+an entry of another format or wild version is no entry. Writing is an atomic replace that
+takes no lock; failing to write loses nothing but time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from wild import __version__
+from wild.metrics.follow import RunMetrics
+from wild.parsers.metric_formats import number
+from wild.parsers.metric_summary import RunSummary, json_number, objective_of, summarize
+from wild.parsers.runs import RunIndex, RunRecord
+from wild.paths import WildPaths
+from wild.store.files import atomic_write, stat_signature
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
+
+
+def _spec_of(index: RunIndex, run: RunRecord) -> Mapping[str, Any] | None:
+    sweep = index.sweeps.get(run.sweep)
+    return sweep.spec if sweep is not None else None
+
+
+def _key(run: RunRecord, spec: Mapping[str, Any] | None) -> str:
+    said = {k: spec.get(k) for k in ("metrics", "objective", "total_steps")} if spec else {}
+    return orjson.dumps(
+        [said, dict(run.params), run.workdir, run.attempt], option=orjson.OPT_SORT_KEYS
+    ).decode()
+
+
+def _holds(entry: Any, key: str) -> bool:
+    """Whether a kept entry is still this run's summary: same key, every input as it was,
+    and every input older than the racy window when it was taken."""
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return False
+    taken, inputs = entry.get("takenNs"), entry.get("inputs")
+    if not isinstance(taken, int) or not isinstance(inputs, list):
+        return False
+    for item in inputs:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            return False
+        path, kept = item
+        found = stat_signature(path)
+        if (list(found) if found else None) != kept:
+            return False
+        if found is not None and found[2] >= taken - RACY_NS:
+            return False  # changed just before it was read: a same-tick write could hide
+    return True
+
+
+def encode(summary: RunSummary) -> dict[str, Any]:
+    def num(value: float | None) -> float | str | None:
+        return None if value is None else json_number(value)
+
+    return {
+        "last": {key: json_number(value) for key, value in summary.last.items()},
+        "step": num(summary.step),
+        "metric": summary.metric,
+        "best": num(summary.best),
+        "bestStep": num(summary.best_step),
+        "diverged": summary.diverged,
+        "totalSteps": summary.total_steps,
+    }
+
+
+def decode(data: Any) -> RunSummary | None:
+    """A kept summary; None when it is not one (then it is read again)."""
+    if not isinstance(data, dict) or not isinstance(data.get("last"), dict):
+        return None
+    last = {str(k): v for k, raw in data["last"].items() if (v := number(raw)) is not None}
+    metric, total = data.get("metric"), data.get("totalSteps")
+    return RunSummary(
+        last,
+        number(data.get("step")),
+        metric if isinstance(metric, str) else None,
+        number(data.get("best")),
+        number(data.get("bestStep")),
+        data.get("diverged") is True,
+        total if isinstance(total, int) and not isinstance(total, bool) else None,
+    )
+
+
+def _load(paths: WildPaths) -> dict[str, Any]:
+    try:
+        data = orjson.loads(paths.metrics_cache.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    fits = isinstance(data, dict) and (data.get("format"), data.get("wild")) == (
+        FORMAT,
+        __version__,
+    )
+    runs = data.get("runs") if fits else None
+    return runs if isinstance(runs, dict) else {}
+
+
+def summaries(
+    paths: WildPaths,
+    index: RunIndex,
+    runs: Sequence[RunRecord],
+    clock_ns: Callable[[], int] = time.time_ns,
+) -> dict[str, RunSummary]:
+    """Each of `runs`' summary: kept where its files stand unchanged, read afresh (and kept
+    for the next command) where they changed."""
+    kept = _load(paths)
+    out: dict[str, RunSummary] = {}
+    changed = False
+    for run in runs:
+        spec = _spec_of(index, run)
+        key = _key(run, spec)
+        entry = kept.get(run.id, {})
+        found = decode(entry.get("summary")) if _holds(entry, key) else None
+        if found is None:
+            taken = clock_ns()  # before the signatures: what they show is at least this new
+            reader = RunMetrics(paths, run, spec)
+            view = reader.refresh()
+            objective = objective_of(spec) if spec is not None else None
+            found = summarize(view.series, view.final, objective, view.total_steps)
+            kept[run.id] = {
+                "key": key,
+                "inputs": reader.inputs(),
+                "takenNs": taken,
+                "summary": encode(found),
+            }
+            changed = True
+        out[run.id] = found
+    if changed:
+        payload = {"format": FORMAT, "wild": __version__, "runs": kept}
+        with contextlib.suppress(OSError, orjson.JSONEncodeError):
+            atomic_write(paths.metrics_cache, orjson.dumps(payload))
+    return out
