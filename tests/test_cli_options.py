@@ -45,7 +45,7 @@ def wild_dir(tmp_path: Path) -> Path:
         (
             ("--add-task", "x", "--json"),
             "--json belongs to --status, --list-work, --show-policy, --check-barriers,"
-            " --run-checks, --sweep or --runs;"
+            " --run-checks, --compare, --sweep or --runs;"
             " it does nothing with --add-task",
         ),
         (

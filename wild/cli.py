@@ -229,6 +229,19 @@ def demo() -> None:
 )
 @click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
 @click.option(
+    "--compare",
+    metavar="SWEEP",
+    help="Compare a sweep's runs grouped across seeds: n, mean ± std, min, max of a metric.",
+)
+@click.option("--metric", metavar="KEY", help="With --compare: the metric (default: objective).")
+@click.option(
+    "--group-by",
+    multiple=True,
+    metavar="PARAM",
+    help="With --compare: group by this parameter (repeat; default: all but seed-like).",
+)
+@click.option("--plot", metavar="FILE.png", help="With --compare: also draw it (wild[plot]).")
+@click.option(
     "--stop-run",
     metavar="ID",
     help="Stop a queued or running run (its group or job); all: every one.",

@@ -268,6 +268,12 @@ def _sweeps_and_runs(call: Call) -> None:
     call.out(run_action(call.paths, call.opts, call.clock.now(), as_json=call.as_json))
 
 
+def _compare(call: Call) -> None:
+    from wild.commands.compare import compare_action
+
+    call.out(compare_action(call.paths, call.opts, as_json=call.as_json))
+
+
 # Each action flag (by its click parameter name), in the order `--help` lists them.
 HANDLERS: dict[str, Callable[[Call], None]] = {
     "init": _init,
@@ -287,6 +293,7 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "generate_check": _generate_check,
     "sweep": _sweeps_and_runs,
     "runs": _sweeps_and_runs,
+    "compare": _compare,
     "stop_run": _sweeps_and_runs,
     "rerun": _sweeps_and_runs,
     "pause": _control("pause"),
@@ -308,7 +315,18 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "sweep": RUNS,  # with --runs: the sweep whose runs to list
     "run_backend": ("sweep", LOOP),
     "run_slots": (LOOP,),
-    "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks", *RUNS),
+    "as_json": (
+        "status",
+        "list_work",
+        "show_policy",
+        "check_barriers",
+        "run_checks",
+        "compare",
+        *RUNS,
+    ),
+    "metric": ("compare",),
+    "group_by": ("compare",),
+    "plot": ("compare",),
     "watch": ("status", "runs"),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),

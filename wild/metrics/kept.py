@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -76,6 +77,7 @@ def encode(summary: RunSummary) -> dict[str, Any]:
         "bestStep": num(summary.best_step),
         "diverged": summary.diverged,
         "totalSteps": summary.total_steps,
+        "files": list(summary.files),
     }
 
 
@@ -84,7 +86,7 @@ def decode(data: Any) -> RunSummary | None:
     if not isinstance(data, dict) or not isinstance(data.get("last"), dict):
         return None
     last = {str(k): v for k, raw in data["last"].items() if (v := number(raw)) is not None}
-    metric, total = data.get("metric"), data.get("totalSteps")
+    metric, total, files = data.get("metric"), data.get("totalSteps"), data.get("files")
     return RunSummary(
         last,
         number(data.get("step")),
@@ -93,6 +95,7 @@ def decode(data: Any) -> RunSummary | None:
         number(data.get("bestStep")),
         data.get("diverged") is True,
         total if isinstance(total, int) and not isinstance(total, bool) else None,
+        tuple(f for f in files if isinstance(f, str)) if isinstance(files, list) else (),
     )
 
 
@@ -130,7 +133,9 @@ def summaries(
             reader = RunMetrics(paths, run, spec)
             view = reader.refresh()
             objective = objective_of(spec) if spec is not None else None
-            found = summarize(view.series, view.final, objective, view.total_steps)
+            found = replace(
+                summarize(view.series, view.final, objective, view.total_steps), files=view.files
+            )
             kept[run.id] = {
                 "key": key,
                 "inputs": reader.inputs(),

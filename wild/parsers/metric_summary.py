@@ -43,6 +43,7 @@ class RunSummary:
     best_step: float | None = None
     diverged: bool = False
     total_steps: int | None = None
+    files: tuple[str, ...] = ()  # the metric files it was read from
 
     @property
     def value(self) -> float | None:

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
 
+from wild.parsers.run_compare import flat
 from wild.stories.analysis import Analysis, number, table
 from wild.stories.plot import Series, line_chart, mean_curve
-from wild.stories.results import RunResult, flat
+from wild.stories.results import RunResult
 
 SCORE = "auc_accuracy"
 
