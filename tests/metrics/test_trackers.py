@@ -11,13 +11,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import pytest
+from click.testing import CliRunner
 
+from wild import prompts
+from wild.cli import cli
 from wild.commands.init import init_wild
+from wild.metrics.comparison import sweep_metrics
 from wild.metrics.follow import run_summary
 from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths
+from wild.serve.runs_view import runs_view
 from wild.store.runs_log import read_runs
 from wild.stories.direct import run_sweep
 
@@ -103,3 +109,59 @@ def test_tensorboard_scalars_are_read_and_the_huge_lr_diverged(trained: Trained)
         assert summary.diverged is (params["lr"] == 5.0)
     big = [s for p, s in found if p["lr"] == 5.0]
     assert all(not math.isfinite(s.last["train/loss"]) for s in big)
+
+
+def _cli(trained: Trained, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["--dir", str(trained.paths.root), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_wild_runs_shows_each_trackers_objective(trained: Trained) -> None:
+    listed = _cli(trained, "--runs")
+    assert listed.count("  val_loss=") == 2 and listed.count("  eval_loss=") == 2
+    assert listed.count("  train/loss=") == 4 and listed.count("DIVERGED") == 2
+    assert "running" not in listed
+
+
+def test_compare_groups_each_sweep_across_seeds(trained: Trained) -> None:
+    table = _cli(trained, "--compare", trained.sweeps["tensorboard"])
+    assert "| lr=0.05 * | 2 |" in table and "| lr=5.0 | 0 | - | - | - | 2 | 0 | 0 |" in table
+    hf = orjson.loads(_cli(trained, "--compare", "hf", "--json"))
+    assert hf["metric"] == "eval_loss" and hf["groups"][0]["n"] == 2
+
+
+def test_the_analysis_prompt_names_the_files_the_trackers_wrote(trained: Trained) -> None:
+    index = trained.index
+    for library, name in (
+        ("lightning", "logs/version_0/metrics.csv"),
+        ("hf", "hf/trainer_state.json"),
+        ("tensorboard", "tb/events.out.tfevents."),
+    ):
+        sweep = index.sweeps[trained.sweeps[library]]
+        values = prompts.analysis_values(
+            sweep,
+            index.of_sweep(sweep.id),
+            lambda r: str(trained.paths.run_dir(r)),
+            "r.md",
+            sweep_metrics(trained.paths, index, sweep),
+        )
+        assert str(values["metric_paths"]).count(f"`{name}") == len(sweep.run_ids)
+        assert "metrics.jsonl" not in str(values["metric_paths"])
+        assert "| 2 |" in str(values["comparison"])
+
+
+def test_the_dashboard_draws_their_curves_and_marks_the_diverged_runs(trained: Trained) -> None:
+    index = trained.index
+    view, problems = runs_view(trained.paths, index, offset=0, limit=100)
+    assert problems == []
+    rows = {row["id"]: row for row in view["runs"]["rows"]}
+    for library, key in (
+        ("lightning", "val_loss"),
+        ("hf", "eval_loss"),
+        ("tensorboard", "val/loss"),
+    ):
+        for run_id in index.sweeps[trained.sweeps[library]].run_ids:
+            assert len(rows[run_id]["curves"][key]) >= 2
+    marked = [r for r in rows.values() if r["diverged"]]
+    assert len(marked) == 2 and all(r["params"]["lr"] == 5.0 for r in marked)
