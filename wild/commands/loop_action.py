@@ -17,6 +17,7 @@ from wild.commands.loop_defaults import choose, recorded_state
 from wild.commands.run_loop import EXIT_CODES, run_loop
 from wild.loop import LoopOptions
 from wild.loop.runs_effect import poll_cycle_s
+from wild.output import Console
 from wild.paths import WildPaths
 
 
@@ -51,6 +52,8 @@ def run_goal(
         run_slots=opts["run_slots"],
         runs_poll_s=poll_cycle_s(os.environ),
     )
+    # A sweep's progress line is redrawn in place on a terminal, printed as lines elsewhere.
+    console = Console(out, sys.stdout, tty=sys.stdout.isatty())
     result = run_loop(
         paths,
         options,
@@ -59,9 +62,9 @@ def run_goal(
         duration=flag_duration("--duration", opts["duration"]),
         policy_file=opts["policy_file"],
         webhook_port=opts["webhook_port"],
-        out=out,
+        out=console,
     )
-    out(f"wild stopped: {result.message} ({result.iterations} iterations)")
+    console(f"wild stopped: {result.message} ({result.iterations} iterations)")
     code = EXIT_CODES[result.reason]
     if code:
         sys.exit(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -94,11 +95,22 @@ def list_runs(
 def runs_listing(paths: WildPaths, sweep_id: str | None, now: datetime, *, as_json: bool) -> str:
     """`wild --runs [--sweep ID]`: the runs judged now, with their live figures."""
     from wild.commands.runs_table import format_live, live_json, live_rows  # noqa: PLC0415
+    from wild.metrics import kept_views  # noqa: PLC0415
     from wild.output import to_json  # noqa: PLC0415
 
+    name = f"runs {sweep_id or '*'} {'json' if as_json else 'text'}"
+    kept = kept_views.kept_view(paths, name)
+    if kept is not None:
+        return kept
+    taken, runs_log = time.time_ns(), kept_views.runs_log_signature(paths)  # before the read
     index, runs, problems = list_runs(paths, sweep_id)
     rows = live_rows(paths, index, runs, now)
-    return to_json(live_json(rows)) if as_json else format_live(rows, problems)
+    text = to_json(live_json(rows)) if as_json else format_live(rows, problems)
+    # A listing of ended runs depends on their files alone; a live one also on now.
+    if not problems and all(run.terminal for run, *_ in rows):
+        ids = [run.id for run in runs]
+        kept_views.keep_view(paths, name, text, run_ids=ids, runs_log=runs_log, taken_ns=taken)
+    return text
 
 
 def watch_listing(

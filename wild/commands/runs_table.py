@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from wild.clock import iso, parse_time
+from wild.clock import duration_text, iso, parse_time
 from wild.metrics.kept import encode, summaries
 from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunIndex, RunRecord, run_line
@@ -73,18 +73,6 @@ def live_rows(
     return out
 
 
-def duration(seconds: float | None) -> str:
-    """`45s`, `12m05s`, `3h07m`; `-` when unknown."""
-    if seconds is None:
-        return "-"
-    whole = int(seconds)
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
-
-
 def number_text(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
@@ -119,8 +107,8 @@ def format_live(
                     str(run.attempt),
                     "-" if run.exit_code is None else str(run.exit_code),
                     "-" if summary.step is None else f"{summary.step:g}",
-                    duration(spent),
-                    duration(left),
+                    duration_text(spent),
+                    duration_text(left),
                     params,
                     metrics_text(summary),
                 )

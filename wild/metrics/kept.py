@@ -13,7 +13,6 @@ takes no lock; failing to write loses nothing but time.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -21,16 +20,12 @@ from typing import Any
 
 import orjson
 
-from wild import __version__
 from wild.metrics.follow import RunMetrics
+from wild.metrics.kept_views import inputs_hold, load_cache, save_cache
 from wild.parsers.metric_formats import number
 from wild.parsers.metric_summary import RunSummary, json_number, objective_of, summarize
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
-from wild.store.files import atomic_write, stat_signature
-
-FORMAT = 1
-RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
 
 
 def _spec_of(index: RunIndex, run: RunRecord) -> Mapping[str, Any] | None:
@@ -46,23 +41,8 @@ def _key(run: RunRecord, spec: Mapping[str, Any] | None) -> str:
 
 
 def _holds(entry: Any, key: str) -> bool:
-    """Whether a kept entry is still this run's summary: same key, every input as it was,
-    and every input older than the racy window when it was taken."""
-    if not isinstance(entry, dict) or entry.get("key") != key:
-        return False
-    taken, inputs = entry.get("takenNs"), entry.get("inputs")
-    if not isinstance(taken, int) or not isinstance(inputs, list):
-        return False
-    for item in inputs:
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
-            return False
-        path, kept = item
-        found = stat_signature(path)
-        if (list(found) if found else None) != kept:
-            return False
-        if found is not None and found[2] >= taken - RACY_NS:
-            return False  # changed just before it was read: a same-tick write could hide
-    return True
+    """Whether a kept entry is still this run's summary: same key, every input as it was."""
+    return isinstance(entry, dict) and entry.get("key") == key and inputs_hold(entry)
 
 
 def encode(summary: RunSummary) -> dict[str, Any]:
@@ -99,19 +79,6 @@ def decode(data: Any) -> RunSummary | None:
     )
 
 
-def _load(paths: WildPaths) -> dict[str, Any]:
-    try:
-        data = orjson.loads(paths.metrics_cache.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    fits = isinstance(data, dict) and (data.get("format"), data.get("wild")) == (
-        FORMAT,
-        __version__,
-    )
-    runs = data.get("runs") if fits else None
-    return runs if isinstance(runs, dict) else {}
-
-
 def summaries(
     paths: WildPaths,
     index: RunIndex,
@@ -120,7 +87,8 @@ def summaries(
 ) -> dict[str, RunSummary]:
     """Each of `runs`' summary: kept where its files stand unchanged, read afresh (and kept
     for the next command) where they changed."""
-    kept = _load(paths)
+    cache = load_cache(paths)
+    kept = cache["runs"]
     out: dict[str, RunSummary] = {}
     changed = False
     for run in runs:
@@ -145,7 +113,5 @@ def summaries(
             changed = True
         out[run.id] = found
     if changed:
-        payload = {"format": FORMAT, "wild": __version__, "runs": kept}
-        with contextlib.suppress(OSError, orjson.JSONEncodeError):
-            atomic_write(paths.metrics_cache, orjson.dumps(payload))
+        save_cache(paths, cache)
     return out
