@@ -68,6 +68,29 @@ class Comparison:
     groups: tuple[Group, ...]
 
 
+GroupKey = tuple[tuple[str, Any], ...]
+
+
+def group_runs(
+    runs: Sequence[RunRecord], group_by: Sequence[str] | None = None
+) -> tuple[tuple[str, ...], dict[GroupKey, list[RunRecord]]]:
+    """The grouping parameters (`group_by`, else every one but the seed-like ones) and the
+    runs of each group, in first-seen order."""
+    names: list[str] = []
+    for run in runs:
+        names += [k for k in flat(run.params) if k not in names]
+    keys = tuple(group_by) if group_by else tuple(k for k in names if not seed_like(k))
+    grouped: dict[GroupKey, list[RunRecord]] = {}
+    for run in runs:
+        params = flat(run.params)
+        grouped.setdefault(tuple((k, params.get(k)) for k in keys), []).append(run)
+    return keys, grouped
+
+
+def label(key: GroupKey) -> str:
+    return " ".join(f"{k}={_text(v)}" for k, v in key) or "(all runs)"
+
+
 def run_value(summary: RunSummary, metric: str) -> float | None:
     """A run's number for `metric`: its best when `metric` is the objective, else its last."""
     if summary.metric == metric and summary.best is not None:
@@ -83,14 +106,7 @@ def compare(
     group_by: Sequence[str] | None = None,
 ) -> Comparison:
     """Group `runs` (by `group_by`, else every parameter but the seed-like ones)."""
-    names: list[str] = []
-    for run in runs:
-        names += [k for k in flat(run.params) if k not in names]
-    keys = tuple(group_by) if group_by else tuple(k for k in names if not seed_like(k))
-    grouped: dict[tuple[tuple[str, Any], ...], list[RunRecord]] = {}
-    for run in runs:
-        params = flat(run.params)
-        grouped.setdefault(tuple((k, params.get(k)) for k in keys), []).append(run)
+    keys, grouped = group_runs(runs, group_by)
     groups = []
     for key, members in grouped.items():
         values, broke, failed, unfinished = [], 0, 0, 0
@@ -130,7 +146,7 @@ def _num(value: float | None) -> str:
 
 
 def group_label(group: Group) -> str:
-    return " ".join(f"{k}={_text(v)}" for k, v in group.params) or "(all runs)"
+    return label(group.params)
 
 
 def _text(value: object) -> str:

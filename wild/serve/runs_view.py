@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 from wild.metrics.follow import MetricsView, RunMetrics
 from wild.parsers.metric_formats import diverged
-from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord
+from wild.parsers.run_compare import band, group_runs, label, spans_decades
+from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
 from wild.workspace import ParseCache
 
@@ -54,6 +55,54 @@ def curves_of(view: MetricsView) -> tuple[Curves, dict[str, float]]:
 
 
 Curves = dict[str, list[tuple[float, float]]]
+OVERLAID_SWEEPS = 3  # the newest sweeps drawn as overlays (each reads all its runs' files)
+OVERLAID_RUNS = 200  # a bigger sweep is compared with `wild --compare`, not drawn
+
+
+def sweep_overlay(
+    paths: WildPaths,
+    index: RunIndex,
+    sweep: SweepRecord,
+    cache: ParseCache | None,
+) -> dict[str, Any] | None:
+    """A sweep's runs overlaid, one chart per metric: each group of runs (its parameters
+    but the seed-like ones) as the mean across seeds with a ±std band, whether the values
+    span decades (a log axis), and each diverged run with the step it diverged at."""
+    runs = list(index.of_sweep(sweep.id))
+    if not runs or len(runs) > OVERLAID_RUNS:
+        return None
+    _, grouped = group_runs(runs)
+    views = {}
+    for run in runs:
+        views[run.id] = run_metrics(paths, run, sweep.spec, cache)
+    metrics = sorted({key for view in views.values() for key in view.series})
+    charts = {}
+    for metric in metrics:
+        groups: list[dict[str, Any]] = []
+        broke: list[dict[str, Any]] = []
+        for number, (key, members) in enumerate(grouped.items()):
+            curves = [list(views[r.id].series.get(metric, ())) for r in members]
+            line = thin(band(curves))
+            if line:
+                groups.append(
+                    {"label": label(key), "colour": number, "n": len(members), "band": line}
+                )
+            for run, points in zip(members, curves, strict=True):
+                at = next((step for step, value in points if diverged(value)), None)
+                if at is not None:
+                    last = [v for _, v in points if not diverged(v)]
+                    broke.append(
+                        {
+                            "run": run.id,
+                            "label": label(key),
+                            "colour": number,
+                            "step": at,
+                            "value": last[-1] if last else None,
+                        }
+                    )
+        values = [p[1] for g in groups for p in g["band"]]
+        charts[metric] = {"log": spans_decades(values), "groups": groups, "diverged": broke}
+    return {"metrics": charts}
 
 
 def run_metrics(
@@ -96,9 +145,15 @@ def runs_view(
         problems.extend(metrics.problems)
         curves, broke = curves_of(metrics)
         rows.append({**run_json(run), "curves": curves, "diverged": broke})
+    shown_sweeps = list(reversed(list(index.sweeps.values())))
+    overlays = {
+        sweep.id: sweep_overlay(paths, index, sweep, cache)
+        for sweep in shown_sweeps[:OVERLAID_SWEEPS]
+    }
     sweeps = [
         {
             "id": sweep.id,
+            "overlay": overlays.get(sweep.id),
             "name": sweep.name,
             "status": sweep.status,
             "runs": len(sweep.run_ids),
@@ -106,7 +161,7 @@ def runs_view(
             "cut": sweep.cut,
             "createdAt": sweep.created_at,
         }
-        for sweep in reversed(list(index.sweeps.values()))
+        for sweep in shown_sweeps
     ]
     page = {"total": len(runs), "offset": offset, "limit": limit, "rows": rows}
     return {"sweeps": sweeps, "runs": page, "counts": run_counts(index)}, problems
