@@ -27,7 +27,7 @@ def test_ended_runs_get_status_exit_code_and_last_metrics(tmp_path: Path) -> Non
     results = drive(sup, backend)
     runs = sup.index.runs
     assert runs[good[0]].status == "finished" and runs[good[0]].exit_code == 0
-    assert dict(runs[good[0]].metrics or {}) == {"loss": 0.5}  # the step is the axis
+    assert dict(runs[good[0]].metrics or {}) == {"step": 1, "loss": 0.5}
     assert runs[bad[0]].status == "failed" and runs[bad[0]].exit_code == 3
     assert [run.id for result in results for run in result.failed] == bad
     assert {e["run"] for e in events(paths, "run-started")} == {good[0], bad[0]}

@@ -259,10 +259,17 @@ class RunSupervisor:
         )
 
     def _last_metrics(self, run: RunRecord) -> dict[str, float | str] | None:
-        """Every metric's last value as the run's line records it (None: it wrote none)."""
+        """Every metric's last value as the run's line records it, and the furthest step
+        (None: it wrote none)."""
         sweep = self.index.sweeps.get(run.sweep)
         summary = run_summary(self.paths, run, sweep.spec if sweep is not None else None)
-        return {key: json_number(value) for key, value in summary.last.items()} or None
+        found = {key: json_number(value) for key, value in summary.last.items()}
+        if summary.step is not None:  # the furthest step it logged, as its last line had it
+            found = {
+                "step": int(summary.step) if summary.step.is_integer() else summary.step,
+                **found,
+            }
+        return found or None
 
     def _append(self, run: RunRecord) -> None:
         append_records(self.log.path, [run])
