@@ -260,7 +260,10 @@ you when runs fail (an alert with choices) and when all have ended (the analysis
 
 Each run gets `--key=value` per parameter (objects vary their keys together) and
 `WILD_RUN_ID`, `WILD_RUN_DIR`, `WILD_PARAM_<KEY>` in its environment; a run should append
-`{"step": N, "loss": ...}` lines to `metrics.jsonl` in the folder `WILD_RUN_DIR` names. Instead of
+`{"step": N, "loss": ...}` lines to `metrics.jsonl` in the folder `WILD_RUN_DIR` names, or
+let its tracker write there (Lightning `CSVLogger`, Hugging Face `output_dir`, TensorBoard
+`SummaryWriter`); `"objective": {"metric": "val_loss", "mode": "min"}` names what to
+compare, and `"total_steps": N` gives the ETA. Instead of
 `base_command`, a `"skill": {"kind": "python_script", "target": "path.py", "args": {}}`
 references an existing script (kinds: python_function, python_script, shell_script,
 prompt_playbook); inline code is refused. `wild --runs` lists the runs."""
