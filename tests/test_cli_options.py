@@ -35,7 +35,7 @@ def wild_dir(tmp_path: Path) -> Path:
         ),
         (
             ("--list-work", "--watch"),
-            "--watch belongs to --status; it does nothing with --list-work",
+            "--watch belongs to --status or --runs; it does nothing with --list-work",
         ),
         (("--pause", "--from", "x"), "--from belongs to --migrate; it does nothing with --pause"),
         (
@@ -45,7 +45,7 @@ def wild_dir(tmp_path: Path) -> Path:
         (
             ("--add-task", "x", "--json"),
             "--json belongs to --status, --list-work, --show-policy, --check-barriers,"
-            " --run-checks, --sweep or --runs;"
+            " --run-checks, --compare, --sweep or --runs;"
             " it does nothing with --add-task",
         ),
         (

@@ -63,11 +63,12 @@ def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_
     held = f"queued (awaiting approval: wild --approve {sweep_id})"
     status = "STATUS".ljust(len(held))
     assert listed.output == (
-        f"ID                  {status}  ATTEMPT  EXIT  LIMIT     PARAMS          METRICS\n"
-        f"{sweep_id}-001  {held}  1        -     24:00:00  lr=0.1 seed=1   -\n"
-        f"{sweep_id}-002  {held}  1        -     24:00:00  lr=0.1 seed=2   -\n"
-        f"{sweep_id}-003  {held}  1        -     24:00:00  lr=0.01 seed=1  -\n"
-        f"{sweep_id}-004  {held}  1        -     24:00:00  lr=0.01 seed=2  -\n"
+        f"ID                  {status}  ATTEMPT  EXIT  LIMIT     STEP  ELAPSED  ETA  PARAMS"
+        "          METRICS\n"
+        f"{sweep_id}-001  {held}  1        -     24:00:00  -     -        -    lr=0.1 seed=1   -\n"
+        f"{sweep_id}-002  {held}  1        -     24:00:00  -     -        -    lr=0.1 seed=2   -\n"
+        f"{sweep_id}-003  {held}  1        -     24:00:00  -     -        -    lr=0.01 seed=1  -\n"
+        f"{sweep_id}-004  {held}  1        -     24:00:00  -     -        -    lr=0.01 seed=2  -\n"
     )
     waiting = invoke("--dir", str(wild_dir), "--approve")
     assert f"  {sweep_id}: python train.py" in waiting.output.splitlines()
@@ -76,7 +77,7 @@ def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_
     assert '"command":"recheck"' in (wild_dir / "control").read_text()  # a loop starts them now
     listed = invoke("--dir", str(wild_dir), "--runs", "--sweep", sweep_id)
     assert listed.output.splitlines()[1] == (
-        f"{sweep_id}-001  queued  1        -     24:00:00  lr=0.1 seed=1   -"
+        f"{sweep_id}-001  queued  1        -     24:00:00  -     -        -    lr=0.1 seed=1   -"
     )
 
 

@@ -165,7 +165,9 @@ def demo() -> None:
 )
 @click.option("--init", is_flag=True, help="Create .wild/ from the templates (never overwrites).")
 @click.option("--status", is_flag=True, help="Show the state at a glance.")
-@click.option("--watch", is_flag=True, help="With --status: redraw whenever a file changes.")
+@click.option(
+    "--watch", is_flag=True, help="With --status or --runs: redraw whenever a file changes."
+)
 @click.option("--list-work", is_flag=True, help="Show the ordered work queue with blocked reasons.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 @click.option("--human-input", metavar="TEXT", help="Queue input for the agent in human.md.")
@@ -251,6 +253,19 @@ def demo() -> None:
     help="Start the sweep in a JSON file (- for stdin); with --runs: list only this sweep's.",
 )
 @click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
+@click.option(
+    "--compare",
+    metavar="SWEEP",
+    help="Compare a sweep's runs grouped across seeds: n, mean ± std, min, max of a metric.",
+)
+@click.option("--metric", metavar="KEY", help="With --compare: the metric (default: objective).")
+@click.option(
+    "--group-by",
+    multiple=True,
+    metavar="PARAM",
+    help="With --compare: group by this parameter (repeat; default: all but seed-like).",
+)
+@click.option("--plot", metavar="FILE.png", help="With --compare: also draw it (wild[plot]).")
 @click.option(
     "--stop-run",
     metavar="ID",

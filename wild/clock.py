@@ -84,3 +84,15 @@ def span_of(seconds: float) -> timedelta | None:
     if not 0 <= seconds <= LONGEST_SPAN.total_seconds():  # NaN fails both comparisons
         return None
     return timedelta(seconds=seconds)
+
+
+def duration_text(seconds: float | None) -> str:
+    """`45s`, `12m05s`, `3h07m`: a duration as a terminal shows it; `-` when unknown."""
+    if seconds is None:
+        return "-"
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"

@@ -4,7 +4,8 @@ a cap on any line shown to a person (files hold text from jobs and agents, of an
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import orjson
 
@@ -87,3 +88,31 @@ def capped(text: str, limit: int = SHOWN_LINE_CHARS) -> str:
     if len(text) <= limit:  # the common case: nothing to split
         return text
     return "\n".join(cut(line, limit) for line in text.split("\n"))
+
+
+class Console:
+    """The loop's terminal: lines, and status lines (one per sweep, keyed by what precedes
+    the first colon) that a TTY redraws in place as a block; elsewhere every status line
+    is printed as a plain line, so a log file keeps each."""
+
+    def __init__(self, line: Callable[[str], None], stream: TextIO, *, tty: bool) -> None:
+        self._line, self._stream, self._tty = line, stream, tty
+        self._block: dict[str, str] = {}  # the status lines on screen, by key
+
+    def __call__(self, text: str) -> None:
+        if self._block:
+            self._stream.write("\n")  # the block stays above as it last was
+            self._stream.flush()
+            self._block = {}
+        self._line(text)
+
+    def status(self, text: str) -> None:
+        if not self._tty:
+            self._line(text)
+            return
+        shown = len(self._block)
+        self._block[text.split(":", 1)[0]] = text
+        up = f"\x1b[{shown - 1}A" if shown > 1 else ""
+        lines = "\n".join(f"\x1b[2K{capped(line)}" for line in self._block.values())
+        self._stream.write(("\r" + up if shown else "") + lines)
+        self._stream.flush()

@@ -76,6 +76,11 @@ class WildPaths:
         return self.root / "alerts.summary.json"
 
     @property
+    def metrics_cache(self) -> Path:
+        """Each run's metrics summary, kept while its files stand (`wild.metrics.kept`)."""
+        return self.root / "metrics.cache.json"
+
+    @property
     def status_cache(self) -> Path:
         """The last status's parts, for the next `wild --status` (`wild.commands.status_cache`)."""
         return self.root / "status.cache.json"

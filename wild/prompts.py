@@ -9,9 +9,11 @@ from string import Template
 
 from wild.agents.signals import inert
 from wild.completion.verdict import CheckOutcome
+from wild.metrics.comparison import SweepMetrics
 from wild.parsers.alerts import Alert
 from wild.parsers.barriers import Barrier
 from wild.parsers.human import HumanInput
+from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.parsers.tasks import Task
 from wild.policy.model import HumanPolicy
@@ -258,21 +260,42 @@ you when runs fail (an alert with choices) and when all have ended (the analysis
 
 Each run gets `--key=value` per parameter (objects vary their keys together) and
 `WILD_RUN_ID`, `WILD_RUN_DIR`, `WILD_PARAM_<KEY>` in its environment; a run should append
-`{"step": N, "loss": ...}` lines to `metrics.jsonl` in the folder `WILD_RUN_DIR` names. Instead of
+`{"step": N, "loss": ...}` lines to `metrics.jsonl` in the folder `WILD_RUN_DIR` names, or
+let its tracker write there (Lightning `CSVLogger`, Hugging Face `output_dir`, TensorBoard
+`SummaryWriter`); `"objective": {"metric": "val_loss", "mode": "min"}` names what to
+compare, and `"total_steps": N` gives the ETA. Instead of
 `base_command`, a `"skill": {"kind": "python_script", "target": "path.py", "args": {}}`
 references an existing script (kinds: python_function, python_script, shell_script,
 prompt_playbook); inline code is refused. `wild --runs` lists the runs."""
+
+
+def _files_text(run: RunRecord, summary: RunSummary | None, folder: str) -> str:
+    """The files a run has, as the agent can open them: its metric files (the ones its
+    trackers wrote, relative to its folder when inside it) and its `log` once it started."""
+    names = [
+        f[len(folder) + 1 :] if f.startswith(folder + "/") else f
+        for f in (summary.files if summary else ())
+    ]
+    if run.status != "queued":
+        names.append("log")
+    found = ", ".join(f"`{quote_inline(name)}`" for name in names)
+    return f" {found}" + ("" if summary is None or summary.files else " (no metric file found)")
 
 
 ANALYSIS_ROWS = 60  # runs listed in an analysis prompt (the rest by `wild --runs`)
 
 
 def analysis_values(
-    sweep: SweepRecord, runs: tuple[RunRecord, ...], run_dir: Callable[[str], str], report: str
+    sweep: SweepRecord,
+    runs: tuple[RunRecord, ...],
+    run_dir: Callable[[str], str],
+    report: str,
+    metrics: SweepMetrics | None = None,
 ) -> dict[str, object]:
-    """The analysis prompt's input: the run table and where each run's files are. A big
-    sweep shows its first ANALYSIS_ROWS runs and says how to list the rest, so the prompt
-    stays small enough for any agent's command line."""
+    """The analysis prompt's input: the run table, the comparison across seeds and the
+    files each run has (`metrics`: read from its trackers' files). A big sweep shows its
+    first ANALYSIS_ROWS runs and says how to list the rest, so the prompt stays small enough
+    for any agent's command line."""
     shown = runs[:ANALYSIS_ROWS]
     more = len(runs) - len(shown)
     rest = (
@@ -280,15 +303,19 @@ def analysis_values(
         if more
         else ""
     )
+    kept = metrics.summaries if metrics is not None else {}
     paths = "\n".join(
-        f"  - {quote_inline(run.id)}: `{quote_inline(run_dir(run.id))}/`" for run in shown
+        f"  - {quote_inline(run.id)}: `{quote_inline(run_dir(run.id))}/`"
+        + _files_text(run, kept.get(run.id), run_dir(run.id))
+        for run in shown
     )
     return {
         "sweep_name": quote_inline(sweep.name),
         "run_count": len(runs),
         "cut": f" ({sweep.cut} grid points left out by max_runs)" if sweep.cut else "",
         "spec": quote(json.dumps(dict(sweep.spec), indent=1, ensure_ascii=False)),
-        "run_table": inert(run_table(shown)) + inert(rest),
+        "run_table": inert(run_table(shown, kept)) + inert(rest),
+        "comparison": inert(metrics.comparison) if metrics is not None else "(not read)",
         "metric_paths": (paths or "  - none")
         + ("\n  - … the others alike: `.wild/runs/<run id>/`" if more else ""),
         "report_path": quote_inline(report),

@@ -325,6 +325,36 @@ class FolderWatcher:
             self.waker.wake(WakeReason("file", path))
 
 
+class TreeWatcher:
+    """Wakes `waker` on any change under each folder (recursively), wild's own scratch
+    files and `ignored` names aside: for views that redraw on whatever a run writes
+    (`wild --runs --watch`: metric files several folders down)."""
+
+    def __init__(self, folders: list[Path], waker: Waker, ignored: frozenset[str]) -> None:
+        self._folders, self._waker, self._ignored = folders, waker, ignored
+        self._observer: BaseObserver | None = None
+
+    def _on_event(self, event: FileSystemEvent) -> None:
+        name = os.path.basename(os.fsdecode(event.src_path))
+        if not event.is_directory and not is_temp_name(name) and name not in self._ignored:
+            self._waker.wake(WakeReason("file", os.fsdecode(event.src_path)))
+
+    def __enter__(self) -> TreeWatcher:
+        observer = Observer()
+        handler = _Handler(self._on_event)
+        for folder in self._folders:
+            if folder.is_dir():
+                observer.schedule(handler, str(folder), recursive=True, event_filter=_EVENT_TYPES)
+        observer.start()
+        self._observer = observer
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(5.0)
+
+
 SETTLE_QUIET_S = 0.05  # a burst of events is over once this passes without one
 SETTLE_MAX_S = 0.5  # ... or after this long, however steady the stream
 

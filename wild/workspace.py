@@ -296,6 +296,14 @@ class ParseCache:
     def __init__(self) -> None:
         self._kept: dict[Path, tuple[Signature, object]] = {}
         self.runs: RunLog | None = None
+        self._followed: dict[str, object] = {}
+
+    def run_metrics(self, run_id: str, make: Callable[[], _T]) -> _T:
+        """The run's metrics follower (wild.metrics.follow.RunMetrics), kept across reads so
+        each reads only what its files gained since."""
+        if run_id not in self._followed:
+            self._followed[run_id] = make()
+        return cast(_T, self._followed[run_id])
 
     def get(self, path: Path, make: Callable[[], _T]) -> _T:
         signature = stat_signature(path)

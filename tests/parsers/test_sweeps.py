@@ -126,7 +126,31 @@ def test_malformed_json_names_line_and_column() -> None:
         (
             sweep(max_run=3),
             'unknown field "max_run"; known: name, parameters, base_command, skill, fallback, '
-            "max_runs, workdir, backend, resources, slurm, goal, description",
+            "max_runs, workdir, backend, resources, slurm, goal, description, metrics, "
+            "objective, total_steps",
+        ),
+        (
+            sweep(objective={"metric": "val_loss", "mode": "lowest"}),
+            '"objective" must be {"metric": NAME, "mode": "min" or "max"}, '
+            'e.g. {"metric": "val_loss", "mode": "min"}',
+        ),
+        (
+            sweep(metrics=["logs/{run}/metrics.csv"]),
+            "\"metrics\" path 'logs/{run}/metrics.csv' names {run}; use {run_id} or a "
+            "parameter (lr, run_id)",
+        ),
+        (
+            sweep(metrics="logs/metrics.csv"),
+            '"metrics" must be a list of paths or globs, e.g. ["logs/**/metrics.csv"]',
+        ),
+        (
+            sweep(metrics=["../elsewhere/metrics.csv"]),
+            "\"metrics\" path '../elsewhere/metrics.csv' must stay inside the run folder or "
+            "workdir",
+        ),
+        (
+            sweep(total_steps=0),
+            '"total_steps" must be a whole number of steps, at least 1 (for the ETA)',
         ),
         (
             sweep(base_command="python - <<EOF\nprint(1)\nEOF"),

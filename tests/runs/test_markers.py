@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wild.runs.markers import last_metrics, log_tail, read_marker, read_pid
+from wild.runs.markers import log_tail, read_marker, read_pid
 
 
 def test_a_complete_marker_is_read(tmp_path: Path) -> None:
@@ -27,19 +27,6 @@ def test_no_marker_is_absent_and_a_garbled_one_is_a_problem_not_a_crash(tmp_path
     assert "not an exit marker" in (read_marker(tmp_path).problem or "")
     (tmp_path / "exit").write_bytes(b"\xff" * 10)
     assert read_marker(tmp_path).problem is not None
-
-
-def test_the_last_complete_metrics_line_wins_over_metrics_json(tmp_path: Path) -> None:
-    assert last_metrics(tmp_path) is None
-    (tmp_path / "metrics.json").write_text('{"final": 1}')
-    assert last_metrics(tmp_path) == {"final": 1}
-    (tmp_path / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\nnot json\n{"step": 3, "lo')
-    assert last_metrics(tmp_path) == {"step": 2}  # garbled and unfinished lines are skipped
-
-
-def test_a_broken_metrics_json_is_no_metrics(tmp_path: Path) -> None:
-    (tmp_path / "metrics.json").write_text("{oops")
-    assert last_metrics(tmp_path) is None
 
 
 def test_pid_and_log_tail(tmp_path: Path) -> None:

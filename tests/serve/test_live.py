@@ -24,6 +24,19 @@ def test_unfinished_runs_and_the_current_log_are_followed(tmp_path: Path) -> Non
     assert followed_folders(paths, None, None) == {}
 
 
+def test_a_live_runs_tracker_folders_are_followed_too(tmp_path: Path) -> None:
+    # Before, only the run folder's own files woke the page: Lightning's nested metrics.csv
+    # changed without the page hearing of it.
+    paths = make_project(tmp_path, runs=1, iterations=0)
+    index = read_runs(paths.runs_log).index
+    nested = paths.run_dir("s1-000") / "logs" / "version_0"
+    nested.mkdir(parents=True)
+    (nested / "metrics.csv").write_text("step,loss\n0,1.0\n")
+    wanted = followed_folders(paths, index, None)
+    assert wanted[nested] == {"metrics.csv"}
+    assert wanted[paths.run_dir("s1-000")] >= RUN_FILES
+
+
 def test_at_most_so_many_run_folders_are_followed(tmp_path: Path) -> None:
     paths = make_project(tmp_path, runs=0, iterations=0)
     index = read_runs(paths.runs_log).index

@@ -6,26 +6,29 @@ from pathlib import Path
 
 from tests.serve.sample import make_project
 from wild.serve.events_view import EventFilter, events_tail, read_tail
-from wild.serve.runs_view import parse_metrics, runs_view, thin
+from wild.serve.runs_view import runs_view, thin
 from wild.serve.stage import stage_of
 from wild.store.runs_log import read_runs
 
 
-def test_metrics_lines_become_curves_and_bad_lines_problems() -> None:
-    data = (
+def test_a_runs_curves_keep_finite_points_and_mark_where_it_diverged(tmp_path: Path) -> None:
+    # Before, the dashboard dropped NaN and Infinity silently: a diverged run looked healthy.
+    paths = make_project(tmp_path, runs=1, iterations=0)
+    index = read_runs(paths.runs_log).index
+    run = next(iter(index.runs.values()))
+    (paths.run_dir(run.id) / "metrics.jsonl").write_bytes(
         b'{"step": 0, "loss": 2.0, "acc": 0.1, "note": "warmup"}\n'
         b"not json\n"
-        b"[1, 2]\n"
-        b'{"loss": 1.5, "nan": NaN}\n'
+        b'{"step": 1, "loss": 1.5}\n'
         b'{"step": 2, "loss": Infinity, "flag": true}\n'
-        b'{"step": 3, "loss": 1.0'
+        b'{"step": 3, "loss": NaN}\n'
     )
-    curves, problems = parse_metrics(data, "m.jsonl")
-    # NaN and Infinity (as Python's json writes them) are read and left out of the curve.
-    assert curves == {"loss": [(0.0, 2.0), (4.0, 1.5)], "acc": [(0.0, 0.1)]}
-    assert [(p.line, p.message) for p in problems] == [
-        (2, "not valid JSON; skipped"),
-        (3, "not a JSON object; skipped"),
+    view, problems = runs_view(paths, index, offset=0, limit=1)
+    row = view["runs"]["rows"][0]
+    assert row["curves"] == {"loss": [(0.0, 2.0), (1.0, 1.5)], "acc": [(0.0, 0.1)]}
+    assert row["diverged"] == {"loss": 2.0}
+    assert problems == [
+        f"{paths.run_dir(run.id) / 'metrics.jsonl'}:2: not valid JSON; line skipped"
     ]
 
 

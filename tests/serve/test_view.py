@@ -10,6 +10,7 @@ import pytest
 
 from tests.serve.sample import NOW, XSS, make_project
 from wild.commands import edits
+from wild.metrics.follow import FileFollower
 from wild.paths import WildPaths
 from wild.serve import runs_view, view
 from wild.serve.view import TEXT_CAP, Window, dashboard
@@ -132,18 +133,18 @@ def test_a_kept_history_and_curves_are_read_again_only_when_their_file_changed(
     nor the runs' metrics files; a changed file is read again (and the page shows it)."""
     paths = make_project(tmp_path)
     reads: list[str] = []
-    real_history, real_parse = view._history, runs_view.parse_metrics
+    real_history, real_read = view._history, FileFollower._read
 
     def counting_history(paths: WildPaths) -> Any:
         reads.append("events")
         return real_history(paths)
 
-    def counting_parse(data: bytes, file: str) -> Any:
-        reads.append(Path(file).parent.name)
-        return real_parse(data, file)
+    def counting_read(self: FileFollower, source: Any) -> None:
+        reads.append(Path(self.path).parent.name)
+        real_read(self, source)
 
     monkeypatch.setattr(view, "_history", counting_history)
-    monkeypatch.setattr(runs_view, "parse_metrics", counting_parse)
+    monkeypatch.setattr(FileFollower, "_read", counting_read)
     cache = ParseCache()
     first = dashboard(paths, NOW, cache=cache)
     assert reads.count("events") == 1 and len(reads) == 5  # the history, 4 runs' curves

@@ -291,9 +291,18 @@ def _loop(call: Call) -> None:
 
 
 def _sweeps_and_runs(call: Call) -> None:
-    from wild.commands.runs_cmds import run_action
+    from wild.commands.runs_cmds import run_action, watch_listing
 
+    if call.opts["runs"] and call.opts["watch"]:
+        watch_listing(call.paths, call.opts["sweep"], call.clock, call.clear, call.out)
+        return
     call.out(run_action(call.paths, call.opts, call.clock.now(), as_json=call.as_json))
+
+
+def _compare(call: Call) -> None:
+    from wild.commands.compare import compare_action
+
+    call.out(compare_action(call.paths, call.opts, as_json=call.as_json))
 
 
 # Each action flag (by its click parameter name), in the order `--help` lists them.
@@ -315,6 +324,7 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "generate_check": _generate_check,
     "sweep": _sweeps_and_runs,
     "runs": _sweeps_and_runs,
+    "compare": _compare,
     "stop_run": _sweeps_and_runs,
     "rerun": _sweeps_and_runs,
     "pause": _control("pause"),
@@ -336,8 +346,19 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     "sweep": RUNS,  # with --runs: the sweep whose runs to list
     "run_backend": ("sweep", LOOP),
     "run_slots": (LOOP,),
-    "as_json": ("status", "list_work", "show_policy", "check_barriers", "run_checks", *RUNS),
-    "watch": ("status",),
+    "as_json": (
+        "status",
+        "list_work",
+        "show_policy",
+        "check_barriers",
+        "run_checks",
+        "compare",
+        *RUNS,
+    ),
+    "metric": ("compare",),
+    "group_by": ("compare",),
+    "plot": ("compare",),
+    "watch": ("status", "runs"),
     "urgent": ("human_input",),
     "duration": ("update_policy", LOOP),
     "yes": ("approve", "update_policy"),

@@ -17,7 +17,7 @@ from wild.commands.loop_defaults import choose, recorded_state
 from wild.commands.run_loop import EXIT_CODES, run_loop
 from wild.loop import LoopOptions
 from wild.loop.runs_effect import poll_cycle_s
-from wild.output import plural
+from wild.output import Console, plural
 from wild.paths import WildPaths
 
 
@@ -51,6 +51,8 @@ def run_goal(
         runs_poll_s=poll_cycle_s(os.environ),
         sandbox=opts["sandbox"],
     )
+    # A sweep's progress line is redrawn in place on a terminal, printed as lines elsewhere.
+    console = Console(out, sys.stdout, tty=sys.stdout.isatty())
     result = run_loop(
         paths,
         options,
@@ -59,11 +61,11 @@ def run_goal(
         duration=flag_duration("--duration", opts["duration"]),
         policy_file=opts["policy_file"],
         webhook_port=opts["webhook_port"],
-        out=out,
+        out=console,
         notes=choice.notes,
         on_ready=opts.get("on_ready"),
     )
-    out(f"wild stopped: {result.message} ({plural(result.iterations, 'iteration')})")
+    console(f"wild stopped: {result.message} ({plural(result.iterations, 'iteration')})")
     code = EXIT_CODES[result.reason]
     if code:
         sys.exit(code)

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from wild.barriers.command_gate import gate
+from wild.clock import Clock
 from wild.errors import UsageError, WildError
 from wild.output import plural
-from wild.parsers.runs import RunRecord, SweepRecord, run_line
+from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
 from wild.policy.trust import hold_policy
 from wild.runs import decide, signing
 from wild.runs.record_sweep import record_sweep
-from wild.runs.resolve import value_text
 from wild.store.files import decode
 from wild.store.runs_log import read_runs
 from wild.workspace import read_trust, require_initialised, stated_policy
@@ -84,28 +85,74 @@ def format_sweep(summary: Mapping[str, Any]) -> str:
     return text
 
 
-def list_runs(paths: WildPaths, sweep_id: str | None) -> tuple[list[RunRecord], list[str]]:
+def list_runs(
+    paths: WildPaths, sweep_id: str | None
+) -> tuple[RunIndex, list[RunRecord], list[str]]:
     """The runs (of one sweep, or all in file order) and the file's problems as text."""
     require_initialised(paths)
     log = read_runs(paths.runs_log)
     problems = [str(p) for p in log.problems]
     if sweep_id is None:
-        return list(log.index.runs.values()), problems
+        return log.index, list(log.index.runs.values()), problems
     if sweep_id not in log.index.sweeps:
         known = ", ".join(log.index.sweeps) or "none yet"
         raise WildError(
             f"{paths.runs_log}: no sweep {sweep_id} (known: {known}); "
             "list them all with `wild --runs`"
         )
-    return list(log.index.of_sweep(sweep_id)), problems
+    return log.index, list(log.index.of_sweep(sweep_id)), problems
 
 
-def runs_json(runs: Sequence[RunRecord]) -> list[dict[str, Any]]:
-    return [run_line(run) for run in runs]
+def runs_listing(paths: WildPaths, sweep_id: str | None, now: datetime, *, as_json: bool) -> str:
+    """`wild --runs [--sweep ID]`: the runs judged now, with their live figures."""
+    from wild.commands.runs_table import format_live, live_json, live_rows  # noqa: PLC0415
+    from wild.metrics import kept_views  # noqa: PLC0415
+    from wild.output import to_json  # noqa: PLC0415
+
+    name = f"runs {sweep_id or '*'} {'json' if as_json else 'text'}"
+    kept = kept_views.kept_view(paths, name)
+    if kept is not None:
+        return kept
+    taken, runs_log = time.time_ns(), kept_views.runs_log_signature(paths)  # before the read
+    index, runs, problems = list_runs(paths, sweep_id)
+    rows = live_rows(paths, index, runs, now)
+    notes = gate_notes(paths, [run for run, *_ in rows], now)
+    text = to_json(live_json(rows, notes)) if as_json else format_live(rows, problems, notes)
+    # A listing of ended runs depends on their files alone; a live one also on now.
+    if not problems and all(run.terminal for run, *_ in rows):
+        ids = [run.id for run in runs]
+        kept_views.keep_view(paths, name, text, run_ids=ids, runs_log=runs_log, taken_ns=taken)
+    return text
 
 
-def _pairs(values: Mapping[str, Any] | None) -> str:
-    return " ".join(f"{k}={value_text(v)}" for k, v in (values or {}).items()) or "-"
+def watch_listing(
+    paths: WildPaths,
+    sweep_id: str | None,
+    clock: Clock,
+    clear: Callable[[], None],
+    out: Callable[[str], None],
+) -> None:
+    """`wild --runs --watch`: the listing redrawn whenever a run's file or runs.jsonl
+    changes (file events: no timer)."""
+    from wild.commands.watch import watch_runs  # noqa: PLC0415
+    from wild.metrics.readers import metric_readers  # noqa: PLC0415
+    from wild.metrics.sources import roots, watched_folders  # noqa: PLC0415
+
+    index, runs, _ = list_runs(paths, sweep_id)
+    folders: set[Path] = set()
+    for run in runs:
+        sweep = index.sweeps.get(run.sweep)
+        spec = sweep.spec if sweep is not None else None
+        folders |= watched_folders(roots(paths, run, spec, metric_readers()))
+    # Folders inside .wild/ are followed already (the watch covers all of it).
+    outside = sorted(f for f in folders if not f.is_relative_to(paths.root))
+
+    def redraw() -> None:
+        text = runs_listing(paths, sweep_id, clock.now(), as_json=False)
+        clear()
+        out(text)
+
+    watch_runs(paths, outside, redraw)
 
 
 def gate_notes(paths: WildPaths, runs: Sequence[RunRecord], now: datetime) -> dict[str, str]:
@@ -125,45 +172,6 @@ def gate_notes(paths: WildPaths, runs: Sequence[RunRecord], now: datetime) -> di
     return notes
 
 
-def limit_text(run: RunRecord) -> str:
-    """The run's time limit as `--runs` shows it: `H:MM:SS`, or `none`."""
-    if run.resources.time_s is None:
-        return "none"
-    minutes, seconds = divmod(round(run.resources.time_s), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}"
-
-
-def format_runs(
-    runs: Sequence[RunRecord], problems: Sequence[str], notes: Mapping[str, str] | None = None
-) -> str:
-    """A table: id, status (and why a queued run waits), attempt, exit code, time limit,
-    params, last metrics."""
-    notes = notes or {}
-    if not runs:
-        lines = ["No runs yet; start a sweep with `wild --sweep FILE`."]
-    else:
-        rows = [("ID", "STATUS", "ATTEMPT", "EXIT", "LIMIT", "PARAMS", "METRICS")]
-        rows += [
-            (
-                r.id,
-                r.status + (f" ({notes[r.id]})" if r.id in notes else ""),
-                str(r.attempt),
-                "-" if r.exit_code is None else str(r.exit_code),
-                limit_text(r),
-                _pairs(r.params),
-                _pairs(r.metrics),
-            )
-            for r in runs
-        ]
-        widths = [max(len(row[i]) for row in rows) for i in range(6)]
-        lines = [
-            "  ".join([*(c.ljust(w) for c, w in zip(row[:6], widths, strict=True)), row[6]])
-            for row in rows
-        ]
-    return "\n".join([*lines, *(f"problem: {p}" for p in problems)])
-
-
 def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_json: bool) -> str:
     """`wild --runs [--sweep ID]` or `wild --sweep FILE|-`: what to print."""
     from wild.output import to_json  # noqa: PLC0415  (as the other handlers: only when used)
@@ -173,11 +181,7 @@ def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_j
     if opts["rerun"] is not None:
         return act_on_run(paths, opts["rerun"], stop=False)
     if opts["runs"]:
-        runs, problems = list_runs(paths, opts["sweep"])
-        notes = gate_notes(paths, runs, now)
-        if as_json:
-            return to_json([{**line, "waiting": notes.get(line["id"])} for line in runs_json(runs)])
-        return format_runs(runs, problems, notes)
+        return runs_listing(paths, opts["sweep"], now, as_json=as_json)
     sweep = submit_sweep(paths, opts["sweep"], now=now, run_backend=opts["run_backend"])
     summary = sweep_summary(sweep)
     queued = read_runs(paths.runs_log).index.of_sweep(sweep.id)

@@ -14,13 +14,14 @@ import os
 import select
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from wild.clock import Clock
 from wild.liveness import check
 from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
-from wild.wake import FolderWatcher, Waker, WakeReason, gather
+from wild.wake import TIMEOUT, FolderWatcher, TreeWatcher, Waker, WakeReason, gather
 from wild.workspace import Workspace, load_workspace, require_initialised
 
 RESCAN_S = 60.0  # the watcher's safety net for lost events: redraws only if a file changed
@@ -125,3 +126,27 @@ def watch_status(
             if max_updates is not None and shown >= max_updates:
                 return shown
             gather(watcher.wait_for_work, watcher.wait_for_work(None))  # a burst: one redraw
+
+
+def watch_runs(
+    paths: WildPaths,
+    folders: list[Path],
+    show: Callable[[], None],
+    *,
+    max_updates: int | None = None,
+) -> int:
+    """Call `show` now and after every change to `.wild/` (runs.jsonl, every run's folder)
+    or the given `folders` (the runs' workdirs) until interrupted; returns the updates shown."""
+    require_initialised(paths)
+    shown = 0
+    waker = Waker()
+    # The kept summaries are rewritten by `show` itself: that write must not wake a redraw.
+    ignored = frozenset({paths.metrics_cache.name, paths.status_cache.name})
+    with TreeWatcher([paths.root, *folders], waker, ignored):
+        while True:
+            show()
+            shown += 1
+            if max_updates is not None and shown >= max_updates:
+                return shown
+            # A burst of writes (a training step writes several files) is one redraw.
+            gather(lambda wait_s: waker.wait(wait_s) or [TIMEOUT], waker.wait(None))

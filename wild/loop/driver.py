@@ -53,6 +53,7 @@ from wild.loop.reporting import Reporter, SendNotification
 from wild.loop.run_actions import RecordSweep, SuperviseRuns
 from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
+from wild.output import Console
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.process_id import ProcessId
 from wild.parsers.state import LoopState
@@ -303,7 +304,10 @@ class Loop:
     def _effect(self, action: Action) -> set[Watched]:
         """Perform one action that is not a terminal; the files it touched."""
         if isinstance(action, Say):
-            self.out(action.text)
+            if action.status and isinstance(self.out, Console):
+                self.out.status(action.text)
+            else:
+                self.out(action.text)
             return set()
         policy = policy_at(self.model, self._moment())
         return self.effects.perform(action, policy, self.clock.now(), self._cause)

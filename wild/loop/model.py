@@ -221,9 +221,11 @@ Event = (
 
 @dataclass(frozen=True)
 class Say:
-    """A line for the terminal."""
+    """A line for the terminal; a `status` line (a sweep's progress) is redrawn in place
+    on a terminal that can (wild.output.Console), else printed as any line."""
 
     text: str
+    status: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,14 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from wild.agents.runner import AgentRun
-from wild.clock import iso
+from wild.clock import duration_text, iso, parse_time
 from wild.control import ControlRequest
 from wild.loop import claims, research
 from wild.loop.model import Action, AppendAlert, Continue, Log, LoopModel, Moment, Say, Step, Tick
@@ -34,6 +37,7 @@ from wild.loop.run_actions import (
 from wild.output import plural
 from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update
+from wild.parsers.runs import RunRecord
 from wild.parsers.state import push_summary
 from wild.runs import stage
 
@@ -105,18 +109,20 @@ def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
         if problem not in model.run_problems_told:
             actions.append(AppendAlert(backend_alert(problem, at)))
             actions.append(Say(f"⚠️  {problem}"))
-    if event.ended:  # progress, as the runs end: the sweep's ended runs out of its total
-        actions.append(Say(progress(model, event)))
+    if event.ended:  # progress, as the runs end: one line per sweep, redrawn on a TTY
+        actions += [Say(line, status=True) for line in progress(model, event, at.now)]
     model = replace(model, run_problems_told=event.problems)
     return Step(model, (*actions, Continue()))
 
 
-def progress(model: LoopModel, event: RunsSupervised) -> str:
-    """`🏃 sweep s1: 5/12 runs ended (4 finished, 1 failed), 2 running`."""
+def progress(model: LoopModel, event: RunsSupervised, now: datetime) -> list[str]:
+    """One line per sweep whose runs ended in this step:
+    `🏃 sweep s1 (lr): 5/12 done (4 finished, 1 failed), 2 running, ETA ~3m10s`."""
     index = model.ws.runs
     lines = []
     for sweep_id in sorted({run.sweep for run in event.ended}):
         runs = index.of_sweep(sweep_id)
+        sweep = index.sweeps.get(sweep_id)
         tally = stage.counts(runs)
         ended = tally.finished + tally.failed + tally.stopped
         detail = ", ".join(
@@ -128,11 +134,39 @@ def progress(model: LoopModel, event: RunsSupervised) -> str:
             )
             if n
         )
-        running = f"{tally.running} running"
+        left = sweep_eta_s(runs, now)
+        eta = f", ETA ~{duration_text(left)}" if left is not None and ended < len(runs) else ""
+        name = f" ({sweep.name})" if sweep is not None else ""
         lines.append(
-            f"🏃 sweep {sweep_id}: {ended}/{plural(len(runs), 'run')} ended ({detail}), {running}"
+            f"🏃 sweep {sweep_id}{name}: {ended}/{plural(len(runs), 'run')} done ({detail}), "
+            f"{tally.running} running{eta}"
         )
-    return "\n".join(lines)
+    return lines
+
+
+def sweep_eta_s(runs: Sequence[RunRecord], now: datetime) -> float | None:
+    """Seconds until a sweep's last run ends: its finished runs' median time for each run
+    still to go, as many at once as run now, less what the running ones have done."""
+    took = [
+        (end - start).total_seconds()
+        for run in runs
+        if run.status == "finished"
+        and (start := parse_time(run.started_at)) is not None
+        and (end := parse_time(run.ended_at)) is not None
+    ]
+    if not took:
+        return None
+    each = statistics.median(took)
+    running = [r for r in runs if r.status == "running"]
+    waiting = sum(1 for r in runs if r.status in ("queued", "planned"))
+    done = [
+        (now - start).total_seconds()
+        for r in running
+        if (start := parse_time(r.started_at)) is not None
+    ]
+    current = max((each - spent for spent in done), default=0.0)
+    waves = math.ceil(waiting / max(len(running), 1))
+    return max(0.0, current) + waves * each
 
 
 def backend_alert(problem: str, at: Moment) -> dict[str, object]:

@@ -26,6 +26,7 @@ from wild.loop.model import (
     Running,
     Say,
 )
+from wild.metrics.comparison import sweep_metrics
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import status_update
 from wild.parsers.state import CurrentWork
@@ -63,7 +64,11 @@ def start(
     if sweep is not None:  # a sweep's analysis: the run table, not the task prompt
         runs = model.ws.runs.of_sweep(sweep.id)
         values = prompts.analysis_values(
-            sweep, runs, lambda r: str(model.ws.paths.run_dir(r)), f"reports/{sweep.id}.md"
+            sweep,
+            runs,
+            lambda r: str(model.ws.paths.run_dir(r)),
+            f"reports/{sweep.id}.md",
+            sweep_metrics(model.ws.paths, model.ws.runs, sweep),
         )
         values["feedback"] = prompts.feedback_block(feedback)
         running = Running("analysis", item.id, task=task)

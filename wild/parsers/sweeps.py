@@ -2,7 +2,8 @@
 exact one-line errors an agent or a human can act on. Pure: it never raises on any input.
 
 Required: `name`, `parameters`, and `base_command` or `skill` (not both). Optional:
-`fallback`, `max_runs`, `workdir`, `backend`, `resources`, `slurm`, `goal`, `description`.
+`fallback`, `max_runs`, `workdir`, `backend`, `resources`, `slurm`, `goal`, `description`,
+and what wild reads of the runs' metrics: `metrics`, `objective`, `total_steps`.
 Unknown keys are errors, so a misspelt `max_run` does not silently launch the whole grid.
 Skills are reference-only: a target names a function, script or playbook that must exist
 (checked by wild.runs.skill_targets, which does the I/O) and inline code is refused.
@@ -19,6 +20,7 @@ from typing import Any, Literal, get_args
 import orjson
 
 from wild.parsers.field_values import parse_duration
+from wild.parsers.metric_summary import parse_metric_globs, parse_objective, parse_total_steps
 from wild.parsers.runs import Resources
 from wild.parsers.sweep_grid import KEY, MAX_RUNS, Axis, Grid, expand, grid_size, parse_axes
 
@@ -38,6 +40,10 @@ _TOP_KEYS = (
     "slurm",
     "goal",
     "description",
+    # What wild reads of each run's metrics (wild.parsers.metric_summary).
+    "metrics",
+    "objective",
+    "total_steps",
 )
 _SKILL_KEYS = ("kind", "target", "args", "workdir", "timeout_s", "resources")
 _FALLBACK_KEYS = ("instruction_text", "target_hint", "args")
@@ -127,6 +133,7 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
     if backend is not None and not _BACKEND.fullmatch(backend):
         errors.append(f'"backend" {backend!r} is not a backend name such as "local" or "slurm"')
     resources = _resources(data.get("resources", {}), '"resources"', errors)
+    _metric_keys(data, axes, errors)
     if errors or name is None or axes is None:
         return errors
     return SweepSpec(
@@ -141,6 +148,16 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
         resources=resources if resources is not None else Resources(),
         raw=types.MappingProxyType(dict(data)),
     )
+
+
+def _metric_keys(data: Mapping[str, Any], axes: tuple[Axis, ...] | None, errors: list[str]) -> None:
+    params = [key for axis in axes or () for point in axis.points[:1] for key in point]
+    if "metrics" in data:
+        parse_metric_globs(data["metrics"], params, errors)
+    if "objective" in data:
+        parse_objective(data["objective"], errors)
+    if "total_steps" in data:
+        parse_total_steps(data["total_steps"], errors)
 
 
 def _unknown_keys(

@@ -25,6 +25,7 @@ from typing import Any
 from wild.errors import WildError
 from wild.liveness import probe, this_host
 from wild.parsers.runs import RunRecord
+from wild.paths import WildPaths
 from wild.process import spawn
 from wild.runs import markers
 from wild.runs.backend import BackendContext, Observed, Submitted
@@ -253,21 +254,10 @@ class LocalBackend:
         return markers.read_pid(self.paths.run_dir(run.id))
 
     def _alive(self, run: RunRecord, pid: int) -> bool:
-        seen = probe(pid)
-        if seen is None:
-            return False
-        recorded = run.raw.get(START_FIELD)
-        if isinstance(recorded, int) and seen.start_ticks is not None:
-            return recorded == seen.start_ticks
-        return self._is_wrapper_of(run, pid)
+        return wrapper_alive(self.paths, run, pid)
 
     def _is_wrapper_of(self, run: RunRecord, pid: int) -> bool:
-        """Whether `pid` is this attempt's wrapper, by its command line (pids get reused)."""
-        argv = _cmdline(pid)
-        wanted = [str(self.paths.run_dir(run.id)), str(run.attempt)]
-        return (
-            str(WRAPPER) in argv and all(item in argv for item in wanted) and probe(pid) is not None
-        )
+        return is_wrapper_of(self.paths, run, pid)
 
     def _kill_leftovers(self, pid: int | None) -> None:
         """Kill what is left of a vanished wrapper's session (its orphaned instruction).
@@ -280,3 +270,22 @@ class LocalBackend:
         for member in _session_members(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(member, signal.SIGKILL)
+
+
+def wrapper_alive(paths: WildPaths, run: RunRecord, pid: int) -> bool:
+    """Whether `pid` still is the wrapper of `run`'s attempt (its start time, as recorded,
+    or else its command line: pids get reused)."""
+    seen = probe(pid)
+    if seen is None:
+        return False
+    recorded = run.raw.get(START_FIELD)
+    if isinstance(recorded, int) and seen.start_ticks is not None:
+        return recorded == seen.start_ticks
+    return is_wrapper_of(paths, run, pid)
+
+
+def is_wrapper_of(paths: WildPaths, run: RunRecord, pid: int) -> bool:
+    """Whether `pid` is this attempt's wrapper, by its command line (pids get reused)."""
+    argv = _cmdline(pid)
+    wanted = [str(paths.run_dir(run.id)), str(run.attempt)]
+    return str(WRAPPER) in argv and all(item in argv for item in wanted) and probe(pid) is not None

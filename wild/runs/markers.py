@@ -1,6 +1,7 @@
-"""Reading what a run left in its folder: the wrapper's exit marker, its last metrics, its log tail.
+"""Reading what a run left in its folder: the wrapper's exit marker, its pid, its log tail
+(its metrics: wild.metrics).
 
-Every read is tolerant: a garbled marker or metrics file is a problem reported, never a
+Every read is tolerant: a garbled marker is a problem reported, never a
 crash, and a missing one is simply absent.
 """
 
@@ -9,18 +10,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
-
-from wild.parsers.jsonl import split_complete_lines
 
 EXIT = "exit"
 PID = "pid"
 LOG = "log"
-METRICS_LINES = "metrics.jsonl"
+METRICS_LINES = "metrics.jsonl"  # wild's own metric files, moved aside with an attempt
 METRICS_FILE = "metrics.json"
-_METRICS_TAIL_BYTES = 64 * 1024  # the last metrics line is near the end: never read it all
 _MARKER_CAP = 64 * 1024  # a marker is a few hundred bytes; anything bigger is not one
 
 
@@ -117,33 +114,6 @@ def _tail(path: Path, size: int) -> bytes:
         end = source.seek(0, os.SEEK_END)
         source.seek(max(0, end - size))
         return source.read(size)
-
-
-def _last_object_line(data: bytes) -> dict[str, Any] | None:
-    lines, _covered = split_complete_lines(data)  # an unfinished last line is left out
-    for line in reversed(lines):
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # torn or garbled, or the cut start of the tail: look further back
-        if isinstance(obj, dict):
-            return obj
-    return None
-
-
-def last_metrics(run_dir: Path) -> dict[str, Any] | None:
-    """The last complete object line of `metrics.jsonl`, else the object in `metrics.json`."""
-    try:
-        found = _last_object_line(_tail(run_dir / METRICS_LINES, _METRICS_TAIL_BYTES))
-    except OSError:
-        found = None
-    if found is not None:
-        return found
-    try:
-        obj = orjson.loads((run_dir / METRICS_FILE).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 def log_tail(run_dir: Path, size: int = 2000) -> str:

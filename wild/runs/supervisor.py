@@ -16,6 +16,8 @@ from typing import Any
 
 from wild.clock import Clock, iso_ms
 from wild.errors import WildError
+from wild.metrics.follow import run_summary
+from wild.parsers.metric_summary import json_number
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
 from wild.runs import attempts, decide, markers, signing
@@ -171,11 +173,8 @@ class RunSupervisor:
                 observed = seen.get(run.id)
                 if observed is None or observed.liveness in ("running", "unknown"):
                     continue
-                run_dir = self.paths.run_dir(run.id)
-                marker = markers.read_marker(run_dir)
-                done = decide.settled(
-                    run, observed, marker, markers.last_metrics(run_dir), self._now()
-                )
+                marker = markers.read_marker(self.paths.run_dir(run.id))
+                done = decide.settled(run, observed, marker, self._last_metrics(run), self._now())
                 if done is None:
                     continue
                 self._append(done)
@@ -283,6 +282,19 @@ class RunSupervisor:
             waiting=len(queued) - len(admitted),
             pool=pool,
         )
+
+    def _last_metrics(self, run: RunRecord) -> dict[str, float | str] | None:
+        """Every metric's last value as the run's line records it, and the furthest step
+        (None: it wrote none)."""
+        sweep = self.index.sweeps.get(run.sweep)
+        summary = run_summary(self.paths, run, sweep.spec if sweep is not None else None)
+        found = {key: json_number(value) for key, value in summary.last.items()}
+        if summary.step is not None:  # the furthest step it logged, as its last line had it
+            found = {
+                "step": int(summary.step) if summary.step.is_integer() else summary.step,
+                **found,
+            }
+        return found or None
 
     def _append(self, run: RunRecord) -> None:
         append_records(self.log.path, [run])

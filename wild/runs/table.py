@@ -5,18 +5,31 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunRecord
 
 
-def run_table(runs: Sequence[RunRecord]) -> str:
-    """The analysis prompt's table: id, params, status, attempts, exit code, final metrics."""
+def run_table(runs: Sequence[RunRecord], summaries: Mapping[str, RunSummary] | None = None) -> str:
+    """The analysis prompt's table: id, params, status, attempts, exit code, final metrics
+    (from each run's summary when given: its metric files, NaN shown; else its line's)."""
     head = "| run | params | status | attempts | exit code | final metrics |\n" + "|---" * 6 + "|"
     rows = [
         f"| {_cell(run.id)} | {_pairs(run.params)} | {run.status}{_why(run)} | {run.attempt} "
-        f"| {'' if run.exit_code is None else run.exit_code} | {_pairs(run.metrics or {})} |"
+        f"| {'' if run.exit_code is None else run.exit_code} | {_final(run, summaries)} |"
         for run in runs
     ]
     return "\n".join([head, *rows])
+
+
+def _final(run: RunRecord, summaries: Mapping[str, RunSummary] | None) -> str:
+    summary = (summaries or {}).get(run.id)
+    if summary is None:
+        return _pairs(run.metrics or {})
+    text = _pairs(summary.last)
+    if summary.metric is not None and summary.best is not None:
+        best = f"{_cell(summary.metric)}={_short(summary.best)}"
+        text += f"; best {best} at step {_short(summary.best_step)}"
+    return text + ("; DIVERGED (NaN or inf)" if summary.diverged else "")
 
 
 def _why(run: RunRecord) -> str:

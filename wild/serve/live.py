@@ -2,7 +2,8 @@
 
 One `FolderWatcher` follows `.wild/` (state.json, events.log and runs.jsonl besides the
 loop's files); more follow the folders of the runs that are not finished (their
-`metrics.jsonl`, `log` and `exit`) and the log of the current iteration. After each wake the
+`metrics.jsonl`, `log` and `exit`, and the folders their trackers' metric files are in) and
+the log of the current iteration. After each wake the
 set of followed folders is brought up to date. Each change bumps a version number; an event
 stream sends the newest version and the page reads the files again.
 """
@@ -14,6 +15,8 @@ import threading
 from pathlib import Path
 
 from wild.errors import WildError
+from wild.metrics.readers import metric_readers
+from wild.metrics.sources import discover, roots
 from wild.parsers.runs import RunIndex
 from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
@@ -75,9 +78,20 @@ def followed_folders(
         names = [f"iteration-{iteration}.log"]
         names += [f"iteration-{iteration}.{copy}.log" for copy in range(1, 4)]
         wanted[paths.logs] = frozenset(names)
-    live = [run.id for run in (index.runs.values() if index else ()) if not run.terminal]
-    for run_id in live[-MOST_RUN_FOLDERS:]:
-        wanted[paths.run_dir(run_id)] = RUN_FILES
+    live = [run for run in (index.runs.values() if index else ()) if not run.terminal]
+    for run in live[-MOST_RUN_FOLDERS:]:
+        wanted[paths.run_dir(run.id)] = RUN_FILES
+    # The folders the live runs' trackers write their metric files in (Lightning's
+    # `logs/version_0/`, a `checkpoint-*/`), while the inotify budget lasts.
+    sweeps = index.sweeps if index is not None else {}
+    readers = metric_readers() if live else ()
+    for run in reversed(live[-MOST_RUN_FOLDERS:]):
+        sweep = sweeps.get(run.sweep)
+        found = discover(roots(paths, run, sweep.spec if sweep else None, readers), readers)
+        for file, _ in found.files:
+            folder = Path(file).parent
+            if folder in wanted or len(wanted) <= MOST_RUN_FOLDERS:
+                wanted[folder] = wanted.get(folder, frozenset()) | {Path(file).name}
     return wanted
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wild.parsers.run_compare import flat
 from wild.stories.analysis import Analysis, table
-from wild.stories.results import RunResult, flat
+from wild.stories.results import RunResult
 
 REPEATED = 2
 

@@ -94,15 +94,3 @@ def every_log(folder: Path) -> str:
     `attempt-N/`), so an error that made a rerun necessary is still found."""
     earlier = sorted(folder.glob("attempt-*/log"), key=lambda p: int(p.parent.name[8:] or 0))
     return "".join(read_text(log) for log in (*earlier, folder / "log"))
-
-
-def flat(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Params with object values spread into their keys: `{"offpolicy": {"batch_size": 64}}`
-    reads as `{"batch_size": 64}`, however the sweep was written."""
-    out: dict[str, Any] = {}
-    for key, value in params.items():
-        if isinstance(value, Mapping):
-            out.update(flat(value))
-        else:
-            out[key] = value
-    return out

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+from wild.parsers.run_compare import flat
 from wild.stories.analysis import Analysis, number, table
 from wild.stories.intervals import Interval, interval, winner
 from wild.stories.plot import Series, line_chart, side_by_side
-from wild.stories.results import RunResult, flat
+from wild.stories.results import RunResult
 
 SCORE, FINAL = "return_auc", "final_return"
 INITS = ("random", "bc")

@@ -154,14 +154,31 @@ function renderRuns(runs) {
       el("td", {}, s.status), el("td", {}, s.runs + (s.cut ? ` (+${s.cut} cut)` : "")),
       el("td", {}, Object.entries(s.counts).map(([k, v]) => `${v} ${k}`).join(", "))))))
     : el("p", { class: "muted" }, "No sweeps yet."));
+  fill("overlays", runs.sweeps.filter((s) => s.overlay).map(overlay).filter((o) => o));
   fill("runs", runs.runs.rows.map((r) => {
     const names = Object.keys(r.curves);
     return el("div", { class: `run ${r.status}`, dataset: { run: r.id } },
       el("div", { class: "run-head" }, el("span", { class: "mono" }, r.id), " ", el("span", { class: `status ${r.status}` }, r.status),
         r.exitCode !== null ? el("span", { class: "muted" }, ` exit ${r.exitCode}`) : null),
       el("div", { class: "muted small mono" }, Object.entries(r.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")),
-      lineChart(r.curves), legend(names), runLog(r));
+      runCharts(r, names), runLog(r));
   }));
+}
+
+// A run's metrics, each on its own small chart with its own y axis: on one shared axis a
+// metric in the thousands (samples per second) flattened the loss into a line.
+const RUN_CHARTS = 4;
+function runCharts(r, names) {
+  const broke = r.diverged || {};
+  const shown = names.slice(0, RUN_CHARTS);
+  return el("div", { class: "run-charts" },
+    shown.map((name, i) => el("div", { class: "run-chart", dataset: { metric: name } },
+      el("span", { class: `small${name in broke ? " diverged-note" : ""}` },
+        el("i", { class: `swatch c${i % 7}` }), name in broke ? `${name} (diverged at step ${broke[name]})` : name),
+      lineChart({ [name]: r.curves[name] }, { width: 300, height: 70, colour: i }))),
+    names.length > shown.length ? el("div", { class: "muted small" }, `+ ${names.length - shown.length} more: ${names.slice(RUN_CHARTS).join(", ")}`) : null,
+    Object.keys(broke).filter((k) => !names.includes(k)).map((k) =>
+      el("div", { class: "small diverged-note" }, `${k}: diverged at step ${broke[k]} (no finite value)`)));
 }
 
 // A run's log tail, read when opened and again on every change while it is open.

@@ -1,0 +1,83 @@
+"""Kept summaries: used again while a run's files stand, read again when one changes, a
+file comes, or the sweep's objective differs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from wild.metrics import kept
+from wild.metrics.follow import RunMetrics
+from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
+from wild.paths import WildPaths
+
+LATER = lambda: time.time_ns() + 10**12  # noqa: E731  (the files are long settled by then)
+
+
+def _index(objective: str = "loss") -> RunIndex:
+    spec = {"objective": {"metric": objective, "mode": "min"}}
+    run = RunRecord("s1-000", "s1", {}, "true", "finished")
+    return RunIndex(
+        runs={run.id: run},
+        sweeps={"s1": SweepRecord("s1", "s1", spec, "done", (run.id,))},
+    )
+
+
+def test_a_kept_summary_is_used_until_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = WildPaths(tmp_path / ".wild")
+    folder = paths.run_dir("s1-000")
+    folder.mkdir(parents=True)
+    (folder / "metrics.jsonl").write_text('{"step": 1, "loss": 2.0}\n{"step": 2, "loss": 1.0}\n')
+    reads: list[str] = []
+    real = RunMetrics.refresh
+
+    def counting(self: RunMetrics) -> object:
+        reads.append("read")
+        return real(self)
+
+    monkeypatch.setattr(RunMetrics, "refresh", counting)
+    index = _index()
+    runs = list(index.runs.values())
+    first = kept.summaries(paths, index, runs, LATER)["s1-000"]
+    assert (first.best, first.best_step, len(reads)) == (1.0, 2, 1)
+    again = kept.summaries(paths, index, runs)["s1-000"]
+    assert again == first and len(reads) == 1  # kept: no file read
+    with (folder / "metrics.jsonl").open("a") as out:
+        out.write('{"step": 3, "loss": NaN}\n')
+    third = kept.summaries(paths, index, runs, LATER)["s1-000"]
+    assert third.diverged and len(reads) == 2
+    nested = folder / "logs" / "version_0"
+    nested.mkdir(parents=True)
+    kept.summaries(paths, index, runs, LATER)  # the new folder is read once
+    (nested / "metrics.csv").write_text("step,val_loss\n3,0.5\n")
+    fourth = kept.summaries(paths, index, runs, LATER)["s1-000"]
+    assert fourth.last["val_loss"] == 0.5
+    other = _index(objective="val_loss")
+    fifth = kept.summaries(paths, other, runs, LATER)["s1-000"]
+    assert (fifth.metric, fifth.best) == ("val_loss", 0.5)
+
+
+def test_a_file_changed_just_before_it_was_read_is_read_again(tmp_path: Path) -> None:
+    paths = WildPaths(tmp_path / ".wild")
+    folder = paths.run_dir("s1-000")
+    folder.mkdir(parents=True)
+    (folder / "metrics.jsonl").write_text('{"step": 1, "loss": 2.0}\n')
+    index = _index()
+    runs = list(index.runs.values())
+    kept.summaries(paths, index, runs)  # taken now: the file is not settled yet
+    # Same size, same second: a same-tick rewrite the signature cannot see.
+    (folder / "metrics.jsonl").write_text('{"step": 1, "loss": 3.0}\n')
+    assert kept.summaries(paths, index, runs)["s1-000"].last["loss"] == 3.0
+
+
+def test_a_damaged_cache_is_no_cache(tmp_path: Path) -> None:
+    paths = WildPaths(tmp_path / ".wild")
+    paths.run_dir("s1-000").mkdir(parents=True)
+    (paths.run_dir("s1-000") / "metrics.json").write_text('{"loss": 0.25}')
+    paths.metrics_cache.write_text('{"format": 1, "wild": "x", "runs": {"s1-000": 5}}')
+    index = _index()
+    assert kept.summaries(paths, index, list(index.runs.values()))["s1-000"].value == 0.25
