@@ -206,3 +206,20 @@ def test_the_runs_status_cycle_is_slurm_poll_s_when_set() -> None:
     for bad in ("soon", "0", "1e9"):
         with pytest.raises(WildError, match="WILD_BACKEND_SLURM_POLL_S"):
             poll_cycle_s({"WILD_BACKEND_SLURM_POLL_S": bad})
+
+
+def test_a_new_run_alert_settles_before_the_agent_takes_it_while_its_sweep_still_runs() -> None:
+    """The flood's other failures may reach the loop one wake later: a run alert stays pending
+    (so they join it) for FLOOD_SETTLE_S after it was raised, while runs of its sweep go on;
+    once the window closes, or nothing of the sweep runs any more, it is handed on."""
+    failed, going = ended("sw1-001", 0), run("sw1-002", "running")
+    raised = alert_of(research.failure_alert([failed], {}, NOW))
+    index = {r.id: r for r in (failed, going)}
+    left = research.settling_alerts([raised], index, NOW + timedelta(seconds=1))
+    assert left == {raised.id: pytest.approx(research.FLOOD_SETTLE_S - 1)}
+    after = NOW + timedelta(seconds=research.FLOOD_SETTLE_S + 0.1)
+    assert research.settling_alerts([raised], index, after) == {}
+    all_ended = {failed.id: failed, going.id: replace(going, status="finished")}
+    assert research.settling_alerts([raised], all_ended, NOW) == {}
+    taken = alert_of(status_update(raised, "in-progress", NOW))
+    assert research.settling_alerts([taken], index, NOW) == {}

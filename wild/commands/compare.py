@@ -13,6 +13,7 @@ import orjson
 from wild.metrics import kept_views
 from wild.metrics.comparison import find_sweep, sweep_comparison
 from wild.parsers.run_compare import comparison_json, format_comparison
+from wild.output import escape_undecodable
 from wild.paths import WildPaths
 from wild.store.runs_log import read_runs
 from wild.workspace import require_initialised
@@ -23,7 +24,8 @@ def compare_action(paths: WildPaths, opts: Mapping[str, Any], *, as_json: bool) 
 
     require_initialised(paths)
     asked = [opts["compare"], opts["metric"], list(opts["group_by"]), as_json]
-    name = "compare " + orjson.dumps(asked).decode()
+    # The key of the kept listing: what was asked, any bytes that are not UTF-8 as \xNN.
+    name = "compare " + orjson.dumps(escape_undecodable(asked)).decode()
     if not opts.get("plot") and (kept := kept_views.kept_view(paths, name)) is not None:
         return kept
     taken, runs_log = time.time_ns(), kept_views.runs_log_signature(paths)  # before the read

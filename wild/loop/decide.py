@@ -28,6 +28,7 @@ from wild.loop import (
     judge,
     limits,
     recovery,
+    research,
     research_step,
     task_checks,
     work,
@@ -158,10 +159,11 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
     actions += compaction
     if model.rate_limited_until is not None and at.mono < model.rate_limited_until:
         return Step(model, (*actions, Wait(model.rate_limited_until - at.mono)))
+    settling = research.settling_alerts(model.ws.open_alerts, model.ws.runs.runs, at.now)
     selection = (
         None
         if model.control.paused
-        else select_with_holds(model.ws, frozenset(model.book.awaiting))
+        else select_with_holds(model.ws, frozenset(model.book.awaiting) | settling.keys())
     )
     if model.complete_claimed:
         model, judged = _judge_complete(model, selection)
@@ -176,17 +178,22 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         model, work_actions = started
         model = replace(model, idle_note=None)
         return Step(model, (*actions, *work_actions))
-    if model.options.once:
+    if model.options.once and not settling:
         item = selection.item if selection is not None else None
         if item is not None and item.reason in (HUMAN_WAIT, HUMAN_ONLY_WAIT):
             return _end(model, "waiting-human", "waiting for the human's answer", *actions)
         return _end(model, "once", "nothing to run now", *actions)
-    note = _idle_note(selection)
+    # A run alert gathering its flood is not waiting for the human: nothing to say yet.
+    item = selection.item if selection is not None else None
+    note = None if item is not None and item.id in settling else _idle_note(selection)
     if note is not None and note != model.idle_note:
         # Said once per reason, not at every wake-up.
         actions += (Say(note), *work.stuck_plan_question(selection))
     model = replace(model, idle_note=note)
-    return Step(model, (*actions, Wait(_idle_timeout(model, policy, selection, at))))
+    timeout = _idle_timeout(model, policy, selection, at)
+    if settling:  # hand the gathered alert on once its window closes
+        timeout = min([*settling.values(), *([] if timeout is None else [timeout])])
+    return Step(model, (*actions, Wait(timeout)))
 
 
 def _tell_refusals(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:

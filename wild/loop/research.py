@@ -34,6 +34,10 @@ TAIL_CHARS = 2000  # of each failed run's log, in its alert's context
 # Runs whose own end times lie this close are one flood: a bad node or a shared bug ends them
 # within seconds; a loop under load may look minutes apart, which must not split them.
 FLOOD_WINDOW_S = 120.0
+# A new run alert waits this long before the agent takes it up, while runs of its sweeps still
+# run: failures that land meanwhile join it (they may end in the same second, yet reach the
+# loop one wake apart), so the agent answers one alert for the flood, not one per look.
+FLOOD_SETTLE_S = 3.0
 
 
 def failure_alert(
@@ -138,3 +142,23 @@ def runs_to_act_on(
         for run_id in sweeps[sweep_id].run_ids
         if run_id in runs and not runs[run_id].terminal
     )
+
+
+def settling_alerts(
+    open_alerts: Iterable[Alert], runs: Mapping[str, RunRecord], now: datetime
+) -> dict[str, float]:
+    """Pending run alerts still gathering their flood → seconds until they are handed on: raised
+    less than FLOOD_SETTLE_S ago while a run of their sweeps is still going."""
+    going = {run.sweep for run in runs.values() if not run.terminal}
+    settling: dict[str, float] = {}
+    for alert in open_alerts:
+        if alert.type != RUN_ALERT_TYPE or alert.status != "pending":
+            continue
+        raised = parse_time(alert.timestamp)
+        sweeps = {runs[r].sweep for r in runs_of_alert(alert) if r in runs}
+        if raised is None or not sweeps & going:
+            continue
+        left = FLOOD_SETTLE_S - (now - raised).total_seconds()
+        if left > 0:
+            settling[alert.id] = left
+    return settling

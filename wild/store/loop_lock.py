@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from wild.errors import WildError
+from wild.errors import WildError, with_filename
 from wild.parsers.state import LoadedState, parse_state
 from wild.store.files import read_bytes
 from wild.store.write_guard import open_own_file
@@ -55,8 +55,12 @@ def take_loop_lock(root: Path, holder: Callable[[], str | None] = lambda: None) 
     # Name the holder in the lock file itself, the moment it is held: state.json names the
     # loop only later, so a refused start in between could not say who runs.
     line = f"pid {os.getpid()} on {os.uname().nodename}\n".encode()
-    os.pwrite(fd, line, 0)
-    os.ftruncate(fd, len(line))
+    try:
+        os.pwrite(fd, line, 0)
+        os.ftruncate(fd, len(line))
+    except OSError as error:  # a full disk: the error names the lock file, not a descriptor
+        os.close(fd)
+        raise with_filename(error, root / "loop.lock") from None
     return LoopLock(fd)
 
 
