@@ -103,3 +103,16 @@ def test_an_earlier_attempts_files_are_not_this_attempts(tmp_path: Path) -> None
     earlier.mkdir(parents=True)
     (earlier / "metrics.csv").write_text("step,loss\n1,5\n")
     assert dict(RunMetrics(paths, run, None).refresh().series) == {}
+
+
+def test_a_metrics_file_that_is_a_link_is_never_read_through(tmp_path: Path) -> None:
+    """An agent links a run's metrics.jsonl to a file outside the project: nothing of that
+    file is read (so the dashboard never shows it), and the link is named as a problem."""
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"step": 1, "password": 1234}\n')
+    link = tmp_path / "metrics.jsonl"
+    link.symlink_to(secret)
+    follower = FileFollower(str(link), JSONL)
+    follower.read()
+    assert follower.series == {}
+    assert follower.problems == [f"{link}: a symbolic link; metrics are never read through one"]

@@ -5,6 +5,7 @@ from the start). Early stopping and the dashboard keep one `RunMetrics` per live
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,11 +64,19 @@ class FileFollower:
             return False
         self.signature = found
         try:
-            with open(self.path, "rb") as source:
+            # Never through a link (one planted at a run's metrics.jsonl could show any file's
+            # lines on the dashboard): O_NOFOLLOW, as wild's writes (wild.store.write_guard).
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as source:
                 self._read(source)
         except OSError as error:
             self._restart()
-            self.problems.append(f"{self.path}: cannot be read ({error.strerror or error})")
+            why = (
+                "a symbolic link; metrics are never read through one"
+                if error.errno == errno.ELOOP
+                else f"cannot be read ({error.strerror or error})"
+            )
+            self.problems.append(f"{self.path}: {why}")
         return True
 
     def _read(self, source: Any) -> None:
