@@ -102,3 +102,64 @@ def test_with_the_ledger_deleted_too_events_log_still_counts_the_spending(
     assert (again.reason, again.iterations) == ("max-cost", 0)
     assert [line for line in sim.out if f"{RECOVERED} events.log" in line]
     assert sim.state().total_cost_usd == 24.0
+
+
+def _every_count_lost(tmp_path: Path) -> Path:
+    """A project that ran an agent before (its log is there) whose every count is gone."""
+    root = tmp_path / "proj" / ".wild"
+    subprocess.run(
+        [sys.executable, "-m", "wild", "--init", "--dir", str(root)], check=True, timeout=60
+    )
+    (root / "logs").mkdir(exist_ok=True)
+    (root / "logs" / "iteration-1.log").write_text("[wild] started …\n")
+    for name in ("state.json", "events.log"):
+        (root / name).unlink(missing_ok=True)
+    return root
+
+
+def test_a_cap_never_counts_from_zero_silently_when_every_count_is_lost(tmp_path: Path) -> None:
+    """state.json, the ledger and events.log all gone, in a project whose agents ran: with a
+    cap the loop says so and asks the human; where no terminal answers, it does not start."""
+    root = _every_count_lost(tmp_path)
+    marker = tmp_path / "agent-ran"
+    loop = subprocess.run(
+        [
+            *(sys.executable, "-m", "wild", "Go on", "--agent-cmd", f"touch {marker}"),
+            *("--max-cost", "20", "--dir", str(root)),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,  # no controlling terminal: nobody to ask
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert loop.returncode == 1, loop.stdout + loop.stderr
+    assert "--max-cost would count from zero" in loop.stdout
+    assert "cannot ask for confirmation" in loop.stderr
+    assert not marker.exists()
+
+
+def test_without_a_cap_or_with_a_count_left_nothing_is_asked(
+    tmp_path: Path, _human_at_the_terminal: list[str]
+) -> None:
+    from wild.commands.run_loop import confirm_a_blank_count, counted_before
+    from wild.loop import LoopOptions
+    from wild.paths import WildPaths
+
+    paths = WildPaths(_every_count_lost(tmp_path))
+    said: list[str] = []
+    assert not counted_before(paths)
+    confirm_a_blank_count(paths, LoopOptions(goal="g"), said.append)  # no cap: no question
+    assert (said, _human_at_the_terminal) == ([], [])
+    capped = LoopOptions(goal="g", max_iterations=5)
+    confirm_a_blank_count(paths, capped, said.append)  # the human at the terminal says yes
+    assert len(said) == 1 and len(_human_at_the_terminal) == 1
+    paths.events.write_text(
+        '{"id":"evt-1","ts":"2026-11-27T10:00:00Z","kind":"agent-end","cause":null,'
+        '"iteration":1,"duration_s":2.0}\n'
+    )
+    assert counted_before(paths)  # events.log still counts a run: nothing to ask
+    confirm_a_blank_count(paths, capped, said.append)
+    assert len(said) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -13,10 +14,15 @@ from wild.agents.registry import CUSTOM, agent_program, agent_spec, cannot_start
 from wild.agents.runner import run_agent
 from wild.clock import Clock
 from wild.commands.approval_guard import guarding, remove_void_approvals
+from wild.commands.human_acts import HumanGate
 from wild.commands.init import init_wild
 from wild.errors import UsageError, WildError
 from wild.loop import Loop, LoopOptions, LoopResult
+from wild.parsers.state import Unreadable, parse_state
+from wild.parsers.totals import Totals, from_events
 from wild.paths import WildPaths
+from wild.store import totals_ledger
+from wild.store.events_log import read_events
 from wild.store.files import read_text
 from wild.wake import WakeReason
 from wild.workspace import record_trust
@@ -58,6 +64,47 @@ def start_policy(
         edits.update_policy(paths, policy, duration=duration, now=clock.now())
     elif duration is not None and policy_file is None:
         raise UsageError("--duration needs --policy MODE (or --update-policy MODE)")
+
+
+def confirm_a_blank_count(
+    paths: WildPaths, options: LoopOptions, out: Callable[[str], None]
+) -> None:
+    """A cap counts what was spent across restarts. A project that ran agents before (its
+    iteration logs are there) whose every count of it is gone (state.json, the ledger outside
+    the project and events.log all count nothing) never starts counting from zero silently:
+    wild says so and asks the human at the terminal (refused where none is)."""
+    caps = [
+        flag
+        for flag, value in (
+            ("--max-cost", options.max_cost_usd),
+            ("--max-tokens", options.max_tokens),
+            ("--max-iterations", options.max_iterations),
+            ("--max-time", options.max_time_s),
+        )
+        if value is not None
+    ]
+    if not caps or not any(paths.logs.glob("iteration-*.log")) or counted_before(paths):
+        return
+    lost = (
+        f"this project ran agents before ({paths.logs}), but state.json, the totals ledger "
+        "and events.log count nothing of it"
+    )
+    out(f"⚠️  {lost}: {', '.join(caps)} would count from zero.")
+    HumanGate(on_terminal=True).require(paths, f"start {', '.join(caps)} from zero ({lost})")
+
+
+def counted_before(paths: WildPaths) -> bool:
+    """Whether anything records what this project's loops spent (read only: the loop's own
+    load sets a broken state.json aside)."""
+    totals = totals_ledger.recorded(paths.state)
+    if not paths.state.is_symlink():
+        with contextlib.suppress(OSError):
+            parsed = parse_state(paths.state.read_bytes(), str(paths.state))
+            if not isinstance(parsed, Unreadable):
+                totals = totals.at_least(Totals.of(parsed.state))
+    with contextlib.suppress(OSError):
+        totals = totals.at_least(from_events(read_events(paths.events)[0]))
+    return totals != Totals()
 
 
 def _check_agent(options: LoopOptions, project: Path) -> None:
@@ -134,6 +181,7 @@ def run_loop(
         out(warning)
     init_wild(paths)
     start_policy(paths, clock, policy=policy, duration=duration, policy_file=policy_file)
+    confirm_a_blank_count(paths, options, out)
     # A run cut short by a killed loop may have left an approval wild did not write.
     remove_void_approvals(paths, clock.now())
     loop = Loop(paths, options, clock=clock, out=out, runner=guarding(paths, clock, run_agent))
