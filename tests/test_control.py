@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from wild.control import (
     ControlCommand,
+    ControlInbox,
     ControlRequest,
     ControlState,
     end_offset,
@@ -165,3 +167,15 @@ def test_a_request_from_another_terminal_wakes_the_watching_loop(paths: WildPath
         assert ControlState().apply(commands) == ControlState(stop_requested=True)
     finally:
         watcher.stop()
+
+
+def test_a_request_counts_at_the_next_decision_even_before_the_watcher_reports_it(
+    paths: WildPaths,
+) -> None:
+    """A pause written just as an agent ends must hold the next iteration, even when the
+    watcher's event for the control file has not reached the loop yet (a busy machine)."""
+    inbox = ControlInbox(paths, threading.Event())
+    request(paths, "pause")
+    assert [r.command for r in inbox.take()] == ["pause"]  # no on_change came first
+    inbox.on_change()  # the late event finds nothing new: the request counts once
+    assert inbox.take() == ()

@@ -131,7 +131,11 @@ class ControlInbox:
             self._stop.set()
 
     def take(self) -> tuple[ControlRequest, ...]:
-        """The requests read since the last call, oldest first."""
+        """The requests made since the last call, oldest first. The file is read here too: a
+        request written just before the loop decides counts even when the watcher's event has
+        not reached the loop yet (a busy machine delays it; a pause must not be one iteration
+        late)."""
         with self._lock:
-            taken, self._pending = tuple(self._pending), []
+            found, self._offset = read_pending(self._paths, self._offset)
+            taken, self._pending = (*self._pending, *found), []
         return taken

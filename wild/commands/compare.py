@@ -12,8 +12,8 @@ import orjson
 
 from wild.metrics import kept_views
 from wild.metrics.comparison import find_sweep, sweep_comparison
-from wild.parsers.run_compare import comparison_json, format_comparison
 from wild.output import escape_undecodable
+from wild.parsers.run_compare import comparison_json, format_comparison
 from wild.paths import WildPaths
 from wild.store.runs_log import read_runs
 from wild.workspace import require_initialised
