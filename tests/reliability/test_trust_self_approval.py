@@ -79,6 +79,33 @@ print("<promise>" + ("COMPLETE" if kind == "planning" else "TASK_COMPLETE") + "<
 """
 
 
+def _one_agent_run(
+    tmp_path: Path, paths: WildPaths, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """A real loop running `agent.py` once (the unapproved barrier then waits for the human)."""
+    agent = f"{sys.executable} {tmp_path / 'agent.py'}"
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wild",
+            "Train it",
+            "--agent-cmd",
+            agent,
+            "--once",
+            "--dir",
+            str(paths.root),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+
+
 def test_an_agent_cannot_approve_its_own_command_nor_loosen_the_policy(tmp_path: Path) -> None:
     paths = WildPaths(tmp_path / "proj" / ".wild")
     init_wild(paths)
@@ -92,26 +119,7 @@ def test_an_agent_cannot_approve_its_own_command_nor_loosen_the_policy(tmp_path:
         "WILD_TEST_DIR": str(paths.root),
         "WILD_TEST_ATTEMPTS": ";".join("|".join(a) for a in ATTEMPTS),
     }
-    loop = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wild",
-            "Train it",
-            "--agent-cmd",
-            f"{sys.executable} {tmp_path / 'agent.py'}",
-            "--once",  # the agent's one run; the unapproved barrier then waits for the human
-            "--dir",
-            str(paths.root),
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=100,
-        check=False,
-    )
+    loop = _one_agent_run(tmp_path, paths, env)
     log = (tmp_path / "attempts.log").read_text()
     rows = log.splitlines()
     assert len(rows) == 3 * len(ATTEMPTS), (log, loop.stdout, loop.stderr)
@@ -160,26 +168,7 @@ def test_an_approval_the_agent_writes_into_the_store_is_void_and_raises_an_alert
         "WILD_TEST_COMMAND": command,
         "WILD_TEST_PROJECT": str(paths.project),
     }
-    loop = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wild",
-            "Train it",
-            "--agent-cmd",
-            f"{sys.executable} {tmp_path / 'agent.py'}",
-            "--once",  # the agent's one run; the unapproved barrier then waits for the human
-            "--dir",
-            str(paths.root),
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=100,
-        check=False,
-    )
+    loop = _one_agent_run(tmp_path, paths, env)
     assert not marker.exists(), loop.stdout  # the forged approval never ran the command
     assert not is_approved(paths.project, command)  # and was taken out of the store
     alerts = paths.alerts.read_text()

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.serve.browser import chrome, require_browser
 from tests.serve.sample import make_project
 from wild.clock import SystemClock
 from wild.paths import WildPaths
@@ -70,3 +71,14 @@ def board(tmp_path: Path) -> Iterator[Client]:
     paths = make_project(tmp_path)
     with Dashboard(paths, SystemClock(), port=0) as dashboard:
         yield Client(dashboard, paths)
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    """One real Chromium for a module's browser tests (tests/serve/browser.py)."""
+    require_browser()
+    browser = chrome()
+    try:
+        yield browser
+    finally:
+        browser.quit()

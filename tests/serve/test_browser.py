@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +12,13 @@ import orjson
 import pytest
 
 from tests.loop_processes import WAIT_S, Wild
-from tests.serve.browser import chrome, click, require_browser, screenshot, wait_until
+from tests.serve.browser import click, screenshot, wait_until
 from tests.serve.conftest import Client
 from tests.serve.sample import XSS
 from wild.barriers.approvals import is_approved
 from wild.store.files import read_text
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    require_browser()
-    browser = chrome()
-    try:
-        yield browser
-    finally:
-        browser.quit()
 
 
 def by_css(driver: Any, css: str) -> Any:

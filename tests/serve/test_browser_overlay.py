@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from tests.serve.browser import chrome, require_browser, screenshot, wait_until
+from tests.serve.browser import screenshot, wait_until
 from tests.serve.test_browser import all_css, by_css, no_page_errors, open_page
 from wild.clock import SystemClock
 from wild.commands.init import init_wild
@@ -23,16 +22,6 @@ from wild.serve.server import Dashboard
 
 pytestmark = pytest.mark.timeout(120)
 NAN_RUN = "s1-003"
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    require_browser()
-    browser = chrome()
-    try:
-        yield browser
-    finally:
-        browser.quit()
 
 
 def _sweep_project(root: Path) -> WildPaths:
