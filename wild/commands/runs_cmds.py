@@ -65,13 +65,21 @@ def sweep_summary(sweep: SweepRecord) -> dict[str, Any]:
         "sweep": sweep.id,
         "runs": len(sweep.run_ids),
         "cut": sweep.cut,
+        "sampled": bool(sweep.cut and sweep.spec.get("sample")),
         "barrier": sweep.barrier,
         "task": sweep.task,
     }
 
 
 def format_sweep(summary: Mapping[str, Any]) -> str:
-    cut = f"; max_runs cut {summary['cut']} more" if summary["cut"] else ""
+    cut = ""
+    if summary["cut"] and summary.get("sampled"):
+        cut = f"; max_runs sampled them at random, {summary['cut']} grid points left out"
+    elif summary["cut"]:
+        cut = (
+            f"; max_runs cut the grid: its last {summary['cut']} points are left out "
+            '("sample": true draws the kept points at random)'
+        )
     runs = f"{summary['runs']} run{'s' if summary['runs'] != 1 else ''}"
     text = (
         f"{summary['sweep']}\n{runs} queued{cut}; "
