@@ -165,7 +165,7 @@ def test_a_missing_sweep_file_is_no_such_file(wild_dir: Path, tmp_path: Path) ->
     result = invoke("--sweep", str(missing), "--dir", str(wild_dir))
     assert result.exit_code == 2
     assert result.output == (
-        f"Error: --sweep {missing}: no such file; give a sweep JSON file or -\n"
+        f"Error: --sweep {missing}: no such file; give a sweep file (JSON, YAML or W&B) or -\n"
     )
     assert not (wild_dir / "runs.jsonl").exists()
 

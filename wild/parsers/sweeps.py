@@ -41,6 +41,10 @@ SkillKind = Literal["python_function", "python_script", "shell_script", "prompt_
 SKILL_KINDS: tuple[SkillKind, ...] = get_args(SkillKind)
 Method = Literal["grid", "random"]
 METHODS: tuple[Method, ...] = get_args(Method)
+# How each value reaches the command line: `--lr=0.1` (argparse, click), `--lr 0.1`, or
+# `lr=0.1` (a Hydra app's overrides).
+ArgsStyle = Literal["--key=value", "--key value", "key=value"]
+ARGS_STYLES: tuple[ArgsStyle, ...] = get_args(ArgsStyle)
 
 _TOP_KEYS = (
     "name",
@@ -54,6 +58,10 @@ _TOP_KEYS = (
     "count",
     "seed",
     "sample",
+    "args",
+    # Early stopping of bad runs (wild.runs' stopping rules read it); a W&B sweep's
+    # `early_terminate` arrives here.
+    "early_stop",
     "workdir",
     "backend",
     "resources",
@@ -115,6 +123,7 @@ class SweepSpec:
     count: int | None = None
     seed: int = 0
     sample: bool = False
+    args_style: ArgsStyle = "--key=value"
 
     def grid(self) -> Grid:
         """The runs' params: the grid (cut or sampled by `max_runs`), or the random points."""
@@ -128,14 +137,25 @@ class SweepSpec:
 
 def parse_sweep(text: str) -> SweepSpec | list[str]:
     """The spec in a `<sweep>` body or a `--sweep` file, or the errors found in it."""
+    data = load_json(text)
+    return data if isinstance(data, JsonError) else validate_sweep(data)
+
+
+class JsonError(list[str]):
+    """Why a sweep's text is not JSON: one line naming where."""
+
+
+def load_json(text: str) -> object:
+    """The JSON value in `text`, or a `JsonError`."""
     try:
-        data = orjson.loads(text.strip().encode("utf-8", "surrogatepass"))
+        return orjson.loads(text.strip().encode("utf-8", "surrogatepass"))
     except orjson.JSONDecodeError as error:
-        return [
-            f"the sweep is not valid JSON: {error.msg} at line {error.lineno}, column "
-            f"{error.colno}; send one JSON object"
-        ]
-    return validate_sweep(data)
+        return JsonError(
+            [
+                f"the sweep is not valid JSON: {error.msg} at line {error.lineno}, column "
+                f"{error.colno}; send one JSON object"
+            ]
+        )
 
 
 def validate_sweep(data: object) -> SweepSpec | list[str]:
@@ -154,6 +174,16 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
     _choice(data, skill, errors)
     max_runs = _max_runs(data.get("max_runs"), errors)
     method, count, seed, sample = _search(data, axes, max_runs, errors)
+    args_style = data.get("args", "--key=value")
+    if args_style not in ARGS_STYLES:
+        errors.append(
+            f'"args" {args_style!r} is not an argument style: use '
+            + ", ".join(f'"{style}"' for style in ARGS_STYLES)
+        )
+    if skill is not None and skill.kind == "python_function" and args_style != "--key=value":
+        errors.append('a "python_function" skill reads --key=value arguments; drop "args"')
+    if "early_stop" in data and not isinstance(data["early_stop"], Mapping):
+        errors.append('"early_stop" must be an object such as {"rule": "median", "metric": …}')
     workdir = _line(data, "workdir", errors) or "."
     backend = _line(data, "backend", errors)
     if backend is not None and not _BACKEND.fullmatch(backend):
@@ -177,6 +207,7 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
         count=count,
         seed=seed,
         sample=sample,
+        args_style=args_style,
     )
 
 
