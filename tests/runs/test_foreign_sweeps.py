@@ -33,26 +33,24 @@ out.mkdir(exist_ok=True)
 (out / (os.environ["WILD_RUN_ID"] + ".json")).write_text(json.dumps(vars(args)))
 """
 
-# Reads its overrides as a Hydra app does: `key=value` words (nested keys with dots), and
-# fails as Hydra fails on `--key=value` ("unrecognized arguments").
+# A real Hydra app (hydra-core, in the test extra): its config in conf/config.yaml, its
+# overrides `key=value` words; Hydra refuses wild's default `--key=value` arguments.
 HYDRA_APP = """\
-import json, os, pathlib, sys
-config = {"optimizer": {"lr": 1.0}, "seed": 0, "trainer": {"epochs": 1}}
-for word in sys.argv[1:]:
-    if word.startswith("-") or "=" not in word:
-        sys.exit(f"error: unrecognized arguments: {word}")
-    key, value = word.split("=", 1)
-    *parents, leaf = key.split(".")
-    node = config
-    for part in parents:
-        node = node[part]
-    if leaf not in node:
-        sys.exit(f"Could not override '{key}': not in the config")
-    node[leaf] = json.loads(value)
-out = pathlib.Path(os.environ["WILD_DIR"]).parent / "out"
-out.mkdir(exist_ok=True)
-(out / (os.environ["WILD_RUN_ID"] + ".json")).write_text(json.dumps(config))
+import json, os, pathlib
+import hydra
+from omegaconf import OmegaConf
+
+@hydra.main(config_path="conf", config_name="config", version_base=None)
+def main(cfg):
+    out = pathlib.Path(os.environ["WILD_DIR"]).parent / "out"
+    out.mkdir(exist_ok=True)
+    config = OmegaConf.to_container(cfg)
+    (out / (os.environ["WILD_RUN_ID"] + ".json")).write_text(json.dumps(config))
+
+main()
 """
+HYDRA_CONFIG = "optimizer:\n  lr: 1.0\nseed: 0\ntrainer:\n  epochs: 1\n"
+
 
 WANDB = """\
 program: train.py
@@ -95,10 +93,12 @@ def test_a_wandb_yaml_runs_as_a_sweep_of_a_real_script(tmp_path: Path) -> None:
     )
 
 
-def test_a_hydra_command_line_runs_as_a_sweep_of_an_app_that_reads_overrides(
+def test_a_hydra_command_line_runs_as_a_sweep_of_a_real_hydra_app(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "app.py").write_text(HYDRA_APP)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "config.yaml").write_text(HYDRA_CONFIG)
     spec = from_hydra(
         [
             sys.executable,
