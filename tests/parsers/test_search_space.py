@@ -197,3 +197,42 @@ def test_every_search_mistake_is_reported_at_once() -> None:
         count=0,
     )
     assert len(found) == 3, found
+
+
+_ANY_NUMBER = st.one_of(
+    st.integers(min_value=-(10**400), max_value=10**400),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+)
+
+
+@given(
+    kind=st.one_of(
+        st.sampled_from(["uniform", "log_uniform", "int_uniform", "q_uniform"]), st.text()
+    ),
+    low=_ANY_NUMBER,
+    high=_ANY_NUMBER,
+    q=_ANY_NUMBER,
+    seed=st.integers(),
+)
+def test_any_distribution_is_validated_without_raising_and_a_valid_one_draws_in_range(
+    kind: str, low: object, high: object, q: object, seed: int
+) -> None:
+    distribution = {"distribution": kind, "min": low, "max": high}
+    if q is not None:  # None: no "q" at all
+        distribution["q"] = q
+    found = validate_sweep(
+        {
+            "name": "s",
+            "base_command": "x",
+            "method": "random",
+            "count": 3,
+            "seed": seed,
+            "parameters": {"x": distribution},
+        }
+    )
+    if isinstance(found, SweepSpec):
+        for point in found.grid().points:
+            assert low <= point["x"] <= high  # type: ignore[operator]

@@ -53,7 +53,37 @@ def multiples(low: float, high: float, q: float) -> tuple[int, int]:
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (not a bool), as a float too: an int past float's range is not."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value) and math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _bounds_problem(where: str, kind: object, low: float, high: float) -> str | None:
+    if not low < high:
+        return f'{where} "min" {low!r} must be below "max" {high!r}'
+    if not math.isfinite(float(high) - float(low)):
+        return f'{where}: the range from "min" to "max" is too wide for a float'
+    if kind == "log_uniform" and not low > 0:
+        return f'{where} is log_uniform: "min" must be above 0, not {low!r}'
+    if kind == "int_uniform" and not (isinstance(low, int) and isinstance(high, int)):
+        return f'{where} is int_uniform: "min" and "max" must be whole numbers'
+    return None
+
+
+def _q_problem(where: str, low: float, high: float, q: object) -> str | None:
+    if not _number(q) or not q > 0:  # type: ignore[operator]
+        return f'{where} is q_uniform: give "q", a number above 0, e.g. 0.05'
+    try:
+        first, last = multiples(low, high, q)  # type: ignore[arg-type]
+    except OverflowError:
+        return f'{where}: "q" {q!r} is too small for this range'
+    if first > last:
+        return f'{where} has no multiple of "q" {q!r} between "min" and "max"'
+    return None
 
 
 def parse_distribution(
@@ -70,22 +100,17 @@ def parse_distribution(
         errors.append(
             f'"parameters.{name}.distribution" {kind!r} is not one of {", ".join(DISTRIBUTIONS)}'
         )
-    if not _number(low) or not _number(high):
+    bounds = _number(low) and _number(high)
+    if not bounds:
         errors.append(f'{where} needs numbers "min" and "max", e.g. {{"min": 0.001, "max": 0.1}}')
-    elif not low < high:  # type: ignore[operator]
-        errors.append(f'{where} "min" {low!r} must be below "max" {high!r}')
-    elif kind == "log_uniform" and not low > 0:  # type: ignore[operator]
-        errors.append(f'{where} is log_uniform: "min" must be above 0, not {low!r}')
-    elif kind == "int_uniform" and not (isinstance(low, int) and isinstance(high, int)):
-        errors.append(f'{where} is int_uniform: "min" and "max" must be whole numbers')
-    if kind == "q_uniform":
-        if not _number(q) or not q > 0:  # type: ignore[operator]
-            errors.append(f'{where} is q_uniform: give "q", a number above 0, e.g. 0.05')
-        elif (
-            len(errors) == before and math.ceil(low / q) > math.floor(high / q)  # type: ignore[operator]
-        ):
-            errors.append(f'{where} has no multiple of "q" {q!r} between "min" and "max"')
-    elif "q" in value:
+    elif problem := _bounds_problem(where, kind, low, high):  # type: ignore[arg-type]
+        errors.append(problem)
+    if kind == "q_uniform" and bounds and len(errors) == before:
+        if problem := _q_problem(where, low, high, q):  # type: ignore[arg-type]
+            errors.append(problem)
+    elif kind == "q_uniform" and not (_number(q) and q > 0):  # type: ignore[operator]
+        errors.append(f'{where} is q_uniform: give "q", a number above 0, e.g. 0.05')
+    elif kind != "q_uniform" and "q" in value:
         errors.append(f'{where} has "q", which only "q_uniform" uses')
     if len(errors) > before or kind not in DISTRIBUTIONS:
         return None
