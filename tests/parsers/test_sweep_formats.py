@@ -8,10 +8,12 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wild.parsers.hydra_multirun import from_hydra
 from wild.parsers.sweep_formats import SweepFile, parse_sweep_file
-from wild.parsers.sweeps import validate_sweep
+from wild.parsers.sweeps import SweepSpec, validate_sweep
 from wild.runs.resolve import resolve_instruction
 
 PY = "/opt/py/bin/python"
@@ -250,4 +252,54 @@ def test_hydra_problems_are_all_reported() -> None:
     ]
     assert from_hydra(["python", "app.py", "-m", "lr=0.1"]) == [
         "no override sweeps anything: give a key a comma list (lr=0.1,0.01) or range(start,stop)"
+    ]
+
+
+_JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats()
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.text(max_size=200))
+def test_any_sweep_file_text_is_read_without_raising(text: str) -> None:
+    assert parse_sweep_file(text, python=PY) is not None
+
+
+@given(
+    st.fixed_dictionaries(
+        {"program": st.sampled_from(["train.py", ""]), "parameters": _JSONISH},
+        optional={
+            "method": st.sampled_from(["grid", "random", "bayes"]) | _JSONISH,
+            "command": _JSONISH,
+            "metric": _JSONISH,
+            "early_terminate": _JSONISH,
+            "run_cap": _JSONISH,
+        },
+    )
+)
+def test_any_wandb_shaped_sweep_is_translated_or_refused_without_raising(
+    data: dict[str, Any],
+) -> None:
+    found = parse_sweep_file(orjson.dumps(data).decode(), python=PY)
+    assert isinstance(found, list | SweepFile)
+
+
+@given(st.lists(st.text(max_size=12), max_size=6))
+def test_any_hydra_command_line_is_read_without_raising(words: list[str]) -> None:
+    found = from_hydra(["python", "app.py", "-m", *words])
+    if isinstance(found, dict):
+        assert isinstance(validate_sweep(found), list | SweepSpec)
+
+
+def test_a_yaml_nested_too_deeply_is_refused_not_a_crash() -> None:
+    assert problems("a: " + "[" * 5000 + "]" * 5000) == [
+        "the sweep is nested too deeply to read; send one YAML or JSON object"
     ]

@@ -50,7 +50,7 @@ def _lines(node: yaml.Node, path: tuple[str, ...] = ()) -> dict[tuple[str, ...],
 def _lines_of(text: str) -> Lines:
     try:
         node = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return {}  # JSON that YAML 1.1 does not read: the problems name no line
     return _lines(node) if node is not None else {}
 
@@ -62,6 +62,8 @@ def _decode(text: str) -> tuple[Any, Lines] | list[str]:
         return data if isinstance(data, JsonError) else (data, _lines_of(text))
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506  (a SafeLoader)
+    except RecursionError:
+        return ["the sweep is nested too deeply to read; send one YAML or JSON object"]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
