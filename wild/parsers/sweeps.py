@@ -2,8 +2,9 @@
 exact one-line errors an agent or a human can act on. Pure: it never raises on any input.
 
 Required: `name`, `parameters`, and `base_command` or `skill` (not both). Optional:
-`fallback`, `max_runs`, `method` (`grid` or `random`), `count`, `seed`, `sample`,
-`workdir`, `backend`, `resources`, `slurm`, `goal`, `description`,
+`fallback`, `max_runs`, `method` (`grid` or `random`), `count`, `seed`, `sample`, `args`
+(how each value reaches the command line), `early_stop`, `workdir`, `backend`, `resources`,
+`slurm`, `goal`, `description`,
 and what wild reads of the runs' metrics: `metrics`, `objective`, `total_steps`.
 Unknown keys are errors, so a misspelt `max_run` does not silently launch the whole grid.
 Skills are reference-only: a target names a function, script or playbook that must exist
