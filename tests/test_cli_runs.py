@@ -53,7 +53,8 @@ def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_
     assert sweep_id.startswith("s20261125-") and len(sweep_id) == len("s20261125-1a2b")
     task = tasks_md.parse((wild_dir / "tasks.md").read_text()).tasks[-1].id
     assert summary == (
-        f"4 runs queued; max_runs cut 2 more; analysis {task} waits for barrier "
+        "4 runs queued; max_runs cut the grid: its last 2 points are left out "
+        f'("sample": true draws the kept points at random); analysis {task} waits for barrier '
         f"sweep-{sweep_id}-done"
     )
     assert approval == "They run once you approve their command: python train.py"
@@ -79,6 +80,47 @@ def test_sweep_records_runs_and_prints_the_id_count_and_cut(wild_dir: Path, tmp_
     assert listed.output.splitlines()[1] == (
         f"{sweep_id}-001  queued  1        -     24:00:00  -     -        -    lr=0.1 seed=1   -"
     )
+
+
+def test_a_sampled_grid_says_so_and_its_runs_hold_the_drawn_points(
+    wild_dir: Path, tmp_path: Path
+) -> None:
+    sampled = {**SWEEP, "sample": True, "seed": 3}
+    result = invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, sampled))
+    assert result.exit_code == 0, result.output
+    assert "4 runs queued; max_runs sampled them at random, 2 grid points left out;" in (
+        result.output
+    )
+    runs = orjson.loads(invoke("--dir", str(wild_dir), "--runs", "--json").output)
+    drawn = [r["params"] for r in runs]
+    assert len({(p["lr"], p["seed"]) for p in drawn}) == 4  # distinct grid points
+    assert drawn != [
+        dict(lr=0.1, seed=1),
+        dict(lr=0.1, seed=2),
+        dict(lr=0.01, seed=1),
+        dict(lr=0.01, seed=2),
+    ]  # not the first four: seed 3 draws others
+
+
+def test_a_random_search_records_each_runs_drawn_values_in_its_params(
+    wild_dir: Path, tmp_path: Path
+) -> None:
+    search = {
+        "name": "lr",
+        "base_command": "python train.py",
+        "method": "random",
+        "count": 3,
+        "seed": 11,
+        "parameters": {"lr": {"distribution": "log_uniform", "min": 1e-4, "max": 1e-1}},
+    }
+    result = invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, search))
+    assert result.exit_code == 0, result.output
+    runs = orjson.loads(invoke("--dir", str(wild_dir), "--runs", "--json").output)
+    drawn = [r["params"]["lr"] for r in runs]
+    assert len(set(drawn)) == 3 and all(1e-4 <= lr <= 1e-1 for lr in drawn)
+    assert [r["resolved_instruction"] for r in runs] == [
+        f"python train.py --lr={orjson.dumps(lr).decode()}" for lr in drawn
+    ]
 
 
 def test_runs_json_is_the_list_of_records(wild_dir: Path, tmp_path: Path) -> None:
@@ -123,7 +165,7 @@ def test_a_missing_sweep_file_is_no_such_file(wild_dir: Path, tmp_path: Path) ->
     result = invoke("--sweep", str(missing), "--dir", str(wild_dir))
     assert result.exit_code == 2
     assert result.output == (
-        f"Error: --sweep {missing}: no such file; give a sweep JSON file or -\n"
+        f"Error: --sweep {missing}: no such file; give a sweep file (JSON, YAML or W&B) or -\n"
     )
     assert not (wild_dir / "runs.jsonl").exists()
 

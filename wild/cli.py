@@ -36,6 +36,7 @@ from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
 
 clock: Clock = SystemClock()
+SWEEP_COMMAND = "wild.sweep_command"  # ctx.meta: the words of `wild --sweep -- CMD…`
 
 
 class GuardedCommand(click.Command):
@@ -102,6 +103,9 @@ class WildCommand(GuardedCommand):
         return super().main(argv, prog_name, **extra)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args, command = _sweep_command(args)
+        if command is not None:
+            ctx.meta[SWEEP_COMMAND] = command
         # `wild --dir x demo` reads as the demo but would start a real agent on the goal "demo".
         explicit = "--" in args  # checked first: parsing consumes `args`
         rest = super().parse_args(ctx, args)
@@ -133,6 +137,15 @@ class WildCommand(GuardedCommand):
             formatter.write_dl(
                 [(name, sub.get_short_help_str()) for name, sub in self.subcommands.items()]
             )
+
+
+def _sweep_command(args: list[str]) -> tuple[list[str], list[str] | None]:
+    """`wild --sweep -- python train.py -m lr=0.1,0.01`: the words after `--` are a Hydra
+    multirun command line, the sweep itself, not wild's options or a goal."""
+    for at in range(len(args) - 1):
+        if args[at : at + 2] == ["--sweep", "--"]:
+            return args[: at + 2], args[at + 2 :]
+    return args, None
 
 
 def _flag(name: str) -> str:
@@ -250,7 +263,8 @@ def demo() -> None:
 @click.option(
     "--sweep",
     metavar="FILE|ID",
-    help="Start the sweep in a JSON file (- for stdin); with --runs: list only this sweep's.",
+    help="Start the sweep in a file: wild's JSON or YAML, or a W&B sweep (- for stdin; "
+    "-- CMD -m k=a,b: a Hydra multirun); with --runs: list only this sweep's.",
 )
 @click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
 @click.option(
@@ -394,7 +408,12 @@ def cli(
         raise UsageError("--port belongs to --serve; it does nothing without it")
     call = Call(
         paths=paths,
-        opts={**options, "goal": goal, "as_json": as_json},
+        opts={
+            **options,
+            "goal": goal,
+            "as_json": as_json,
+            "sweep_command": ctx.meta.get(SWEEP_COMMAND),
+        },
         clock=clock,
         out=click.echo if as_json else _echo_capped,
         clear=click.clear,

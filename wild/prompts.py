@@ -266,7 +266,12 @@ let its tracker write there (Lightning `CSVLogger`, Hugging Face `output_dir`, T
 compare, and `"total_steps": N` gives the ETA. Instead of
 `base_command`, a `"skill": {"kind": "python_script", "target": "path.py", "args": {}}`
 references an existing script (kinds: python_function, python_script, shell_script,
-prompt_playbook); inline code is refused. `wild --runs` lists the runs."""
+prompt_playbook); inline code is refused. For a random search, set `"method": "random"`,
+`"count": N` and `"seed": S`, and give a parameter as a list or a distribution
+`{"distribution": "log_uniform", "min": 1e-5, "max": 1e-1}` (also uniform, int_uniform,
+q_uniform with "q"); `"sample": true` makes `max_runs` draw grid points at random instead of
+keeping the first. `"args": "key=value"` passes Hydra-style overrides instead of `--key=value`.
+`wild --runs` lists the runs."""
 
 
 def _files_text(run: RunRecord, summary: RunSummary | None, folder: str) -> str:

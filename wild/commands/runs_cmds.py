@@ -11,33 +11,16 @@ from typing import Any, TextIO
 
 from wild.barriers.command_gate import gate
 from wild.clock import Clock
-from wild.errors import UsageError, WildError
+from wild.commands.sweep_input import read_sweep, refused
+from wild.errors import WildError
 from wild.output import plural
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
-from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
 from wild.policy.trust import hold_policy
 from wild.runs import decide, signing
 from wild.runs.record_sweep import record_sweep
-from wild.store.files import decode
 from wild.store.runs_log import read_runs
 from wild.workspace import read_trust, require_initialised, stated_policy
-
-
-def _source_text(source: str, stdin: TextIO) -> str:
-    if source == "-":
-        return stdin.read()
-    try:
-        # Not `read_text`: a missing state file reads as "", a missing sweep file is an error.
-        return decode(Path(source).read_bytes())
-    except FileNotFoundError:
-        raise UsageError(f"--sweep {source}: no such file; give a sweep JSON file or -") from None
-
-
-def refused(source: str, errors: Sequence[str]) -> UsageError:
-    shown = "standard input" if source == "-" else source
-    listed = "\n".join(f"  - {error}" for error in errors)
-    return UsageError(f"the sweep in {shown} launched nothing; fix these and run again:\n{listed}")
 
 
 def submit_sweep(
@@ -47,13 +30,13 @@ def submit_sweep(
     now: datetime,
     run_backend: str | None,
     stdin: TextIO = sys.stdin,
+    command: Sequence[str] | None = None,
 ) -> SweepRecord:
-    """Validate the sweep in `source` (a file, or `-` for stdin) and record it; an invalid
-    one is a usage error listing every problem, and nothing is recorded."""
+    """Validate the sweep in `source` (a file, `-` for stdin, or `--` for the Hydra
+    `command`) and record it; an invalid one is a usage error listing every problem, and
+    nothing is recorded."""
     require_initialised(paths)
-    spec = parse_sweep(_source_text(source, stdin))
-    if not isinstance(spec, SweepSpec):
-        raise refused(source, spec)
+    spec = read_sweep(paths, source, stdin, command)
     outcome = record_sweep(paths, spec, now=now, run_backend=run_backend)
     if outcome.sweep is None:
         raise refused(source, outcome.errors)
@@ -65,13 +48,21 @@ def sweep_summary(sweep: SweepRecord) -> dict[str, Any]:
         "sweep": sweep.id,
         "runs": len(sweep.run_ids),
         "cut": sweep.cut,
+        "sampled": bool(sweep.cut and sweep.spec.get("sample")),
         "barrier": sweep.barrier,
         "task": sweep.task,
     }
 
 
 def format_sweep(summary: Mapping[str, Any]) -> str:
-    cut = f"; max_runs cut {summary['cut']} more" if summary["cut"] else ""
+    cut = ""
+    if summary["cut"] and summary.get("sampled"):
+        cut = f"; max_runs sampled them at random, {summary['cut']} grid points left out"
+    elif summary["cut"]:
+        cut = (
+            f"; max_runs cut the grid: its last {summary['cut']} points are left out "
+            '("sample": true draws the kept points at random)'
+        )
     runs = f"{summary['runs']} run{'s' if summary['runs'] != 1 else ''}"
     text = (
         f"{summary['sweep']}\n{runs} queued{cut}; "
@@ -182,7 +173,13 @@ def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_j
         return act_on_run(paths, opts["rerun"], stop=False)
     if opts["runs"]:
         return runs_listing(paths, opts["sweep"], now, as_json=as_json)
-    sweep = submit_sweep(paths, opts["sweep"], now=now, run_backend=opts["run_backend"])
+    sweep = submit_sweep(
+        paths,
+        opts["sweep"],
+        now=now,
+        run_backend=opts["run_backend"],
+        command=opts.get("sweep_command"),
+    )
     summary = sweep_summary(sweep)
     queued = read_runs(paths.runs_log).index.of_sweep(sweep.id)
     if gate_notes(paths, queued, now):  # the policy holds them until a human approves

@@ -1,28 +1,36 @@
 """A sweep's `parameters`: validated into axes, and expanded into its grid of run params.
 
-The grid is the cartesian product in key order (the first key varies slowest, as
-`itertools.product`); a parameter whose values are objects varies their keys together, and
-each run's params hold those keys flattened (`{"batch_size": 64, "mini_batch_size": 16}`),
-not the parameter's own name. Pure: text and data in, data out.
+A parameter is a list of values (`[0.1, 0.01]` or `{"values": [...]}`), or a distribution
+(wild.parsers.search_space) that only a random search draws from. The grid is the cartesian
+product in key order (the first key varies slowest, as `itertools.product`); a parameter
+whose values are objects varies their keys together, and each run's params hold those keys
+flattened (`{"batch_size": 64, "mini_batch_size": 16}`), not the parameter's own name.
+A random search draws `count` points, each parameter independently (a list: one of its
+values; a distribution: a draw), and a sampled grid draws `max_runs` distinct grid points;
+both from `random.Random(seed)`, so the same seed gives the same points. Pure: text and data
+in, data out.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import random
 import re
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from wild.parsers.search_space import Distribution, parse_distribution
+
 # The most runs one sweep may hold: a typo in a grid (one list too many) should be an error
 # the agent can read, not 10^9 lines in runs.jsonl.
 MAX_RUNS = 10_000
 
 # A parameter is passed as `--key=value` and as `WILD_PARAM_<KEY>`: a letter or `_` first,
-# then letters, digits, `_` or `-`.
-KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+# then letters, digits, `_` or `-`; dots too, for a Hydra app's nested keys (`optimizer.lr`).
+KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 Scalar = str | int | float | bool
 
@@ -35,13 +43,18 @@ class Axis:
     points: tuple[Mapping[str, Scalar], ...]
 
 
+Parameter = Axis | Distribution
+
+
 @dataclass(frozen=True)
 class Grid:
-    """The runs' params in grid order, after `max_runs`; `cut` counts the points left out."""
+    """The runs' params in grid order, after `max_runs`; `cut` counts the points left out,
+    and `sampled` says they were left out at random (`"sample": true`), not from the end."""
 
     points: tuple[Mapping[str, Scalar], ...]
     total: int
     cut: int
+    sampled: bool = False
 
 
 def is_scalar(value: object) -> bool:
@@ -72,11 +85,15 @@ def _object_point(name: str, index: int, value: Mapping[str, Any], errors: list[
     return ok
 
 
-def _axis(name: str, values: object, errors: list[str]) -> Axis | None:
+def _axis(name: str, values: object, errors: list[str]) -> Parameter | None:
     where = f'"parameters.{name}"'
     if not KEY.fullmatch(name):
         errors.append(_bad_key('"parameters" name', name))
         return None
+    if isinstance(values, Mapping) and "distribution" in values:
+        return parse_distribution(name, values, errors)
+    if isinstance(values, Mapping) and set(values) == {"values"}:
+        values = values["values"]
     if not isinstance(values, list) or not values:
         errors.append(f"{where} must be a non-empty list of values, e.g. [0.1, 0.01]")
         return None
@@ -104,7 +121,7 @@ def _axis(name: str, values: object, errors: list[str]) -> Axis | None:
     return Axis(name, tuple(types.MappingProxyType(dict(v)) for v in values))
 
 
-def parse_axes(parameters: object, errors: list[str]) -> tuple[Axis, ...] | None:
+def parse_axes(parameters: object, errors: list[str]) -> tuple[Parameter, ...] | None:
     """The parameters' axes in key order, or None with the reasons added to `errors`."""
     if not isinstance(parameters, Mapping) or not parameters:
         errors.append(
@@ -118,7 +135,7 @@ def parse_axes(parameters: object, errors: list[str]) -> tuple[Axis, ...] | None
     found = tuple(a for a in axes if a is not None)
     owner: dict[str, str] = {}
     for axis in found:
-        for key in axis.points[0]:
+        for key in param_names((axis,)):
             if key in owner:
                 errors.append(
                     f'"parameters.{axis.name}" sets {key!r}, which "parameters.{owner[key]}" '
@@ -129,8 +146,57 @@ def parse_axes(parameters: object, errors: list[str]) -> tuple[Axis, ...] | None
     return found
 
 
+def param_names(parameters: tuple[Parameter, ...]) -> list[str]:
+    """The keys a run's params hold, in order."""
+    return [
+        key
+        for p in parameters
+        for key in ((p.name,) if isinstance(p, Distribution) else p.points[0])
+    ]
+
+
 def grid_size(axes: tuple[Axis, ...]) -> int:
     return math.prod(len(axis.points) for axis in axes)
+
+
+def _flat(parts: tuple[Mapping[str, Scalar], ...]) -> Mapping[str, Scalar]:
+    return types.MappingProxyType({k: v for part in parts for k, v in part.items()})
+
+
+def random_points(parameters: tuple[Parameter, ...], count: int, seed: int) -> Grid:
+    """`count` points, each parameter drawn independently, reproducible from `seed`."""
+    rng = random.Random(seed)  # noqa: S311  (reproducible search, not secrets)
+
+    def draw(p: Parameter) -> Mapping[str, Scalar]:
+        if isinstance(p, Distribution):
+            return {p.name: p.draw(rng)}
+        return p.points[rng.randrange(len(p.points))]
+
+    points = tuple(_flat(tuple(draw(p) for p in parameters)) for _ in range(count))
+    return Grid(points, count, 0)
+
+
+def _point_at(axes: tuple[Axis, ...], index: int) -> Mapping[str, Scalar]:
+    """The grid point at `index` in grid order (the last axis varies fastest)."""
+    parts: list[Mapping[str, Scalar]] = []
+    for axis in reversed(axes):
+        index, digit = divmod(index, len(axis.points))
+        parts.append(axis.points[digit])
+    return _flat(tuple(reversed(parts)))
+
+
+def sample_grid(axes: tuple[Axis, ...], keep: int, seed: int) -> Grid:
+    """`keep` distinct grid points drawn from `random.Random(seed)`, kept in grid order.
+
+    Lazy: a grid far larger than `keep` costs only the points kept.
+    """
+    total = grid_size(axes)
+    if keep >= total:
+        return expand(axes, None)
+    rng = random.Random(seed)  # noqa: S311  (reproducible search, not secrets)
+    chosen = sorted(rng.sample(range(total), keep))
+    points = tuple(_point_at(axes, index) for index in chosen)
+    return Grid(points, total, total - keep, sampled=True)
 
 
 def expand(axes: tuple[Axis, ...], max_runs: int | None) -> Grid:
@@ -141,8 +207,5 @@ def expand(axes: tuple[Axis, ...], max_runs: int | None) -> Grid:
     total = grid_size(axes)
     keep = total if max_runs is None else min(total, max_runs)
     product = itertools.product(*(axis.points for axis in axes))
-    points = tuple(
-        types.MappingProxyType({k: v for part in combo for k, v in part.items()})
-        for combo in itertools.islice(product, keep)
-    )
+    points = tuple(_flat(combo) for combo in itertools.islice(product, keep))
     return Grid(points, total, total - keep)

@@ -2,7 +2,9 @@
 exact one-line errors an agent or a human can act on. Pure: it never raises on any input.
 
 Required: `name`, `parameters`, and `base_command` or `skill` (not both). Optional:
-`fallback`, `max_runs`, `workdir`, `backend`, `resources`, `slurm`, `goal`, `description`,
+`fallback`, `max_runs`, `method` (`grid` or `random`), `count`, `seed`, `sample`, `args`
+(how each value reaches the command line), `early_stop`, `workdir`, `backend`, `resources`,
+`slurm`, `goal`, `description`,
 and what wild reads of the runs' metrics: `metrics`, `objective`, `total_steps`.
 Unknown keys are errors, so a misspelt `max_run` does not silently launch the whole grid.
 Skills are reference-only: a target names a function, script or playbook that must exist
@@ -22,10 +24,28 @@ import orjson
 from wild.parsers.field_values import parse_duration
 from wild.parsers.metric_summary import parse_metric_globs, parse_objective, parse_total_steps
 from wild.parsers.runs import Resources
-from wild.parsers.sweep_grid import KEY, MAX_RUNS, Axis, Grid, expand, grid_size, parse_axes
+from wild.parsers.sweep_grid import (
+    KEY,
+    MAX_RUNS,
+    Axis,
+    Grid,
+    Parameter,
+    expand,
+    grid_size,
+    param_names,
+    parse_axes,
+    random_points,
+    sample_grid,
+)
 
 SkillKind = Literal["python_function", "python_script", "shell_script", "prompt_playbook"]
 SKILL_KINDS: tuple[SkillKind, ...] = get_args(SkillKind)
+Method = Literal["grid", "random"]
+METHODS: tuple[Method, ...] = get_args(Method)
+# How each value reaches the command line: `--lr=0.1` (argparse, click), `--lr 0.1`, or
+# `lr=0.1` (a Hydra app's overrides).
+ArgsStyle = Literal["--key=value", "--key value", "key=value"]
+ARGS_STYLES: tuple[ArgsStyle, ...] = get_args(ArgsStyle)
 
 _TOP_KEYS = (
     "name",
@@ -34,6 +54,15 @@ _TOP_KEYS = (
     "skill",
     "fallback",
     "max_runs",
+    # The search: a grid (cut or sampled by max_runs) or `count` random points, from `seed`.
+    "method",
+    "count",
+    "seed",
+    "sample",
+    "args",
+    # Early stopping of bad runs (wild.runs' stopping rules read it); a W&B sweep's
+    # `early_terminate` arrives here.
+    "early_stop",
     "workdir",
     "backend",
     "resources",
@@ -82,7 +111,7 @@ class SweepSpec:
     """A validated sweep: what to run, over which grid, where and with what."""
 
     name: str
-    axes: tuple[Axis, ...]
+    axes: tuple[Parameter, ...]
     base_command: str | None
     skill: Skill | None
     fallback: Fallback | None
@@ -91,21 +120,43 @@ class SweepSpec:
     backend: str | None
     resources: Resources
     raw: Mapping[str, Any]
+    method: Method = "grid"
+    count: int | None = None
+    seed: int = 0
+    sample: bool = False
+    args_style: ArgsStyle = "--key=value"
 
     def grid(self) -> Grid:
-        return expand(self.axes, self.max_runs)
+        """The runs' params: the grid (cut or sampled by `max_runs`), or the random points."""
+        if self.method == "random":
+            return random_points(self.axes, self.count or 0, self.seed)
+        axes = tuple(a for a in self.axes if isinstance(a, Axis))  # validate_sweep: all are
+        if self.sample and self.max_runs is not None:
+            return sample_grid(axes, self.max_runs, self.seed)
+        return expand(axes, self.max_runs)
 
 
 def parse_sweep(text: str) -> SweepSpec | list[str]:
     """The spec in a `<sweep>` body or a `--sweep` file, or the errors found in it."""
+    data = load_json(text)
+    return data if isinstance(data, JsonError) else validate_sweep(data)
+
+
+class JsonError(list[str]):
+    """Why a sweep's text is not JSON: one line naming where."""
+
+
+def load_json(text: str) -> object:
+    """The JSON value in `text`, or a `JsonError`."""
     try:
-        data = orjson.loads(text.strip().encode("utf-8", "surrogatepass"))
+        return orjson.loads(text.strip().encode("utf-8", "surrogatepass"))
     except orjson.JSONDecodeError as error:
-        return [
-            f"the sweep is not valid JSON: {error.msg} at line {error.lineno}, column "
-            f"{error.colno}; send one JSON object"
-        ]
-    return validate_sweep(data)
+        return JsonError(
+            [
+                f"the sweep is not valid JSON: {error.msg} at line {error.lineno}, column "
+                f"{error.colno}; send one JSON object"
+            ]
+        )
 
 
 def validate_sweep(data: object) -> SweepSpec | list[str]:
@@ -123,11 +174,17 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
     fallback = _fallback(data["fallback"], errors) if "fallback" in data else None
     _choice(data, skill, errors)
     max_runs = _max_runs(data.get("max_runs"), errors)
-    if axes is not None and max_runs is None and grid_size(axes) > MAX_RUNS:
+    method, count, seed, sample = _search(data, axes, max_runs, errors)
+    args_style = data.get("args", "--key=value")
+    if args_style not in ARGS_STYLES:
         errors.append(
-            f"the grid has {grid_size(axes)} runs, more than {MAX_RUNS}; set "
-            '"max_runs" or use fewer values'
+            f'"args" {args_style!r} is not an argument style: use '
+            + ", ".join(f'"{style}"' for style in ARGS_STYLES)
         )
+    if skill is not None and skill.kind == "python_function" and args_style != "--key=value":
+        errors.append('a "python_function" skill reads --key=value arguments; drop "args"')
+    if "early_stop" in data and not isinstance(data["early_stop"], Mapping):
+        errors.append('"early_stop" must be an object such as {"rule": "median", "metric": …}')
     workdir = _line(data, "workdir", errors) or "."
     backend = _line(data, "backend", errors)
     if backend is not None and not _BACKEND.fullmatch(backend):
@@ -147,11 +204,71 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
         backend=backend,
         resources=resources if resources is not None else Resources(),
         raw=types.MappingProxyType(dict(data)),
+        method=method,
+        count=count,
+        seed=seed,
+        sample=sample,
+        args_style=args_style,
     )
 
 
-def _metric_keys(data: Mapping[str, Any], axes: tuple[Axis, ...] | None, errors: list[str]) -> None:
-    params = [key for axis in axes or () for point in axis.points[:1] for key in point]
+def _search(
+    data: Mapping[str, Any],
+    axes: tuple[Parameter, ...] | None,
+    max_runs: int | None,
+    errors: list[str],
+) -> tuple[Method, int | None, int, bool]:
+    """The method, count, seed and sample flag, each checked against the others."""
+    method = data.get("method", "grid")
+    if method not in METHODS:
+        errors.append(f'"method" {method!r} is not one of {", ".join(METHODS)}')
+        method = "grid"
+    count = data.get("count")
+    if count is not None and (
+        isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_RUNS
+    ):
+        errors.append(f'"count" must be a whole number from 1 to {MAX_RUNS}, not {count!r}')
+        count = None
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        errors.append(f'"seed" must be a whole number, not {seed!r}')
+        seed = 0
+    sample = data.get("sample", False)
+    if not isinstance(sample, bool):
+        errors.append(f'"sample" must be true or false, not {sample!r}')
+        sample = False
+    if method == "random":
+        if "count" not in data:
+            errors.append('a random search needs "count": how many points to draw, e.g. 20')
+        if "max_runs" in data or "sample" in data:
+            errors.append(
+                'a random search draws "count" points; "max_runs" and "sample" are for a grid'
+            )
+        return method, count, seed, sample
+    if "count" in data:
+        errors.append('"count" is for "method": "random"; a grid runs every point (or "max_runs")')
+    if sample and "max_runs" not in data:
+        errors.append('"sample": true draws "max_runs" grid points; set "max_runs"')
+    for axis in axes or ():
+        if not isinstance(axis, Axis):
+            errors.append(
+                f'"parameters.{axis.name}" is a distribution, which a grid cannot list: set '
+                '"method": "random" and "count", or give a list of values'
+            )
+    lists = tuple(a for a in axes or () if isinstance(a, Axis))
+    full = axes is not None and len(lists) == len(axes)
+    if full and max_runs is None and grid_size(lists) > MAX_RUNS:
+        errors.append(
+            f"the grid has {grid_size(lists)} runs, more than {MAX_RUNS}; set "
+            '"max_runs" (with "sample": true to draw them at random) or use fewer values'
+        )
+    return method, count, seed, sample
+
+
+def _metric_keys(
+    data: Mapping[str, Any], axes: tuple[Parameter, ...] | None, errors: list[str]
+) -> None:
+    params = param_names(axes or ())
     if "metrics" in data:
         parse_metric_globs(data["metrics"], params, errors)
     if "objective" in data:

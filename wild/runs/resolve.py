@@ -1,6 +1,7 @@
 """What each run of a sweep executes: its `resolved_instruction`, one shell command line.
 
-Pure. Every value reaches the command as one `--key=value` word, quoted with `shlex`, in
+Pure. Every value reaches the command as one `--key=value` word (or, by the sweep's `args`
+style, the two words `--key value`, or `key=value` for a Hydra app), quoted with `shlex`, in
 grid order; a run's params come after the skill's (or fallback's) `args`, and a param wins
 over an arg of the same name. Text goes as it is, booleans as `true`/`false`, numbers, lists
 and objects as JSON. What a skill kind resolves to (seed 002 §5.1):
@@ -24,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from wild.parsers.sweeps import SweepSpec
+from wild.parsers.sweeps import ArgsStyle, SweepSpec
 
 RUNNER_MODULE = "wild.runs.call_function"
 
@@ -36,13 +37,17 @@ def value_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def flags(values: Mapping[str, Any]) -> list[str]:
-    """`--key=value` words, shell-quoted, in the mapping's order."""
-    return [shlex.quote(f"--{key}={value_text(value)}") for key, value in values.items()]
+def flags(values: Mapping[str, Any], style: ArgsStyle = "--key=value") -> list[str]:
+    """The values as words in `style`, shell-quoted, in the mapping's order."""
+    if style == "--key value":
+        pairs = ((f"--{key}", value_text(value)) for key, value in values.items())
+        return [shlex.quote(word) for pair in pairs for word in pair]
+    prefix = "--" if style == "--key=value" else ""
+    return [shlex.quote(f"{prefix}{key}={value_text(value)}") for key, value in values.items()]
 
 
-def _command(words: Iterable[str], values: Mapping[str, Any]) -> str:
-    return " ".join([*words, *flags(values)])
+def _command(words: Iterable[str], values: Mapping[str, Any], style: ArgsStyle) -> str:
+    return " ".join([*words, *flags(values, style)])
 
 
 def _text_command(spec: SweepSpec) -> tuple[str, Mapping[str, Any]]:
@@ -76,4 +81,4 @@ def program(spec: SweepSpec, *, python: str) -> str:
 def resolve_instruction(spec: SweepSpec, params: Mapping[str, Any], *, python: str) -> str:
     """The exact command one run of `spec` with `params` executes, in its workdir."""
     words, args = _words(spec, python=python)
-    return _command(words, {**args, **params})
+    return _command(words, {**args, **params}, spec.args_style)
