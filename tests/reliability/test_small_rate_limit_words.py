@@ -49,6 +49,8 @@ def _loop(tmp_path: Path, result: dict[str, object], exit_code: int) -> str:
         "Done. Note: the API's rate limit resets in 5 hours.",
         f"Worked on task-001: usage limit reached|{IN_5_HOURS}",
     ],
+    # Named, not by value: the epoch differs between the parallel workers' collections.
+    ids=["words", "quoted-epoch"],
 )
 def test_a_successful_run_quoting_a_limit_does_not_pause(tmp_path: Path, reply: str) -> None:
     shown = _loop(tmp_path, {"is_error": False, "result": reply}, 0)
