@@ -129,12 +129,6 @@ def _running(fields: list[str]) -> bool:
     return len(fields) > 2 and fields[0] not in ("Z", "X")
 
 
-def pid_running(pid: int) -> bool:
-    """Whether process `pid` exists and has not exited (a zombie has); reads Linux's /proc."""
-    fields = _stat_fields(Path(f"/proc/{pid}"))
-    return fields is not None and _running(fields)
-
-
 def group_alive(pgid: int) -> bool:
     """Whether any process of group `pgid` still runs (zombies waiting to be reaped do not)."""
     try:
