@@ -16,7 +16,6 @@ from wild.liveness import probe
 from wild.process import (
     OUTPUT_CAP,
     ProcessResult,
-    group_alive,
     kill_group,
     run_captured,
     shell_argv,
@@ -24,6 +23,7 @@ from wild.process import (
     stdin_source,
     wait_or_cancel,
 )
+from wild.procfs import group_alive
 
 # Writes the group leader's pid, starts a grandchild and writes its pid, then waits for it.
 WITH_GRANDCHILD = "echo $$ > leader.pid; sleep 300 & echo $! > child.pid; "
