@@ -17,8 +17,8 @@ from wild.commands.watch import running_loop_pid
 from wild.errors import WildError
 from wild.liveness import this_host, this_process
 from wild.parsers.lines import Problem
-from wild.parsers.process_id import ProcessId
-from wild.parsers.state import CurrentWork, LoadedState, LoopState, process_json, render_state
+from wild.parsers.process_id import ProcessId, process_json
+from wild.parsers.state import CurrentWork, LoadedState, LoopState, render_state
 from wild.paths import WildPaths
 from wild.serve.live import current_iteration
 from wild.store.loop_lock import running_loop
