@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from wild.procfs import group_alive
+from wild.tail import tail_of
 
 GRACE_S = 3.0
 # What a clean exit's leftovers (a daemon the command started) get before SIGKILL.
@@ -209,10 +210,9 @@ def stdin_source(data: bytes | Path | None) -> Iterator[IO[bytes] | int]:
 
 
 def _tail(handle: IO[bytes]) -> str:
-    """The last OUTPUT_CAP bytes written to `handle` (by the child, through its own fd)."""
-    size = handle.seek(0, os.SEEK_END)
-    handle.seek(max(0, size - OUTPUT_CAP))
-    return handle.read().decode("utf-8", "replace")
+    """The last OUTPUT_CAP bytes written to `handle` (by the child, through its own fd),
+    from the start of a line."""
+    return tail_of(handle, OUTPUT_CAP).decode("utf-8", "replace")
 
 
 def run_captured(
