@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import invoke
-from wild.barriers.approvals import is_approved, load_project
+from wild.barriers.approvals import load_approvals, load_project
 from wild.commands import human_acts
 from wild.commands.init import init_wild
 from wild.paths import WildPaths
@@ -90,14 +90,14 @@ def test_a_human_at_a_terminal_is_asked_and_yes_approves_the_command_shown(
     code, shown = _on_a_terminal(_wild(paths, "--approve", "gpu-free"), b"y\n")
     assert "approve gpu-free: `nvidia-smi -L`? [y/N]" in shown
     assert code == 0, shown
-    assert is_approved(paths.project, "nvidia-smi -L")
+    assert load_approvals(paths.project).allows("nvidia-smi -L")
 
 
 def test_a_human_who_says_no_approves_nothing(paths: WildPaths) -> None:
     code, shown = _on_a_terminal(_wild(paths, "--approve", "gpu-free"), b"n\n")
     assert code != 0
     assert "you did not confirm" in shown
-    assert not is_approved(paths.project, "nvidia-smi -L")
+    assert not load_approvals(paths.project).allows("nvidia-smi -L")
 
 
 def test_yes_is_accepted_where_a_terminal_is_attached(paths: WildPaths) -> None:
@@ -125,7 +125,7 @@ def test_without_a_terminal_approving_and_loosening_are_refused(
     done = _no_terminal(_wild(paths, *args))
     assert done.returncode != 0
     assert "/dev/tty" in done.stderr, done.stderr
-    assert not is_approved(paths.project, "nvidia-smi -L")
+    assert not load_approvals(paths.project).allows("nvidia-smi -L")
     assert load_project(paths.project)[1] is None  # no trust recorded
     assert paths.policy.read_bytes() == before
 
@@ -154,5 +154,5 @@ def test_approve_records_the_command_it_showed_not_the_file_read_again(
     monkeypatch.setattr(human_acts, "ask_terminal", swap_then_answer)
     result = invoke("--approve", "gpu-free", "--dir", str(paths.root))
     assert result.exit_code == 0, result.output
-    assert is_approved(paths.project, "nvidia-smi -L")
-    assert not is_approved(paths.project, "touch PWNED")
+    assert load_approvals(paths.project).allows("nvidia-smi -L")
+    assert not load_approvals(paths.project).allows("touch PWNED")

@@ -1,5 +1,5 @@
 """The barrier checker starts once the first agent runs, or before the loop first does anything
-else: a loop whose first act is to wait for a barrier still has its barriers checked."""
+else: a loop that waits for a barrier has its barriers checked."""
 
 from __future__ import annotations
 
@@ -45,9 +45,10 @@ def _unapproved_alert(root: Path) -> bool:
     return alerts.exists() and '"barrier":"data-ready"' in alerts.read_text().replace(" ", "")
 
 
-def test_a_loop_that_first_waits_for_a_barrier_has_it_checked(tmp_path: Path) -> None:
-    """All work waits on a barrier, and no agent monitors it: the loop's first act is to wait.
-    The real watcher and checker run in-process."""
+def test_a_loop_that_waits_for_a_barrier_has_it_checked(tmp_path: Path) -> None:
+    """All work waits on a barrier: an agent monitors it once, then the loop waits (the next
+    monitoring is far off) and the checker looks at the barrier meanwhile. The real watcher
+    and checker run in-process."""
     root = init_wild_dir(tmp_path / "project")
     marker = tmp_path / "ran.marker"
     with (root / "barriers.md").open("a") as handle:
@@ -57,14 +58,15 @@ def test_a_loop_that_first_waits_for_a_barrier_has_it_checked(tmp_path: Path) ->
 
     def agent(request: AgentRequest) -> AgentRun:
         ran.append((request.env.get("WILD_WORK_TYPE"), _unapproved_alert(root)))
-        loop.stop_event.set()  # seen enough: the loop stops after this run
+        if len(ran) > 1:
+            loop.stop_event.set()  # seen enough: the loop stops after this run
         return AgentRun(
             exit_code=1, timed_out=False, cancelled=True, duration_s=0.0, final_text="",
             signals=parse_signals(""), cost_usd=None, input_tokens=None, output_tokens=None,
             rate_limited=False, rate_limit_reset=None, log_path=request.log_path, output_bytes=0,
         )  # fmt: skip
 
-    options = loop_options(monitor_with_agent=False)
+    options = loop_options()
     loop = Loop(WildPaths(root), options, out=lambda _line: None, runner=agent,
                 hooks=Hooks(signals=False))  # fmt: skip
     running = threading.Thread(target=loop.run)
@@ -81,4 +83,5 @@ def test_a_loop_that_first_waits_for_a_barrier_has_it_checked(tmp_path: Path) ->
         running.join(WAIT_S)
     assert _unapproved_alert(root)
     assert not marker.exists()
-    assert all(alert_first for _, alert_first in ran)  # the alert's agent, if any, came after
+    assert ran[0] == ("monitoring", False)
+    assert all(alert_first for _, alert_first in ran[1:])  # the alert's agent, if any, came after

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from wild.liveness import probe
 from wild.process import (
     OUTPUT_CAP,
     ProcessResult,
-    group_alive,
     kill_group,
-    pid_running,
     run_captured,
     shell_argv,
     spawn,
     stdin_source,
     wait_or_cancel,
 )
+from wild.procfs import group_alive
 
 # Writes the group leader's pid, starts a grandchild and writes its pid, then waits for it.
 WITH_GRANDCHILD = "echo $$ > leader.pid; sleep 300 & echo $! > child.pid; "
@@ -47,14 +47,14 @@ def test_a_clean_exit_returns_the_output_and_exit_code(tmp_path: Path) -> None:
 def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -> None:
     result = run_captured(shell_argv(WITH_GRANDCHILD + "wait"), timeout_s=1, cwd=tmp_path)
     assert (result.exit_code, result.timed_out, result.cancelled) == (None, True, False)
-    assert pid_running(_pid_from(tmp_path / "child.pid")) is False
+    assert probe(_pid_from(tmp_path / "child.pid")) is None
     assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
 
 
 def test_a_clean_exit_leaves_no_background_grandchild_behind(tmp_path: Path) -> None:
     result = run_captured(shell_argv(WITH_GRANDCHILD + "echo started"), timeout_s=30, cwd=tmp_path)
     assert (result.exit_code, result.timed_out, result.output) == (0, False, "started\n")
-    assert pid_running(_pid_from(tmp_path / "child.pid")) is False
+    assert probe(_pid_from(tmp_path / "child.pid")) is None
     assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
 
 
@@ -66,7 +66,7 @@ def test_kill_group_sigkills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -
         child = _pid_from(tmp_path / "child.pid")
         kill_group(proc, grace_s=0.1)
     assert proc.returncode is not None
-    assert pid_running(child) is False
+    assert probe(child) is None
     assert group_alive(proc.pid) is False
 
 
@@ -142,12 +142,12 @@ def test_cancel_kills_the_group_and_says_so(tmp_path: Path) -> None:
     )
     runner.start()
     child = _pid_from(tmp_path / "child.pid")
-    assert pid_running(child) is True
+    assert probe(child) is not None
     cancel.set()
     runner.join()
     [result] = results
     assert (result.exit_code, result.timed_out, result.cancelled) == (None, False, True)
-    assert pid_running(child) is False
+    assert probe(child) is None
     assert group_alive(_pid_from(tmp_path / "leader.pid")) is False
 
 
@@ -179,14 +179,14 @@ def test_an_already_set_cancel_runs_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "ran").exists()
 
 
-def test_pid_running_counts_a_zombie_as_exited() -> None:
-    assert pid_running(os.getpid()) is True
+def test_probe_counts_a_zombie_as_exited() -> None:
+    assert probe(os.getpid()) is not None
     proc = subprocess.Popen(["true"])
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped: a zombie
     assert Path(f"/proc/{proc.pid}").exists()
-    assert pid_running(proc.pid) is False
+    assert probe(proc.pid) is None
     proc.wait()
-    assert pid_running(proc.pid) is False
+    assert probe(proc.pid) is None
 
 
 def test_wait_or_cancel_without_timeout_or_cancel_waits_for_the_exit() -> None:
@@ -226,7 +226,7 @@ def test_a_crashing_heartbeat_kills_the_group(tmp_path: Path) -> None:
 
     with pytest.raises(RuntimeError, match=r"^boom$"):
         wait_or_cancel(proc, timeout_s=None, heartbeat_s=0.01, on_heartbeat=explode)
-    assert pid_running(_pid_from(tmp_path / "child.pid")) is False
+    assert probe(_pid_from(tmp_path / "child.pid")) is None
     assert group_alive(proc.pid) is False
 
 

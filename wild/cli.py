@@ -34,6 +34,7 @@ from wild.errors import UsageError, WildError
 from wild.output import capped
 from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
+from wild.serve import DEFAULT_PORT
 
 clock: Clock = SystemClock()
 SWEEP_COMMAND = "wild.sweep_command"  # ctx.meta: the words of `wild --sweep -- CMD…`
@@ -374,7 +375,7 @@ def demo() -> None:
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
-    default=8765,
+    default=DEFAULT_PORT,
     show_default=True,
     help="With --serve: the dashboard's port (0: any free port).",
 )

@@ -12,7 +12,7 @@ import orjson
 
 from wild.clock import Clock, SystemClock, iso_ms
 from wild.errors import UsageError, WildError
-from wild.parsers.jsonl import split_complete_lines
+from wild.parsers.jsonl import loads, split_complete_lines
 from wild.paths import WildPaths
 from wild.store.jsonl import append_line
 
@@ -79,8 +79,8 @@ def read_pending(paths: WildPaths, offset: int) -> tuple[tuple[ControlRequest, .
 
 def _parse(line: bytes) -> ControlRequest | None:
     try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        record = loads(line)
+    except ValueError:
         return None
     # Checked against COMMANDS before the cast below.
     if not isinstance(record, dict) or record.get("command") not in COMMANDS:

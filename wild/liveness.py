@@ -5,7 +5,7 @@ A process is named by its pid plus its start time (Linux: /proc/<pid>/stat field
 ticks since boot) and the boot it belongs to. Where /proc is missing, only "a process with
 that pid exists" can be checked. The decision (`liveness`) is pure; `probe` reads /proc.
 
-Imports only `os` and the state's data: `wild --status` runs this at every call.
+Imports only `os`, `wild.proc` and the state's data: `wild --status` runs this at every call.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 from typing import Literal
 
 from wild.parsers.process_id import ProcessId
+from wild.procfs import STATE, has_exited, split_stat
 
 # running: that very process runs; gone: no process has its pid (or only a zombie);
 # reused: another process has its pid now; elsewhere: it ran on another host, which this
@@ -25,17 +26,12 @@ _BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 
 def parse_stat(line: str) -> tuple[str, int] | None:
-    """(state letter, start ticks) from a /proc/<pid>/stat line; None if it does not read.
-
-    The command (field 2) is parenthesised and may itself hold spaces and parentheses, so
-    the fields are counted from the last ")".
-    """
-    close = line.rfind(")")
-    fields = line[close + 2 :].split() if close >= 0 else []
+    """(state letter, start ticks) from a /proc/<pid>/stat line; None if it does not read."""
+    fields = split_stat(line) or []
     at = _START_TIME_FIELD - 3  # fields[0] is field 3, the state
     if len(fields) <= at or not fields[at].isdigit():
         return None
-    return fields[0], int(fields[at])
+    return fields[STATE], int(fields[at])
 
 
 def liveness(recorded: ProcessId, seen: ProcessId | None, host: str) -> Liveness:
@@ -81,7 +77,7 @@ def probe(pid: int, started_at: str | None = None) -> ProcessId | None:
     if stat is None:
         return _probe_by_signal(pid, started_at)
     state, ticks = stat
-    if state in ("Z", "X"):
+    if has_exited(state):
         return None
     return ProcessId(pid, this_host(), ticks, _boot_id(), started_at)
 

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from wild.procfs import group_alive
+from wild.tail import tail_of
+
 GRACE_S = 3.0
 # What a clean exit's leftovers (a daemon the command started) get before SIGKILL.
 STRAGGLER_GRACE_S = 0.5
@@ -112,47 +115,6 @@ def kill_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
         _wait_group_gone(proc, pgid, grace_s)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
-
-
-def _stat_fields(proc_dir: Path) -> list[str] | None:
-    """The fields of `/proc/<pid>/stat` after the command (state, ppid, pgrp, ...); None if gone."""
-    try:
-        stat_line = (proc_dir / "stat").read_text()
-    except OSError:
-        return None
-    # The command is parenthesised and may itself hold spaces and parentheses.
-    return stat_line[stat_line.rfind(")") + 2 :].split()
-
-
-def _running(fields: list[str]) -> bool:
-    # A zombie (Z) or dead (X) process has exited; it only waits to be reaped.
-    return len(fields) > 2 and fields[0] not in ("Z", "X")
-
-
-def pid_running(pid: int) -> bool:
-    """Whether process `pid` exists and has not exited (a zombie has); reads Linux's /proc."""
-    fields = _stat_fields(Path(f"/proc/{pid}"))
-    return fields is not None and _running(fields)
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any process of group `pgid` still runs (zombies waiting to be reaped do not)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # killpg also reaches zombies, which a slow init may leave for seconds; /proc tells them apart.
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
-        if entry.name.isdigit():
-            fields = _stat_fields(entry)
-            if fields is not None and _running(fields) and fields[2] == str(pgid):
-                return True
-    return False
 
 
 def scrubbed_env(
@@ -248,10 +210,9 @@ def stdin_source(data: bytes | Path | None) -> Iterator[IO[bytes] | int]:
 
 
 def _tail(handle: IO[bytes]) -> str:
-    """The last OUTPUT_CAP bytes written to `handle` (by the child, through its own fd)."""
-    size = handle.seek(0, os.SEEK_END)
-    handle.seek(max(0, size - OUTPUT_CAP))
-    return handle.read().decode("utf-8", "replace")
+    """The last OUTPUT_CAP bytes written to `handle` (by the child, through its own fd),
+    from the start of a line."""
+    return tail_of(handle, OUTPUT_CAP).decode("utf-8", "replace")
 
 
 def run_captured(

@@ -18,7 +18,7 @@ import pytest
 from tests.fake_agent import ARGV
 from wild.agents import orphans
 from wild.agents.runner import AgentRequest, AgentRun, run_agent
-from wild.process import pid_running
+from wild.liveness import probe
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ARGV
@@ -103,7 +103,7 @@ def test_a_killed_run_leaves_no_setsid_grandchild_behind(tmp_path: Path) -> None
     run, grandchild = _run_with_grandchild(tmp_path, sleep=600, timeout_s=1.0)
     assert run.timed_out
     # In a session of its own, out of reach of the group kill: found by its run id.
-    assert not pid_running(grandchild)
+    assert probe(grandchild) is None
 
 
 def test_a_timed_out_run_leaves_no_env_i_setsid_grandchild_behind(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_a_timed_out_run_leaves_no_env_i_setsid_grandchild_behind(tmp_path: Path
     run, grandchild = _run_with_grandchild(tmp_path, ENV_I_SETSID, sleep=600, timeout_s=1.0)
     try:
         assert run.timed_out
-        assert not pid_running(grandchild)
+        assert probe(grandchild) is None
     finally:
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
 
@@ -120,7 +120,7 @@ def test_a_job_left_by_a_clean_run_lives_on_until_the_loop_ends(tmp_path: Path) 
     run, grandchild = _run_with_grandchild(tmp_path)
     try:
         assert run.exit_code == 0
-        assert pid_running(grandchild)  # a training run a barrier may wait for
+        assert probe(grandchild) is not None  # a training run a barrier may wait for
     finally:
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
 
@@ -177,12 +177,12 @@ def test_an_agent_dies_with_the_process_that_started_it(tmp_path: Path, helper_p
         assert grandchild is not None
         host.send_signal(signal.SIGKILL)  # no chance to clean up
         host.wait()
-        _wait_until(lambda: not pid_running(agent), "the agent to die with its parent")
+        _wait_until(lambda: probe(agent) is None, "the agent to die with its parent")
         # Its grandchild, reparented to init, is found by the run id it inherited.
         run = orjson.loads(agent_file.read_bytes())["env"]["WILD_AGENT_RUN"]
-        assert pid_running(grandchild)
+        assert probe(grandchild) is not None
         assert orphans.sweep(run) == {grandchild}
-        assert not pid_running(grandchild)
+        assert probe(grandchild) is None
     finally:
         host.kill()
         host.wait()
@@ -198,7 +198,7 @@ import sys
 from pathlib import Path
 from wild.agents import orphans
 from wild.agents.runner import AgentRequest, run_agent
-from wild.process import pid_running
+from wild.liveness import probe
 here = Path(sys.argv[1])
 with orphans.guarded("test-loop"):
     assert orphans.is_subreaper()
@@ -206,7 +206,7 @@ with orphans.guarded("test-loop"):
                            log_path=here / "iteration-1.log",
                            env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
     grandchild = int((here / "grandchild.pid").read_text())
-    (here / "between-runs").write_text(str(pid_running(grandchild)))
+    (here / "between-runs").write_text(str(probe(grandchild) is not None))
 assert not orphans.is_subreaper()
 """
 
@@ -226,7 +226,7 @@ def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> Non
     try:
         assert host.returncode == 0
         assert (tmp_path / "between-runs").read_text() == "True"
-        assert not pid_running(grandchild)
+        assert probe(grandchild) is None
     finally:
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
 

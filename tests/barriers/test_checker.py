@@ -19,10 +19,10 @@ from wild.barriers.checker import BarrierChecker, check_all_now
 from wild.barriers.checks import CheckResult
 from wild.clock import SystemClock
 from wild.commands import barrier_cmds
+from wild.liveness import probe
 from wild.parsers.alerts import AlertIndex
 from wild.parsers.barriers import parse
 from wild.paths import WildPaths
-from wild.process import pid_running
 from wild.store.alerts_log import read_new
 
 NOT_APPROVED = "not run: its command is not approved; run `wild --approve b1` after reading it"
@@ -417,7 +417,7 @@ def test_stop_kills_a_long_check_instead_of_waiting_for_it(
         checker.stop()
     # Had stop() waited, the check would have timed out and written its result.
     assert paths.barriers.read_text() == block
-    assert pid_running(int(pid_file.read_text())) is False
+    assert probe(int(pid_file.read_text())) is None
     assert (checker.passes, wakes.ids) == (1, [])
 
 

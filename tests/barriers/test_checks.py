@@ -11,7 +11,8 @@ import pytest
 from tests.barriers.conftest import barrier
 from wild.barriers.approvals import Approvals, command_hash
 from wild.barriers.checks import CANCELLED, CheckResult, check_once
-from wild.process import pid_running, scrubbed_env
+from wild.liveness import probe
+from wild.process import scrubbed_env
 
 NOBODY = Approvals(frozenset())
 
@@ -202,13 +203,13 @@ def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -
     problem = "timed out after 1s; its process group was killed"
     assert result == CheckResult(False, problem, problem, True)
     pid = int((tmp_path / "child.pid").read_text())
-    assert pid_running(pid) is False
+    assert probe(pid) is None
 
 
 def test_a_background_leftover_of_a_quick_check_is_killed_too(tmp_path: Path) -> None:
     result = run(command("sleep 300 & echo $! > child.pid; echo started"), tmp_path)
     assert result == CheckResult(True, "started", None, True)
-    assert pid_running(int((tmp_path / "child.pid").read_text())) is False
+    assert probe(int((tmp_path / "child.pid").read_text())) is None
 
 
 class _SetOnceWritten(threading.Event):
@@ -235,7 +236,7 @@ def test_cancel_kills_a_running_check_which_then_counts_as_not_run(tmp_path: Pat
     # Not "timed out": only the cancel could have ended it before its 120 s.
     assert result == CheckResult(False, CANCELLED, None, False)
     assert CANCELLED == "not finished: wild is stopping"
-    assert pid_running(int(child.read_text())) is False
+    assert probe(int(child.read_text())) is None
 
 
 # ------------------------------------------------------------------------------ approval

@@ -109,8 +109,8 @@ def test_unsafe_ids_are_refused(tmp_path: Path, bad_id: str) -> None:
     with pytest.raises(WildError) as caught:
         generate_check_script(b, tmp_path)
     assert str(caught.value) == (
-        f"barrier id {bad_id!r} is not a safe file name; rename it in barriers.md to letters, "
-        "digits, '.', '_' and '-', starting with a letter"
+        f"barrier id {bad_id!r} is not a safe file name; rename it in barriers.md to a letter "
+        "first, then letters, digits, -, _ or ., at most 200 characters"
     )
     assert not (tmp_path / "scripts").exists()
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from wild.completion.run import run_check
+from wild.liveness import probe
 from wild.parsers import checks as checks_md
 from wild.parsers.checks import Check
-from wild.process import pid_running
 
 
 def check(body: str) -> Check:
@@ -74,9 +74,9 @@ def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     assert outcome.summary == "timed out after 0.5s; its process group was killed"
     child = int(pidfile.read_text())
     deadline = time.monotonic() + 5
-    while pid_running(child) and time.monotonic() < deadline:
+    while probe(child) is not None and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not pid_running(child)
+    assert probe(child) is None
 
 
 def test_an_unapproved_command_is_never_started(tmp_path: Path) -> None:

@@ -200,6 +200,15 @@ class Sim:
 
         self.queue(event)
 
+    def queue_time(self, seconds: float) -> None:
+        """When the loop next sleeps, `seconds` pass with nothing else happening (a backoff)."""
+
+        def passes() -> WakeReason:
+            self.clock.advance(seconds)
+            return TIMEOUT
+
+        self.queue(passes)
+
     def queue_request(self, command: str) -> None:
         """When the loop next sleeps, `wild --<command>` is run from another terminal: the
         request is appended and reaches the loop the way the folder watcher hands it over."""

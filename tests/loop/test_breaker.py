@@ -4,11 +4,9 @@ nor spins. In-process, timed by the test's clock."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from tests.loop.harness import TASK, new_project, notify_human, say, set_policy
-from wild.wake import TIMEOUT, WakeReason
 
 
 def test_five_failures_open_the_circuit_hold_the_work_and_the_loop_waits(tmp_path: Path) -> None:
@@ -21,22 +19,15 @@ def test_five_failures_open_the_circuit_hold_the_work_and_the_loop_waits(tmp_pat
     crashes = [[*say(f"Traceback: CUDA error {n}"), {"exit": 3}] for n in range(5)]
     sim.script = [*crashes, say(TASK)]  # task-002 succeeds at the first go
 
-    def backoff_passes(seconds: float) -> Callable[[], WakeReason]:
-        def passes() -> WakeReason:
-            sim.clock.advance(seconds)
-            return TIMEOUT
-
-        return passes
-
-    for seconds in (1.0, 2.0, 4.0, 8.0):  # the backoffs pass, as the real watcher lets them
-        sim.queue(backoff_passes(seconds))
+    for seconds in (5.0, 10.0, 20.0, 40.0):  # the backoffs pass, as the real watcher lets them
+        sim.queue_time(seconds)
 
     def held_and_asleep() -> None:
         assert sim.state().extra["loopState"]["state"] == "ESCALATED"
 
     sim.queue_edit(sim.paths.human, held_and_asleep)
     sim.queue_request("stop")
-    result = sim.run(backoff_base_s=1.0)
+    result = sim.run()
     assert (result.reason, result.iterations) == ("stopped", 6)
     assert [w for w in sim.worked_on()] == [("task", "task-001")] * 5 + [("task", "task-002")]
     assert sim.book().awaiting == {
@@ -46,6 +37,6 @@ def test_five_failures_open_the_circuit_hold_the_work_and_the_loop_waits(tmp_pat
     assert sim.task_status("task-002") == "complete"
     assert sim.notes[0].startswith("wild needs you (task-001): task-001 failed 5 times in a row")
     assert sim.watcher is not None
-    # Backoffs after the failures (1, 2, 4, 8 s), then no timed wake-up: held, not spinning.
-    assert sim.watcher.timeouts == [1.0, 2.0, 4.0, 8.0, None, None]
+    # Backoffs after the failures (5, 10, 20, 40 s), then no timed wake-up: held, not spinning.
+    assert sim.watcher.timeouts == [5.0, 10.0, 20.0, 40.0, None, None]
     assert sim.events("stalled") == []

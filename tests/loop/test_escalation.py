@@ -154,10 +154,11 @@ def test_repeated_task_failures_escalate_and_the_answer_gives_fresh_attempts(
         assert any(line.startswith("📣 wild needs you (task-001)") for line in sim.out)
         edits.add_human_input(sim.paths, "Use the smaller model", urgent=False, now=sim.clock.now())
 
+    sim.queue_time(5.0)  # the backoff after the second failure
     sim.queue_edit(sim.paths.human, human_answers)
     crash: Actions = [*say("Traceback: CUDA out of memory"), {"exit": 3}]
     sim.script = [crash, crash, crash, say(PROCESSED), say(TASK)]
-    result = sim.run(backoff_base_s=0)  # no backoff sleep: the human answers at the first one
+    result = sim.run()
     assert (result.reason, result.iterations) == ("complete", 5)
     assert [w[0] for w in sim.worked_on()] == ["task"] * 3 + ["human-input", "task"]
     question = sim.human().inputs[0]

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.loop.harness import MONITORED, T0, TASK, loop_options, new_project, say, set_policy
+from tests.loop.harness import MONITORED, T0, TASK, new_project, say, set_policy
 from wild.commands import edits
 from wild.loop import LoopResult
+from wild.loop.decide import MONITOR_EVERY_S
 from wild.loop.limits import backoff_s
 
 GATE = "# Barriers\n\n## [WAITING] gate\n- Type: manual\n"
@@ -59,12 +60,12 @@ def test_monitoring_repeats_while_the_loop_stays_blocked(tmp_path: Path) -> None
     sim = new_project(tmp_path, "- [ ] [P1] task-001: Train\n  - blockedBy: data-ready\n")
     sim.paths.barriers.write_text(BARRIER)
     sim.script = [say("Still running.", MONITORED)]
-    result = sim.run(max_iterations=2, monitor_every_s=60.0)
+    result = sim.run(max_iterations=2)
     assert result == LoopResult("max-iterations", 2, "reached 2 iterations")
     assert sim.worked_on() == [("monitoring", "data-ready")] * 2
     assert "⏳ Waiting (data-ready); sleeping until something changes" in sim.out
     # Between the two runs it slept until the next monitoring was due, once.
-    assert sim.watcher is not None and sim.watcher.timeouts == [60.0]
+    assert sim.watcher is not None and sim.watcher.timeouts == [MONITOR_EVERY_S]
 
 
 def test_idle_loop_does_not_wake_while_nothing_happens(tmp_path: Path) -> None:
@@ -186,10 +187,8 @@ def test_the_humans_input_does_not_wait_out_a_backoff(tmp_path: Path) -> None:
 
 
 def test_backoff_doubles_up_to_its_cap() -> None:
-    options = loop_options()
-    assert [backoff_s(n, options) for n in (0, 1, 2, 3, 4)] == [0.0, 0.0, 5.0, 10.0, 20.0]
-    assert backoff_s(10**6, options) == 300.0
-    assert backoff_s(5, loop_options(backoff_base_s=0)) == 0.0
+    assert [backoff_s(n) for n in (0, 1, 2, 3, 4)] == [0.0, 0.0, 5.0, 10.0, 20.0]
+    assert backoff_s(10**6) == 300.0
 
 
 def test_the_same_failure_three_times_pauses_the_loop_and_asks_the_human(tmp_path: Path) -> None:
@@ -197,8 +196,9 @@ def test_the_same_failure_three_times_pauses_the_loop_and_asks_the_human(tmp_pat
     set_policy(sim.paths, repeated_failures="never")  # only the stall rule can stop this
     no_key: list[dict[str, object]] = [*say("Error: ANTHROPIC_API_KEY is not set"), {"exit": 1}]
     sim.script = [no_key, no_key, no_key, say(TASK), say(TASK)]
+    sim.queue_time(5.0)  # the backoff after the second failure
     sim.queue_request("resume")  # the human fixed the cause
-    result = sim.run(backoff_base_s=0)  # the first sleep is the pause
+    result = sim.run()
     assert (result.reason, result.iterations) == ("complete", 5)
     (stall,) = sim.events("stalled")
     assert stall["failure"] == "the agent exited with 1: Error: ANTHROPIC_API_KEY is not set"

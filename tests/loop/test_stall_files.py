@@ -65,6 +65,6 @@ def test_failed_runs_are_not_file_stalls(tmp_path: Path) -> None:
     set_policy(sim.paths, repeated_failures="never")
     crashes = [[*say(f"Error {n}"), {"exit": 1}] for n in range(3)]  # the failure rules' job
     sim.script = [*crashes, say(TASK)]
-    sim.run(backoff_base_s=0)
+    sim.run()
     assert sim.events("stalled") == []
     assert [e["files_changed"] for e in sim.events("agent-end")] == [[], [], [], []]

@@ -25,8 +25,8 @@ from wild.store.events_log import EventLog, read_events
 GATE = "# Barriers\n\n## [WAITING] gate\n- Type: manual\n"
 
 
-def test_every_state_has_its_transitions_its_timeout_and_its_seed_name() -> None:
-    for table in (states.ALLOWED, states.SEED_NAMES, DEFAULT_TIMEOUTS_S):
+def test_every_state_has_its_transitions_and_its_timeout() -> None:
+    for table in (states.ALLOWED, DEFAULT_TIMEOUTS_S):
         assert set(table) == set(STATES)
     for targets in states.ALLOWED.values():
         assert targets <= set(STATES)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.parsers.jsonl import split_complete_lines, trailing_object_start
+from wild.parsers import webhook_seen
+from wild.parsers.alerts import parse_entry
+from wild.parsers.events_log import parse_events
+from wild.parsers.jsonl import loads, split_complete_lines, trailing_object_start
+from wild.parsers.metric_formats import JsonLinesDecoder
+from wild.parsers.runs import parse_record
 
 
 @pytest.mark.parametrize(
@@ -62,3 +69,25 @@ def test_trailing_object_start_looks_back_only_as_far_as_it_is_told() -> None:
     line = b'{"sev' + b'{"id":"a"}'
     assert trailing_object_start(line, 10) == 5
     assert trailing_object_start(line, 9) is None
+
+
+# A line Python's json.dumps writes for a diverging loss; orjson refuses it.
+NAN_LINE = b'{"step": 3, "loss": NaN, "id": "r1", "key": "k", "until": NaN, "command": "stop"}'
+
+
+def test_nan_is_read_in_metric_logs_and_is_no_record_in_wilds_own_files() -> None:
+    """The one decoder, `loads`, and every JSON-lines reader through it: a metric log's NaN is
+    a value (a diverged run); in wild's own files such a line is not valid JSON, the same in
+    each (a NaN cost could never reach a spending cap)."""
+    assert math.isnan(loads(NAN_LINE, non_finite=True)["loss"])
+    with pytest.raises(ValueError):
+        loads(NAN_LINE)
+    decoded = JsonLinesDecoder().feed(NAN_LINE + b"\n")
+    assert {s.key: math.isnan(s.value) for s in decoded.samples} == {"loss": True, "until": True}
+    events, problems = parse_events(NAN_LINE + b"\n", "events.log")
+    assert events == [] and [p.message for p in problems] == ["not valid JSON; skipped"]
+    record, problem = parse_record(NAN_LINE, 1)
+    assert record is None and problem is not None and problem.message.startswith("not valid JSON")
+    alert, alert_problems = parse_entry(NAN_LINE, 1)
+    assert alert is None and "not valid JSON" in alert_problems[0].message
+    assert webhook_seen.parse(NAN_LINE + b"\n") == {}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.loop_processes import Wild
-from wild.barriers.approvals import is_approved, load_project
+from wild.barriers.approvals import load_approvals, load_project
 from wild.commands.init import init_wild
 from wild.paths import WildPaths
 
@@ -126,7 +126,7 @@ def test_an_agent_cannot_approve_its_own_command_nor_loosen_the_policy(tmp_path:
     for row in rows:
         assert "inside an agent's process tree" in row, row
         assert "exit=0" not in row and not row.startswith(("plain 0", "pty 0")), row
-    assert not is_approved(paths.project, "nvidia-smi -L")
+    assert not load_approvals(paths.project).allows("nvidia-smi -L")
     assert load_project(paths.project)[1] is None  # no trust recorded by the agent
     assert paths.policy.read_bytes() == policy_before
 
@@ -170,7 +170,7 @@ def test_an_approval_the_agent_writes_into_the_store_is_void_and_raises_an_alert
     }
     loop = _one_agent_run(tmp_path, paths, env)
     assert not marker.exists(), loop.stdout  # the forged approval never ran the command
-    assert not is_approved(paths.project, command)  # and was taken out of the store
+    assert not load_approvals(paths.project).allows(command)  # and was taken out of the store
     alerts = paths.alerts.read_text()
     assert '"type":"unrecorded-approval"' in alerts.replace(" ", ""), (alerts, loop.stdout)
 

@@ -1,4 +1,4 @@
-"""Run backends and notifiers are found by name: registered in setup.cfg, built in as well."""
+"""Run backends are found by name: registered in setup.cfg, built in as well."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 
 from tests.runs.helpers import project
 from wild.errors import WildError
-from wild.loop.notifiers import CommandNotifier, load_notifier
 from wild.runs.backend import BackendContext, load_backend
 from wild.runs.local import LocalBackend
 
@@ -25,9 +24,8 @@ def _registered(group: str) -> dict[str, EntryPoint]:
     return {name.strip(): EntryPoint(name.strip(), value.strip(), group) for name, value in pairs}
 
 
-def test_setup_cfg_registers_the_local_backend_and_the_command_notifier() -> None:
+def test_setup_cfg_registers_the_local_backend() -> None:
     assert _registered("wild.run_backends")["local"].load() is LocalBackend
-    assert _registered("wild.notifiers")["command"].load() is CommandNotifier
 
 
 def test_the_local_backend_is_found_by_name(tmp_path: Path) -> None:
@@ -36,14 +34,3 @@ def test_the_local_backend_is_found_by_name(tmp_path: Path) -> None:
     assert isinstance(backend, LocalBackend) and backend.pool.cpus == 3
     with pytest.raises(WildError, match='no run backend "pbs"'):
         load_backend("pbs", context)
-
-
-def test_the_command_notifier_runs_the_notify_command(tmp_path: Path) -> None:
-    out = tmp_path / "got"
-    notifier = load_notifier()
-    assert notifier.name == "command"
-    assert notifier.send(f"cat > {out}", "hello", timeout_s=10) is None
-    assert out.read_text() == "hello"
-    assert "exited with 3" in (notifier.send("exit 3", "x", timeout_s=10) or "")
-    with pytest.raises(WildError, match='no notifier "slack"'):
-        load_notifier("slack")

@@ -15,7 +15,7 @@ from tests.loop_processes import WAIT_S, Wild
 from tests.serve.browser import click, screenshot, wait_until
 from tests.serve.conftest import Client
 from tests.serve.sample import XSS
-from wild.barriers.approvals import is_approved
+from wild.barriers.approvals import load_approvals
 from wild.store.files import read_text
 
 pytestmark = pytest.mark.timeout(120)
@@ -132,7 +132,7 @@ def test_approving_a_command_changed_since_the_page_showed_it_is_refused(
     driver.find_element(By.XPATH, button).click()
     wait_until(driver, "the refusal", lambda d: by_css(d, "#message").text.startswith("Refused"))
     assert "changed since it was shown" in by_css(driver, "#message").text
-    assert not is_approved(board.paths.project, "touch PWNED")
+    assert not load_approvals(board.paths.project).allows("touch PWNED")
 
 
 def test_an_alert_appended_by_another_process_appears_live(driver: Any, board: Client) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from tests.serve.conftest import Client
-from wild.barriers.approvals import is_approved
+from wild.barriers.approvals import load_approvals
 from wild.commands import edits
 from wild.serve.server import MAX_BODY
 from wild.store.files import read_text
@@ -221,14 +221,14 @@ def test_approve_names_the_command_shown_and_a_changed_command_is_refused(board:
     refused = board.act(click)
     assert refused.status == 409
     assert b"changed since it was shown" in refused.body
-    assert not is_approved(board.paths.project, "touch PWNED")
-    assert not is_approved(board.paths.project, "nvidia-smi -L")
+    assert not load_approvals(board.paths.project).allows("touch PWNED")
+    assert not load_approvals(board.paths.project).allows("nvidia-smi -L")
     assert board.act({"action": "approve", "id": "gpu-free"}).status == 400  # no hash: refused
-    assert not is_approved(board.paths.project, "touch PWNED")
+    assert not load_approvals(board.paths.project).allows("touch PWNED")
     again = _barrier_shown(board, "gpu-free")  # the human looks again and approves what is shown
     click = {"action": "approve", "id": "gpu-free", "sha256": again["commandSha256"]}
     assert board.act(click).status == 200
-    assert is_approved(board.paths.project, "touch PWNED")
+    assert load_approvals(board.paths.project).allows("touch PWNED")
 
 
 def test_a_log_that_is_a_link_is_not_served_through(board: Client, tmp_path: Path) -> None:

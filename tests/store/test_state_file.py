@@ -13,11 +13,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wild.commands.watch import running_loop_pid
 from wild.errors import WildError
+from wild.liveness import this_host, this_process
 from wild.parsers.lines import Problem
-from wild.parsers.process_id import ProcessId
+from wild.parsers.process_id import ProcessId, process_json
 from wild.parsers.state import CurrentWork, LoadedState, LoopState, render_state
-from wild.store.state_file import load_state, save_state
+from wild.paths import WildPaths
+from wild.serve.live import current_iteration
+from wild.store.loop_lock import running_loop
+from wild.store.state_file import load_state, peek_state, save_state
 
 MOMENT = datetime(2026, 2, 8, 10, 45, 23, tzinfo=UTC)
 
@@ -251,6 +256,24 @@ def test_newer_format_is_refused(tmp_path: Path) -> None:
         "upgrade wild and run it again"
     )
     assert path.exists()
+
+
+def test_a_newer_format_is_no_loop_for_every_look(tmp_path: Path) -> None:
+    """Only the loop's load refuses a newer state.json; every reader that only looks (which
+    loop runs, which iteration) reads it through `peek_state` and sees nothing."""
+    paths = WildPaths(tmp_path / ".wild")
+    paths.root.mkdir()
+    me = process_json(this_process())  # this test's process stands for the running loop
+    write_json(paths.state, {"format": 2, "active": True, "iteration": 3, "loopProcess": me})
+    assert peek_state(paths.state) is None
+    assert running_loop(paths.state) is None
+    assert running_loop_pid(paths) is None  # `wild --status --watch` raised here
+    assert current_iteration(paths) is None
+    write_json(paths.state, {"format": 1, "active": True, "iteration": 3, "loopProcess": me})
+    state = peek_state(paths.state)
+    assert state is not None and state.iteration == 3 and current_iteration(paths) == 3
+    assert running_loop_pid(paths) == os.getpid()
+    assert running_loop(paths.state) == f"pid {os.getpid()} on {this_host()}"
 
 
 def test_save_refuses_extra_keys_that_shadow_known_ones(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from wild import procfs
 from wild.agents import tree, watch_pipe
 from wild.process import no_spawning, spawn
 
@@ -242,14 +243,6 @@ def _ticks(pid: int) -> int | None:
     return proc.start_ticks if proc is not None else None
 
 
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2 :][:1] not in ("Z", "X", "")
-
-
 def _reap(pids: set[int]) -> None:
     """Collect the exit status of those that are our children (subreaped orphans included)."""
     for pid in pids:
@@ -262,7 +255,7 @@ def wait_gone(pids: set[int], limit_s: float) -> bool:
     deadline = time.monotonic() + limit_s
     while True:
         _reap(pids)
-        left = {pid for pid in pids if _running(pid)}
+        left = {pid for pid in pids if procfs.running(pid)}
         if not left:
             return True
         if time.monotonic() >= deadline:
@@ -281,12 +274,9 @@ def sweep(run: str, grace_s: float = SWEEP_GRACE_S, members: Members = _no_membe
 
 
 def _parent(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+    fields = procfs.stat_fields(pid)
+    ppid = fields[procfs.PPID] if fields is not None and len(fields) > procfs.PPID else ""
+    return int(ppid) if ppid.isdigit() else None
 
 
 # Inside `guarded`: the children this process had before, which are not orphans of ours.
@@ -311,7 +301,7 @@ def adopted() -> set[int]:
 
 def reap_adopted() -> set[int]:
     """Collect the adopted orphans that have exited (so no zombie piles up); the pids reaped."""
-    exited = {pid for pid in adopted() if not _running(pid)}
+    exited = {pid for pid in adopted() if not procfs.running(pid)}
     _reap(exited)
     return exited
 

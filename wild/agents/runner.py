@@ -37,6 +37,7 @@ from wild.clock import Clock, SystemClock, iso
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 from wild.store.capped_log import CappedLog, Pump, max_bytes
 from wild.store.write_guard import open_own_file
+from wild.tail import tail_of
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
 MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
@@ -258,10 +259,8 @@ def _log_lines(fd: int, start: int, end: int) -> Iterator[bytes]:
 
 
 def _text_tail(fd: int, start: int, end: int) -> str:
-    tail_start = max(start, end - TEXT_TAIL)
     with _reopened(fd) as log:
-        log.seek(tail_start)
-        data = log.read(end - tail_start)
+        data = tail_of(log, TEXT_TAIL, start=start, end=end)
     lines = data.splitlines(keepends=True)
     kept = [line for line in lines if not line.startswith(HEARTBEAT_PREFIX)]
     return b"".join(kept).decode("utf-8", "replace")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from wild.liveness import parse_stat
 from wild.parsers.process_id import ProcessId
+from wild.procfs import split_stat
 
 RUN_ENV = "WILD_AGENT_RUN"  # what every agent process is started with (`wild.agents.orphans`)
 _MAX_DEPTH = 4096  # a parent chain longer than this is broken (a pid loop while reading /proc)
@@ -43,8 +44,7 @@ class Proc:
 
 def parse_proc_stat(pid: int, line: str) -> Proc | None:
     """A `Proc` from a /proc/<pid>/stat line (the command may hold spaces and parentheses)."""
-    close = line.rfind(")")
-    fields = line[close + 2 :].split() if close >= 0 else []
+    fields = split_stat(line) or []
     read = parse_stat(line)
     if read is None or len(fields) < 4 or not all(f.lstrip("-").isdigit() for f in fields[1:4]):
         return None

@@ -141,10 +141,6 @@ def load_approvals(project: Path, *, path: Path | None = None) -> Approvals:
     return load_project(project, path=path)[0]
 
 
-def is_approved(project: Path, command: str, *, path: Path | None = None) -> bool:
-    return load_approvals(project, path=path).allows(command)
-
-
 @contextmanager
 def changing_store(project: Path, *, path: Path | None = None) -> Iterator[ProjectEntry]:
     """Change this project's entry under the store's lock; written back at the end if it

@@ -10,19 +10,20 @@ calls a shipped check script (`"$WILD_CHECKS/files_exist.py" …`) runs the same
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import stat
 from pathlib import Path
 
 from wild.errors import WildError
 from wild.parsers.barriers import COMMAND_TYPES, Barrier
+from wild.parsers.ids import BLOCK_ID_RULE, is_block_id
 from wild.paths import CHECK_SCRIPTS_DIR, CHECKS_ENV
 from wild.store.files import atomic_write, encode
 
 SCRIPTS_DIR = Path("scripts") / "check_barriers"
-# Barrier ids as the spec allows them; none can be "..", hold a slash or start with "-".
-_SAFE_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,199}")
+# A block's id (wild.parsers.ids) is a safe file name: never "..", a slash or a leading "-".
+# Longer than this, it would not fit a file name (255 bytes with ".sh").
+_MAX_ID_CHARS = 200
 # POSIX trim of leading and trailing whitespace, like Python's str.strip() on the output.
 _TRIM = (
     'out="${out#"${out%%[![:space:]]*}"}"',
@@ -31,10 +32,10 @@ _TRIM = (
 
 
 def script_path(barrier_id: str, project_dir: Path) -> Path:
-    if not _SAFE_ID.fullmatch(barrier_id):
+    if not is_block_id(barrier_id) or len(barrier_id) > _MAX_ID_CHARS:
         raise WildError(
             f"barrier id {barrier_id!r} is not a safe file name; rename it in barriers.md to "
-            "letters, digits, '.', '_' and '-', starting with a letter"
+            f"{BLOCK_ID_RULE}, at most {_MAX_ID_CHARS} characters"
         )
     return project_dir / SCRIPTS_DIR / f"{barrier_id}.sh"
 

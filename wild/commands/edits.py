@@ -14,6 +14,7 @@ from wild.commands.human_acts import NOT_ASKED, HumanGate
 from wild.errors import UsageError, WildError
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
+from wild.parsers import ids
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import make_alert
 from wild.parsers.severity import is_severity, listed
@@ -57,14 +58,14 @@ def _fresh_key(taken: set[str], now: datetime) -> str:
 
 
 def _check_ids(
-    flag: str, values: Sequence[str], valid: Callable[[str], bool], example: str
+    flag: str, values: Sequence[str], valid: Callable[[str], bool], example: str, rule: str
 ) -> None:
-    """A relation the file could not read back is refused, not written (issue 8)."""
+    """A relation the file could not read back is refused, not written (issue 8); the
+    message states the rule of that kind of id (wild.parsers.ids)."""
     for value in values:
         if not valid(value):
             raise UsageError(
-                f'{flag} "{value}" is not an id: give one id per {flag}, such as {example} '
-                "(a letter first, then letters, digits, -, _ or .)"
+                f'{flag} "{value}" is not an id: give one id per {flag}, such as {example} ({rule})'
             )
 
 
@@ -88,8 +89,8 @@ def add_task(
         raise UsageError(
             f"--priority must be {highest} or more ({highest} is the highest), not {priority}"
         )
-    _check_ids("--depends-on", depends_on, tasks_md.is_task_id, "task-001")
-    _check_ids("--blocked-by", blocked_by, barriers_md.is_barrier_id, "train-done")
+    _check_ids("--depends-on", depends_on, ids.is_task_id, "task-001", ids.TASK_ID_RULE)
+    _check_ids("--blocked-by", blocked_by, ids.is_block_id, "train-done", ids.BLOCK_ID_RULE)
     new_id = ""
 
     def edit(current: str) -> str:

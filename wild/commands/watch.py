@@ -9,7 +9,6 @@ is one redraw.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import threading
@@ -18,9 +17,9 @@ from pathlib import Path
 
 from wild.clock import Clock
 from wild.liveness import check
-from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
+from wild.store.state_file import peek_state
 from wild.wake import TIMEOUT, FolderWatcher, TreeWatcher, Waker, WakeReason, gather
 from wild.workspace import Workspace, load_workspace, require_initialised
 
@@ -90,13 +89,9 @@ class ExitWatch:
 
 def running_loop_pid(paths: WildPaths) -> int | None:
     """The pid of the loop state.json names, if that very process runs on this host now."""
-    with contextlib.suppress(OSError):
-        found = parse_state(paths.state.read_bytes(), str(paths.state))
-        if isinstance(found, LoadedState):
-            process = found.state.loop_process
-            if found.state.active and process is not None and check(process) == "running":
-                return process.pid
-    return None
+    state = peek_state(paths.state)
+    process = state.loop_process if state is not None and state.active else None
+    return process.pid if process is not None and check(process) == "running" else None
 
 
 def watch_status(

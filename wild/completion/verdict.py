@@ -1,13 +1,12 @@
-"""What completion checks' outcomes mean: whether the strategy holds, and whether the loop may
-end when the agent says COMPLETE; pure decisions, no I/O."""
+"""What completion checks' outcomes mean: whether the strategy holds (whether the loop may
+end is wild.loop.ending's); pure decisions, no I/O."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from wild.parsers.checks import CheckStatus, Mode, Strategy
+from wild.parsers.checks import CheckStatus, Strategy
 
 # How much of a failing check's output a prompt or `--run-checks` shows: its end says why.
 TAIL_CHARS = 2000
@@ -51,26 +50,6 @@ def judge(strategy: Strategy, outcomes: Sequence[CheckOutcome]) -> Verdict:
     else:
         holds = len(failing) < len(outcomes)
     return Verdict(holds, failing, tuple(outcomes))
-
-
-Ending = Literal["end", "go-on"]
-
-
-def completion(
-    mode: Mode, *, agent_says_complete: bool, work_left: bool, verdict: Verdict
-) -> Ending:
-    """Whether the loop may end. Open work always keeps it going.
-
-    verify: the agent's COMPLETE and the checks; override: the checks alone (the agent's word
-    is not needed, nor enough); assist: the agent's word alone (the checks inform its prompt).
-    """
-    if work_left:
-        return "go-on"
-    if mode == "override":
-        return "end" if verdict.holds else "go-on"
-    if mode == "assist":
-        return "end" if agent_says_complete else "go-on"
-    return "end" if agent_says_complete and verdict.holds else "go-on"
 
 
 def tail(text: str, limit: int = TAIL_CHARS) -> str:

@@ -6,7 +6,7 @@ parsed documents in `model.ws`, and what should happen goes out as actions. The 
 
 Decisions the seed leaves open:
 - When all remaining work waits on barriers wild can check, one monitoring iteration runs when
-  the loop becomes blocked, then again every `monitor_every_s` while it stays blocked.
+  the loop becomes blocked, then again every `MONITOR_EVERY_S` while it stays blocked.
 - An item waits for the human after NEED_HUMAN_INPUT or a blocking escalation; other work goes
   on, except at autonomy level low (interactive), where nothing but human input starts while a
   question is open. Any processed human input answers every open question.
@@ -77,6 +77,8 @@ COMPACT_AFTER_RESOLVED = 1000
 # Planning runs in a row that neither plan nor confirm before the loop gives up: with no
 # tasks there is nothing else to do, and an agent that cannot plan would spin forever.
 PLANNING_TRIES = 3
+# While all work waits on barriers an agent looks at the jobs, and again this often.
+MONITOR_EVERY_S = 1800.0
 
 
 def decide(model: LoopModel, event: Event, at: Moment) -> Step:
@@ -309,14 +311,11 @@ def _idle_note(selection: Selection | None) -> str | None:
 
 def _monitor_in(model: LoopModel, selection: Selection, at: Moment) -> float | None:
     """Seconds until a monitoring iteration is due (0: now); None when none will be."""
-    if not (model.options.monitor_with_agent and selection.can_check):
+    if not selection.can_check:
         return None
     if model.monitored_at is None:
         return 0.0
-    every = model.options.monitor_every_s
-    if every is None:
-        return None
-    return max(0.0, model.monitored_at + every - at.mono)
+    return max(0.0, model.monitored_at + MONITOR_EVERY_S - at.mono)
 
 
 def _idle_timeout(
@@ -393,7 +392,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     failure = None if run.rate_limited or escalated else failure_of(run)
     model, stall = limits.stalled(model, failure, event, outcome.done or outcome.failed)
     actions += stall
-    pause_s = limits.backoff_s(failures, model.options)
+    pause_s = limits.backoff_s(failures)
     model = replace(model, backoff_until=at.mono + pause_s if pause_s else None)
     if pause_s and limits.reached(model, at) is None:  # no "next" when a limit ends the loop
         failed_ones = plural(failures, "failed iteration")

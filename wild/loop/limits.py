@@ -24,7 +24,6 @@ from wild.loop.model import (
     EndReason,
     Log,
     LoopModel,
-    LoopOptions,
     Moment,
     Notify,
     Say,
@@ -34,6 +33,10 @@ from wild.parsers.state import LoopState
 from wild.parsers.totals import COUNTED, RUNNING_S
 
 TIME_GRAIN_S = 30.0
+# Failed iterations in a row back off: the first retry is at once, then from the base,
+# doubling, up to the cap.
+BACKOFF_BASE_S = 5.0
+BACKOFF_MAX_S = 300.0
 
 
 def carried(state: LoopState) -> tuple[int, float]:
@@ -80,13 +83,13 @@ def time_left(model: LoopModel, at: Moment) -> float | None:
     return max(0.0, model.started_mono + model.options.max_time_s - at.mono)
 
 
-def backoff_s(failures: int, options: LoopOptions) -> float:
+def backoff_s(failures: int) -> float:
     """How long to wait after `failures` failed iterations in a row before the next agent
     run: none after the first (a retry at once), then the base, doubling, up to the cap."""
-    if failures < 2 or options.backoff_base_s <= 0:
+    if failures < 2:
         return 0.0
     doublings = min(failures - 2, 30)  # past the cap long before: no float overflow
-    return float(min(options.backoff_base_s * 2**doublings, options.backoff_max_s))
+    return float(min(BACKOFF_BASE_S * 2**doublings, BACKOFF_MAX_S))
 
 
 def backoff_left(model: LoopModel, kind: str | None, at: Moment) -> float:

@@ -66,13 +66,8 @@ class LoopOptions:
     heartbeat_s: float = 60.0
     # How many earlier iterations' summaries a prompt carries (the sliding window).
     context_window: int = RECENT_SUMMARIES_KEEP
-    # Failed iterations in a row back off: the first retry is at once, then these grow.
-    backoff_base_s: float = 5.0
     checkpoint_every: int | None = None  # a git commit of the loop's changes every N iterations
-    backoff_max_s: float = 300.0
     safety_rescan_s: float = 300.0
-    monitor_with_agent: bool = True  # an agent looks at the jobs when all work waits on them
-    monitor_every_s: float | None = 1800.0  # ... and again this often while it still waits
     run_backend: str | None = None  # --run-backend: for sweeps that name none
     run_slots: int | None = None  # --run-slots: the local backend's CPU slots
     # While runs are active, how often they are polled besides their exit markers' events:

@@ -5,7 +5,7 @@ the loop in.
 The state is derived, not decided twice: a step's last action says where the loop goes
 (`RunAgent` → RUNNING_AGENT, `RunChecks`/`VerifyTask` → VERIFYING, `Wait` → WAITING, …), an
 agent's end puts it in OBSERVING, and a timeout or a file error in ERROR_RECOVERY. Another
-state later (say, waiting for runs) is one more name in `State`, `ALLOWED`, `SEED_NAMES` and
+state later (say, waiting for runs) is one more name in `State`, `ALLOWED` and
 `DEFAULT_TIMEOUTS_S` — or simply WAITING. docs/states.md describes each state.
 """
 
@@ -73,20 +73,6 @@ ALLOWED: Mapping[State, frozenset[State]] = {
     "ERROR_RECOVERY": _AFTER_A_STEP | {"OBSERVING"},
     "COMPLETE": frozenset(),
     "STOPPED": frozenset(),
-}
-
-# Seed 003's names for what each state does in wild's loop.
-SEED_NAMES: Mapping[State, str] = {
-    "IDLE": "IDLE",
-    "SELECTING": "PLANNING",
-    "RUNNING_AGENT": "TOOL_EXECUTION",
-    "OBSERVING": "OBSERVATION",
-    "VERIFYING": "REFLECTION + CONFIDENCE_EVALUATION",
-    "WAITING": "IDLE (waiting for work)",
-    "ESCALATED": "(none: waiting for the human)",
-    "ERROR_RECOVERY": "ERROR_RECOVERY (+ REPLANNING)",
-    "COMPLETE": "COMPLETE",
-    "STOPPED": "COMPLETE (ended by a limit or a stop)",
 }
 
 # Seconds a state may last before the loop goes to ERROR_RECOVERY (None: no limit). The

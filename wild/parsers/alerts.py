@@ -31,7 +31,7 @@ import orjson
 
 from wild.clock import iso
 from wild.errors import WildError
-from wild.parsers.jsonl import trailing_object_start
+from wild.parsers.jsonl import loads, trailing_object_start
 from wild.parsers.lines import Problem
 from wild.parsers.oversize import LONGEST_VALUE_CHARS, shrink
 from wild.parsers.severity import SEVERITIES, Severity, is_severity, listed
@@ -185,8 +185,8 @@ def parse_entry(
     if not data or data.isspace():
         return None, (Problem(file, line_no, "empty line, skipped"),)
     try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        obj = loads(data)
+    except ValueError:
         return _after_fragment(data, line_no, file) or _skipped(
             file, line_no, data, "not valid JSON", "fix or delete the line"
         )

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from wild.parsers import masking
+from wild.parsers.ids import BLOCK_ID
 from wild.parsers.lines import Problem, append_lines, body, replace_body
 
 # `## [WAITING] some-id`: status case-insensitive, spaces tolerated anywhere a human puts them.
 HEADER = re.compile(
     r"##[ \t]*\[[ \t]*(?P<status>[^\]]*?)[ \t]*\][ \t]*(?P<id>\S*)[ \t]*(?P<rest>.*?)[ \t]*$"
 )
-# An id: a letter, then letters, digits, "_", "." and "-".
-ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+ID = BLOCK_ID  # a block's id (wild.parsers.ids)
 # A `#`/`##` heading (or `##[` typed without a space) ends the block above it.
 _BOUNDARY = re.compile(r"#{1,2}(?:[ \t]|$)|##\[")
 # `- Key: value` or `- **Key:** value` (also `**Key**:`), any bullet, any indent.

@@ -15,7 +15,7 @@ import orjson
 
 from wild.clock import parse_time
 from wild.output import escape_undecodable
-from wild.parsers.jsonl import split_complete_lines
+from wild.parsers.jsonl import loads, split_complete_lines
 from wild.parsers.lines import Problem
 
 RESERVED = frozenset({"id", "ts", "kind", "cause"})
@@ -57,8 +57,8 @@ def parse_events(data: bytes, file: str) -> tuple[list[dict[str, Any]], list[Pro
         if not raw.strip():
             continue
         try:
-            parsed = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            parsed = loads(raw)
+        except ValueError:
             problems.append(Problem(file, number, "not valid JSON; skipped"))
             continue
         if not isinstance(parsed, dict):

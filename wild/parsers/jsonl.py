@@ -3,14 +3,34 @@
 The torn tail is a line a writer may still be finishing; the fragment is what a writer left
 when it died mid-line, with the next writer's whole line glued onto it.
 
-Appending and reading the files is `wild.store.jsonl`.
+`loads` is the one decoder of such a line. Appending and reading the files is `wild.store.jsonl`.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
+
+import orjson
 
 NEWLINE = b"\n"
+
+
+def loads(raw: bytes, *, non_finite: bool = False) -> Any:
+    """One JSON text (a line of a JSON-lines file); ValueError when it is not JSON.
+
+    wild's own records never hold NaN or Infinity (orjson writes them as null) and orjson
+    refuses them, so there such a line is not valid JSON: a NaN cost could never reach a
+    spending cap. A metric log is another matter: Python's json.dumps writes NaN for a
+    diverging loss, and with `non_finite` its lines are read, NaN and Infinity included.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if not non_finite:
+            raise
+        return json.loads(raw.decode("utf-8", errors="replace"))
 
 
 def split_complete_lines(data: bytes) -> tuple[list[bytes], int]:

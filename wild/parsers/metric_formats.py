@@ -13,14 +13,13 @@ diverging loss writes them); `diverged` is the one place that calls them diverge
 from __future__ import annotations
 
 import csv
-import json
 import math
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import orjson
+from wild.parsers.jsonl import loads
 
 # Keys that are an axis, not a metric: they give the step and are never a curve of their own.
 AXIS_KEYS = frozenset({"step", "global_step", "epoch"})
@@ -96,10 +95,7 @@ def json_value(raw: object) -> float | None:
 def _json(raw: bytes) -> Any:
     """A JSON text, NaN and Infinity included (Python's json.dumps writes them for a
     diverging loss); raises ValueError when it is not JSON."""
-    try:
-        return orjson.loads(raw)  # fast; it refuses NaN and Infinity, which json reads
-    except orjson.JSONDecodeError:
-        return json.loads(raw.decode("utf-8", errors="replace"))
+    return loads(raw, non_finite=True)
 
 
 class _Lines:

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeGuard, get_args
 
 import orjson
 
+from wild.parsers.jsonl import loads
 from wild.parsers.lines import Problem
 
 FILE = "runs.jsonl"
@@ -197,8 +198,8 @@ def parse_record(
 ) -> tuple[Record | None, Problem | None]:
     """One line's record (None when unusable) and the problem found in it; never raises."""
     try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        obj = loads(data)
+    except ValueError:
         return None, Problem(file, line_no, "not valid JSON, skipped; fix or delete the line")
     if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
         return None, Problem(file, line_no, 'not a record with a string "id", skipped')

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import orjson
 
-from wild.parsers.jsonl import split_complete_lines
+from wild.parsers.jsonl import loads, split_complete_lines
 
 
 def encode(key: str, until: float) -> bytes:
@@ -25,8 +25,8 @@ def parse(data: bytes) -> dict[str, float]:
     lines, _ = split_complete_lines(data)
     for raw in lines:
         try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            record = loads(raw)
+        except ValueError:
             continue
         if not isinstance(record, dict):
             continue

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from wild import procfs
 from wild.errors import WildError
 from wild.liveness import probe, this_host
 from wild.parsers.runs import RunRecord
@@ -90,14 +91,8 @@ def _session_members(sid: int) -> list[int]:
     """The pids whose session is `sid` (field 6 of /proc/<pid>/stat)."""
     members = []
     for name in os.listdir("/proc") if os.path.isdir("/proc/self") else ():
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_text(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 3 and fields[3] == str(sid):
+        fields = procfs.stat_fields(int(name)) if name.isdigit() else None
+        if fields is not None and fields[procfs.SESSION : procfs.SESSION + 1] == [str(sid)]:
             members.append(int(name))
     return members
 

@@ -4,7 +4,7 @@ Invoked (see wild.runs.backend) as
 `python wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W [--time-limit S] --
 INSTRUCTION`. It writes its pid to DIR/pid, runs `/bin/sh -c INSTRUCTION` in W as the
 leader of a process group of its own with stdout and stderr written to DIR/log (through a
-pipe, capped: `wild/store/capped_log.py`, loaded by its path), and, when
+pipe, capped: `wild/store/capped_log.py`, loaded by its path, as is `wild/procfs.py`), and, when
 the instruction ends, its time limit passes or the wrapper gets SIGTERM/SIGINT, kills that
 whole group (SIGTERM, then SIGKILL after a grace) and writes DIR/exit atomically (temp file,
 fsync, rename), a JSON object:
@@ -85,17 +85,26 @@ def write_atomically(path: str, text: str) -> None:
             os.close(folder)
 
 
-def _capped_log() -> types.ModuleType:
-    """`wild/store/capped_log.py`, the one capped head-and-tail writer, loaded by its path:
-    this script runs with `-I -S` and imports nothing of wild by name."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(os.path.dirname(here), "store", "capped_log.py")
-    spec = importlib.util.spec_from_file_location("wild_capped_log", path)
+def _load_by_path(*parts: str) -> types.ModuleType:
+    """A standard-library-only module of wild, loaded by its path under `wild/`: this script
+    runs with `-I -S` and imports nothing of wild by name."""
+    wild_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(wild_dir, *parts)
+    spec = importlib.util.spec_from_file_location("wild_" + parts[-1].removesuffix(".py"), path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _capped_log() -> types.ModuleType:
+    """`wild/store/capped_log.py`, the one capped head-and-tail writer."""
+    return _load_by_path("store", "capped_log.py")
+
+
+# `wild/procfs.py`: /proc's stat fields and the one liveness rule (a zombie has exited).
+_procfs = _load_by_path("procfs.py")
 
 
 def _open_log(run_dir: str) -> int:
@@ -126,13 +135,8 @@ def _note(log: Any, text: str) -> None:
 
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    alive: bool = _procfs.group_alive(pgid)
+    return alive
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:
@@ -214,11 +218,13 @@ def children_by_scan(parent: int) -> list[int]:
     """The processes whose parent is `parent`, from every /proc/<pid>/stat (field 4)."""
     found = []
     for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            if int(fields[1]) == parent:
-                found.append(int(name))
+        fields = _procfs.stat_fields(int(name)) if name.isdigit() else None
+        if (
+            fields is not None
+            and len(fields) > _procfs.PPID
+            and fields[_procfs.PPID] == str(parent)
+        ):
+            found.append(int(name))
     return sorted(found)
 
 

@@ -12,8 +12,6 @@ from wild.paths import WildPaths
 from wild.serve.projects import find_projects
 from wild.serve.server import Dashboard
 
-DEFAULT_PORT = 8765
-
 
 def open_dashboard(paths: WildPaths, clock: Clock, port: int) -> Dashboard:
     """A started dashboard; a taken port is one clear error, not a traceback."""

@@ -12,6 +12,7 @@ import orjson
 from wild.errors import RefusedWriteError
 from wild.parsers.events_log import parse_events
 from wild.store.write_guard import open_own_file
+from wild.tail import tail_of
 
 TAIL_BYTES = 512 * 1024  # the page searches the log's latest half megabyte
 ERROR_KINDS = frozenset(
@@ -45,15 +46,9 @@ def read_tail(path: Path, most: int = TAIL_BYTES, *, own_folder: bool = False) -
     an agent planted."""
     try:
         with os.fdopen(open_own_file(path, os.O_RDONLY, own_folder=own_folder), "rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            start = max(0, size - most)
-            handle.seek(start)
-            data = handle.read(size - start)
+            return tail_of(handle, most)
     except FileNotFoundError:
         return b""
-    if start > 0:
-        data = data[data.find(b"\n") + 1 :]
-    return data
 
 
 def select(events: list[dict[str, Any]], wanted: EventFilter) -> list[dict[str, Any]]:

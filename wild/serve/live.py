@@ -18,10 +18,10 @@ from wild.errors import WildError
 from wild.metrics.readers import metric_readers
 from wild.metrics.sources import discover, roots
 from wild.parsers.runs import RunIndex
-from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
 from wild.store.runs_log import RunLog
 from wild.store.self_writes import SelfWrites
+from wild.store.state_file import peek_state
 from wild.wake import FolderWatcher, Waker, WakeReason
 
 RESCAN_S = 60.0  # the watcher's safety net for lost events
@@ -62,11 +62,8 @@ class Hub:
 
 
 def current_iteration(paths: WildPaths) -> int | None:
-    try:
-        found = parse_state(paths.state.read_bytes(), str(paths.state))
-    except OSError:
-        return None
-    return found.state.iteration if isinstance(found, LoadedState) else None
+    state = peek_state(paths.state)
+    return state.iteration if state is not None else None
 
 
 def followed_folders(

@@ -32,6 +32,7 @@ from wild.http_guard import (
     RefusalLog,
 )
 from wild.paths import WildPaths
+from wild.serve import DEFAULT_PORT
 from wild.serve.access import Access, new_token
 from wild.serve.act import perform
 from wild.serve.events_view import EventFilter, read_tail
@@ -278,7 +279,7 @@ class Dashboard:
         projects: WildPaths | Mapping[str, WildPaths],
         clock: Clock,
         *,
-        port: int = 8765,
+        port: int = DEFAULT_PORT,
         token: str | None = None,
         request_deadline: float = REQUEST_DEADLINE_S,
     ) -> None:

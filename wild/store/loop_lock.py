@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wild.errors import WildError, with_filename
-from wild.parsers.state import LoadedState, parse_state
-from wild.store.files import read_bytes
+from wild.store.state_file import peek_state
 from wild.store.write_guard import open_own_file
 
 
@@ -113,9 +112,6 @@ def loop_running(root: Path) -> bool:
 
 def running_loop(state_path: Path) -> str | None:
     """The loop that holds the folder, as its state.json names it (None when it cannot tell)."""
-    try:
-        loaded = parse_state(read_bytes(state_path), str(state_path))
-    except (OSError, WildError):
-        return None
-    process = loaded.state.loop_process if isinstance(loaded, LoadedState) else None
+    state = peek_state(state_path)
+    process = state.loop_process if state is not None else None
     return None if process is None else f"pid {process.pid} on {process.host}"

@@ -10,12 +10,13 @@ import os
 from pathlib import Path
 
 from wild.clock import Clock, SystemClock
+from wild.errors import WildError
 from wild.parsers.lines import Problem
 from wild.parsers.state import LoadedState, LoopState, Unreadable, parse_state, render_state
 from wild.parsers.totals import Totals, from_events, raised
 from wild.store import totals_ledger
 from wild.store.events_log import read_events
-from wild.store.files import atomic_write
+from wild.store.files import atomic_write, read_bytes
 
 _LINKED_OUT = Unreadable(1, "a symbolic link (wild writes this file alone, never through a link)")
 
@@ -59,6 +60,17 @@ def _with_recorded_totals(path: Path, found: LoadedState, *, lost: bool = False)
     )
     problem = Problem(str(path), 1, message)
     return LoadedState(raised(found.state, ledger), (*found.problems, problem))
+
+
+def peek_state(path: Path) -> LoopState | None:
+    """The state state.json holds, for a look that changes nothing (which loop runs, which
+    iteration): None when it is missing, unreadable, or from a newer wild. Only `load_state`,
+    which the loop writes back, must refuse a newer file; a look just sees nothing."""
+    try:
+        loaded = parse_state(read_bytes(path), str(path))
+    except (OSError, WildError):
+        return None
+    return loaded.state if isinstance(loaded, LoadedState) else None
 
 
 def save_state(path: Path, state: LoopState) -> None:

@@ -17,8 +17,8 @@ from wild.parsers.barriers.records import (
     BarrierStatus,
 )
 from wild.parsers.block_reader import BlockReader, read_blocks
-from wild.parsers.blocks import ID
 from wild.parsers.field_values import unquote
+from wild.parsers.ids import is_block_id
 from wild.parsers.lines import Problem, Span, split_lines
 from wild.parsers.numbers import bounded_int
 
@@ -26,8 +26,8 @@ _STATUS: dict[str, BarrierStatus] = {status: status for status in STATUSES}
 
 
 def is_barrier_id(text: str) -> bool:
-    """Whether `text` reads as a barrier id in barriers.md (a letter, then letters, digits, _.-)."""
-    return ID.fullmatch(text) is not None
+    """Whether `text` reads as a barrier id in barriers.md: a block's id."""
+    return is_block_id(text)
 
 
 _REQUIRED = {

@@ -31,6 +31,7 @@ checkbox tables), `parser` (parse), `reparse` (after a checkbox edit) and `edits
 assign_missing_ids, add_task). Callers use the names re-exported here.
 """
 
+from wild.parsers.ids import is_task_id
 from wild.parsers.tasks.edits import (
     add_task,
     assign_missing_ids,
@@ -38,7 +39,6 @@ from wild.parsers.tasks.edits import (
     next_task_id,
     set_status,
 )
-from wild.parsers.tasks.grammar import is_task_id
 from wild.parsers.tasks.parser import parse
 from wild.parsers.tasks.records import (
     DEFAULT_PRIORITY,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from wild.parsers.ids import TASK_ID, TASK_ID_PATTERN
 from wild.parsers.numbers import bounded_int
 from wild.parsers.tasks.records import TaskStatus
 
@@ -25,18 +26,13 @@ BOX_OF_STATUS: dict[str, str] = {
     "cancelled": "-",
 }
 
-# An id starts with a letter and holds a digit or one of -_. : the first non-letter must be
-# one of those, which is what tells `task-7:` (an id) from `Refactor:` (prose).
-_ID = r"[A-Za-z]+[0-9_.-][A-Za-z0-9_.-]*"
-ID_ONLY = re.compile(_ID)
+# A task id (wild.parsers.ids): its first non-letter, a digit or one of -_. , is what tells
+# `task-7:` (an id) from `Refactor:` (prose).
+_ID = TASK_ID_PATTERN
+ID_ONLY = TASK_ID
 # `task-001 : Train`: an id typed with a space before its colon. Read as text, the task would
 # get a fresh id and the human's one would be lost in the text, so it is reported instead.
 SPACED_ID = re.compile(rf"(?P<id>{_ID})[ \t]+:(?=[ \t]|\r?$)")
-
-
-def is_task_id(text: str) -> bool:
-    """Whether `text` reads as a task id in tasks.md (`task-7`, `data.prep`; not `prep`)."""
-    return ID_ONLY.fullmatch(text) is not None
 
 
 # `check:` holds a shell command that verifies the task (not ids): read whole by the parser.

@@ -1,0 +1,63 @@
+"""wild/procfs.py, the one /proc reader: a zombie has exited wherever wild asks (the loop's
+process groups, state.json's liveness, the agent sweep, and the run wrapper's own copy)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from wild import procfs
+from wild.agents import orphans
+from wild.liveness import probe
+from wild.runs import wrapper
+
+
+@pytest.fixture
+def zombie_leader() -> Iterator[int]:
+    """A process-group leader that has exited and is not reaped yet: a zombie."""
+    proc = subprocess.Popen(["true"], start_new_session=True)
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped
+    fields = procfs.stat_fields(proc.pid)
+    assert fields is not None and fields[procfs.STATE] == "Z"
+    yield proc.pid
+    proc.wait()
+
+
+def test_a_zombie_counts_as_gone_everywhere(zombie_leader: int) -> None:
+    assert not procfs.running(zombie_leader)
+    assert probe(zombie_leader) is None
+    assert orphans.wait_gone({zombie_leader}, 0.0)
+    # The group's one member is a zombie: every group check says it is gone, the run
+    # wrapper's (which loads wild/procfs.py by its path) included.
+    assert not procfs.group_alive(zombie_leader)
+    assert not wrapper._group_alive(zombie_leader)
+
+
+def test_a_running_process_and_its_group_are_alive() -> None:
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert procfs.running(proc.pid) and probe(proc.pid) is not None
+        assert procfs.group_alive(proc.pid) and wrapper._group_alive(proc.pid)
+        assert wrapper.children_by_scan(os.getpid()).count(proc.pid) == 1
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not procfs.running(proc.pid) and not wrapper._group_alive(proc.pid)
+
+
+@pytest.mark.parametrize(
+    ("line", "fields"),
+    [
+        ("42 (a b) c) S 1 42 42 0", ["S", "1", "42", "42", "0"]),
+        ("42 (sh) Z 7 9 9", ["Z", "7", "9", "9"]),
+        ("garbage", None),
+        ("42 (sh)", None),
+    ],
+)
+def test_split_stat_counts_fields_from_the_last_parenthesis(
+    line: str, fields: list[str] | None
+) -> None:
+    assert procfs.split_stat(line) == fields

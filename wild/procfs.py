@@ -1,0 +1,67 @@
+"""Linux's /proc, read in one place: a process's stat fields, and whether a process or a
+process group still runs. A zombie (Z) or dead (X) process has exited: it only waits to be
+reaped, so it counts as gone everywhere.
+
+Standard library only, no wild imports: the run wrapper (`wild/runs/wrapper.py`) loads this
+file by its path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+STATE, PPID, PGRP, SESSION = 0, 1, 2, 3  # indexes into `split_stat`'s fields (proc(5) 3..6)
+
+
+def split_stat(line: str) -> list[str] | None:
+    """The fields of a /proc/<pid>/stat line from field 3 (the state) on; None if it does not
+    read. The command (field 2) is parenthesised and may itself hold spaces and parentheses,
+    so the fields are counted from the last ")"."""
+    close = line.rfind(")")
+    fields = line[close + 2 :].split() if close >= 0 else []
+    return fields or None
+
+
+def _field(fields: list[str], index: int) -> str:
+    return fields[index] if len(fields) > index else ""
+
+
+def stat_fields(pid: int) -> list[str] | None:
+    """`split_stat` of /proc/<pid>/stat now; None when there is no such process (or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as source:
+            return split_stat(source.read())
+    except OSError:
+        return None
+
+
+def has_exited(state: str) -> bool:
+    """Whether a stat state letter is a process that has exited (a zombie or a dead one)."""
+    return state in ("Z", "X")
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` exists and has not exited (a zombie has)."""
+    fields = stat_fields(pid)
+    return fields is not None and not has_exited(fields[STATE])
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of group `pgid` still runs (zombies waiting to be reaped do not)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg also reaches zombies, which a slow init may leave for seconds; /proc tells them apart.
+    if not os.path.isdir("/proc/self"):
+        return True
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            fields = stat_fields(int(entry.name)) if entry.name.isdigit() else None
+            if fields and _field(fields, PGRP) == str(pgid) and not has_exited(fields[STATE]):
+                return True
+        return False
+    return True
