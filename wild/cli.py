@@ -269,7 +269,7 @@ def demo() -> None:
 @click.option(
     "--stop-run",
     metavar="ID",
-    help="Stop a queued or running run (its group or job); all: every one.",
+    help="Stop a queued or running run (its group or job); a sweep id: its runs; all: every one.",
 )
 @click.option("--rerun", metavar="ID", help="Run an ended run again, as its next attempt.")
 @click.option(

@@ -194,12 +194,14 @@ ALL = "all"  # `wild --stop-run all`: every queued or running run (before a `wil
 
 
 def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
-    """`wild --stop-run ID` / `--rerun ID`: asked of the running loop (it owns the runs), or
-    done here when no loop runs (a rerun is then queued for the next loop to start)."""
+    """`wild --stop-run ID|SWEEP_ID|all` / `--rerun ID`: asked of the running loop (it owns
+    the runs), or done here when none runs (a rerun is then queued for the next loop)."""
     require_initialised(paths)
     index = read_runs(paths.runs_log).index
-    if stop and run_id == ALL:
-        open_ids = [r.id for r in index.runs.values() if not r.terminal]
+    if stop and (run_id == ALL or run_id in index.sweeps):
+        # `all`, or a sweep's id: each of its runs still queued or running.
+        of = index.runs.values() if run_id == ALL else index.of_sweep(run_id)
+        open_ids = [r.id for r in of if not r.terminal]
         _act(paths, open_ids, stop=True)
         return f"Stopping {plural(len(open_ids), 'run')}: {', '.join(open_ids) or 'none was open'}"
     run = index.runs.get(run_id)
