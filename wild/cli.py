@@ -252,6 +252,11 @@ def demo() -> None:
     metavar="FILE|ID",
     help="Start the sweep in a JSON file (- for stdin); with --runs: list only this sweep's.",
 )
+@click.option(
+    "--run",
+    is_flag=True,
+    help="With --sweep FILE: run it to the end here, with no agent; then compare its runs.",
+)
 @click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
 @click.option(
     "--compare",
@@ -267,6 +272,11 @@ def demo() -> None:
 )
 @click.option("--plot", metavar="FILE.png", help="With --compare: also draw it (wild[plot]).")
 @click.option(
+    "--run-sweeps",
+    is_flag=True,
+    help="Run the queued runs to the end here, with no agent (adopts running ones).",
+)
+@click.option(
     "--stop-run",
     metavar="ID",
     help="Stop a queued or running run (its group or job); a sweep id: its runs; all: every one.",
@@ -281,7 +291,7 @@ def demo() -> None:
     "--run-slots",
     type=click.IntRange(min=1),
     metavar="N",
-    help="With a goal: how many runs the local backend runs at once (default: the cores).",
+    help="With a goal or --run/--run-sweeps: how many runs run here at once (default: cores).",
 )
 @click.option("--pause", is_flag=True, help="Let the running agent finish, then wait.")
 @click.option("--resume", is_flag=True, help="Resume a paused loop.")
