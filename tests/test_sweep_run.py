@@ -152,3 +152,52 @@ def test_ctrl_c_with_no_terminal_leaves_the_runs_and_stop_run_sweep_stops_them(
     output, _ = settle.communicate(timeout=BOUND_S)
     assert settle.returncode == 0, output
     assert set(runs_of(root).values()) == {("stopped", 1)}
+
+
+def test_ctrl_c_on_a_terminal_asks_and_yes_stops_the_runs(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    go = tmp_path / "go"
+    leader, follower = os.openpty()
+    env = {**os.environ, "GO_FILE": str(go)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wild", "--sweep", "sweep.json", "--run", "--run-slots", "2"],
+        cwd=root, env=env, stdin=follower, stdout=follower, stderr=follower,
+    )  # fmt: skip
+    os.close(follower)
+    try:
+        until(lambda: sorted(s for s, _ in runs_of(root).values()).count("running") == 2, "runs")
+        proc.send_signal(signal.SIGINT)
+        seen = b""
+        deadline = time.monotonic() + BOUND_S
+        while b"[y/N]" not in seen and time.monotonic() < deadline:
+            seen += os.read(leader, 4096)
+        assert b"Stop the 4 runs left? [y/N]" in seen, seen
+        os.write(leader, b"y\n")
+        assert proc.wait(timeout=BOUND_S) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)
+    # The queued two never start; the running two were signalled (their wrappers kill them).
+    assert sorted(s for s, _ in runs_of(root).values()) == [
+        "running",
+        "running",
+        "stopped",
+        "stopped",
+    ]
+    settle = wild(root, "--run-sweeps")  # records the ends of the two it signalled
+    output, _ = settle.communicate(timeout=BOUND_S)
+    assert settle.returncode == 0, output
+    assert set(runs_of(root).values()) == {("stopped", 1)}
+
+
+def test_run_is_refused_before_recording_while_a_loop_holds_the_folder(tmp_path: Path) -> None:
+    from wild.store.loop_lock import take_loop_lock
+
+    root = make_project(tmp_path)
+    with take_loop_lock(root / ".wild"):  # as a running loop holds it
+        proc = wild(root, "--sweep", "sweep.json", "--run")
+        output, _ = proc.communicate(timeout=BOUND_S)
+    assert proc.returncode == 1, output
+    assert "runs its sweeps itself; give the sweep without --run" in output
+    assert runs_of(root) == {}

@@ -307,7 +307,13 @@ def _record_and_run(call: Call) -> None:
     """`wild --sweep FILE --run`: record the sweep, then run it to the end with no agent."""
     from wild.commands.runs_cmds import format_sweep, submit_sweep, sweep_summary
     from wild.commands.sweep_run import run_sweeps, terminal
+    from wild.store.loop_lock import loop_running
 
+    if loop_running(call.paths.root):  # refused before anything is recorded
+        raise WildError(
+            f"{call.paths.root}: a wild loop runs on this folder and runs its sweeps itself; "
+            f"give the sweep without --run (`wild --sweep {call.opts['sweep']}`)"
+        )
     sweep = submit_sweep(
         call.paths, call.opts["sweep"], now=call.clock.now(), run_backend=call.opts["run_backend"]
     )
