@@ -201,3 +201,11 @@ def test_run_is_refused_before_recording_while_a_loop_holds_the_folder(tmp_path:
     assert proc.returncode == 1, output
     assert "runs its sweeps itself; give the sweep without --run" in output
     assert runs_of(root) == {}
+
+
+def test_run_sweeps_with_nothing_queued_says_so(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    proc = wild(root, "--run-sweeps")
+    output, _ = proc.communicate(timeout=BOUND_S)
+    assert proc.returncode == 0, output
+    assert "no run is queued or running; nothing to run" in output

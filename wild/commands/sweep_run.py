@@ -113,6 +113,9 @@ def run_sweeps(
         if interrupted.is_set():
             _interrupted(runs.supervisor, term)
             raise KeyboardInterrupt
+        if not seen:
+            term.out(f"{paths.runs_log}: no run is queued or running; nothing to run")
+            return
         _finish(paths, runs.supervisor.index, sorted(seen), term)
 
 

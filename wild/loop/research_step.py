@@ -140,8 +140,9 @@ def sweep_progress(index: RunIndex, sweep_id: str, now: datetime) -> str:
     left = sweep_eta_s(runs, now)
     eta = f", ETA ~{duration_text(left)}" if left is not None and ended < len(runs) else ""
     name = f" ({sweep.name})" if sweep is not None else ""
+    detail = f" ({detail})" if detail else ""
     return (
-        f"🏃 sweep {sweep_id}{name}: {ended}/{plural(len(runs), 'run')} done ({detail}), "
+        f"🏃 sweep {sweep_id}{name}: {ended}/{plural(len(runs), 'run')} done{detail}, "
         f"{tally.running} running{eta}"
     )
 
