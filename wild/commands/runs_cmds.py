@@ -155,15 +155,22 @@ def watch_listing(
     watch_runs(paths, outside, redraw)
 
 
+def approval_required(paths: WildPaths, now: datetime) -> bool:
+    """Whether the policy in force (as the loop holds it) requires approved commands."""
+    _approvals, recorded = read_trust(paths)
+    return hold_policy(stated_policy(paths, now), recorded, now).policy.command_approval == (
+        "required"
+    )
+
+
 def gate_notes(paths: WildPaths, runs: Sequence[RunRecord], now: datetime) -> dict[str, str]:
     """Why a queued run does not start: its sweep's program awaits a human's approval under
     the policy in force, or its line is not one wild wrote (the loop refuses it)."""
     queued = [run for run in runs if run.status == "queued"]
     if not queued:
         return {}
-    approvals, recorded = read_trust(paths)
-    policy = hold_policy(stated_policy(paths, now), recorded, now).policy
-    required = policy.command_approval == "required"
+    approvals, _recorded = read_trust(paths)
+    required = approval_required(paths, now)
     admission = decide.admission(
         queued, key=signing.load_key(), may_run=gate(approvals, approval_required=required)
     )

@@ -67,6 +67,7 @@ def run_sweeps(
     """Run every queued run to the end (and adopt the running ones); then the comparison
     table of each sweep that had runs open. A WildError when a sweep's runs wait for an
     approval no one gave, or when runs failed."""
+    from wild.commands.runs_cmds import approval_required  # noqa: PLC0415
     from wild.loop.model import LoopOptions  # noqa: PLC0415
     from wild.loop.research_step import sweep_progress  # noqa: PLC0415
     from wild.loop.runs_effect import LoopRuns, poll_cycle_s, run_settings  # noqa: PLC0415
@@ -81,11 +82,12 @@ def run_sweeps(
             paths,
             clock,
             EventLog(paths.events, clock),
-            approval_required=lambda: approval_required(paths, clock),
+            approval_required=lambda: approval_required(paths, clock.now()),
             **run_settings(paths, LoopOptions("", run_slots=run_slots)),
         )
         seen = set(sweeps)
         shown: dict[str, str] = {}
+        told: set[str] = set()
         waker, interrupted = Waker(), threading.Event()
         # Ctrl-C (or SIGTERM) only sets `interrupted` and wakes the wait: never a
         # KeyboardInterrupt in the middle of a supervisor step's writes.
@@ -95,7 +97,9 @@ def run_sweeps(
                 while not interrupted.is_set():
                     result = runs.supervise()
                     for problem in result.problems:
-                        term.out(f"⚠️  {problem}")
+                        if problem not in told:  # once each, as the loop alerts once
+                            told.add(problem)
+                            term.out(f"⚠️  {problem}")
                     index = runs.supervisor.index
                     going = [run for run in index.runs.values() if not run.terminal]
                     seen.update(run.sweep for run in going)
@@ -117,18 +121,6 @@ def run_sweeps(
             term.out(f"{paths.runs_log}: no run is queued or running; nothing to run")
             return
         _finish(paths, runs.supervisor.index, sorted(seen), term)
-
-
-def approval_required(paths: WildPaths, clock: Clock) -> bool:
-    """Whether the policy in force (as the loop reads it) requires approved commands."""
-    from wild.policy.trust import hold_policy  # noqa: PLC0415
-    from wild.workspace import read_trust, stated_policy  # noqa: PLC0415
-
-    now = clock.now()
-    _approvals, recorded = read_trust(paths)
-    return hold_policy(stated_policy(paths, now), recorded, now).policy.command_approval == (
-        "required"
-    )
 
 
 def _refuse_held(paths: WildPaths, clock: Clock, index: RunIndex) -> None:
