@@ -241,3 +241,18 @@ def test_stop_run_all_asks_a_running_loop_once_per_open_run(
     ]
     again = invoke("--rerun", "s1-003", "--dir", str(wild_dir))
     assert again.output == f"Asked the loop in {wild_dir} to rerun s1-003\n"
+
+
+def test_stop_run_with_a_sweep_id_stops_every_open_run_of_that_sweep_only(
+    wild_dir: Path, tmp_path: Path
+) -> None:
+    spec = tmp_path / "sweep.json"
+    spec.write_bytes(orjson.dumps(SWEEP))
+    first = orjson.loads(invoke("--sweep", str(spec), "--json", "--dir", str(wild_dir)).output)
+    other = orjson.loads(invoke("--sweep", str(spec), "--json", "--dir", str(wild_dir)).output)
+    result = invoke("--stop-run", first["sweep"], "--dir", str(wild_dir))
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Stopping 4 runs: ")
+    index = read_runs(wild_dir / "runs.jsonl").index
+    assert {r.status for r in index.of_sweep(first["sweep"])} == {"stopped"}
+    assert {r.status for r in index.of_sweep(other["sweep"])} == {"queued"}

@@ -12,7 +12,7 @@ The block runs as one bash script in a terminal whose human answers yes to wild'
 Each line must exit 0, unless its comment says otherwise (`# exits 1`). In a `console` block
 the `$ ` lines are the commands, and an `output=exact` block (one command) must print what
 it shows. A line that serves the dashboard alone (`wild --serve` without a goal) gets Ctrl-C
-after a few seconds, as a user would stop it.
+once it printed its URL, as a user would stop it.
 """
 
 from __future__ import annotations
@@ -292,7 +292,14 @@ def _serves_alone(command: str) -> bool:
 
 
 VALUED = {"--port", "--dir"}
-SERVE_S = 3  # how long a served dashboard stays up before its Ctrl-C
+# A dashboard served alone: started as a job of its own (job control on, so it does not ignore
+# SIGINT as a non-interactive shell's background job would), Ctrl-C once its URL is printed
+# (30 s at most), its status kept for the line's check.
+SERVE_ALONE = (
+    "set -m; {command} > .serve.out 2>&1 & pid=$!; set +m; "
+    "for _ in $(seq 300); do grep -q 'http://' .serve.out && break; sleep 0.1; done; "
+    "kill -INT $pid; wait $pid; status=$?; cat .serve.out; (exit $status)"
+)
 
 
 def script(example: ShellExample) -> str:
@@ -304,7 +311,7 @@ def script(example: ShellExample) -> str:
         expected = int(said.group(1)) if said else int(example.attrs.get("exit", "0"))
         run = command
         if _serves_alone(command):
-            run = f"timeout --preserve-status -s INT {SERVE_S} {command}"
+            run = SERVE_ALONE.format(command=re.sub(r"\s+#.*$", "", command))
         lines += [
             f"echo {shlex.quote(FENCE_MARK + str(number))} >&2",
             run,

@@ -267,6 +267,11 @@ def demo() -> None:
     help="Start the sweep in a file: wild's JSON or YAML, or a W&B sweep (- for stdin; "
     "-- CMD -m k=a,b: a Hydra multirun); with --runs: list only this sweep's.",
 )
+@click.option(
+    "--run",
+    is_flag=True,
+    help="With --sweep FILE: run it to the end here, with no agent; then compare its runs.",
+)
 @click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
 @click.option(
     "--compare",
@@ -282,9 +287,14 @@ def demo() -> None:
 )
 @click.option("--plot", metavar="FILE.png", help="With --compare: also draw it (wild[plot]).")
 @click.option(
+    "--run-sweeps",
+    is_flag=True,
+    help="Run the queued runs to the end here, with no agent (adopts running ones).",
+)
+@click.option(
     "--stop-run",
     metavar="ID",
-    help="Stop a queued or running run (its group or job); all: every one.",
+    help="Stop a queued or running run (its group or job); a sweep id: its runs; all: every one.",
 )
 @click.option("--rerun", metavar="ID", help="Run an ended run again, as its next attempt.")
 @click.option(
@@ -296,7 +306,7 @@ def demo() -> None:
     "--run-slots",
     type=click.IntRange(min=1),
     metavar="N",
-    help="With a goal: how many runs the local backend runs at once (default: the cores).",
+    help="With a goal or --run/--run-sweeps: how many runs run here at once (default: cores).",
 )
 @click.option("--pause", is_flag=True, help="Let the running agent finish, then wait.")
 @click.option("--resume", is_flag=True, help="Resume a paused loop.")

@@ -298,3 +298,13 @@ def test_validation_never_raises_on_arbitrary_json(data: object) -> None:
 @given(st.text(max_size=60))
 def test_parsing_never_raises_on_arbitrary_text(text: str) -> None:
     assert parse_sweep(text) is not None
+
+
+def test_gpus_may_be_a_share_of_one_gpu_but_not_a_mixed_number() -> None:
+    assert valid(sweep(resources={"gpus": 0.25})).resources.gpus == 0.25
+    assert valid(sweep(resources={"gpus": 2})).resources.gpus == 2
+    for bad in (1.5, -0.5, True, "half"):
+        assert errors_of(sweep(resources={"gpus": bad})) == [
+            '"resources.gpus" must be a whole number of GPUs (0, 1, 2, …) or a share of one '
+            f"GPU between 0 and 1 (0.25: four runs share a GPU), not {bad!r}"
+        ]

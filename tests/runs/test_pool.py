@@ -5,6 +5,8 @@ from __future__ import annotations
 import types
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wild.errors import WildError
 from wild.parsers.runs import Resources, RunRecord
@@ -12,7 +14,7 @@ from wild.runs.local import parse_nvidia_smi, parse_visible_devices, run_slots
 from wild.runs.pool import Pool, free, never_fits, plan
 
 
-def run(run_id: str, cpus: int = 1, gpus: int = 0, gpu_ids: list[str] | None = None) -> RunRecord:
+def run(run_id: str, cpus: int = 1, gpus: float = 0, gpu_ids: list[str] | None = None) -> RunRecord:
     raw = {"gpu_ids": gpu_ids} if gpu_ids is not None else {}
     return RunRecord(
         id=run_id,
@@ -64,3 +66,59 @@ def test_bad_run_slots_are_refused_with_the_flag_named() -> None:
     for bad in ("0", "many", "-2"):
         with pytest.raises(WildError, match="--run-slots"):
             run_slots({"run_slots": bad})
+
+
+def test_fractional_runs_pack_onto_one_gpu_and_whole_runs_keep_whole_gpus() -> None:
+    pool = Pool(cpus=16, gpus=("0", "1"))
+    quarters = [run(f"q{i}", gpus=0.25) for i in range(5)]
+    chosen = plan(pool, quarters, [])
+    assert [gpus for _r, gpus in chosen] == [("0",)] * 4 + [("1",)]
+    # A whole run never lands on a GPU a fraction uses, and a fraction never on a whole one.
+    active = [run("q0", gpus=0.25, gpu_ids=["0"])]
+    whole_then_quarter = [run("w", gpus=1), run("w2", gpus=1), run("q", gpus=0.25)]
+    chosen = plan(pool, whole_then_quarter, active)
+    assert [(r.id, gpus) for r, gpus in chosen] == [("w", ("1",)), ("q", ("0",))]
+    assert free(pool, active).gpus == ("1",)
+
+
+def test_tenths_fill_a_gpu_exactly() -> None:
+    pool = Pool(cpus=32, gpus=("0",))
+    chosen = plan(pool, [run(f"t{i}", gpus=0.1) for i in range(11)], [])
+    assert len(chosen) == 10
+
+
+_REQUESTS = st.one_of(
+    st.integers(min_value=0, max_value=2).map(float),
+    st.sampled_from([0.1, 0.2, 0.25, 0.3, 0.5, 0.75, 0.9]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    gpu_count=st.integers(min_value=0, max_value=3),
+    first=st.lists(_REQUESTS, max_size=12),
+    second=st.lists(_REQUESTS, max_size=12),
+)
+def test_no_gpu_is_ever_over_full_and_whole_runs_never_share(
+    gpu_count: int, first: list[float], second: list[float]
+) -> None:
+    pool = Pool(cpus=64, gpus=tuple(str(i) for i in range(gpu_count)))
+    active: list[RunRecord] = []
+    for batch, requests in enumerate((first, second)):  # a second step sees the first's runs
+        queued = [run(f"{batch}-{i}", gpus=g) for i, g in enumerate(requests)]
+        for chosen, ids in plan(pool, queued, active):
+            if never_fits(pool, chosen) is None:
+                active.append(run(chosen.id, gpus=chosen.resources.gpus, gpu_ids=list(ids)))
+    load: dict[str, float] = {}
+    holders: dict[str, list[RunRecord]] = {}
+    for held in active:
+        ids = held.raw["gpu_ids"]
+        need = held.resources.gpus
+        assert len(ids) == (0 if need == 0 else max(1, int(need)))
+        for gpu in ids:
+            load[gpu] = load.get(gpu, 0.0) + (need if need < 1 else 1.0)
+            holders.setdefault(gpu, []).append(held)
+    assert all(total <= 1.0 + 1e-9 for total in load.values())
+    for runs_on_gpu in holders.values():
+        if any(held.resources.gpus >= 1 for held in runs_on_gpu):
+            assert len(runs_on_gpu) == 1

@@ -181,3 +181,23 @@ def test_a_link_planted_at_a_run_log_is_never_appended_to(tmp_path: Path) -> Non
     drive(sup, backend)
     assert sup.index.runs[run_id].status == "failed", sup.index.runs[run_id]
     assert outside.read_bytes() == b"ssh-ed25519 AAAA mine\n"
+
+
+def test_four_quarter_gpu_runs_share_one_gpu_and_a_fifth_waits(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    go = tmp_path / "go"
+    wait_go = (
+        f'echo "$CUDA_VISIBLE_DEVICES" > "$WILD_RUN_DIR/gpu"; '
+        f"while [ ! -e {go} ]; do sleep 0.05; done"
+    )
+    ids = queue(paths, wait_go, 5, resources=Resources(gpus=0.25))
+    backend = local(paths, slots=8, environ={"CUDA_VISIBLE_DEVICES": "7"})
+    sup = supervisor(paths, backend)
+    first = sup.step()
+    assert sorted(run.id for run in first.started) == ids[:4]
+    assert all(run.raw["gpu_ids"] == ["7"] for run in first.started)
+    assert sup.step().started == ()  # the GPU is full: the fifth waits though CPU slots are free
+    go.touch()
+    drive(sup, backend)
+    seen = [(paths.run_dir(run_id) / "gpu").read_text().strip() for run_id in ids]
+    assert seen == ["7"] * 5 and sup.index.runs[ids[4]].status == "finished"

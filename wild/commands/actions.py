@@ -293,10 +293,46 @@ def _loop(call: Call) -> None:
 def _sweeps_and_runs(call: Call) -> None:
     from wild.commands.runs_cmds import run_action, watch_listing
 
+    if call.opts["sweep"] is not None and call.opts["run"] and not call.opts["runs"]:
+        _record_and_run(call)
+        return
+
     if call.opts["runs"] and call.opts["watch"]:
         watch_listing(call.paths, call.opts["sweep"], call.clock, call.clear, call.out)
         return
     call.out(run_action(call.paths, call.opts, call.clock.now(), as_json=call.as_json))
+
+
+def _record_and_run(call: Call) -> None:
+    """`wild --sweep FILE --run`: record the sweep, then run it to the end with no agent."""
+    from wild.commands.runs_cmds import format_sweep, submit_sweep, sweep_summary
+    from wild.commands.sweep_run import run_sweeps, terminal
+    from wild.store.loop_lock import loop_running
+
+    if loop_running(call.paths.root):  # refused before anything is recorded
+        raise WildError(
+            f"{call.paths.root}: a wild loop runs on this folder and runs its sweeps itself; "
+            f"give the sweep without --run (`wild --sweep {call.opts['sweep']}`)"
+        )
+    sweep = submit_sweep(
+        call.paths, call.opts["sweep"], now=call.clock.now(), run_backend=call.opts["run_backend"]
+    )
+    call.out(format_sweep(sweep_summary(sweep)))
+    run_sweeps(
+        call.paths,
+        call.clock,
+        terminal(call.out),
+        sweeps=(sweep.id,),
+        run_slots=call.opts["run_slots"],
+    )
+
+
+def _run_sweeps(call: Call) -> None:
+    from wild.commands.sweep_run import run_sweeps, terminal
+    from wild.workspace import require_initialised
+
+    require_initialised(call.paths)
+    run_sweeps(call.paths, call.clock, terminal(call.out), run_slots=call.opts["run_slots"])
 
 
 def _compare(call: Call) -> None:
@@ -325,6 +361,7 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
     "sweep": _sweeps_and_runs,
     "runs": _sweeps_and_runs,
     "compare": _compare,
+    "run_sweeps": _run_sweeps,
     "stop_run": _sweeps_and_runs,
     "rerun": _sweeps_and_runs,
     "pause": _control("pause"),
@@ -345,7 +382,8 @@ OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
     **{action: (action,) for action in ACTIONS},
     "sweep": RUNS,  # with --runs: the sweep whose runs to list
     "run_backend": ("sweep", LOOP),
-    "run_slots": (LOOP,),
+    "run_slots": (LOOP, "sweep", "run_sweeps"),
+    "run": ("sweep",),  # `--sweep FILE --run`: record it and run it to the end, no agent
     "as_json": (
         "status",
         "list_work",

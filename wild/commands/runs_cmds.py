@@ -146,15 +146,22 @@ def watch_listing(
     watch_runs(paths, outside, redraw)
 
 
+def approval_required(paths: WildPaths, now: datetime) -> bool:
+    """Whether the policy in force (as the loop holds it) requires approved commands."""
+    _approvals, recorded = read_trust(paths)
+    return hold_policy(stated_policy(paths, now), recorded, now).policy.command_approval == (
+        "required"
+    )
+
+
 def gate_notes(paths: WildPaths, runs: Sequence[RunRecord], now: datetime) -> dict[str, str]:
     """Why a queued run does not start: its sweep's program awaits a human's approval under
     the policy in force, or its line is not one wild wrote (the loop refuses it)."""
     queued = [run for run in runs if run.status == "queued"]
     if not queued:
         return {}
-    approvals, recorded = read_trust(paths)
-    policy = hold_policy(stated_policy(paths, now), recorded, now).policy
-    required = policy.command_approval == "required"
+    approvals, _recorded = read_trust(paths)
+    required = approval_required(paths, now)
     admission = decide.admission(
         queued, key=signing.load_key(), may_run=gate(approvals, approval_required=required)
     )
@@ -191,12 +198,14 @@ ALL = "all"  # `wild --stop-run all`: every queued or running run (before a `wil
 
 
 def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
-    """`wild --stop-run ID` / `--rerun ID`: asked of the running loop (it owns the runs), or
-    done here when no loop runs (a rerun is then queued for the next loop to start)."""
+    """`wild --stop-run ID|SWEEP_ID|all` / `--rerun ID`: asked of the running loop (it owns
+    the runs), or done here when none runs (a rerun is then queued for the next loop)."""
     require_initialised(paths)
     index = read_runs(paths.runs_log).index
-    if stop and run_id == ALL:
-        open_ids = [r.id for r in index.runs.values() if not r.terminal]
+    if stop and (run_id == ALL or run_id in index.sweeps):
+        # `all`, or a sweep's id: each of its runs still queued or running.
+        of = index.runs.values() if run_id == ALL else index.of_sweep(run_id)
+        open_ids = [r.id for r in of if not r.terminal]
         _act(paths, open_ids, stop=True)
         return f"Stopping {plural(len(open_ids), 'run')}: {', '.join(open_ids) or 'none was open'}"
     run = index.runs.get(run_id)

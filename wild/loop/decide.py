@@ -171,6 +171,9 @@ def _tick(model: LoopModel, event: Tick, at: Moment) -> Step:
         model, judged = _judge_complete(model, selection)
         actions += judged
     if selection is not None and selection.kind == "complete":
+        waiting = _runs_going(model, actions, at)
+        if waiting is not None:
+            return waiting
         return _no_work_left(replace(model, idle_note=None), actions, at)
     pause_s = limits.backoff_left(model, selection.kind if selection else None, at)
     if pause_s:
@@ -234,6 +237,20 @@ def _compaction(model: LoopModel) -> tuple[LoopModel, tuple[Action, ...]]:
     if resolved < COMPACT_AFTER_RESOLVED or resolved == model.compacted_with:
         return model, ()
     return replace(model, compacted_with=resolved), (CompactAlerts(),)
+
+
+def _runs_going(model: LoopModel, actions: tuple[Action, ...], at: Moment) -> Step | None:
+    """With every task done, runs still queued or running (a rerun asked for after the
+    analysis, say) keep the loop: it waits for them (their exit markers wake it), never
+    ends and leaves them behind. None when no run is open."""
+    going = research_step.active_runs(model)
+    if not going:
+        return None
+    note = f"⏳ Every task is done; waiting for {plural(going, 'run')} queued or running"
+    if note != model.idle_note:
+        actions += (Say(note),)
+    model = replace(model, idle_note=note)
+    return Step(model, (*actions, Wait(research_step.poll_in(model, at) or None)))
 
 
 def _no_work_left(model: LoopModel, actions: tuple[Action, ...], at: Moment) -> Step:

@@ -37,7 +37,7 @@ from wild.loop.run_actions import (
 from wild.output import plural
 from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update
-from wild.parsers.runs import RunRecord
+from wild.parsers.runs import RunIndex, RunRecord
 from wild.parsers.state import push_summary
 from wild.runs import stage
 
@@ -118,30 +118,33 @@ def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
 def progress(model: LoopModel, event: RunsSupervised, now: datetime) -> list[str]:
     """One line per sweep whose runs ended in this step:
     `🏃 sweep s1 (lr): 5/12 done (4 finished, 1 failed), 2 running, ETA ~3m10s`."""
-    index = model.ws.runs
-    lines = []
-    for sweep_id in sorted({run.sweep for run in event.ended}):
-        runs = index.of_sweep(sweep_id)
-        sweep = index.sweeps.get(sweep_id)
-        tally = stage.counts(runs)
-        ended = tally.finished + tally.failed + tally.stopped
-        detail = ", ".join(
-            f"{n} {word}"
-            for n, word in (
-                (tally.finished, "finished"),
-                (tally.failed, "failed"),
-                (tally.stopped, "stopped"),
-            )
-            if n
+    return [sweep_progress(model.ws.runs, s, now) for s in sorted({r.sweep for r in event.ended})]
+
+
+def sweep_progress(index: RunIndex, sweep_id: str, now: datetime) -> str:
+    """`🏃 sweep s1 (lr): 5/12 done (4 finished, 1 failed), 2 running, ETA ~3m10s`: the
+    loop's progress line, and `wild --run-sweeps`'."""
+    runs = index.of_sweep(sweep_id)
+    sweep = index.sweeps.get(sweep_id)
+    tally = stage.counts(runs)
+    ended = tally.finished + tally.failed + tally.stopped
+    detail = ", ".join(
+        f"{n} {word}"
+        for n, word in (
+            (tally.finished, "finished"),
+            (tally.failed, "failed"),
+            (tally.stopped, "stopped"),
         )
-        left = sweep_eta_s(runs, now)
-        eta = f", ETA ~{duration_text(left)}" if left is not None and ended < len(runs) else ""
-        name = f" ({sweep.name})" if sweep is not None else ""
-        lines.append(
-            f"🏃 sweep {sweep_id}{name}: {ended}/{plural(len(runs), 'run')} done ({detail}), "
-            f"{tally.running} running{eta}"
-        )
-    return lines
+        if n
+    )
+    left = sweep_eta_s(runs, now)
+    eta = f", ETA ~{duration_text(left)}" if left is not None and ended < len(runs) else ""
+    name = f" ({sweep.name})" if sweep is not None else ""
+    detail = f" ({detail})" if detail else ""
+    return (
+        f"🏃 sweep {sweep_id}{name}: {ended}/{plural(len(runs), 'run')} done{detail}, "
+        f"{tally.running} running{eta}"
+    )
 
 
 def sweep_eta_s(runs: Sequence[RunRecord], now: datetime) -> float | None:

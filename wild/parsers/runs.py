@@ -36,7 +36,7 @@ class Resources:
     """What one run needs from a backend (SPEC §7 `resources`); `time_s` None: no limit."""
 
     cpus: int = 1
-    gpus: int = 0
+    gpus: float = 0  # whole GPUs (0, 1, 2, …) or a share of one (0 < gpus < 1)
     memory_gb: float | None = None
     time_s: float | None = None
 
@@ -56,7 +56,7 @@ class Resources:
         memory, time_s = value.get("memory_gb"), value.get("time_s")
         return cls(
             cpus=cpus if _count(cpus) and cpus >= 1 else 1,
-            gpus=gpus if _count(gpus) else 0,
+            gpus=gpus if is_gpu_request(gpus) else 0,
             memory_gb=float(memory) if _number(memory) else None,
             time_s=float(time_s) if _number(time_s) else None,
         )
@@ -125,6 +125,11 @@ Record = RunRecord | SweepRecord
 
 def _count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_gpu_request(value: object) -> TypeGuard[int | float]:
+    """Whole GPUs (a whole number, at least 0) or a share of one GPU (0 < value < 1)."""
+    return _count(value) or (_number(value) and 0 < value < 1)
 
 
 def _number(value: object) -> TypeGuard[int | float]:

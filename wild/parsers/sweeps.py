@@ -23,7 +23,7 @@ import orjson
 
 from wild.parsers.field_values import parse_duration
 from wild.parsers.metric_summary import parse_metric_globs, parse_objective, parse_total_steps
-from wild.parsers.runs import Resources
+from wild.parsers.runs import Resources, is_gpu_request
 from wild.parsers.sweep_grid import (
     KEY,
     MAX_RUNS,
@@ -419,6 +419,16 @@ def _count(value: object, key: str, least: int, errors: list[str]) -> int | None
     return value
 
 
+def _gpus(value: object, errors: list[str]) -> float | None:
+    if not is_gpu_request(value):
+        errors.append(
+            '"resources.gpus" must be a whole number of GPUs (0, 1, 2, …) or a share of one '
+            f"GPU between 0 and 1 (0.25: four runs share a GPU), not {value!r}"
+        )
+        return None
+    return value
+
+
 def _resources(value: object, where: str, errors: list[str]) -> Resources | None:
     if not isinstance(value, Mapping):
         errors.append(f'{where} must be an object such as {{"cpus": 1, "time": "00:10:00"}}')
@@ -426,7 +436,7 @@ def _resources(value: object, where: str, errors: list[str]) -> Resources | None
     before = len(errors)
     _unknown_keys(value, "resources.", _RESOURCE_KEYS, errors)
     cpus = _count(value.get("cpus", 1), "cpus", 1, errors)
-    gpus = _count(value.get("gpus", 0), "gpus", 0, errors)
+    gpus = _gpus(value.get("gpus", 0), errors)
     memory = value.get("memory_gb")
     if memory is not None and (
         isinstance(memory, bool) or not isinstance(memory, int | float) or not memory > 0

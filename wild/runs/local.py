@@ -212,6 +212,7 @@ class LocalBackend:
             "cpu_free": left.cpus,
             "gpus": list(self.pool.gpus),
             "gpus_free": list(left.gpus),
+            "gpu_shares_free": {gpu: float(share) for gpu, share in left.shares},
         }
 
     # -- internals -------------------------------------------------------------------------

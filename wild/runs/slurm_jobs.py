@@ -71,10 +71,13 @@ def slurm_time(seconds: float) -> str:
 
 
 def resource_args(resources: Resources) -> list[str]:
-    """`--cpus-per-task`, `--gres=gpu:N` (only for N > 0), `--mem`, `--time`."""
+    """`--cpus-per-task`, `--gres=gpu:N` (only for N > 0), `--mem`, `--time`.
+
+    A share of a GPU asks Slurm for one whole GPU: plain gres has no fractions (sharing a
+    GPU between jobs needs a site's MPS or shard setup, which wild cannot assume)."""
     args = [f"--cpus-per-task={resources.cpus}"]
     if resources.gpus > 0:
-        args.append(f"--gres=gpu:{resources.gpus}")
+        args.append(f"--gres=gpu:{math.ceil(resources.gpus)}")
     if resources.memory_gb is not None:
         args.append(f"--mem={max(1, math.ceil(resources.memory_gb * 1024))}M")
     if resources.time_s is not None:
