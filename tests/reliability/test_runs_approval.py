@@ -66,6 +66,17 @@ def runs(paths: WildPaths) -> dict[str, dict[str, object]]:
     return {str(r["id"]): r for r in lines(paths.runs_log) if r["kind"] == "run"}
 
 
+def _shown(paths: WildPaths, action: str) -> str:
+    """What a read command prints in another process, as the human would run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "wild", action, "--dir", str(paths.root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=WAIT_S,
+    ).stdout
+
+
 def wait_for(what: str, ready: Callable[[], bool]) -> None:
     deadline = time.monotonic() + WAIT_S
     while not ready():
@@ -113,22 +124,10 @@ def test_an_agents_sweep_waits_for_the_humans_approval_of_its_exact_command(
         assert f"wild --approve {sweep}" in str(alert["description"])
         assert PWN in str(alert["description"])
         assert [r["status"] for r in runs(paths).values()] == ["queued"]
-        listed = subprocess.run(
-            [sys.executable, "-m", "wild", "--runs", "--dir", str(paths.root)],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=WAIT_S,
-        )
-        assert f"awaiting approval: wild --approve {sweep}" in listed.stdout
-        status = subprocess.run(
-            [sys.executable, "-m", "wild", "--status", "--dir", str(paths.root)],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=WAIT_S,
-        )
-        assert f"wait for your approval of `{PWN}`; run `wild --approve {sweep}`" in status.stdout
+        listed = _shown(paths, "--runs")
+        assert f"awaiting approval: wild --approve {sweep}" in listed
+        status = _shown(paths, "--status")
+        assert f"wait for your approval of `{PWN}`; run `wild --approve {sweep}`" in status
         time.sleep(2.5)  # two more looks at the runs: still nothing ran
         assert not (project / "PWNED").exists()
         assert [r["status"] for r in runs(paths).values()] == ["queued"]

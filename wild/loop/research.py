@@ -149,11 +149,12 @@ def settling_alerts(
 ) -> dict[str, float]:
     """Pending run alerts still gathering their flood → seconds until they are handed on: raised
     less than FLOOD_SETTLE_S ago while a run of their sweeps is still going."""
+    fresh = [a for a in open_alerts if a.type == RUN_ALERT_TYPE and a.status == "pending"]
+    if not fresh:  # the common case, at every decision: no scan of the runs
+        return {}
     going = {run.sweep for run in runs.values() if not run.terminal}
     settling: dict[str, float] = {}
-    for alert in open_alerts:
-        if alert.type != RUN_ALERT_TYPE or alert.status != "pending":
-            continue
+    for alert in fresh:
         raised = parse_time(alert.timestamp)
         sweeps = {runs[r].sweep for r in runs_of_alert(alert) if r in runs}
         if raised is None or not sweeps & going:
