@@ -1,6 +1,7 @@
-"""The wheel ships three folders that live at the top of the checkout, each its one source:
+"""The wheel ships folders that live at the top of the checkout, each its one source:
 `templates/.wild/` (what `wild --init` writes), `scripts/check_barriers/` (the check scripts
-offered as `$WILD_CHECKS`) and `examples/rl-training/` (the story `wild demo` runs). They are
+offered as `$WILD_CHECKS`), `examples/rl-training/` (the story `wild demo` runs) and
+`examples/wild_stories/` (its scripted agent and analysis: story code, not wild's). They are
 copied into the package's `shipped/` folder at build time; an editable install reads them in
 place (`wild.paths.shipped`). Everything else is in setup.cfg."""
 
@@ -17,6 +18,7 @@ SHIPPED = {
     "templates/.wild": "templates/.wild",
     "scripts/check_barriers": "check_barriers",
     "examples/rl-training": "examples/rl-training",
+    "examples/wild_stories": "examples/wild_stories",
 }
 
 

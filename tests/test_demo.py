@@ -18,7 +18,7 @@ def test_wild_demo_runs_the_whole_story(installed_wild: Installed, tmp_path: Pat
     out = result.stdout
     expected_in_order = [
         "== The rl-training story in",
-        "The agent is scripted (wild.stories.agent)",
+        "The agent is scripted (wild_stories.agent, shipped beside the story)",
         "🤖 Iteration 1: planning",
         "🔬 Sweep s",
         "🏃 sweep s",  # progress: runs ended out of 42

@@ -30,7 +30,7 @@ HEAVY = (
     "http.server",
     "wild.commands.demo",
     "wild.commands.run_loop",
-    "wild.stories.agent",
+    "wild_stories.agent",
     "filelock",  # 17 ms on its own; a read takes no lock
     "asyncio",
     "ssl",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.installed_wheel import ROOT, Installed
 from wild import __version__
-from wild.paths import CHECK_SCRIPTS_DIR, DEMO_STORY_DIR, TEMPLATES_DIR, shipped
+from wild.paths import CHECK_SCRIPTS_DIR, DEMO_STORY_DIR, STORY_KIT_DIR, TEMPLATES_DIR, shipped
 
 # What only the tests use never ships: test doubles, fixtures, the test modules themselves.
 TEST_ONLY = re.compile(r"(^|/)(tests?|conftest\.py|fake_\w+\.py|test_\w+\.py|fixtures)(/|$)")
@@ -33,10 +33,16 @@ def test_the_wheel_ships_the_top_level_folders_and_nothing_test_only(
         f"wild/shipped/check_barriers/{n}" for n in _names(ROOT / "scripts/check_barriers")
     }
     expected |= {f"wild/shipped/examples/rl-training/{n}" for n in _names(DEMO_STORY_DIR)}
+    kit = {n for n in _names(STORY_KIT_DIR) if "__pycache__" not in n}
+    expected |= {f"wild/shipped/examples/wild_stories/{n}" for n in kit}
     expected |= {f"wild/serve/static/{n}" for n in _names(ROOT / "wild" / "serve" / "static")}
     expected |= {f"wild/prompt_templates/{n}" for n in _names(ROOT / "wild" / "prompt_templates")}
     assert expected <= names, sorted(expected - names)
     assert sorted(n for n in names if TEST_ONLY.search(n)) == []
+    # Story code (the scripted story agent, the analyses) ships only as the demo's data, never
+    # as a module of the `wild` package.
+    modules = [n for n in names if n.endswith(".py") and not n.startswith("wild/shipped/")]
+    assert [n for n in modules if re.search(r"(^|/)(stories|wild_stories)/", n)] == []
     # The sdist carries the top-level sources the wheel was built from.
     with tarfile.open(installed_wild.sdist) as sdist:
         inside = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
@@ -49,6 +55,7 @@ def test_a_checkout_reads_the_shipped_folders_in_place_and_a_wheel_from_its_pack
     assert TEMPLATES_DIR == ROOT / "templates" / ".wild"
     assert CHECK_SCRIPTS_DIR == ROOT / "scripts" / "check_barriers"
     assert DEMO_STORY_DIR == ROOT / "examples" / "rl-training"
+    assert STORY_KIT_DIR == ROOT / "examples" / "wild_stories"
     assert shipped("nowhere", "templates/.wild") == ROOT / "nowhere"
 
 

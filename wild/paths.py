@@ -27,6 +27,9 @@ CHECKS_ENV = "WILD_CHECKS"
 CHECK_SCRIPTS_DIR = shipped("scripts/check_barriers", "check_barriers")
 # The research story `wild demo` runs.
 DEMO_STORY_DIR = shipped("examples/rl-training", "examples/rl-training")
+# The story kit: the scripted story agent and the stories' analyses (story code, shipped as
+# data beside the demo story rather than as part of the `wild` package).
+STORY_KIT_DIR = shipped("examples/wild_stories", "examples/wild_stories")
 
 
 def approvals_path() -> Path:

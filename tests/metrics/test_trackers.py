@@ -25,7 +25,7 @@ from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths
 from wild.serve.runs_view import runs_view
 from wild.store.runs_log import read_runs
-from wild.stories.direct import run_sweep
+from wild_stories.direct import run_sweep
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 SCRIPTS = Path(__file__).parent / "scripts"

@@ -17,7 +17,7 @@ from wild.commands.sweep_input import read_sweep
 from wild.parsers.hydra_multirun import from_hydra
 from wild.paths import WildPaths
 from wild.store.runs_log import read_runs
-from wild.stories.direct import run_sweep
+from wild_stories.direct import run_sweep
 
 pytestmark = pytest.mark.timeout(120)
 

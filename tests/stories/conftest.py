@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wild.stories.direct import run_sweep
-from wild.stories.run import copy_story
+from wild.commands.demo import copy_story
+from wild_stories.direct import run_sweep
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

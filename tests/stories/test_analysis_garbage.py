@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wild.stories.agent import STORIES
-from wild.stories.results import RunResult
+from wild_stories.agent import STORIES, analysis_of
+from wild_stories.results import RunResult
 
 KEYS = st.sampled_from(
     [
@@ -51,5 +51,5 @@ def runs(draw: Any) -> list[RunResult]:
 def test_garbage_metrics_never_break_an_analysis(
     story: str, results: list[RunResult], human: str
 ) -> None:
-    analysis = STORIES[story](results, human)
+    analysis = analysis_of(story)(results, human)
     assert analysis.report.startswith("# ")

@@ -13,8 +13,8 @@ from wild.parsers.alerts import parse_entry
 from wild.paths import WildPaths
 from wild.policy.escalation import should_escalate
 from wild.policy.presets import preset
-from wild.stories.agent import story_step
-from wild.stories.results import load_results
+from wild_stories.agent import story_step
+from wild_stories.results import load_results
 
 ANALYZE = "Analyze the finished sweep."
 

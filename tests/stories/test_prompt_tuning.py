@@ -14,8 +14,8 @@ from wild.commands.edits import add_human_input
 from wild.commands.init import init_wild
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
-from wild.stories.agent import story_step
-from wild.stories.results import load_results
+from wild_stories.agent import story_step
+from wild_stories.results import load_results
 
 ANALYZE = "Analyze the finished sweep."
 

@@ -23,10 +23,10 @@ from wild.parsers.alerts import Alert
 from wild.paths import WildPaths
 from wild.policy.model import default_policy
 from wild.prompts import alert_values, common_values, render
-from wild.stories.agent import story_step
-from wild.stories.intervals import T_975, Interval, interval, winner
-from wild.stories.results import load_results
-from wild.stories.rl_training import Comparison, answer
+from wild_stories.agent import story_step
+from wild_stories.intervals import T_975, Interval, interval, winner
+from wild_stories.results import load_results
+from wild_stories.rl_training import Comparison, answer
 
 SKILL = EXAMPLES / "rl-training" / "skills" / "train_ppo.py"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,8 @@ import pytest
 
 from tests.stories.conftest import EXAMPLES, Project, fresh_project
 from wild.agents.signals import parse_signals
-from wild.stories.agent import STORIES, stage, story_name, story_step
-from wild.stories.run import PROMPTS, goal_of
+from wild.commands.demo import PROMPTS, goal_of, story_agent_command
+from wild_stories.agent import STORIES, stage, story_name, story_step
 
 SECTIONS = ("## Input", "## Procedure", "## Output", "## Failure Handling")
 
@@ -90,7 +91,7 @@ def test_the_agent_proposes_a_sweep_only_while_none_exists(
 
 def _agent(cwd: Path, work_type: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "wild.stories.agent"],
+        shlex.split(story_agent_command()),  # as `wild demo` runs it
         cwd=cwd,
         input="## CURRENT WORK: Planning toward the goal\n",
         env={**os.environ, "WILD_WORK_TYPE": work_type},

@@ -10,6 +10,9 @@ computed, with 95 % intervals over seeds.
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -24,14 +27,52 @@ from wild.commands.status_text import format_status
 from wild.errors import WildError
 from wild.loop import Loop, LoopOptions
 from wild.output import plural
-from wild.paths import DEMO_STORY_DIR, WildPaths
-from wild.stories.run import copy_story, goal_of
+from wild.paths import DEMO_STORY_DIR, STORY_KIT_DIR, WildPaths
 from wild.workspace import load_workspace
 
 STORY = DEMO_STORY_DIR.name
 AGENT_TIMEOUT_S = 120.0
 DEMO_LIMIT_S = 600.0
 SAFETY_RESCAN_S = 5.0
+
+
+# What a project gets of the story folder: not expected/ (the answers) nor run.sh.
+COPIED = ("story.md", "sweep.json", "prompts", "skills", "fixtures")
+PROMPTS = (
+    "seed_user_prompt.md",
+    "domain_constraints.md",
+    "domain_report_schema.md",
+    "domain_alert_policy.md",
+)
+
+
+def goal_of(story: Path) -> str:
+    """The `Goal:` paragraph of story.md, and where the story's prompts are."""
+    text = (story / "story.md").read_text()
+    start = text.index("Goal:") + len("Goal:")
+    goal = " ".join(text[start:].split("\n\n", 1)[0].split())
+    listed = ", ".join(f"prompts/{p}" for p in PROMPTS)
+    return f"{goal} Follow story.md and the story's prompts ({listed})."
+
+
+def copy_story(story: Path, project: Path) -> None:
+    for name in COPIED:
+        source = story / name
+        if source.is_dir():
+            shutil.copytree(source, project / name)
+        elif source.is_file():
+            shutil.copy2(source, project / name)
+
+
+def story_agent_command() -> str:
+    """The scripted story agent as an `--agent-cmd`: the story kit (examples/wild_stories) is
+    story code, not part of the `wild` package, so its folder goes on the agent's PYTHONPATH.
+    No shell runs an agent command, hence `env`."""
+    kit_parent = str(STORY_KIT_DIR.parent)
+    inherited = os.environ.get("PYTHONPATH")
+    search = f"{kit_parent}{os.pathsep}{inherited}" if inherited else kit_parent
+    python = shlex.quote(sys.executable)
+    return f"env PYTHONPATH={shlex.quote(search)} {python} -m wild_stories.agent"
 
 
 def story_folder() -> Path:
@@ -70,11 +111,12 @@ def run_demo(out: Callable[[str], None], heading: Callable[[str], None]) -> int:
     goal = goal_of(story)
     edits.update_policy(paths, "autonomous", duration=None, now=clock.now())
     section(f"The {STORY} story in {project}", (story / "story.md").read_text().split("## ")[0])
-    agent = f"{sys.executable} -m wild.stories.agent"
+    agent = story_agent_command()
     section(
-        f'Running: wild "{goal[:60]}…" --agent-cmd "python -m wild.stories.agent"',
-        "The agent is scripted (wild.stories.agent): it plays a coding agent's part from the"
-        " story's prompts and calls no model. The loop, the runs and the files are real.",
+        f'Running: wild "{goal[:60]}…" --agent-cmd "python -m wild_stories.agent"',
+        "The agent is scripted (wild_stories.agent, shipped beside the story): it plays a coding"
+        " agent's part from the story's prompts and calls no model. The loop, the runs and the"
+        " files are real.",
     )
     options = LoopOptions(
         goal=goal,

@@ -7,12 +7,13 @@ log and attempts and answers `rerun` (or asks the human after repeated failures)
 analysis stage it runs the story's analysis over the runs' real metrics, writes the artifacts
 under results/ and ends with the report and its promise. Nothing it concludes is written in.
 
-Run as `python -m wild.stories.agent` (custom-agent style: the prompt on stdin or in
+Run as `python -m wild_stories.agent` (custom-agent style: the prompt on stdin or in
 `$WILD_PROMPT_FILE`, routed by `$WILD_WORK_TYPE`).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -24,9 +25,8 @@ from pathlib import Path
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
 from wild.store.files import read_text
-from wild.stories import dit_training, prompt_tuning, rl_training
-from wild.stories.analysis import Analysis
-from wild.stories.results import (
+from wild_stories.analysis import Analysis
+from wild_stories.results import (
     RunResult,
     error_line,
     every_log,
@@ -36,11 +36,20 @@ from wild.stories.results import (
 )
 
 Analyze = Callable[[Sequence[RunResult], str], Analysis]
-STORIES: dict[str, Analyze] = {
-    "rl-training": rl_training.analyze,
-    "prompt-tuning": prompt_tuning.analyze,
-    "dit-training": dit_training.analyze,
+# Each story's analysis module (imported only for its own story: one story's libraries are not
+# another's, and `wild demo` runs with numpy alone).
+STORIES = {
+    "rl-training": "wild_stories.rl_training",
+    "prompt-tuning": "wild_stories.prompt_tuning",
+    "dit-training": "wild_stories.dit_training",
 }
+
+
+def analysis_of(story: str) -> Analyze:
+    analyze: Analyze = importlib.import_module(STORIES[story]).analyze
+    return analyze
+
+
 RESULTS = "results"
 _STORY_LINE = re.compile(r"^Story:\s*(\S+)\s*$", re.MULTILINE)
 _FIELD = r"^\s*-\s*\*\*{name}:\*\*\s*(.+?)\s*$"
@@ -167,7 +176,7 @@ def write_artifacts(project: Path, paths: WildPaths, analysis: Analysis) -> Path
 
 def analysis_reply(project: Path, paths: WildPaths) -> str:
     """The analysis stage: the report from the runs' metrics, then COMPLETE, or the human."""
-    analysis = STORIES[story_name(project)](load_results(paths), human_text(paths))
+    analysis = analysis_of(story_name(project))(load_results(paths), human_text(paths))
     out = write_artifacts(project, paths, analysis)
     lines = [analysis.report.rstrip(), "", f"The artifacts are in {out}.", ""]
     if analysis.notify:

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wild.parsers.run_compare import flat
-from wild.stories.analysis import Analysis, table
-from wild.stories.results import RunResult
+from wild_stories.analysis import Analysis, table
+from wild_stories.results import RunResult
 
 REPEATED = 2
 

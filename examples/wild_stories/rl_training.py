@@ -5,7 +5,7 @@ A setting is (init, clip, batch/minibatch, sampling); its runs are its seeds. Ev
 scored by its return AUC (the mean return over its curve, step 0 included: a setting that
 learns faster from the same samples scores higher) and its final return. Each question is
 asked in matched comparisons (the other factors held fixed), and a value wins a comparison
-only when its AUC interval lies above every other's (wild.stories.intervals.winner); the
+only when its AUC interval lies above every other's (wild_stories.intervals.winner); the
 question's answer names a value only when some comparisons separate and all of those agree.
 """
 
@@ -18,10 +18,10 @@ from statistics import fmean
 from typing import Any
 
 from wild.parsers.run_compare import flat
-from wild.stories.analysis import Analysis, number, table
-from wild.stories.intervals import Interval, interval, winner
-from wild.stories.plot import Series, line_chart, side_by_side
-from wild.stories.results import RunResult
+from wild_stories.analysis import Analysis, number, table
+from wild_stories.intervals import Interval, interval, winner
+from wild_stories.plot import Series, line_chart, side_by_side
+from wild_stories.results import RunResult
 
 SCORE, FINAL = "return_auc", "final_return"
 INITS = ("random", "bc")

@@ -1,7 +1,7 @@
 """What each `examples/<story>/run.sh` runs: the story copied into a temporary folder, then
 the loop with the scripted story agent (or `--agent NAME`), or `--direct` without the loop.
 
-`--direct` runs the sweep's grid in subprocesses (wild.stories.direct) and the scripted
+`--direct` runs the sweep's grid in subprocesses (wild_stories.direct) and the scripted
 agent's analysis step, so the runs and the report are real even where no loop is wanted.
 """
 
@@ -9,37 +9,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from wild.commands.demo import copy_story, goal_of
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
 from wild.store.files import read_text
 from wild.store.self_writes import SelfWrites
-from wild.stories.agent import story_step
-from wild.stories.direct import run_sweep
 from wild.wake import FolderWatcher, Waker
-
-# What a project gets of the story folder: not expected/ (the answers) nor run.sh.
-COPIED = ("story.md", "sweep.json", "prompts", "skills", "fixtures")
-PROMPTS = (
-    "seed_user_prompt.md",
-    "domain_constraints.md",
-    "domain_report_schema.md",
-    "domain_alert_policy.md",
-)
-
-
-def goal_of(story: Path) -> str:
-    """The `Goal:` paragraph of story.md, and where the story's prompts are."""
-    text = (story / "story.md").read_text()
-    start = text.index("Goal:") + len("Goal:")
-    goal = " ".join(text[start:].split("\n\n", 1)[0].split())
-    listed = ", ".join(f"prompts/{p}" for p in PROMPTS)
-    return f"{goal} Follow story.md and the story's prompts ({listed})."
+from wild_stories.agent import story_step
+from wild_stories.direct import run_sweep
 
 
 def human_answer(story: Path) -> str | None:
@@ -48,15 +30,6 @@ def human_answer(story: Path) -> str | None:
         if line.startswith("Human answer:"):
             return line.split(":", 1)[1].strip()
     return None
-
-
-def copy_story(story: Path, project: Path) -> None:
-    for name in COPIED:
-        source = story / name
-        if source.is_dir():
-            shutil.copytree(source, project / name)
-        elif source.is_file():
-            shutil.copy2(source, project / name)
 
 
 def run_direct(project: Path) -> int:
@@ -76,7 +49,7 @@ def run_loop(project: Path, goal: str, agent: str | None, answer: str | None) ->
     if agent:
         command += ["--agent", agent]
     else:
-        command += ["--agent-cmd", f"{sys.executable} -m wild.stories.agent"]
+        command += ["--agent-cmd", f"{sys.executable} -m wild_stories.agent"]
     command += ["--policy", "autonomous", "--max-iterations", "40"]
     print("running:", " ".join(command), flush=True)
     if answer is not None and agent is None:  # the folder the simulated human watches

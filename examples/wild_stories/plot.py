@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from wild.stories.analysis import number
+from wild_stories.analysis import number
 
 WIDTH, HEIGHT, MARGIN = 640, 400, 56
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
