@@ -7,8 +7,12 @@ re-reads exactly those.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any
+
+import orjson
 
 from wild.errors import RefusedWriteError
 from wild.loop import checkpoint
@@ -32,10 +36,11 @@ from wild.loop.run_actions import ActOnRuns, CloseSweep
 from wild.loop.runs_effect import LoopRuns
 from wild.output import plural
 from wild.parsers import tasks as tasks_md
+from wild.parsers.alerts import encode_alert
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
 from wild.store.alerts_compaction import compact
-from wild.store.alerts_log import append_alert
+from wild.store.alerts_log import append_alert, appended_since
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
 from wild.store.self_writes import SelfWrites
@@ -61,6 +66,8 @@ class Effects:
         self.self_writes = self_writes
         self.runs = runs
         self._refusals_logged: set[str] = set()
+        # wild's own recent alert lines: not someone else's newer word on an alert.
+        self._own_alert_lines: deque[Mapping[str, Any]] = deque(maxlen=64)
         # The repository as the loop found it (`--checkpoint-every`): set at start.
         self.checkpoint_start: checkpoint.Baseline | None = None
 
@@ -93,7 +100,11 @@ class Effects:
             self._files().wrote(action.file, text)
             return {action.file}
         elif isinstance(action, AppendAlert):
+            alert_id = str(action.record.get("id", ""))
+            if self._answered_meanwhile(alert_id, cause):
+                return {"alerts"}
             append_alert(self.paths.alerts, action.record)
+            self._own_alert_lines.append(orjson.loads(encode_alert(action.record)))
             return {"alerts"}
         elif isinstance(action, AddTask):
             self._add_task(action, action.cause or cause)
@@ -121,6 +132,8 @@ class Effects:
         """Speak to the human: a question (written to human.md and sent), a note (batched), or
         a progress report (written to human.md)."""
         if isinstance(action, Ask):
+            if self._answered_meanwhile(action.related, cause):
+                return set()
             self.reporter.ask(
                 policy,
                 now=now,
@@ -137,6 +150,28 @@ class Effects:
             return set()
         self.reporter.progress(policy, now=now, summary=action.summary, cause=cause)
         return {"human"}
+
+    def _answered_meanwhile(self, alert_id: str, cause: str | None) -> bool:
+        """Whether someone else (the human, a job, an agent) appended a line for this known
+        alert after the loop read the file: the decision to update or ask about it was made
+        on an older state, and wild's line would bury theirs (its status is the latest line).
+        The update is skipped, and the next decision reads theirs."""
+        log = self._files().alert_log
+        read = log.index.get(alert_id)
+        if read is None:
+            return False  # a new alert, or not an alert at all (a task, the human's input)
+        known = [read.raw, *self._own_alert_lines]  # after a compaction, seen lines come again
+        newer = appended_since(self.paths.alerts, log.cursor, alert_id)
+        theirs = [a for a in newer if not any(a.raw == line for line in known)]
+        if not theirs:
+            return False
+        self.events.append(
+            "alert-update-skipped",
+            cause=cause,
+            alert=alert_id,
+            reason=f"its line {theirs[-1].line} ({theirs[-1].status}) came after the loop read",
+        )
+        return True
 
     def _add_task(self, action: AddTask, cause: str | None) -> None:
         added = [""]

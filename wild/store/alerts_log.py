@@ -100,6 +100,13 @@ def read_new(
     return ReadResult(found.entries, found.problems, new_cursor, reset=had_data and not keep)
 
 
+def appended_since(path: Path | str, cursor: AlertCursor | None, alert_id: str) -> list[Alert]:
+    """The lines for `alert_id` appended after `cursor` (what a reader has not seen yet), in
+    O(new bytes); the reader's own cursor is left alone. In a file that no longer continues
+    the cursor (compacted, replaced) every line is new: the caller tells its own from others'."""
+    return [a for a in read_new(path, cursor).entries if a.id == alert_id]
+
+
 class AlertLog:
     """alerts.jsonl as the loop sees it: an index kept current by incremental reads.
 
