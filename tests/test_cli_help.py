@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 import click
 
@@ -111,3 +112,29 @@ def test_the_examples_are_shown_and_are_command_lines_wild_accepts() -> None:
         assert words[0] == "wild"
         with cli.make_context("wild", words[1:]) as ctx:  # parses; runs nothing
             assert ctx.params
+
+
+def doc_regions() -> dict[str, str]:
+    """docs/cli.md's headings -> their text, up to the next heading of the same or a higher
+    level (so `## Run the loop` holds its `###` subsections)."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    headings = list(re.finditer(r"^(#{2,3}) (.+)$", doc, re.M))
+    regions: dict[str, str] = {}
+    for at, heading in enumerate(headings):
+        level = len(heading.group(1))
+        ends = [h.start() for h in headings[at + 1 :] if len(h.group(1)) <= level]
+        regions[heading.group(2)] = doc[heading.end() : ends[0] if ends else len(doc)]
+    return regions
+
+
+def test_docs_cli_md_has_the_help_sections_in_order_each_documenting_its_flags() -> None:
+    sections, regions = help_sections(), doc_regions()
+    titles = SECTIONS[: SECTIONS.index("With any command")]
+    assert [title for title in regions if title in titles] == titles
+    undocumented = [
+        (title, flag)
+        for title in titles
+        for flag in entries(sections[title])
+        if flag.startswith("--") and f"| `{flag}" not in regions[title]
+    ]
+    assert undocumented == []
