@@ -11,7 +11,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,12 +87,15 @@ def _print_undecodable_bytes_as_they_are() -> None:
 FC = TypeVar("FC", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True)
 class HelpSection:
     """One section of `wild --help`. Its `action` and `option` declare the flags listed in it,
-    each with the actions it goes with, so that no flag can be added without saying both."""
+    each with the actions it goes with, so that no flag can be added without saying both.
 
-    title: str
+    A plain class, not a dataclass: every command builds these at start (issue 22 item 8).
+    """
+
+    def __init__(self, title: str) -> None:
+        self.title = title
 
     def action(self, *decls: str, also: tuple[str, ...] = (), **attrs: Any) -> Callable[[FC], FC]:
         """A flag that chooses what wild does (at most one per command line); `also`: the
