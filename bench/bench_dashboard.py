@@ -26,9 +26,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dashboard_project import make_full_project
-from figures import report
+from figures import report, skip
 
-from tests.serve.browser import chrome, missing, wait_until
 from wild.clock import SystemClock
 from wild.paths import WildPaths
 from wild.serve.server import Dashboard
@@ -58,6 +57,13 @@ new MutationObserver(() => {
   }
 }).observe(document.getElementById('alerts'), {childList: true, subtree: true});
 """
+
+
+def wait_until(driver: Any, what: str, ready: Callable[[Any], Any]) -> Any:
+    """The tests' browser wait, imported once `main` found the test extras installed."""
+    from tests.serve.browser import wait_until as wait
+
+    return wait(driver, what, ready)
 
 
 def _open(driver: Any, board: Dashboard) -> dict[str, float]:
@@ -155,12 +161,22 @@ def push_latency(driver: Any, board: Dashboard, paths: WildPaths, trials: int, l
     )
 
 
+def browser_missing() -> str | None:
+    """Why the browser cannot be driven here (what to install), or None."""
+    try:  # the browser helpers live with the tests, which need the test extras (pytest)
+        from tests.serve.browser import missing
+    except ImportError as error:
+        return f"{error.name or error} is not installed: pip install -e '.[test]'"
+    return missing()
+
+
 def main() -> None:
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    reason = missing()
+    reason = browser_missing()
     if reason is not None:
-        print(f"cannot run: {reason}")
-        sys.exit(1)
+        skip(reason)
+    from tests.serve.browser import chrome  # the test extras: checked above
+
     with tempfile.TemporaryDirectory() as tmp:
         small = make_full_project(
             Path(tmp) / "small", tasks=20, runs=4, alerts=20, open_alerts=5, iterations=10

@@ -8,11 +8,17 @@ what it measured; `run_all.py` only counts the misses.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import NoReturn
 
 import orjson
 
 PREFIX = "figure: "
+# The exit status of a script that cannot measure on this machine (automake's "skipped"):
+# `run_all.py` lists it with the reason it printed instead of counting it as failed.
+SKIPPED = 77
+SKIP_PREFIX = "skipped: "
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,18 @@ def report(figure: str, value: str, goal: str, ok: bool | None) -> None:
     """Print one figure's line; `ok=None` marks a figure shown for information only."""
     data = {"figure": figure, "value": value, "goal": goal, "ok": ok}
     print(PREFIX + orjson.dumps(data).decode(), flush=True)
+
+
+def skip(reason: str) -> NoReturn:
+    """End a script that cannot measure here, saying why and what to install."""
+    print(SKIP_PREFIX + reason, flush=True)
+    sys.exit(SKIPPED)
+
+
+def skip_reason(output: str) -> str:
+    """What a skipped script said it lacks."""
+    lines = [line for line in output.splitlines() if line.startswith(SKIP_PREFIX)]
+    return lines[-1].removeprefix(SKIP_PREFIX) if lines else "no reason given"
 
 
 def parse_figures(output: str) -> list[Figure]:

@@ -7,7 +7,9 @@ do not skew each other's timings and a runaway one is killed with all its childr
 Each script reports its figures (`bench/figures.py`): what it measured, the goal (SPEC §10's
 targets and issue 8's table) and whether the goal is met. The exit status is 1 when any
 figure misses its goal, when a script fails, or when a script reports no figure at all
-(a figure nobody measured is not a figure met); 0 only when every goal is met.
+(a figure nobody measured is not a figure met); 0 only when every goal is met. A script that
+cannot measure on this machine (`bench_dashboard` without a browser or the test extras) exits
+77 saying what to install: it is listed as skipped, at the end too, and fails nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from figures import Figure, parse_figures
+from figures import SKIPPED, Figure, parse_figures, skip_reason
 
 from wild.process import run_captured
 
@@ -34,7 +36,7 @@ class Outcome:
     """How one benchmark script ended."""
 
     name: str
-    status: str  # "ok", "exit N" or "timed out"
+    status: str  # "ok", "skipped", "exit N" or "timed out"
     seconds: float
     output: str
     figures: tuple[Figure, ...]
@@ -65,6 +67,8 @@ def run(script: Path, timeout_s: float) -> Outcome:
         status = "timed out"
     elif result.exit_code == 0:
         status = "ok"
+    elif result.exit_code == SKIPPED:  # it cannot measure here, and said what to install
+        status = "skipped"
     else:
         status = f"exit {result.exit_code}"
     figures = tuple(parse_figures(result.output))
@@ -122,12 +126,14 @@ def summarize(outcomes: list[Outcome]) -> int:
     for outcome in outcomes:
         print(f"{outcome.name:<{width}}  {outcome.status:<9}  {outcome.seconds:7.1f} s")
     missed = [f.figure for _, f in rows if f.ok is False]
-    failed = [o.name for o in outcomes if o.status != "ok"]
+    failed = [o.name for o in outcomes if o.status not in ("ok", "skipped")]
+    skipped = [f"{o.name} ({skip_reason(o.output)})" for o in outcomes if o.status == "skipped"]
     silent = [o.name for o in outcomes if o.status == "ok" and not o.figures]
     for what, names in (
         ("figures missed their goal", missed),
         ("scripts failed", failed),
         ("scripts reported no figure", silent),
+        ("scripts skipped, their figures not measured", skipped),
     ):
         if names:
             print(f"\n{len(names)} {what}: {'; '.join(names)}")

@@ -66,15 +66,21 @@ def test_a_folder_where_a_file_belongs_names_the_file(wild_dir: Path) -> None:
     )
 
 
-def test_an_error_on_an_open_file_names_the_folder(wild_dir: Path) -> None:
-    # alerts.jsonl is read through a file descriptor, so the OSError names no file.
-    (wild_dir / "alerts.jsonl").unlink()
-    (wild_dir / "alerts.jsonl").mkdir()
+@pytest.mark.parametrize("name", ["alerts.jsonl", "runs.jsonl"])
+def test_a_folder_where_a_log_read_by_offset_belongs_is_one_problem_naming_it(
+    wild_dir: Path, name: str
+) -> None:
+    # The two offset readers used to disagree: alerts.jsonl failed the whole status (naming
+    # only the folder), runs.jsonl was a problem. Now both are (wild.store.offset_read).
+    (wild_dir / name).unlink(missing_ok=True)
+    (wild_dir / name).mkdir()
     result = invoke("--status", "--dir", str(wild_dir))
-    assert result.exit_code == 1
-    assert result.output.startswith("Error: ")
-    assert "crashed" not in result.output
-    assert str(wild_dir) in result.output and "Is a directory" in result.output
+    assert result.exit_code == 0, result.output
+    problem = (
+        f"{name}:1: Is a directory; a folder stands where a file should be (or the reverse);"
+        " move it aside"
+    )
+    assert [line for line in result.output.splitlines() if line.endswith(problem)] != []
 
 
 # An unreadable file (mode 000) is tested as a real unprivileged user, since root reads

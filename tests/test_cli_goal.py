@@ -76,10 +76,8 @@ def test_a_goal_given_twice_is_refused(tmp_path: Path) -> None:
 def test_help_lists_the_demo_command_and_how_to_use_demo_as_a_goal() -> None:
     help_text = invoke("--help").output
     assert help_text.startswith("Usage: wild [OPTIONS] [GOAL]\n       wild demo\n")
-    assert (
-        "Commands:\n  demo  The first research story (a 42-run PPO sweep), in a temporary folder.\n"
-        in help_text
-    )
+    commands = help_text.split("\nCommands:\n", 1)[1].split("\n\n", 1)[0]
+    assert " ".join(commands.split()) == "demo The first research story, in a temporary folder."
     assert "`wild -- demo`" in help_text and "`wild --goal demo`" in help_text
     demo_help = invoke("demo", "--help").output
     assert demo_help.startswith("Usage: wild demo [OPTIONS]\n")

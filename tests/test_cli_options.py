@@ -8,8 +8,9 @@ import click
 import pytest
 
 from tests.cli_support import init_wild_dir, invoke
-from wild.cli import cli
-from wild.commands.actions import EVERY, OPTION_ACTIONS
+from wild.cli import READING_STATE as READING
+from wild.cli import WildCommand, WildOption, cli, option_owners
+from wild.commands.actions import ACTIONS, EVERY, SERVE
 
 
 @pytest.fixture
@@ -85,15 +86,38 @@ def test_options_of_the_chosen_action_are_accepted(wild_dir: Path, args: tuple[s
     assert result.exit_code == 0, result.output
 
 
-def test_every_option_is_in_the_map_and_nothing_else() -> None:
+def test_every_option_says_which_actions_it_goes_with() -> None:
     # An eager option (--version) acts and exits before any action is chosen.
     options = {p.name for p in cli.params if isinstance(p, click.Option) and not p.is_eager}
-    assert options == set(OPTION_ACTIONS)
-    assert all(set(owners) <= set(EVERY) for owners in OPTION_ACTIONS.values())
+    owners = option_owners(cli)
+    assert set(owners) == options
+    assert all(owners[name] and set(owners[name]) <= set(EVERY) for name in options)
+
+
+def test_the_action_flags_are_the_actions_wild_dispatches() -> None:
+    flags = {p.name for p in cli.params if isinstance(p, WildOption) and p.acts}
+    assert flags == {*ACTIONS, SERVE}
 
 
 def test_dir_works_with_every_action() -> None:
-    assert OPTION_ACTIONS["wild_dir"] == EVERY
+    assert option_owners(cli)["wild_dir"] == EVERY
+
+
+def _command(*params: click.Parameter) -> WildCommand:
+    return WildCommand("wild", params=list(params), subcommands={})
+
+
+def test_a_new_option_declared_without_its_section_and_actions_is_refused() -> None:
+    """The guard that replaced the hand-made table: a flag added the plain click way, or one
+    naming an action that does not exist, stops `wild` from being built at all."""
+    with pytest.raises(TypeError, match="--new-thing is not declared through a HelpSection"):
+        _command(click.Option(["--new-thing"], is_flag=True))
+    status = WildOption(["--status"], section=READING, goes_with=(), acts=True, is_flag=True)
+    with pytest.raises(TypeError, match=r"--limit goes with .* \['stats'\]"):
+        _command(status, WildOption(["--limit"], section=READING, goes_with=("stats",)))
+    with pytest.raises(TypeError, match="--orphan goes with no action"):
+        _command(WildOption(["--orphan"], section=READING, goes_with=()))
+    assert option_owners(_command(status)) == {"status": ("status",)}
 
 
 @pytest.mark.parametrize(

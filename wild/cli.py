@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -22,6 +22,7 @@ from wild import __version__
 from wild.clock import Clock, SystemClock
 from wild.commands.actions import (
     ACTIONS,
+    EVERY,
     HANDLERS,
     LOOP,
     SERVE,
@@ -83,6 +84,113 @@ def _print_undecodable_bytes_as_they_are() -> None:
         stdout.reconfigure(errors="surrogateescape")
 
 
+FC = TypeVar("FC", bound=Callable[..., Any])
+
+
+class HelpSection:
+    """One section of `wild --help`. Its `action` and `option` declare the flags listed in it,
+    each with the actions it goes with, so that no flag can be added without saying both.
+
+    A plain class, not a dataclass: every command builds these at start (issue 22 item 8).
+    """
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+
+    def action(self, *decls: str, also: tuple[str, ...] = (), **attrs: Any) -> Callable[[FC], FC]:
+        """A flag that chooses what wild does (at most one per command line); `also`: the
+        other actions it modifies as an option (`--runs --sweep ID`)."""
+        return click.option(
+            *decls, cls=WildOption, section=self, acts=True, goes_with=also, **attrs
+        )
+
+    def option(self, *decls: str, goes_with: tuple[str, ...], **attrs: Any) -> Callable[[FC], FC]:
+        """An option, and the actions it does something with (by their parameter names, or
+        LOOP for `wild "GOAL"` and SERVE for `--serve` alone)."""
+        return click.option(*decls, cls=WildOption, section=self, goes_with=goes_with, **attrs)
+
+
+# The sections of `wild --help`, in the order a person scans them.
+RUN_THE_LOOP = HelpSection("Run the loop")
+TASKS_AND_INPUT = HelpSection("Tasks and input")
+ALERTS = HelpSection("Alerts")
+BARRIERS_AND_APPROVAL = HelpSection("Barriers and approval")
+RUNS_AND_SWEEPS = HelpSection("Runs and sweeps")
+READING_STATE = HelpSection("Reading state")
+THE_DASHBOARD = HelpSection("The dashboard")
+SET_UP = HelpSection("Set up")
+EVERYWHERE = HelpSection("With any command")  # --dir, and click's own --version and --help
+HELP_SECTIONS = (
+    RUN_THE_LOOP,
+    TASKS_AND_INPUT,
+    ALERTS,
+    BARRIERS_AND_APPROVAL,
+    RUNS_AND_SWEEPS,
+    READING_STATE,
+    THE_DASHBOARD,
+    SET_UP,
+    EVERYWHERE,
+)
+# Shown at the end of `wild --help`.
+EXAMPLES = (
+    'wild "Fix the flaky tests" --agent codex --max-iterations 20',
+    'wild --add-task "Write the report" --priority 1',
+    'wild --human-input "Use the smaller model" --urgent',
+    "wild --approve",
+    "wild --sweep sweep.yaml --run",
+    "wild --status --watch",
+    "wild --serve",
+)
+
+
+class WildOption(click.Option):
+    """A flag of `wild` that knows its help section and the actions it goes with: an action
+    flag goes with its own action. Declared through a `HelpSection`."""
+
+    def __init__(
+        self,
+        param_decls: Sequence[str],
+        *,
+        section: HelpSection,
+        goes_with: tuple[str, ...],
+        acts: bool = False,
+        **attrs: Any,
+    ) -> None:
+        super().__init__(param_decls, **attrs)
+        self.section = section
+        self.acts = acts
+        self.owners: tuple[str, ...] = (*((self.name,) if acts and self.name else ()), *goes_with)
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        """Without the range (`[0<x<=1000000000000.0]`): docs/cli.md gives it; `--help` stays
+        one line an option."""
+        extra = super().get_help_extra(ctx)
+        extra.pop("range", None)
+        return extra
+
+
+def option_owners(command: click.Command) -> dict[str, tuple[str, ...]]:
+    """Each option's parameter name -> the actions it goes with."""
+    return {p.name: p.owners for p in command.params if isinstance(p, WildOption) and p.name}
+
+
+def _undeclared_options(params: Sequence[click.Parameter]) -> list[str]:
+    """Why these parameters could not make `wild` (empty when they can): an option declared
+    outside a help section, or one that goes with no action or with one that does not exist."""
+    problems = [
+        f"{p.opts[0]} is not declared through a HelpSection"
+        for p in params
+        if isinstance(p, click.Option) and not p.is_eager and not isinstance(p, WildOption)
+    ]
+    declared = [p for p in params if isinstance(p, WildOption)]
+    actions = {p.name for p in declared if p.acts} | {LOOP}
+    for p in declared:
+        unknown = [owner for owner in p.owners if owner not in actions]
+        if not p.owners or unknown:
+            problems.append(f"{p.opts[0]} goes with no action, or with unknown ones {unknown}")
+    return problems
+
+
 class WildCommand(GuardedCommand):
     """`wild`: the loop and the actions; a first word naming a subcommand runs that instead.
 
@@ -93,6 +201,9 @@ class WildCommand(GuardedCommand):
     def __init__(self, *args: Any, subcommands: Mapping[str, click.Command], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.subcommands = dict(subcommands)
+        problems = _undeclared_options(self.params)
+        if problems:  # a new flag must say where --help lists it and what it goes with
+            raise TypeError("; ".join(problems))
 
     def main(  # type: ignore[override]
         self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
@@ -133,11 +244,28 @@ class WildCommand(GuardedCommand):
             formatter.write_usage(f"{ctx.command_path} {name}", prefix="       ")
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        super().format_options(ctx, formatter)
-        with formatter.section("Commands"):
-            formatter.write_dl(
-                [(name, sub.get_short_help_str()) for name, sub in self.subcommands.items()]
-            )
+        """The options by section (see HELP_SECTIONS), aligned in one column across them."""
+        rows: dict[HelpSection, list[tuple[str, str]]] = {s: [] for s in HELP_SECTIONS}
+        rows[RUN_THE_LOOP].append(("GOAL", "Any text: run the agent loop until it is reached."))
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and isinstance(param, click.Option):
+                section = param.section if isinstance(param, WildOption) else EVERYWHERE
+                rows[section].append(record)
+        commands = [(name, sub.get_short_help_str()) for name, sub in self.subcommands.items()]
+        terms = [term for records in (*rows.values(), commands) for term, _ in records]
+        width = min(max(map(len, terms)), 30)
+        for title, records in (
+            *((s.title, rows[s]) for s in HELP_SECTIONS),
+            ("Commands", commands),
+        ):
+            with formatter.section(title):
+                formatter.write_dl([(term.ljust(width), text) for term, text in records])
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Examples"):
+            for example in EXAMPLES:
+                formatter.write(f"{'':>{formatter.current_indent}}{example}\n")
 
 
 def _sweep_command(args: list[str]) -> tuple[list[str], list[str] | None]:
@@ -156,7 +284,7 @@ def _flag(name: str) -> str:
 @click.command(
     "demo",
     cls=GuardedCommand,
-    short_help="The first research story (a 42-run PPO sweep), in a temporary folder.",
+    short_help="The first research story, in a temporary folder.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 def demo() -> None:
@@ -174,220 +302,354 @@ def demo() -> None:
 )
 @click.argument("goal", required=False)
 @click.version_option(__version__, "--version", prog_name="wild", message="%(prog)s %(version)s")
-@click.option(
-    "--dir", "wild_dir", metavar="PATH", help="State folder (default .wild, or $WILD_DIR)."
-)
-@click.option("--init", is_flag=True, help="Create .wild/ from the templates (never overwrites).")
-@click.option("--status", is_flag=True, help="Show the state at a glance.")
-@click.option(
-    "--watch", is_flag=True, help="With --status or --runs: redraw whenever a file changes."
-)
-@click.option("--list-work", is_flag=True, help="Show the ordered work queue with blocked reasons.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
-@click.option("--human-input", metavar="TEXT", help="Queue input for the agent in human.md.")
-@click.option("--urgent", is_flag=True, help="With --human-input: handle it before anything else.")
-@click.option(
-    "--update-policy", metavar="MODE", help="Switch the human policy to a mode or preset."
-)
-@click.option(
-    "--duration", metavar="D", help="With --update-policy: how long it lasts (6h, 90m, 2d)."
-)
-@click.option("--show-policy", is_flag=True, help="Show the policy in force.")
-@click.option("--add-task", metavar="TEXT", help="Append a task to tasks.md.")
-@click.option(
-    "--priority", type=int, default=2, show_default=True, help="With --add-task: 1 is highest."
-)
-@click.option(
-    "--depends-on", multiple=True, metavar="ID", help="With --add-task: a task it waits for."
-)
-@click.option(
-    "--blocked-by", multiple=True, metavar="ID", help="With --add-task: a barrier it waits for."
-)
-@click.option("--alert", is_flag=True, help="Append an alert (for jobs and scripts).")
-@click.option("--severity", type=click.Choice(SEVERITIES), help="With --alert.")
-@click.option("--source", metavar="SRC", help="With --alert: who raises it, e.g. training-job-3.")
-@click.option("--type", "alert_type", metavar="T", help="With --alert: e.g. OOM, divergence.")
-@click.option("--description", metavar="D", help="With --alert: what happened.")
-@click.option("--context", metavar="JSON", help="With --alert: a JSON object of details.")
-@click.option(
-    "--choice", multiple=True, metavar="C", help="With --alert: an option the agent may pick."
-)
-@click.option(
-    "--wait-alert",
-    metavar="ID",
-    help="Block until alert ID is resolved; print the choice (exit 124: timed out, 6: unknown).",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0),
-    metavar="S",
-    help="With --wait-alert: give up after S seconds.",
-)
-@click.option("--satisfy", metavar="BARRIER", help="Mark a barrier satisfied by hand.")
-@click.option(
-    "--migrate", is_flag=True, help="Convert an open-ralph-wiggum .ralph/ folder into .wild/."
-)
-@click.option(
-    "--from",
-    "from_dir",
-    metavar="PATH",
-    default=".ralph",
-    show_default=True,
-    help="With --migrate: the .ralph folder.",
-)
-@click.option("--force", is_flag=True, help="With --migrate: overwrite an existing .wild/.")
-@click.option("--check-barriers", is_flag=True, help="Check every waiting barrier once now.")
-@click.option(
-    "--run-checks",
-    is_flag=True,
-    help="Run the completion checks in checks.md now; exit 1 unless they pass.",
-)
-@click.option(
-    "--approve",
-    is_flag=False,
-    flag_value="",
-    default=None,
-    metavar="[ID]",
-    help="Approve a barrier's or check's command (no id: list commands awaiting approval).",
-)
-@click.option(
-    "--yes",
-    is_flag=True,
-    help="With --approve or --update-policy: skip the question on the terminal (a terminal is "
-    "still required).",
-)
-@click.option(
-    "--generate-check",
-    metavar="BARRIER",
-    help="Write scripts/check_barriers/BARRIER.sh for a barrier.",
-)
-@click.option(
-    "--sweep",
-    metavar="FILE|ID",
-    help="Start the sweep in a file: wild's JSON or YAML, or a W&B sweep (- for stdin; "
-    "-- CMD -m k=a,b: a Hydra multirun); with --runs: list only this sweep's.",
-)
-@click.option(
-    "--run",
-    is_flag=True,
-    help="With --sweep FILE: run it to the end here, with no agent; then compare its runs.",
-)
-@click.option("--runs", is_flag=True, help="List the runs: id, status, exit code, metrics.")
-@click.option(
-    "--compare",
-    metavar="SWEEP",
-    help="Compare a sweep's runs grouped across seeds: n, mean ± std, min, max of a metric.",
-)
-@click.option("--metric", metavar="KEY", help="With --compare: the metric (default: objective).")
-@click.option(
-    "--group-by",
-    multiple=True,
-    metavar="PARAM",
-    help="With --compare: group by this parameter (repeat; default: all but seed-like).",
-)
-@click.option("--plot", metavar="FILE.png", help="With --compare: also draw it (wild[plot]).")
-@click.option(
-    "--run-sweeps",
-    is_flag=True,
-    help="Run the queued runs to the end here, with no agent (adopts running ones).",
-)
-@click.option(
-    "--stop-run",
-    metavar="ID",
-    help="Stop a queued or running run (its group or job); a sweep id: its runs; all: every one.",
-)
-@click.option("--rerun", metavar="ID", help="Run an ended run again, as its next attempt.")
-@click.option(
-    "--run-backend",
-    metavar="NAME",
-    help="Backend for runs whose sweep names none: local, slurm or a plug-in's name.",
-)
-@click.option(
-    "--run-slots",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="With a goal or --run/--run-sweeps: how many runs run here at once (default: cores).",
-)
-@click.option("--pause", is_flag=True, help="Let the running agent finish, then wait.")
-@click.option("--resume", is_flag=True, help="Resume a paused loop.")
-@click.option("--stop", is_flag=True, help="Stop the running loop now (kills its agent).")
-@click.option(
+# Run the loop
+@RUN_THE_LOOP.option(
     "--goal",
     "goal_option",
     metavar="TEXT",
-    help="The goal, as an option: for any text, even a command's name (wild --goal demo).",
+    goes_with=(LOOP,),
+    help="The goal as an option (any text: --goal demo).",
 )
-@click.option(
+@RUN_THE_LOOP.option(
     "--agent",
     metavar="NAME",
-    help="claude, opencode, codex, gemini, copilot, cursor-agent, aider or custom"
-    " (default: the last run's agent, else claude).",
+    goes_with=(LOOP,),
+    help="claude (default), codex, opencode, gemini, copilot, cursor-agent, aider, custom.",
 )
-@click.option("--model", metavar="M", help="Model name passed to the agent.")
-@click.option("--agent-cmd", metavar="CMD", help="Any command; the prompt comes on stdin.")
-@click.option("--policy", metavar="MODE", help="Start under this policy mode or preset.")
-@click.option(
+@RUN_THE_LOOP.option(
+    "--model", metavar="M", goes_with=(LOOP,), help="Model name passed to the agent."
+)
+@RUN_THE_LOOP.option(
+    "--agent-cmd",
+    metavar="CMD",
+    goes_with=(LOOP,),
+    help="Any command; the prompt comes on stdin.",
+)
+@RUN_THE_LOOP.option(
+    "--policy",
+    metavar="MODE",
+    goes_with=(LOOP,),
+    help="Start under this policy mode or preset.",
+)
+@RUN_THE_LOOP.option(
+    "--duration",
+    metavar="D",
+    goes_with=("update_policy", LOOP),
+    help="How long --policy or --update-policy lasts (6h).",
+)
+@RUN_THE_LOOP.option(
     "--policy-file",
     type=click.Path(path_type=Path),
     metavar="F",
+    goes_with=(LOOP,),
     help="Start with this human-policy.md.",
 )
-@click.option(
-    "--max-iterations", type=click.IntRange(min=1), metavar="N", help="Stop after N iterations."
+@RUN_THE_LOOP.option(
+    "--max-iterations",
+    type=click.IntRange(min=1),
+    metavar="N",
+    goes_with=(LOOP,),
+    help="Stop after N iterations.",
 )
-@click.option("--max-time", metavar="D", help="Stop after this long (4h, 90m).")
-@click.option(
+@RUN_THE_LOOP.option(
+    "--max-time", metavar="D", goes_with=(LOOP,), help="Stop after this long (4h, 90m)."
+)
+@RUN_THE_LOOP.option(
     "--max-cost",
     type=click.FloatRange(min=0, min_open=True, max=1e12),
     metavar="USD",
-    help="Stop once the agent's reported cost reaches this (kept across restarts).",
+    goes_with=(LOOP,),
+    help="Stop once the reported cost reaches this.",
 )
-@click.option(
-    "--checkpoint-every",
+@RUN_THE_LOOP.option(
+    "--max-tokens",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Every N iterations, git-commit what the loop's iterations changed (off by default).",
+    goes_with=(LOOP,),
+    help="Stop once the reported tokens reach this.",
 )
-@click.option(
+@RUN_THE_LOOP.option(
+    "--agent-timeout",
+    metavar="D",
+    default="1h",
+    show_default=True,
+    goes_with=(LOOP,),
+    help="Kill an agent run after this long.",
+)
+@RUN_THE_LOOP.option(
     "--context-window",
     type=click.IntRange(min=0, max=100),
     default=5,
     show_default=True,
     metavar="N",
-    help="How many earlier iterations' summaries each prompt carries.",
+    goes_with=(LOOP,),
+    help="Past iterations' notes per prompt.",
 )
-@click.option(
-    "--max-tokens",
+@RUN_THE_LOOP.option(
+    "--checkpoint-every",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Stop once the agent's reported tokens reach this (kept across restarts).",
+    goes_with=(LOOP,),
+    help="Git-commit the iterations' changes every N.",
 )
-@click.option(
-    "--agent-timeout",
-    metavar="D",
-    default="1h",
-    show_default=True,
-    help="Kill an agent run after this long.",
+@RUN_THE_LOOP.option(
+    "--once", is_flag=True, goes_with=(LOOP,), help="Run one iteration, then exit."
 )
-@click.option(
+@RUN_THE_LOOP.option(
+    "--sandbox",
+    is_flag=True,
+    goes_with=(LOOP,),
+    help="Run each agent under bubblewrap (bwrap).",
+)
+@RUN_THE_LOOP.option(
     "--webhook-port",
     type=click.IntRange(0, 65535),
     metavar="PORT",
-    help="Serve the loopback webhook on this port (0: any free port).",
+    goes_with=(LOOP,),
+    help="Serve the loopback webhook here (0: any port).",
 )
-@click.option("--once", is_flag=True, help="Run one iteration, then exit.")
-@click.option("--sandbox", is_flag=True, help="Run each agent under bubblewrap (bwrap).")
-@click.option(
+@RUN_THE_LOOP.action("--pause", is_flag=True, help="Let the running agent finish, then wait.")
+@RUN_THE_LOOP.action("--resume", is_flag=True, help="Resume a paused loop.")
+@RUN_THE_LOOP.action("--stop", is_flag=True, help="Stop the running loop now (kills its agent).")
+# Tasks and input
+@TASKS_AND_INPUT.action(
+    "--human-input", metavar="TEXT", help="Queue input for the agent in human.md."
+)
+@TASKS_AND_INPUT.option(
+    "--urgent",
+    is_flag=True,
+    goes_with=("human_input",),
+    help="With --human-input: handle it before the rest.",
+)
+@TASKS_AND_INPUT.action("--add-task", metavar="TEXT", help="Append a task to tasks.md.")
+@TASKS_AND_INPUT.option(
+    "--priority",
+    type=int,
+    metavar="N",
+    default=2,
+    show_default=True,
+    goes_with=("add_task",),
+    help="With --add-task: 1 is highest.",
+)
+@TASKS_AND_INPUT.option(
+    "--depends-on",
+    multiple=True,
+    metavar="ID",
+    goes_with=("add_task",),
+    help="With --add-task: a task it waits for.",
+)
+@TASKS_AND_INPUT.option(
+    "--blocked-by",
+    multiple=True,
+    metavar="ID",
+    goes_with=("add_task",),
+    help="With --add-task: a barrier it waits for.",
+)
+@TASKS_AND_INPUT.action(
+    "--update-policy", metavar="MODE", help="Switch the human policy to a mode or preset."
+)
+# Alerts
+@ALERTS.action("--alert", is_flag=True, help="Append an alert (for jobs and scripts).")
+@ALERTS.option(
+    "--severity",
+    type=click.Choice(SEVERITIES),
+    metavar="S",
+    goes_with=("alert",),
+    help=f"With --alert: {', '.join(SEVERITIES)}.",
+)
+@ALERTS.option(
+    "--source",
+    metavar="SRC",
+    goes_with=("alert",),
+    help="With --alert: who raises it, e.g. training-job-3.",
+)
+@ALERTS.option(
+    "--type",
+    "alert_type",
+    metavar="T",
+    goes_with=("alert",),
+    help="With --alert: e.g. OOM, divergence.",
+)
+@ALERTS.option(
+    "--description", metavar="D", goes_with=("alert",), help="With --alert: what happened."
+)
+@ALERTS.option(
+    "--context",
+    metavar="JSON",
+    goes_with=("alert",),
+    help="With --alert: a JSON object of details.",
+)
+@ALERTS.option(
+    "--choice",
+    multiple=True,
+    metavar="C",
+    goes_with=("alert",),
+    help="With --alert: an option the agent may pick.",
+)
+@ALERTS.action(
+    "--wait-alert", metavar="ID", help="Wait until alert ID is resolved; print the choice."
+)
+@ALERTS.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    metavar="S",
+    goes_with=("wait_alert",),
+    help="With --wait-alert: give up after S s (exit 124).",
+)
+# Barriers and approval
+@BARRIERS_AND_APPROVAL.action(
+    "--satisfy", metavar="BARRIER", help="Mark a barrier satisfied by hand."
+)
+@BARRIERS_AND_APPROVAL.action(
+    "--check-barriers", is_flag=True, help="Check every waiting barrier once now."
+)
+@BARRIERS_AND_APPROVAL.action(
+    "--run-checks", is_flag=True, help="Run checks.md's checks; exit 1 unless they pass."
+)
+@BARRIERS_AND_APPROVAL.action(
+    "--approve",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[ID]",
+    help="Approve a command (no ID: list those waiting).",
+)
+@BARRIERS_AND_APPROVAL.option(
+    "--yes",
+    is_flag=True,
+    goes_with=("approve", "update_policy"),
+    help="With --approve or --update-policy: do not ask.",
+)
+@BARRIERS_AND_APPROVAL.action(
+    "--generate-check",
+    metavar="BARRIER",
+    help="Write scripts/check_barriers/BARRIER.sh.",
+)
+# Runs and sweeps
+@RUNS_AND_SWEEPS.action(
+    "--sweep",
+    metavar="FILE|ID",
+    also=("runs",),  # `--runs --sweep ID` lists one sweep's runs
+    help="Start a sweep (JSON, YAML, W&B; -- CMD: Hydra).",
+)
+@RUNS_AND_SWEEPS.option(
+    "--run",
+    is_flag=True,
+    goes_with=("sweep",),
+    help="With --sweep FILE: run it here, with no agent.",
+)
+@RUNS_AND_SWEEPS.action("--runs", is_flag=True, help="List the runs (--sweep ID: one sweep's).")
+@RUNS_AND_SWEEPS.action(
+    "--compare", metavar="SWEEP", help="Compare a sweep's runs grouped across seeds."
+)
+@RUNS_AND_SWEEPS.option(
+    "--metric",
+    metavar="KEY",
+    goes_with=("compare",),
+    help="With --compare: the metric (default: objective).",
+)
+@RUNS_AND_SWEEPS.option(
+    "--group-by",
+    multiple=True,
+    metavar="PARAM",
+    goes_with=("compare",),
+    help="With --compare: group by this parameter (repeat).",
+)
+@RUNS_AND_SWEEPS.option(
+    "--plot",
+    metavar="FILE.png",
+    goes_with=("compare",),
+    help="With --compare: also draw it (wild[plot]).",
+)
+@RUNS_AND_SWEEPS.action(
+    "--run-sweeps", is_flag=True, help="Run the queued runs to the end here, no agent."
+)
+@RUNS_AND_SWEEPS.action(
+    "--stop-run", metavar="ID", help="Stop a run, a sweep's runs (SWEEP_ID) or all."
+)
+@RUNS_AND_SWEEPS.action("--rerun", metavar="ID", help="Run an ended run again.")
+@RUNS_AND_SWEEPS.option(
+    "--run-backend",
+    metavar="NAME",
+    goes_with=("sweep", LOOP),
+    help="Backend for sweeps naming none: local, slurm, …",
+)
+@RUNS_AND_SWEEPS.option(
+    "--run-slots",
+    type=click.IntRange(min=1),
+    metavar="N",
+    goes_with=(LOOP, "sweep", "run_sweeps"),
+    help="Runs at once here (a goal, --run, --run-sweeps).",
+)
+# Reading state
+@READING_STATE.action("--status", is_flag=True, help="Show the state at a glance.")
+@READING_STATE.option(
+    "--watch",
+    is_flag=True,
+    goes_with=("status", "runs"),
+    help="With --status or --runs: redraw on each change.",
+)
+@READING_STATE.action(
+    "--list-work", is_flag=True, help="Show the ordered work queue and what blocks it."
+)
+@READING_STATE.action("--show-policy", is_flag=True, help="Show the policy in force.")
+@READING_STATE.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    goes_with=(
+        "status",
+        "list_work",
+        "show_policy",
+        "check_barriers",
+        "run_checks",
+        "compare",
+        "sweep",
+        "runs",
+    ),
+    help="Print one JSON document instead of text.",
+)
+# The dashboard
+@THE_DASHBOARD.action(
     "--serve",
     is_flag=True,
-    help="Serve the live dashboard on 127.0.0.1 (alone, or beside the loop with a goal).",
+    also=(LOOP,),
+    help="Serve the live dashboard (beside a goal's loop).",
 )
-@click.option(
+@THE_DASHBOARD.option(
     "--port",
     type=click.IntRange(0, 65535),
+    metavar="PORT",
     default=DEFAULT_PORT,
     show_default=True,
-    help="With --serve: the dashboard's port (0: any free port).",
+    goes_with=(SERVE, LOOP),
+    help="With --serve: the port (0: any).",
+)
+# Set up
+@SET_UP.action("--init", is_flag=True, help="Create .wild/ from the templates.")
+@SET_UP.action("--migrate", is_flag=True, help="Turn an open-ralph-wiggum .ralph/ into .wild/.")
+@SET_UP.option(
+    "--from",
+    "from_dir",
+    metavar="PATH",
+    default=".ralph",
+    show_default=True,
+    goes_with=("migrate",),
+    help="With --migrate: where to read.",
+)
+@SET_UP.option(
+    "--force",
+    is_flag=True,
+    goes_with=("migrate",),
+    help="With --migrate: overwrite an existing .wild/.",
+)
+# Every command
+@EVERYWHERE.option(
+    "--dir",
+    "wild_dir",
+    metavar="PATH",
+    goes_with=EVERY,
+    help="State folder (default .wild, or $WILD_DIR).",
 )
 def cli(
     goal: str | None, goal_option: str | None, wild_dir: str | None, as_json: bool, **options: Any
@@ -447,13 +709,14 @@ def _echo_capped(text: str) -> None:
 
 def _check_options_belong(ctx: click.Context, action: str) -> None:
     """Refuse an option the chosen action would silently ignore (`--status --priority 1`)."""
-    options = [p for p in ctx.command.params if isinstance(p, click.Option) and p.name]
+    options = [p for p in ctx.command.params if isinstance(p, WildOption) and p.name]
     given = [
         p.name
         for p in options
         if p.name and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
     ]
-    problem = misplaced_option(action, given, {p.name: p.opts[0] for p in options if p.name})
+    flags = {p.name: p.opts[0] for p in options if p.name}
+    problem = misplaced_option(action, given, option_owners(ctx.command), flags)
     if problem:
         raise UsageError(problem)
 

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.cli_support import init_wild_dir, invoke
-from wild.cli import cli
-from wild.commands.actions import ACTIONS, OPTION_ACTIONS
+from wild.cli import cli, option_owners
+from wild.commands.actions import ACTIONS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # Out-of-range durations (99999999d) are tests/reliability/test_liveness_*'s to fuzz.
@@ -96,7 +96,7 @@ PARAMS = {p.name: p for p in cli.params if isinstance(p, click.Option) and p.nam
 @st.composite
 def arguments(draw: st.DrawFn, action: str) -> list[str]:
     """The action's flag and a random choice of its own options, with random values."""
-    own = [name for name, owners in OPTION_ACTIONS.items() if action in owners]
+    own = [name for name, owners in option_owners(cli).items() if action in owners]
     # Three in four: an action's required companions (--alert's four) come together often.
     names = [action, *(n for n in own if n not in (action, *NEVER) and draw(st.integers(0, 3)))]
     args: list[str] = []

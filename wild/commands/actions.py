@@ -373,64 +373,6 @@ HANDLERS: dict[str, Callable[[Call], None]] = {
 # The flags that each select one action; at most one may be given.
 ACTIONS = tuple(name for name in HANDLERS if name != LOOP)
 EVERY = (*ACTIONS, LOOP, SERVE)
-RUNS = ("sweep", "runs")  # the research-run actions
-
-# Which actions each option (by its click parameter name) does something with. Any other
-# combination is a usage error naming the action the option belongs to.
-OPTION_ACTIONS: dict[str, tuple[str, ...]] = {
-    "wild_dir": EVERY,
-    **{action: (action,) for action in ACTIONS},
-    "sweep": RUNS,  # with --runs: the sweep whose runs to list
-    "run_backend": ("sweep", LOOP),
-    "run_slots": (LOOP, "sweep", "run_sweeps"),
-    "run": ("sweep",),  # `--sweep FILE --run`: record it and run it to the end, no agent
-    "as_json": (
-        "status",
-        "list_work",
-        "show_policy",
-        "check_barriers",
-        "run_checks",
-        "compare",
-        *RUNS,
-    ),
-    "metric": ("compare",),
-    "group_by": ("compare",),
-    "plot": ("compare",),
-    "watch": ("status", "runs"),
-    "urgent": ("human_input",),
-    "duration": ("update_policy", LOOP),
-    "yes": ("approve", "update_policy"),
-    "priority": ("add_task",),
-    "depends_on": ("add_task",),
-    "blocked_by": ("add_task",),
-    "severity": ("alert",),
-    "source": ("alert",),
-    "alert_type": ("alert",),
-    "description": ("alert",),
-    "context": ("alert",),
-    "choice": ("alert",),
-    "timeout": ("wait_alert",),
-    "from_dir": ("migrate",),
-    "force": ("migrate",),
-    "goal_option": (LOOP,),
-    "agent": (LOOP,),
-    "model": (LOOP,),
-    "agent_cmd": (LOOP,),
-    "policy": (LOOP,),
-    "policy_file": (LOOP,),
-    "max_iterations": (LOOP,),
-    "max_time": (LOOP,),
-    "max_cost": (LOOP,),
-    "max_tokens": (LOOP,),
-    "context_window": (LOOP,),
-    "checkpoint_every": (LOOP,),
-    "agent_timeout": (LOOP,),
-    "webhook_port": (LOOP,),
-    "once": (LOOP,),
-    "sandbox": (LOOP,),
-    "serve": (SERVE, LOOP),
-    "port": (SERVE, LOOP),
-}
 
 
 def action_words(params: Iterable[tuple[str | None, Sequence[str], bool]]) -> dict[str, str]:
@@ -445,19 +387,24 @@ def action_words(params: Iterable[tuple[str | None, Sequence[str], bool]]) -> di
     return words
 
 
-def misplaced_option(action: str, given: Iterable[str], flags: Mapping[str, str]) -> str | None:
+def misplaced_option(
+    action: str,
+    given: Iterable[str],
+    owners: Mapping[str, Sequence[str]],
+    flags: Mapping[str, str],
+) -> str | None:
     """The usage error for the first option in `given` that does nothing with `action`.
 
-    `flags` spells each parameter name as the user typed it (`alert_type` -> `--type`).
+    `owners` names the actions each option goes with (the CLI's declaration of each option
+    says so); `flags` spells each parameter name as the user typed it (`alert_type` -> `--type`).
     """
 
     def name(owner: str) -> str:
         return 'the loop (wild "GOAL")' if owner == LOOP else flags[owner]
 
     for option in given:
-        owners = OPTION_ACTIONS[option]
-        if action not in owners:
-            names = [name(owner) for owner in owners]
+        if action not in owners[option]:
+            names = [name(owner) for owner in owners[option]]
             belongs = " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
             return f"{flags[option]} belongs to {belongs}; it does nothing with {name(action)}"
     return None

@@ -16,12 +16,8 @@ from typing import Any
 from wild.parsers.alerts import Alert, AlertIndex, changed_for_the_loop, encode_alert
 from wild.parsers.alerts_file import AlertCursor, parse_appended
 from wild.parsers.lines import Problem
-from wild.store.files import content_hash, pread_all
 from wild.store.jsonl import append_bytes
-
-# Bytes hashed at the start of the file and just before the cursor: an in-place rewrite, a
-# truncate-and-refill or a reused inode number changes them even when size and inode agree.
-FINGERPRINT_BYTES = 64
+from wild.store.offset_read import continues, read_on
 
 
 def append_alert(path: Path | str, record: Mapping[str, Any]) -> None:
@@ -30,45 +26,19 @@ def append_alert(path: Path | str, record: Mapping[str, Any]) -> None:
     append_bytes(Path(path), encode_alert(record))
 
 
-# --------------------------------------------------------------------------------- cursors
-
-
-def _fingerprint(fd: int, start: int, end: int) -> str:
-    return content_hash(os.pread(fd, end - start, start))
-
-
-def cursor_at(fd: int, st: os.stat_result, offset: int, line_count: int) -> AlertCursor:
-    """The cursor for having read the open file up to `offset`."""
-    head = _fingerprint(fd, 0, min(FINGERPRINT_BYTES, offset))
-    tail = _fingerprint(fd, max(0, offset - FINGERPRINT_BYTES), offset)
-    return AlertCursor(st.st_dev, st.st_ino, offset, line_count, head, tail)
-
-
-def continues(cursor: AlertCursor, fd: int, st: os.stat_result) -> bool:
-    """Whether the open file is the one `cursor` read, grown only by appends."""
-    offset = cursor.offset
-    return (
-        (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino)
-        and st.st_size >= offset
-        and _fingerprint(fd, 0, min(FINGERPRINT_BYTES, offset)) == cursor.head
-        and _fingerprint(fd, max(0, offset - FINGERPRINT_BYTES), offset) == cursor.tail
-    )
-
-
-_NO_FILE = AlertCursor(0, 0, 0, 0, content_hash(b""), content_hash(b""))
-
-
 # --------------------------------------------------------------------------------- reading
 
 
 @dataclass(frozen=True)
 class ReadResult:
-    """What `read_new` found; `reset` means the file is not the one the cursor read."""
+    """What `read_new` found; `reset` means the file is not the one the cursor read;
+    `unreadable`, that it could not be read (then the cursor did not move)."""
 
     entries: tuple[Alert, ...]
     problems: tuple[Problem, ...]
     cursor: AlertCursor
     reset: bool
+    unreadable: Problem | None = None
 
 
 def read_new(
@@ -80,24 +50,15 @@ def read_new(
 
     Only complete lines are consumed; a torn last line is reported and read again next
     time. A truncated, replaced, compacted or rewritten file gives reset=True and is read
-    from the start.
+    from the start; a missing one is empty. One that cannot be read: `wild.store.offset_read`.
     """
     path = Path(path)
     had_data = cursor is not None and cursor.offset > 0
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return ReadResult((), (), _NO_FILE, reset=had_data)
-    try:
-        st = os.fstat(fd)  # the file we read, not whatever the name points at by now
-        keep = cursor is not None and continues(cursor, fd, st)
-        start, base = (cursor.offset, cursor.line_count) if keep and cursor else (0, 0)
-        shown = file if file is not None else path.name
-        found = parse_appended(pread_all(fd, start, st.st_size), base, shown)
-        new_cursor = cursor_at(fd, st, start + found.consumed, base + found.lines)
-    finally:
-        os.close(fd)
-    return ReadResult(found.entries, found.problems, new_cursor, reset=had_data and not keep)
+    shown = file if file is not None else path.name
+    read = read_on(path, cursor, lambda data, base: parse_appended(data, base, shown), shown)
+    found = read.parsed
+    reset = had_data and read.fresh
+    return ReadResult(found.entries, found.problems, read.cursor, reset, read.unreadable)
 
 
 def appended_since(path: Path | str, cursor: AlertCursor | None, alert_id: str) -> list[Alert]:
@@ -122,6 +83,7 @@ class AlertLog:
         self._cursor: AlertCursor | None = None
         self._line_problems: list[Problem] = []
         self._tail_problems: tuple[Problem, ...] = ()
+        self._unreadable: Problem | None = None
 
     @property
     def cursor(self) -> AlertCursor | None:
@@ -130,13 +92,18 @@ class AlertLog:
 
     @property
     def problems(self) -> tuple[Problem, ...]:
-        """Every unusable or odd line in the file as last read, plus a torn last line."""
-        return (*self._line_problems, *self._tail_problems)
+        """Every unusable or odd line in the file as last read, plus a torn last line, or
+        why the file could not be read."""
+        unreadable = (self._unreadable,) if self._unreadable is not None else ()
+        return (*self._line_problems, *self._tail_problems, *unreadable)
 
     def refresh(self) -> tuple[Alert, ...]:
         """Read what was appended; returns the alerts whose state changed."""
         first = self._cursor is None
         result = read_new(self.path, self._cursor)
+        self._unreadable = result.unreadable
+        if result.unreadable is not None:  # the index stays as it was; the next read retries
+            return ()
         self._cursor = result.cursor
         lines_read = result.cursor.line_count
         self._tail_problems = tuple(p for p in result.problems if p.line > lines_read)

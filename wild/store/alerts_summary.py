@@ -46,6 +46,9 @@ def read_summary(log: Path, path: Path, *, file: str) -> tuple[AlertSummary, tup
     (those of its complete lines plus a torn last line, each naming `file`)."""
     stored = load_summary(path)
     result = read_new(log, stored.cursor if stored is not None else None, file=file)
+    if result.unreadable is not None:  # what was known stays known; nothing to save
+        known = stored if stored is not None else empty(result.cursor)
+        return known, (*known.problems_in(file), result.unreadable)
     base = stored if stored is not None and not result.reset else empty(result.cursor)
     lines_read = result.cursor.line_count
     complete = [p for p in result.problems if p.line <= lines_read]

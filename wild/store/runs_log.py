@@ -4,20 +4,17 @@ reported with the file and line; a bad line never stops the read."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wild.errors import describe_os_error
 from wild.parsers.alerts import INCOMPLETE, MAX_LINE_BYTES
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.jsonl import split_complete_lines, trailing_object_start
 from wild.parsers.lines import Problem
 from wild.parsers.runs import FILE, Record, RunIndex, encode_record, parse_record
-from wild.store.alerts_log import continues, cursor_at
-from wild.store.files import pread_all
 from wild.store.jsonl import append_bytes
+from wild.store.offset_read import read_on
 
 # The byte-offset cursor of alerts.jsonl serves any append-only JSON-lines file.
 Cursor = AlertCursor
@@ -74,35 +71,32 @@ def parse_appended(data: bytes, lines_before: int, file: str = FILE) -> Parsed:
 class RunLog:
     """runs.jsonl as a reader keeps it: the index, kept current by reading only new bytes.
 
-    A truncated or replaced file is read again from the start (the index is rebuilt).
+    A truncated or replaced file is read again from the start (the index is rebuilt); one
+    that cannot be read keeps the index (`wild.store.offset_read`).
     """
 
     path: Path
     index: RunIndex = field(default_factory=RunIndex)
     problems: list[Problem] = field(default_factory=list)
     cursor: Cursor | None = None
+    unreadable: Problem | None = None  # why the last refresh could not read the file
 
     def refresh(self) -> tuple[Record, ...]:
         """Read what was appended since the last refresh; returns the new records."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            self.index, self.problems, self.cursor = RunIndex(), [], None
+        read = read_on(
+            self.path,
+            self.cursor,
+            lambda data, base: parse_appended(data, base, str(self.path)),
+            str(self.path),
+        )
+        self.problems = [p for p in self.problems if p != self.unreadable]
+        self.unreadable = read.unreadable
+        if read.unreadable is not None:  # the index stays as it was; the next refresh retries
+            self.problems.append(read.unreadable)
             return ()
-        try:
-            st = os.fstat(fd)
-            cursor = self.cursor
-            keep = cursor is not None and continues(cursor, fd, st)
-            start, base = (cursor.offset, cursor.line_count) if keep and cursor else (0, 0)
-            found = parse_appended(pread_all(fd, start, st.st_size), base, str(self.path))
-            self.cursor = cursor_at(fd, st, start + found.consumed, base + found.lines)
-        except OSError as error:  # a folder where the file belongs, an I/O error: said, not fatal
-            self.index, self.cursor = RunIndex(), None
-            self.problems = [Problem(str(self.path), 1, describe_os_error(error))]
-            return ()
-        finally:
-            os.close(fd)
-        if not keep:
+        base = 0 if read.fresh or self.cursor is None else self.cursor.line_count
+        self.cursor, found = read.cursor, read.parsed
+        if read.fresh:
             self.index, self.problems = RunIndex(), []
         # A torn tail (past `base`) is reported until its writer finishes it, then read.
         self.problems = [p for p in self.problems if p.line <= base] + list(found.problems)

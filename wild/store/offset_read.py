@@ -1,0 +1,113 @@
+"""An append-only file read on from where the last read stopped (alerts.jsonl, runs.jsonl):
+the one offset reader, and its one way with errors.
+
+A reader keeps a cursor (`AlertCursor`: byte offset, line count, and fingerprints of the file
+it read). A truncated, replaced, compacted or rewritten file is read again from the start. A
+missing file is an empty one. A file that cannot be read (a folder where it belongs, no
+permission, an I/O error) is one problem naming the file and what to do, and the cursor stays
+where it was: the reader keeps what it read before and tries again at its next read, so a
+passing error neither stops the loop nor makes it forget the alerts or runs it knew.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar
+
+from wild.errors import describe_os_error
+from wild.parsers.alerts_file import AlertCursor
+from wild.parsers.lines import Problem
+from wild.store.files import content_hash, pread_all
+
+# Bytes hashed at the start of the file and just before the cursor: an in-place rewrite, a
+# truncate-and-refill or a reused inode number changes them even when size and inode agree.
+FINGERPRINT_BYTES = 64
+
+
+def _fingerprint(fd: int, start: int, end: int) -> str:
+    return content_hash(os.pread(fd, end - start, start))
+
+
+def cursor_at(fd: int, st: os.stat_result, offset: int, line_count: int) -> AlertCursor:
+    """The cursor for having read the open file up to `offset`."""
+    head = _fingerprint(fd, 0, min(FINGERPRINT_BYTES, offset))
+    tail = _fingerprint(fd, max(0, offset - FINGERPRINT_BYTES), offset)
+    return AlertCursor(st.st_dev, st.st_ino, offset, line_count, head, tail)
+
+
+def continues(cursor: AlertCursor, fd: int, st: os.stat_result) -> bool:
+    """Whether the open file is the one `cursor` read, grown only by appends."""
+    offset = cursor.offset
+    return (
+        (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino)
+        and st.st_size >= offset
+        and _fingerprint(fd, 0, min(FINGERPRINT_BYTES, offset)) == cursor.head
+        and _fingerprint(fd, max(0, offset - FINGERPRINT_BYTES), offset) == cursor.tail
+    )
+
+
+# The cursor of a file that is not there: no real file continues it.
+NO_FILE = AlertCursor(0, 0, 0, 0, content_hash(b""), content_hash(b""))
+
+
+class Parsed(Protocol):
+    """What a parser made of appended bytes: how many complete lines, and their bytes."""
+
+    @property
+    def lines(self) -> int: ...
+
+    @property
+    def consumed(self) -> int: ...
+
+
+P = TypeVar("P", bound=Parsed)
+
+
+@dataclass(frozen=True)
+class OffsetRead(Generic[P]):
+    """One read: the new complete lines parsed, where the next read starts, whether this one
+    started from the beginning of the file (it is not the one the cursor read), and, when the
+    file could not be read, the problem (then nothing was parsed and the cursor did not move).
+    """
+
+    parsed: P
+    cursor: AlertCursor
+    fresh: bool
+    unreadable: Problem | None = None
+
+
+def read_on(
+    path: Path, since: AlertCursor | None, parse: Callable[[bytes, int], P], file: str
+) -> OffsetRead[P]:
+    """The complete lines appended to `path` since `since` (all of them when None), parsed by
+    `parse(bytes, lines before them)`, in O(new bytes). Problems name `file`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return OffsetRead(parse(b"", 0), NO_FILE, fresh=True)
+    except OSError as error:
+        return _unreadable(since, parse, file, error)
+    try:
+        st = os.fstat(fd)  # the file we read, not whatever the name points at by now
+        keep = since is not None and continues(since, fd, st)
+        start, base = (since.offset, since.line_count) if keep and since else (0, 0)
+        parsed = parse(pread_all(fd, start, st.st_size), base)
+        cursor = cursor_at(fd, st, start + parsed.consumed, base + parsed.lines)
+    except OSError as error:  # a folder opens, then fails to read: EISDIR
+        return _unreadable(since, parse, file, error)
+    finally:
+        os.close(fd)
+    return OffsetRead(parsed, cursor, fresh=not keep)
+
+
+def _unreadable(
+    since: AlertCursor | None, parse: Callable[[bytes, int], P], file: str, error: OSError
+) -> OffsetRead[P]:
+    # Worded without the path the error may carry: the problem names `file` itself.
+    words = describe_os_error(OSError(error.errno, error.strerror or str(error)))
+    cursor = since if since is not None else NO_FILE
+    problem = Problem(file, 1, words)
+    return OffsetRead(parse(b"", cursor.line_count), cursor, fresh=False, unreadable=problem)
