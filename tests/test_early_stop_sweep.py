@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ import pytest
 
 from wild.barriers.approvals import approve
 from wild.commands.init import init_wild
+from wild.parsers.sweep_formats import SweepFile, parse_sweep_file
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths
 from wild.runs.resolve import program
@@ -106,3 +108,54 @@ def test_the_median_rule_stops_exactly_the_bad_runs_and_divergence_the_nan_ones(
     # No alert offers to rerun them.
     alerts = (root / ".wild" / "alerts.jsonl").read_text()
     assert not any(run.id in alerts for run in ended.values()), alerts
+
+
+WANDB = """\
+program: curve.py
+method: grid
+metric:
+  name: loss
+  goal: minimize
+parameters:
+  curve:
+    values: [good, bad]
+  seed:
+    values: [0, 1]
+early_terminate:
+  type: hyperband
+  max_iter: 27
+  eta: 3
+  s: 2
+"""
+
+
+def test_a_wandb_hyperband_early_terminate_stops_the_bad_runs_of_a_wandb_sweep(
+    tmp_path: Path,
+) -> None:
+    """W&B's bands for max_iter 27, eta 3, s 2 are steps 3 and 9: at each, a run worse than
+    the best third of the runs that reached it is stopped. The good runs tie, so only the
+    bad ones can be, and they are, whichever band judged them."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "curve.py").write_text(CURVE)
+    (root / "sweep.yaml").write_text(WANDB)
+    init_wild(WildPaths(root / ".wild"))
+    found = parse_sweep_file(WANDB, python=sys.executable)
+    assert isinstance(found, SweepFile), found
+    approve(root, program(found.spec, python=sys.executable))
+    ran = wild(root, "--sweep", "sweep.yaml", "--run", "--run-slots", "4")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    runs = read_runs(root / ".wild" / "runs.jsonl").index.runs.values()
+    ended = {(run.params["curve"], run.params["seed"]): run for run in runs}
+    assert {key: run.status for key, run in ended.items()} == {
+        ("good", 0): "finished",
+        ("good", 1): "finished",
+        ("bad", 0): "stopped",
+        ("bad", 1): "stopped",
+    }
+    cut = re.compile(
+        r"early stop: hyperband at step (3: loss 5 > 0\.25|9: loss 5 > 0\.1), the cut for "
+        r"the best 1/3 of [234] runs"
+    )
+    for seed in (0, 1):
+        assert cut.fullmatch(ended["bad", seed].reason or ""), ended["bad", seed].reason
