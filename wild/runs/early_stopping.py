@@ -6,7 +6,8 @@ are wild.parsers.early_stop's; the caller stops them through the supervisor, as
 Each run's metric files are followed (wild.metrics.follow), so a check reads only the bytes
 appended since the last and feeds the rule only the new points: its cost grows with the new
 metric lines, never with the runs' histories. Only sweeps with a run going are looked at; a
-sibling that ended is read to its end once and then kept as its points.
+sibling that ended is read to its end once and then kept as its points, until no run of
+its sweep is going.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class EarlyStopping:
     def watching(self, index: RunIndex) -> bool:
         """Whether a run of a sweep with early stopping is going (then check every CHECK_S)."""
         return any(
-            not run.terminal and self._rule(index.sweeps.get(run.sweep)) is not None
+            run.status == "running" and self._rule(index.sweeps.get(run.sweep)) is not None
             for run in index.runs.values()
         )
 
@@ -57,8 +58,9 @@ class EarlyStopping:
             if rule is None:
                 continue
             runs = index.of_sweep(sweep.id)
-            if all(run.terminal for run in runs) and not any(r.id in self._runs for r in runs):
-                continue  # an old sweep: nothing to stop, nothing to read
+            if not any(run.status == "running" for run in runs):
+                self._rest(sweep.id, runs)  # nothing to stop: nothing to read or keep
+                continue
             running = []
             for run in runs:
                 if run.status in ("planned", "queued"):
@@ -71,6 +73,13 @@ class EarlyStopping:
                 self._asked.add((stop.run_id, index.runs[stop.run_id].attempt))
                 stops.append(stop)
         return stops
+
+    def _rest(self, sweep_id: str, runs: Sequence[RunRecord]) -> None:
+        """Let go of a sweep with no run going (a rerun reads its runs again, once)."""
+        if any(run.id in self._runs for run in runs):
+            for run in runs:
+                self._runs.pop(run.id, None)
+            self._rules.pop(sweep_id, None)
 
     def _rule(self, sweep: SweepRecord | None) -> SweepStopping | None:
         if sweep is None:
