@@ -5,17 +5,21 @@ run's curve afresh, and a sweep with no run going is not read at all."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tests.runs.helpers import project
+from tests.runs.helpers import BOUND_S, events, project, queue
+from wild.clock import SystemClock
+from wild.loop.runs_effect import LoopRuns
 from wild.parsers.early_stop import SweepStopping
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
 from wild.runs.early_stopping import EarlyStopping
+from wild.store.events_log import EventLog
 from wild.store.runs_log import append_records, read_runs
 
 SPEC = {
@@ -118,3 +122,38 @@ def test_a_sweep_with_no_run_going_is_not_read(tmp_path: Path, fed: list[tuple[s
     assert stopping.watching(sweep(paths, ["running"]))
     plain = sweep(paths, ["running"], {k: v for k, v in SPEC.items() if k != "early_stop"})
     assert not EarlyStopping(paths).watching(plain)
+
+
+GOOD = (
+    'for i in $(seq 0 29); do echo "{\\"step\\": $i, \\"loss\\": 1}" '
+    '>> "$WILD_RUN_DIR/metrics.jsonl"; done'
+)
+# Bad from its first step, and it goes on (up to 3,000 steps: a bound) until stopped.
+BAD = (
+    'for i in $(seq 0 3000); do echo "{\\"step\\": $i, \\"loss\\": 5}" '
+    '>> "$WILD_RUN_DIR/metrics.jsonl"; sleep 0.01; done'
+)
+
+
+def test_the_loops_runs_step_stops_a_bad_run_through_its_backend(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    ids = (*queue(paths, GOOD, 2), *queue(paths, BAD, 1, start=2))
+    append_records(paths.runs_log, [SweepRecord("s1", "s", SPEC, "active", ids)])
+    clock = SystemClock()
+    runs = LoopRuns(
+        paths,
+        clock,
+        EventLog(paths.events, clock),
+        tag="test",
+        settings={"run_slots": "3"},
+        approval_required=lambda: False,
+    )
+    deadline = time.monotonic() + BOUND_S
+    while runs.supervisor.busy() and time.monotonic() < deadline:
+        runs.supervise()  # the loop's SuperviseRuns step
+        time.sleep(0.05)
+    ended = runs.supervisor.index.runs
+    assert [ended[run_id].status for run_id in ids] == ["finished", "finished", "stopped"]
+    assert (ended[ids[2]].reason or "").startswith("early stop: median rule at step "), ended
+    stop = [e for e in events(paths, "run-stop") if e["run"] == ids[2]]
+    assert stop and stop[0]["reason"] == ended[ids[2]].reason
