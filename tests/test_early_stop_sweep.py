@@ -105,6 +105,10 @@ def test_the_median_rule_stops_exactly_the_bad_runs_and_divergence_the_nan_ones(
     assert compared.returncode == 0, compared.stderr
     assert f"- {bad.id}: {bad.reason}" in compared.stdout, compared.stdout
     assert f"- {ended['nan', 1].id}: diverged: loss nan at step 8" in compared.stdout
+    as_json = json.loads(wild(root, "--compare", "curves", "--json").stdout)
+    assert {e["run"]: e["reason"] for e in as_json["stopped_early"]} == {
+        ended[kind, seed].id: ended[kind, seed].reason for kind in ("bad", "nan") for seed in (0, 1)
+    }
     # No alert offers to rerun them.
     alerts = (root / ".wild" / "alerts.jsonl").read_text()
     assert not any(run.id in alerts for run in ended.values()), alerts
