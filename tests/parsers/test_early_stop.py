@@ -133,6 +133,13 @@ def test_no_decision_before_min_steps_or_before_grace_runs_siblings_reached_the_
     ]
 
 
+def test_a_run_that_ties_its_siblings_is_never_stopped_by_rounding() -> None:
+    # 0.1 + 0.1 + 0.1 is 0.30000000000000004: summed averages of equal runs drift by an ulp.
+    same = steps([0.1] * 50)
+    for mode in ("min", "max"):
+        assert decide(rule(mode=mode, grace_runs=2), {"a": same, "b": same, "c": same}) == []
+
+
 def test_max_mode_stops_the_lowest() -> None:
     up = steps([0.5, 0.7, 0.9])
     curves = {"a": up, "b": up, "low": steps([0.1, 0.1, 0.1])}
@@ -249,13 +256,15 @@ def naive(stop: EarlyStop, curves: Curves) -> list[Stop]:
         if at < stop.min_steps:
             continue
         means = [
-            float(statistics.mean(Fraction(v) for v in window))
+            float(statistics.mean(Fraction(v) for v in window))  # exact, then rounded
             for r, p in finite.items()
             if r != run and p and p[-1][0] >= at
             if (window := [v for s, v in p if stop.min_steps <= s <= at])
         ]
         mine = [v for s, v in finite[run] if s <= at]
         best = min(mine) if stop.mode == "min" else max(mine)
-        if len(means) >= stop.grace_runs and stop.worse(best, statistics.median(means)):
+        median = statistics.median(means) if means else 0.0
+        gap = best - median if stop.mode == "min" else median - best
+        if len(means) >= stop.grace_runs and gap > 1e-9 * max(abs(best), abs(median)):
             out.append(Stop(run, ""))
     return out

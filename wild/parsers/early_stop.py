@@ -27,9 +27,9 @@ import bisect
 import heapq
 import math
 import statistics
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Literal, get_args
 
 from wild.parsers.metric_formats import diverged
@@ -41,6 +41,8 @@ _KEYS = ("rule", "metric", "mode", "min_steps", "grace_runs", "max_steps", "eta"
 _HYPERBAND_ONLY = ("max_steps", "eta", "brackets")
 DEFAULT_GRACE_RUNS = 3  # Ray Tune's min_samples_required
 DEFAULT_ETA = 3.0  # W&B's and the Hyperband paper's
+# Values this close (relative) are a tie: running sums of a long curve drift by far less.
+TIE = 1e-9
 # A run's reason starts so when an early-stopping rule ended it (never rerun by default).
 EARLY_STOP = "early stop"
 DIVERGED = "diverged"
@@ -60,8 +62,13 @@ class EarlyStop:
     brackets: int | None = None
 
     def worse(self, a: float, b: float) -> bool:
-        """Whether `a` is strictly worse than `b`."""
-        return a > b if self.mode == "min" else a < b
+        """Whether `a` is strictly worse than `b`, by more than float rounding (a run that
+        ties its siblings, its average summed in another order, is never worse)."""
+        gap = a - b if self.mode == "min" else b - a
+        return gap > TIE * max(abs(a), abs(b))
+
+    def better(self, a: float, b: float) -> bool:
+        return a < b if self.mode == "min" else a > b
 
     def bands(self, up_to: float) -> list[float]:
         """Hyperband's bands (steps) up to `up_to`, in order."""
@@ -179,12 +186,11 @@ class Curve:
     (for averages over any span) and running bests, so any question is a binary search."""
 
     def __init__(self) -> None:
-        self.steps: list[float] = []
-        self.values: list[float] = []
-        # sums[i]: values[0] + … + values[i], exact: float sums drift by an ulp, and a run
-        # whose values all equal its siblings' would be "worse" than their average.
-        self.sums: list[Fraction] = []
-        self.bests: list[float] = []  # bests[i]: the best of values[0..i] (by the mode)
+        # Arrays of doubles (8 bytes a point each): a sweep's curves are held while it runs.
+        self.steps = array("d")
+        self.values = array("d")
+        self.sums = array("d")  # sums[i]: values[0] + … + values[i]
+        self.bests = array("d")  # bests[i]: the best of values[0..i] (by the mode)
 
     @property
     def reached(self) -> float | None:
@@ -197,9 +203,9 @@ class Curve:
         del self.sums[at:], self.bests[at:]  # out-of-order points are rare: redo the tail
         for i in range(at, len(self.values)):
             v = self.values[i]
-            self.sums.append(Fraction(v) + (self.sums[i - 1] if i else 0))
+            self.sums.append(v + (self.sums[i - 1] if i else 0.0))
             best = self.bests[i - 1] if i else v
-            self.bests.append(v if rule.worse(best, v) else best)
+            self.bests.append(v if rule.better(v, best) else best)
 
     def mean(self, start: float, end: float) -> float | None:
         """The average of the values logged at steps start … end (None: none there)."""
@@ -207,8 +213,8 @@ class Curve:
         hi = bisect.bisect_right(self.steps, end)
         if hi <= lo:
             return None
-        total = self.sums[hi - 1] - (self.sums[lo - 1] if lo else 0)
-        return float(total / (hi - lo))
+        total = self.sums[hi - 1] - (self.sums[lo - 1] if lo else 0.0)
+        return total / (hi - lo)
 
     def best(self, end: float) -> float | None:
         hi = bisect.bisect_right(self.steps, end)
