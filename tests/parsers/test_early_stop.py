@@ -194,6 +194,10 @@ def test_hyperband_keeps_the_best_one_over_eta_at_each_band_as_wandb_does() -> N
 def test_hyperband_bands_from_min_steps_grow_by_eta() -> None:
     assert rule(rule="hyperband", min_steps=3, eta=2).bands(30) == [3, 6, 12, 24]
     assert rule(rule="hyperband", min_steps=3).bands(2) == []
+    # With max_steps too, its bands win and min_steps is not a gate, as W&B reads them.
+    both = rule(rule="hyperband", min_steps=5, max_steps=9, brackets=1)
+    assert both.bands(9) == [3]
+    assert [s.run_id for s in decide(both, {"a": steps([1.0] * 4), "b": steps([2.0] * 4)})] == ["b"]
 
 
 # -- properties ------------------------------------------------------------------------------

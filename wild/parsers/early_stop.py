@@ -270,9 +270,10 @@ class SweepStopping:
     def _judge(self, run_id: str) -> str | None:
         curve = self.curves.get(run_id)
         step = curve.reached if curve is not None else None
-        if curve is None or step is None or step < self.rule.min_steps:
+        if curve is None or step is None:
             return None
         if self.rule.rule == "hyperband":
+            # Its bands say when it judges (with max_steps, W&B ignores min_iter: so here).
             return self._hyperband(curve, step)
         return self._median(run_id, curve, step)
 
