@@ -77,6 +77,45 @@ def test_a_sweep_with_a_bad_early_stop_is_refused_with_every_problem() -> None:
     assert early_stop_of(good.raw) == EarlyStop(metric="loss", min_steps=5)
 
 
+jsonish = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+fields = st.dictionaries(
+    st.sampled_from(
+        ["rule", "metric", "mode", "min_steps", "grace_runs", "max_steps", "eta", "brackets", "x"]
+    ),
+    jsonish | st.sampled_from(["median", "hyperband", "min", "max", "loss"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(fields | jsonish, st.none() | st.builds(Objective, st.just("loss")))
+def test_any_early_stop_is_a_rule_or_errors_and_never_raises(
+    value: object, objective: Objective | None
+) -> None:
+    errors: list[str] = []
+    found = parse_early_stop(value, objective, errors)
+    assert (found is None) == bool(errors)
+    if found is not None:
+        assert len(found.bands(1e300)) <= 100
+
+
+def test_huge_or_odd_numbers_are_refused_and_bands_stay_few() -> None:
+    errors: list[str] = []
+    assert parse_early_stop({"metric": "l", "min_steps": 10**400}, None, errors) is None
+    assert errors == [
+        f'"early_stop.min_steps" must be a number of steps, at least 0, not {10**400!r}'
+    ]
+    near_one = rule(rule="hyperband", min_steps=1, eta=1.000001)
+    assert len(near_one.bands(1e300)) == 100
+    assert (
+        len(rule(rule="hyperband", max_steps=1e300, brackets=10**9, eta=1.000001).bands(1e300))
+        == 100
+    )
+
+
 def test_hyperband_needs_a_first_band_and_median_refuses_its_fields() -> None:
     errors: list[str] = []
     parse_early_stop({"metric": "l", "rule": "hyperband"}, None, errors)

@@ -41,6 +41,7 @@ _KEYS = ("rule", "metric", "mode", "min_steps", "grace_runs", "max_steps", "eta"
 _HYPERBAND_ONLY = ("max_steps", "eta", "brackets")
 DEFAULT_GRACE_RUNS = 3  # Ray Tune's min_samples_required
 DEFAULT_ETA = 3.0  # W&B's and the Hyperband paper's
+MAX_BANDS = 100  # as W&B computes them: an eta near 1 must not make a decision endless
 # Values this close (relative) are a tie: running sums of a long curve drift by far less.
 TIE = 1e-9
 # A run's reason starts so when an early-stopping rule ended it (never rerun by default).
@@ -74,14 +75,14 @@ class EarlyStop:
         """Hyperband's bands (steps) up to `up_to`, in order."""
         if self.max_steps is not None:
             found, band = [], self.max_steps
-            for _ in range(self.brackets or 0):
+            for _ in range(min(self.brackets or 0, MAX_BANDS)):
                 band /= self.eta
                 if band < 1:
                     break
                 found.append(float(int(band)))  # whole steps, as W&B's bands
             return sorted(b for b in found if b <= up_to)
         out, band = [], max(self.min_steps, 1.0)
-        while band <= up_to:
+        while band <= up_to and len(out) < MAX_BANDS:
             out.append(float(int(band)))
             band *= self.eta
         return out
@@ -152,10 +153,13 @@ def _number(
     got = value.get(key, default)
     if got is None:
         return None
-    if isinstance(got, bool) or not isinstance(got, int | float) or not 0 <= got < math.inf:
+    number = float(got) if isinstance(got, float) else math.inf
+    if isinstance(got, int) and not isinstance(got, bool) and abs(got) < 2**63:
+        number = float(got)
+    if not 0 <= number < math.inf:
         errors.append(f'"early_stop.{key}" must be a number of steps, at least 0, not {got!r}')
         return None
-    return float(got)
+    return number
 
 
 def early_stop_of(spec: Mapping[str, Any]) -> EarlyStop | None:
