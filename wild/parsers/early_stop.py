@@ -74,14 +74,16 @@ class EarlyStop:
     def bands(self, up_to: float) -> list[float]:
         """Hyperband's bands (steps) up to `up_to`, in order."""
         if self.max_steps is not None:
-            found, band = [], self.max_steps
+            found: list[float] = []
+            band = self.max_steps
             for _ in range(min(self.brackets or 0, MAX_BANDS)):
                 band /= self.eta
                 if band < 1:
                     break
                 found.append(float(int(band)))  # whole steps, as W&B's bands
             return sorted(b for b in found if b <= up_to)
-        out, band = [], max(self.min_steps, 1.0)
+        out: list[float] = []
+        band = max(self.min_steps, 1.0)
         while band <= up_to and len(out) < MAX_BANDS:
             out.append(float(int(band)))
             band *= self.eta
