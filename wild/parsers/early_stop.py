@@ -152,9 +152,9 @@ def parse_early_stop(
 def _number(
     value: Mapping[str, Any], key: str, default: float | None, errors: list[str]
 ) -> float | None:
-    got = value.get(key, default)
-    if got is None:
-        return None
+    if key not in value:
+        return default
+    got = value[key]
     number = float(got) if isinstance(got, float) else math.inf
     if isinstance(got, int) and not isinstance(got, bool) and abs(got) < 2**63:
         number = float(got)
@@ -195,7 +195,9 @@ class Curve:
         # Arrays of doubles (8 bytes a point each): a sweep's curves are held while it runs.
         self.steps = array("d")
         self.values = array("d")
-        self.sums = array("d")  # sums[i]: values[0] + … + values[i]
+        # sums[i]: the sum of values[0..i] logged at `min_steps` or later. Summed from there
+        # and never subtracted: a difference of two long sums loses a late, small loss.
+        self.sums = array("d")
         self.bests = array("d")  # bests[i]: the best of values[0..i] (by the mode)
 
     @property
@@ -209,18 +211,19 @@ class Curve:
         del self.sums[at:], self.bests[at:]  # out-of-order points are rare: redo the tail
         for i in range(at, len(self.values)):
             v = self.values[i]
-            self.sums.append(v + (self.sums[i - 1] if i else 0.0))
+            counted = v if self.steps[i] >= rule.min_steps else 0.0
+            self.sums.append(counted + (self.sums[i - 1] if i else 0.0))
             best = self.bests[i - 1] if i else v
             self.bests.append(v if rule.better(v, best) else best)
 
     def mean(self, start: float, end: float) -> float | None:
-        """The average of the values logged at steps start … end (None: none there)."""
+        """The average of the values logged at steps `start` (the rule's `min_steps`, which
+        the sums start from) … `end` (None: none there)."""
         lo = bisect.bisect_left(self.steps, start)
         hi = bisect.bisect_right(self.steps, end)
         if hi <= lo:
             return None
-        total = self.sums[hi - 1] - (self.sums[lo - 1] if lo else 0.0)
-        return total / (hi - lo)
+        return self.sums[hi - 1] / (hi - lo)
 
     def best(self, end: float) -> float | None:
         hi = bisect.bisect_right(self.steps, end)
