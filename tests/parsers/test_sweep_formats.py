@@ -303,3 +303,18 @@ def test_a_yaml_nested_too_deeply_is_refused_not_a_crash() -> None:
     assert problems("a: " + "[" * 5000 + "]" * 5000) == [
         "the sweep is nested too deeply to read; send one YAML or JSON object"
     ]
+
+
+def test_wandb_hyperband_becomes_a_rule_the_stopper_honours_or_is_refused_with_its_line() -> None:
+    from wild.parsers.early_stop import EarlyStop, early_stop_of
+
+    stop = early_stop_of(parsed(WANDB).spec.raw)
+    assert stop == EarlyStop(metric="val_loss", mode="max", rule="hyperband", min_steps=3, eta=2)
+    assert stop.bands(30) == [3, 6, 12, 24]  # min_iter 3 times eta 2 to the k, as W&B's
+    text = WANDB.replace("  min_iter: 3\n", "  max_iter: 27\n")
+    assert problems(text) == [
+        "line 35: W&B early_terminate max_iter needs s: how many bands below it"
+    ]
+    assert problems(WANDB.replace("  min_iter: 3\n", "")) == [
+        "line 35: W&B early_terminate needs min_iter (its first band) or max_iter and s"
+    ]

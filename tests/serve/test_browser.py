@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from tests.serve.conftest import Client
 from tests.serve.sample import XSS
 from wild.barriers.approvals import load_approvals
 from wild.store.files import read_text
+from wild.store.runs_log import append_records, read_runs
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -245,3 +247,14 @@ def test_the_project_list_switches_the_page_between_projects(driver: Any, tmp_pa
         click(driver, '[data-task="task-003"] input[type="checkbox"]')
         wait_until(driver, "the tick", lambda d: "[x] [P1] task-003" in read_text(other.tasks))
         no_page_errors(driver)
+
+
+def test_an_early_stopped_run_shows_why_on_the_page(driver: Any, board: Client) -> None:
+    open_page(driver, board.board.url)
+    run = read_runs(board.paths.runs_log).index.runs["s1-000"]
+    why = "early stop: median rule at step 40: best loss 0.31 > median 0.22 of 3 other runs"
+    append_records(board.paths.runs_log, [replace(run, status="stopped", reason=why)])
+    reason = '[data-run="s1-000"] .run-reason.early-stop'
+    wait_until(driver, "the reason", lambda d: all_css(d, reason))
+    assert by_css(driver, reason).text == f"stopped early: {why}"
+    no_page_errors(driver)

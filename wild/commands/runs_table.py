@@ -11,6 +11,7 @@ from typing import Any
 
 from wild.clock import duration_text, iso, parse_time
 from wild.metrics.kept import encode, summaries
+from wild.parsers.early_stop import stopped_early_lines
 from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunIndex, RunRecord, run_line
 from wild.paths import WildPaths
@@ -131,7 +132,8 @@ def format_live(
             "  ".join([*(c.ljust(w) for c, w in zip(row[:9], widths, strict=True)), row[9]])
             for row in table
         ]
-    return "\n".join([*lines, *(f"problem: {p}" for p in problems)])
+    early = stopped_early_lines((run.id, run.status, run.reason) for run, *_ in rows)
+    return "\n".join([*lines, *early, *(f"problem: {p}" for p in problems)])
 
 
 def live_json(

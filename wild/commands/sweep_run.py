@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,7 +25,9 @@ from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths
 
 if TYPE_CHECKING:
+    from wild.loop.runs_effect import LoopRuns
     from wild.runs.supervisor import RunSupervisor
+    from wild.wake import FolderWatcher
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ def run_sweeps(
                     if not going:
                         break
                     _refuse_held(paths, clock, index)
-                    watcher.wait_for_work(poll_s)
+                    _wait(watcher, runs, poll_s, interrupted)
         finally:
             restore()
         if interrupted.is_set():
@@ -121,6 +124,24 @@ def run_sweeps(
             term.out(f"{paths.runs_log}: no run is queued or running; nothing to run")
             return
         _finish(paths, runs.supervisor.index, sorted(seen), term)
+
+
+def _wait(watcher: FolderWatcher, runs: LoopRuns, poll_s: float, woke: threading.Event) -> None:
+    """Until a file event or the runs' poll cycle; meanwhile, while a sweep with early
+    stopping has runs going, its rule looks at their new metric lines every CHECK_S (only
+    the metrics: the backends are polled at their own cycle)."""
+    from wild.runs.early_stopping import CHECK_S  # noqa: PLC0415
+    from wild.wake import TIMEOUT  # noqa: PLC0415
+
+    deadline = time.monotonic() + poll_s
+    while not woke.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        watching = runs.early_stopping.watching(runs.supervisor.index)
+        reasons = watcher.wait_for_work(min(left, CHECK_S) if watching else left)
+        if reasons != [TIMEOUT] or not watching or runs.stop_early():
+            return
 
 
 def _refuse_held(paths: WildPaths, clock: Clock, index: RunIndex) -> None:

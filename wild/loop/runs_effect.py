@@ -42,6 +42,7 @@ from wild.store.runs_log import append_records
 
 if TYPE_CHECKING:
     from wild.runs.backend import BackendContext, RunBackend
+    from wild.runs.early_stopping import EarlyStopping
     from wild.runs.supervisor import RunSupervisor
 
 
@@ -96,6 +97,7 @@ class LoopRuns:
         self._tag, self._settings = tag, settings
         self._backends: _Backends | None = None
         self._supervisor: RunSupervisor | None = None
+        self._early: EarlyStopping | None = None
 
     @property
     def supervisor(self) -> RunSupervisor:
@@ -120,6 +122,7 @@ class LoopRuns:
         from wild.runs import markers  # noqa: PLC0415
 
         result = self.supervisor.step()
+        self.stop_early()
         self._ask_approval(result.held)
         tails = {run.id: markers.log_tail(self.paths.run_dir(run.id)) for run in result.failed}
         problems = list(result.problems)
@@ -127,6 +130,26 @@ class LoopRuns:
             problems += self._backends.problems.values()
             self._backends.problems.clear()
         return RunsSupervised(result.ended, tails, tuple(problems))
+
+    @property
+    def early_stopping(self) -> EarlyStopping:
+        if self._early is None:
+            from wild.runs.early_stopping import EarlyStopping  # noqa: PLC0415
+
+            self._early = EarlyStopping(self.paths)
+        return self._early
+
+    def stop_early(self) -> list[str]:
+        """Stop the running runs that their sweep's early-stopping rule ends now (as
+        `wild --stop-run` would, with the rule's reason); their ids."""
+        stopped = []
+        for stop in self.early_stopping.decide(self.supervisor.index):
+            try:
+                if self.supervisor.stop(stop.run_id, reason=stop.reason):
+                    stopped.append(stop.run_id)
+            except WildError as error:  # its backend is gone: said, never fatal
+                self.events.append("run-act-failed", run=stop.run_id, error=str(error))
+        return stopped
 
     def _ask_approval(self, held: Sequence[RunRecord]) -> None:
         """One alert per sweep and program waiting for a human's approval, as a barrier's

@@ -123,6 +123,12 @@ class RunMetrics:
         self.followers: dict[str, FileFollower] = {}
 
     def refresh(self) -> MetricsView:
+        self.read()
+        return self.view()
+
+    def read(self) -> None:
+        """Find the files that came and read what was appended to each (no view built: early
+        stopping takes each follower's new points itself)."""
         if self.found is None or not self.found.unchanged():
             self.found = discover(self.roots, self.readers)
             by_name = {reader.name: reader for reader in self.readers}
@@ -132,10 +138,13 @@ class RunMetrics:
             }
         for follower in self.followers.values():
             follower.read()
-        return self.view()
+
+    def counted(self) -> list[FileFollower]:
+        """The followers whose files count (a rewritten format's newest file only)."""
+        return _counted(list(self.followers.values()))
 
     def view(self) -> MetricsView:
-        counted = _counted(list(self.followers.values()))
+        counted = self.counted()
         series: dict[str, list[tuple[float, float]]] = {}
         final: dict[str, float] = {}
         total = None

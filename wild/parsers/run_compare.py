@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from wild.parsers.early_stop import early_stopped, stopped_early_lines
 from wild.parsers.metric_formats import diverged
 from wild.parsers.metric_summary import Mode, RunSummary
 from wild.parsers.runs import RunRecord
@@ -66,6 +67,9 @@ class Comparison:
     best_of_run: bool  # each run's value is its best (the objective) rather than its last
     group_by: tuple[str, ...]
     groups: tuple[Group, ...]
+    # (run id, reason) of each run an early-stopping rule ended (counted in `failed` or
+    # `diverged`), said under the table.
+    stopped_early: tuple[tuple[str, str], ...] = ()
 
 
 GroupKey = tuple[tuple[str, Any], ...]
@@ -128,7 +132,10 @@ def compare(
     if means:
         top = min(means) if mode == "min" else max(means)
         groups = [replace(g, best=g.mean == top) for g in groups]
-    return Comparison(metric, mode, _is_objective(summaries, metric), keys, tuple(groups))
+    early = tuple(
+        (run.id, run.reason or "") for run in runs if early_stopped(run.status, run.reason)
+    )
+    return Comparison(metric, mode, _is_objective(summaries, metric), keys, tuple(groups), early)
 
 
 def _diverged(summary: RunSummary, metric: str, value: float | None) -> bool:
@@ -175,7 +182,8 @@ def format_comparison(comparison: Comparison, sweep: str) -> str:
             f"| {group_label(g)}{mark} | {g.n} | {spread} | {_num(low)} | {_num(high)} "
             f"| {g.diverged} | {g.failed} | {g.unfinished} |"
         )
-    return "\n".join([head, "", *rows])
+    early = stopped_early_lines((run, "stopped", why) for run, why in comparison.stopped_early)
+    return "\n".join([head, "", *rows, *early])
 
 
 def comparison_json(comparison: Comparison, sweep: str) -> dict[str, Any]:
@@ -201,6 +209,7 @@ def comparison_json(comparison: Comparison, sweep: str) -> dict[str, Any]:
             }
             for g in comparison.groups
         ],
+        "stopped_early": [{"run": run, "reason": why} for run, why in comparison.stopped_early],
     }
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 
 import orjson
 
+from wild.parsers.early_stop import parse_early_stop
 from wild.parsers.field_values import parse_duration
 from wild.parsers.metric_summary import parse_metric_globs, parse_objective, parse_total_steps
 from wild.parsers.runs import Resources, is_gpu_request
@@ -60,8 +61,8 @@ _TOP_KEYS = (
     "seed",
     "sample",
     "args",
-    # Early stopping of bad runs (wild.runs' stopping rules read it); a W&B sweep's
-    # `early_terminate` arrives here.
+    # Early stopping of bad runs (wild.parsers.early_stop); a W&B sweep's `early_terminate`
+    # arrives here.
     "early_stop",
     "workdir",
     "backend",
@@ -183,8 +184,10 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
         )
     if skill is not None and skill.kind == "python_function" and args_style != "--key=value":
         errors.append('a "python_function" skill reads --key=value arguments; drop "args"')
-    if "early_stop" in data and not isinstance(data["early_stop"], Mapping):
-        errors.append('"early_stop" must be an object such as {"rule": "median", "metric": …}')
+    if "early_stop" in data:
+        # The objective's own errors are _metric_keys'; here it only lends its metric.
+        objective = parse_objective(data["objective"], []) if "objective" in data else None
+        parse_early_stop(data["early_stop"], objective, errors)
     workdir = _line(data, "workdir", errors) or "."
     backend = _line(data, "backend", errors)
     if backend is not None and not _BACKEND.fullmatch(backend):

@@ -18,7 +18,8 @@ W&B's keys and what they become (https://docs.wandb.ai/guides/sweeps/sweep-confi
   ${program} ${args}`. It becomes the sweep's `base_command` and `args` style;
 - `early_terminate` `{type: hyperband, min_iter, max_iter, eta, s}`: `early_stop`
   `{rule: hyperband, metric, mode, min_steps: min_iter, max_steps: max_iter, eta, brackets:
-  s}` (the metric and mode are the sweep's `metric`'s);
+  s}` (the metric and mode are the sweep's `metric`'s), which wild.parsers.early_stop
+  judges as W&B's hyperband does, with W&B's iterations read as the runs' logged steps;
 - `name`, `description` as they are; `project` and `entity` (W&B's own) are accepted and
   unused.
 
@@ -178,6 +179,10 @@ def _early_stop(
     unknown = [key for key in value if key not in (*_EARLY_KEYS, "type")]
     if unknown:
         problems.add(at, f"W&B early_terminate has unknown key {unknown[0]!r}")
+    if "max_iter" in value and "s" not in value:
+        problems.add(at, "W&B early_terminate max_iter needs s: how many bands below it")
+    elif "max_iter" not in value and "min_iter" not in value:
+        problems.add(at, "W&B early_terminate needs min_iter (its first band) or max_iter and s")
     if objective is None:
         problems.add(at, "W&B early_terminate needs metric: {name, goal} to judge runs by")
         return None

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from wild.metrics.follow import MetricsView, RunMetrics
+from wild.parsers.early_stop import early_stopped
 from wild.parsers.metric_formats import diverged
 from wild.parsers.run_compare import band, group_runs, label, spans_decades
 from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord, SweepRecord
@@ -125,6 +126,7 @@ def run_json(run: RunRecord) -> dict[str, Any]:
         "attempt": run.attempt,
         "exitCode": run.exit_code,
         "reason": run.reason,
+        "earlyStopped": early_stopped(run.status, run.reason),
         "startedAt": run.started_at,
         "endedAt": run.ended_at,
         "metrics": dict(run.metrics) if run.metrics is not None else None,

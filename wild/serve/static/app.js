@@ -160,6 +160,8 @@ function renderRuns(runs) {
     return el("div", { class: `run ${r.status}`, dataset: { run: r.id } },
       el("div", { class: "run-head" }, el("span", { class: "mono" }, r.id), " ", el("span", { class: `status ${r.status}` }, r.status),
         r.exitCode !== null ? el("span", { class: "muted" }, ` exit ${r.exitCode}`) : null),
+      r.reason && r.status !== "finished" ? el("div", { class: `small run-reason${r.earlyStopped ? " early-stop" : ""}` },
+        r.earlyStopped ? `stopped early: ${r.reason}` : r.reason) : null,
       el("div", { class: "muted small mono" }, Object.entries(r.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")),
       runCharts(r, names), runLog(r));
   }));
