@@ -10,7 +10,8 @@ from pathlib import Path
 from wild.barriers.approvals import approve
 from wild.clock import SystemClock
 from wild.commands.init import init_wild
-from wild.loop.reporting import Reporter, progress_summary
+from wild.loop.reporting import Reporter
+from wild.loop.run_words import progress_summary
 from wild.parsers import human as human_md
 from wild.parsers.state import CurrentWork, LoopState
 from wild.paths import WildPaths

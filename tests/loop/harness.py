@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from wild import control
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
 from wild.agents.signals import parse_signals
 from wild.agents.stream_json import detect_rate_limit
 from wild.barriers.approvals import approve

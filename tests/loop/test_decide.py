@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.agents.signals import parse_signals
-from wild.control import ControlRequest
 from wild.loop import decide as decide_module
 from wild.loop.decide import decide
 from wild.loop.model import (
@@ -49,6 +48,7 @@ from wild.parsers.alerts import (
     parse_entry,
     status_update,
 )
+from wild.parsers.control import ControlRequest
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.workspace import assemble_workspace

@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
 from wild.agents.signals import parse_signals
 from wild.agents.sweep_tags import sweeps_in_reply
 from wild.barriers.approvals import approve

@@ -22,19 +22,18 @@ from datetime import timedelta
 
 from wild.clock import iso, later, parse_time
 from wild.loop import (
+    agent_record,
     claims,
     ending,
     human_only,
     judge,
     limits,
-    recovery,
     research,
     research_step,
     task_checks,
     work,
 )
 from wild.loop.bookkeeping import select_with_holds
-from wild.loop.iteration import failure_line, failure_of, summary
 from wild.loop.model import (
     Action,
     AgentFinished,
@@ -61,8 +60,8 @@ from wild.loop.model import (
     Tick,
     Wait,
 )
-from wild.loop.reporting import progress_summary
 from wild.loop.run_actions import RunsSupervised, SweepsRecorded
+from wild.loop.run_words import failure_line, failure_of, progress_summary, summary
 from wild.output import plural
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
@@ -384,7 +383,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     what = f"{work_now.type} {work_now.id}" if work_now is not None else "work"
     note = summary(iteration, what, run, done=outcome.done, failed=outcome.failed)
     state = replace(
-        recovery.ended(model.state),  # its number is counted in this state: the record goes
+        agent_record.ended(model.state),  # its number is counted in this state: the record goes
         iteration=iteration,
         consecutive_failures=failures,
         total_cost_usd=model.state.total_cost_usd + (run.cost_usd or 0.0),

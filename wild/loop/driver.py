@@ -21,6 +21,8 @@ from wild.control import ControlInbox
 from wild.errors import RefusedWriteError, from_os_error
 from wild.liveness import probe, this_host, this_process
 from wild.loop import changes, checkpoint, io_errors, iteration, limits, recovery, states
+from wild.loop.agent_record import AgentRunRecord
+from wild.loop.agent_record import started as run_started
 from wild.loop.barrier_start import BarrierStart, needs_checker
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.checks_effect import LoopChecks
@@ -335,8 +337,8 @@ class Loop:
     def _run_agent(self, action: RunAgent) -> Event:
         """Run one agent process; its end, with the files it changed read, is the next event."""
         # Durable before the run leaves any trace: a restart after a kill finds it (recovery).
-        record = recovery.AgentRunRecord.starting(action, self.agent_runs)
-        self._set_state(recovery.started(self.model.state, record))
+        record = AgentRunRecord.starting(action, self.agent_runs)
+        self._set_state(run_started(self.model.state, record))
         request = iteration.build_request(
             self.paths,
             self._setup,
@@ -345,6 +347,7 @@ class Loop:
             work_type=action.work_type,
             work_id=action.work_id,
             values=action.values,
+            analysis=action.analysis,
             environ=self.environ,
             cancel=self.stop_event,
             clock=self.clock,

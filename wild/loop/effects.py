@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from wild.errors import RefusedWriteError
 from wild.loop import checkpoint
@@ -21,11 +22,11 @@ from wild.loop.model import (
     Checkpoint,
     CompactAlerts,
     EditFile,
+    FileName,
     FlushNotes,
     Log,
     Notify,
     Report,
-    file_path,
 )
 from wild.loop.reporting import Reporter
 from wild.loop.run_actions import ActOnRuns, CloseSweep
@@ -171,3 +172,14 @@ class Effects:
             archived_lines=report.archived_lines,
             kept_lines=report.kept_lines,
         )
+
+
+def file_path(paths: WildPaths, name: FileName) -> Path:
+    """Where an `EditFile` lands."""
+    return {
+        "tasks": paths.tasks,
+        "human": paths.human,
+        "barriers": paths.barriers,
+        "policy": paths.policy,
+        "checks": paths.checks,
+    }[name]

@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.completion.verdict import CheckOutcome, Verdict
-from wild.control import ControlRequest, ControlState
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.run_actions import (
     ActOnRuns,
@@ -26,11 +24,11 @@ from wild.loop.run_actions import (
     SuperviseRuns,
     SweepsRecorded,
 )
+from wild.parsers.control import ControlRequest, ControlState
 from wild.parsers.human import HumanInput
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
-from wild.paths import WildPaths
-from wild.workspace import Workspace
+from wild.workspace_view import Workspace
 
 EndReason = Literal[
     "complete",
@@ -311,6 +309,9 @@ class RunAgent:
     work_type: str
     work_id: str
     values: Mapping[str, object]
+    # A sweep's analysis: the id of the sweep whose run table and metrics the driver adds to
+    # `values` (they are read from the runs' files, which a decision does not touch).
+    analysis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -382,14 +383,3 @@ class Step:
 def starts_agent(actions: tuple[Action, ...]) -> bool:
     """Whether these actions start an agent run (its record is then written before it)."""
     return any(isinstance(action, RunAgent) for action in actions)
-
-
-def file_path(paths: WildPaths, name: FileName) -> Path:
-    """Where an `EditFile` lands."""
-    return {
-        "tasks": paths.tasks,
-        "human": paths.human,
-        "barriers": paths.barriers,
-        "policy": paths.policy,
-        "checks": paths.checks,
-    }[name]

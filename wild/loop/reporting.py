@@ -13,7 +13,6 @@ from wild.loop.disk_space import ALERT_TYPE, DiskWatch
 from wild.loop.notify_command import send_notification
 from wild.parsers import human as human_md
 from wild.parsers.alerts import make_alert
-from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
 from wild.policy.notify import NotificationBatcher, join_messages
@@ -21,7 +20,7 @@ from wild.policy.trust import NOTIFY_APPROVAL_ID
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
-from wild.workspace import Workspace, unapproved_notify
+from wild.workspace import unapproved_notify
 
 NOTIFY_TIMEOUT_S = 30.0
 # (command, message, timeout) -> None on success, else a one-line error; tests pass a recorder.
@@ -179,18 +178,3 @@ class Reporter:
         if error is not None:
             self._events.append("notify-failed", cause=self._cause(), error=error)
             self._out(f"⚠️  notify command failed: {error}")
-
-
-def progress_summary(ws: Workspace, state: LoopState) -> str:
-    """The body of a progress report: where the work stands."""
-    done = sum(1 for t in ws.tasks.tasks if t.status == "complete")
-    open_alerts = sum(1 for a in ws.alerts if a.status != "resolved")
-    waiting = [b.id for b in ws.barriers.barriers if b.status == "waiting"]
-    current = state.current_work
-    return (
-        f"Tasks: {done}/{len(ws.tasks.tasks)} complete\n"
-        f"Alerts: {open_alerts} open\n"
-        f"Barriers waiting: {', '.join(waiting) or 'none'}\n"
-        f"Iterations: {state.iteration}\n"
-        f"Current work: {f'{current.type} {current.id}' if current else 'none'}"
-    )
