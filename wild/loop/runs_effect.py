@@ -56,7 +56,7 @@ class _Backends(Mapping[str, "RunBackend"]):  # the protocol is only a type here
         self.problems: dict[str, str] = {}
 
     def __getitem__(self, name: str) -> RunBackend:
-        from wild.runs.backend import load_backend  # noqa: PLC0415
+        from wild.runs.registry import load_backend  # noqa: PLC0415
 
         if name not in self._loaded:
             try:
