@@ -40,7 +40,8 @@ def _module_names(heading: str) -> set[str]:
 def _core_contract() -> list[str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = config["tool"]["importlinter"]["contracts"]
-    return next(c for c in contracts if c["name"] == CORE_CONTRACT)["source_modules"]
+    modules: list[str] = next(c for c in contracts if c["name"] == CORE_CONTRACT)["source_modules"]
+    return modules
 
 
 def test_the_core_and_driver_tables_name_every_loop_module_once() -> None:
