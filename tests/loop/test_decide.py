@@ -14,7 +14,7 @@ import pytest
 from wild.agents.run_result import AgentRun
 from wild.agents.signals import parse_signals
 from wild.loop import decide as decide_module
-from wild.loop.decide import decide
+from wild.loop.decide import decide as decide_step
 from wild.loop.model import (
     AddTask,
     AgentFinished,
@@ -24,6 +24,7 @@ from wild.loop.model import (
     ControlRequested,
     EditFile,
     End,
+    Event,
     FlushNotes,
     Log,
     LoopModel,
@@ -32,6 +33,7 @@ from wild.loop.model import (
     Report,
     RunAgent,
     Say,
+    Step,
     Tick,
     Wait,
 )
@@ -96,6 +98,13 @@ def model(
         state=state or LoopState(started_at="2026-02-08T10:00:00Z"),
         started_mono=AT.mono,
     )
+
+
+def decide(model: LoopModel, event: Event, at: Moment) -> Step:
+    """`decide`, without the state machine's own lines (tests/loop/test_states.py has them)."""
+    step = decide_step(model, event, at)
+    kept = (a for a in step.actions if not (isinstance(a, Log) and a.kind.startswith("state")))
+    return Step(step.model, tuple(kept))
 
 
 def run(text: str, *, exit_code: int = 0, **fields: object) -> AgentRun:

@@ -28,6 +28,7 @@ from wild.loop import (
     human_only,
     judge,
     limits,
+    phases,
     research,
     research_step,
     task_checks,
@@ -48,6 +49,7 @@ from wild.loop.model import (
     EndReason,
     Event,
     FlushNotes,
+    IoFailed,
     Log,
     LoopModel,
     LoopResult,
@@ -58,6 +60,7 @@ from wild.loop.model import (
     Step,
     TaskVerified,
     Tick,
+    TimedOut,
     Wait,
 )
 from wild.loop.run_actions import RunsSupervised, SweepsRecorded
@@ -82,7 +85,29 @@ MONITOR_EVERY_S = 1800.0
 
 def decide(model: LoopModel, event: Event, at: Moment) -> Step:
     """The next model and the actions that get there; a step ends with RunAgent, Wait,
-    Continue or End (a control request's step ends with Continue)."""
+    Continue or End (a control request's step ends with Continue). The loop's state moves
+    with it (wild/loop/phases.py): its `state` lines come first, and a `Wait` is cut at the
+    new state's timeout."""
+    if isinstance(event, AgentFinished):
+        model = replace(model, cause=event.event_id)
+    elif isinstance(event, Tick | ControlRequested) and event.cause is not None:
+        model = replace(model, cause=event.cause)
+    if isinstance(event, TimedOut):
+        moved = phases.timed_out(model, at)
+        model, logs = moved if moved is not None else (model, ())
+        return Step(model, (*logs, Continue()))
+    if isinstance(event, IoFailed):
+        fields = {"error": event.error, "retry_in_s": event.retry_in_s}
+        failed = Log("io-error", model.cause, fields)
+        model, logs = phases.move(model, "ERROR_RECOVERY", "io-error", at)
+        return Step(model, (failed, *logs, Wait(event.retry_in_s)))
+    model, before = phases.before(model, event, at)
+    step = _decide(model, event, at)
+    model, actions = phases.after(step.model, step.actions, at)
+    return Step(model, (*before, *actions))
+
+
+def _decide(model: LoopModel, event: Event, at: Moment) -> Step:
     if isinstance(event, ControlRequested):
         return _control(model, event)
     if isinstance(event, AgentFinished):
@@ -96,7 +121,9 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
         return research_step.supervised(model, event, at)
     if isinstance(event, SweepsRecorded):
         return research_step.recorded(model, event)
-    return _tick(model, event, at)
+    if isinstance(event, Tick):
+        return _tick(model, event, at)
+    return Step(model, (Continue(),))  # TimedOut and IoFailed are met in `decide`
 
 
 def policy_at(model: LoopModel, at: Moment) -> HumanPolicy:

@@ -20,7 +20,7 @@ from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
 from wild.errors import RefusedWriteError, from_os_error
 from wild.liveness import probe, this_host, this_process
-from wild.loop import changes, checkpoint, io_errors, iteration, limits, recovery, states
+from wild.loop import changes, checkpoint, io_errors, iteration, limits, phases, recovery, states
 from wild.loop.agent_record import AgentRunRecord
 from wild.loop.agent_record import started as run_started
 from wild.loop.barrier_start import BarrierStart, needs_checker
@@ -37,6 +37,7 @@ from wild.loop.model import (
     ControlRequested,
     End,
     Event,
+    IoFailed,
     LoopModel,
     LoopOptions,
     LoopResult,
@@ -45,12 +46,12 @@ from wild.loop.model import (
     RunChecks,
     Say,
     Tick,
+    TimedOut,
     VerifyTask,
     Wait,
     starts_agent,
 )
 from wild.loop.notify_command import send_notification
-from wild.loop.phases import Phases, recovered
 from wild.loop.reporting import Reporter, SendNotification
 from wild.loop.run_actions import RecordSweep, SuperviseRuns
 from wild.loop.runs_effect import LoopRuns, run_settings
@@ -109,7 +110,7 @@ class Loop:
             out,
             self.self_writes.remembering(paths.human),
             send=self.hooks.send_notification,
-            cause=lambda: self._cause,
+            cause=lambda: self._model.cause if self._model is not None else None,
         )
         self.files = LoopFiles(paths)
         self.trust_guard = TrustGuard(paths, self.clock, out)
@@ -122,13 +123,10 @@ class Loop:
         self.checks = LoopChecks(paths, self.self_writes, self.stop_event, required)
         self._model: LoopModel | None = None
         self._unsaved = False  # the model's state is newer than state.json (`_commit`)
-        # The events.log id of what the loop is acting on now (the loop's start, the last
-        # wake-up or agent run): the cause of every event that names no other.
-        self._cause: str | None = None
         self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         # TIMEOUT_<STATE> variables are checked here: a bad one stops the loop before it starts.
-        self.phases = Phases(self.events, states.timeouts(self.environ), lambda: self._cause)
-        timeout_s = self.phases.agent_timeout(options.agent_timeout_s)
+        self.timeouts = states.timeouts(self.environ)
+        timeout_s = phases.agent_timeout(options.agent_timeout_s, self.timeouts)
         self._setup = iteration.AgentSetup.of(options, timeout_s)
         self.barriers = BarrierStart(
             paths if self.hooks.barrier_checker else None,
@@ -186,10 +184,8 @@ class Loop:
         )
         self.files.refresh()
         start = self.events.append("loop-start", goal=self.options.goal, agent=self.options.agent)
-        self._cause = start
         if interrupted is not None:  # the killed loop's run, never ended: the trail says so
             self.events.append("agent-interrupted", cause=start, **interrupted.event_data())
-        self.phases.begin(loaded.state, self._moment())
         counted, ran_s = limits.carried(state)  # --max-iterations and --max-time count the run
         model = LoopModel(
             options=self.options,
@@ -200,9 +196,14 @@ class Loop:
             counted=counted,
             start_event=start,
             resumed=interrupted.work_id if interrupted is not None else None,
+            timeouts=self.timeouts,
+            cause=start,
         )
+        model, began = phases.begin(model, loaded.state, self._moment())
         self._model = None  # so the first commit writes state.json
         self._commit(model)
+        for action in began:
+            self._effect(action)
         if self.options.checkpoint_every:  # what is changed now is the human's, not the loop's
             self.effects.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
 
@@ -237,7 +238,7 @@ class Loop:
             model = replace(model, state=replace(model.state, alerts_file_position=position))
         changed = before is None or before.state != model.state
         state = limits.kept(model, self.clock.monotonic(), changed)
-        model = replace(model, state=self.phases.recorded(state))
+        model = replace(model, state=state)
         self._model = model
         if before is None or before.state != model.state or self._unsaved:
             self._unsaved = not durable
@@ -249,16 +250,15 @@ class Loop:
         failures = 0  # file operations that failed in a row
         while True:
             try:
-                at = self._moment()
-                self.phases.before(event, at)
-                step = decide(self.model, event, at)
-                self.phases.after(step, at)
+                step = decide(self.model, event, self._moment())
                 # Starting an agent: nothing of the run exists until its record is written.
                 self._commit(step.model, durable=not starts_agent(step.actions))
                 outcome = self._perform(step.actions, watcher)
-                if not isinstance(outcome, LoopResult) and self.phases.timed_out(self._moment()):
+                if not isinstance(outcome, LoopResult) and phases.expired(
+                    self.model, self._moment()
+                ):
                     self._read(WATCHED)  # recovery: every file again, a backoff cut short
-                    self._commit(recovered(self.model))
+                    self._decided(TimedOut())
             except (OSError, RefusedWriteError) as error:  # io_errors.Failure
                 failures += 1
                 event = self._after_io_error(error, failures, watcher)
@@ -275,9 +275,8 @@ class Loop:
             raise from_os_error(error) if isinstance(error, OSError) else error
         io_errors.tell(self.out, error, wait_s, failures)
         with contextlib.suppress(OSError, RefusedWriteError):  # the log may be what failed
-            message = io_errors.described(error)
-            self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
-            self.phases.move("ERROR_RECOVERY", "io-error", self._moment())
+            # Written with the next commit: the disk may be what failed.
+            self._decided(IoFailed(io_errors.described(error), wait_s), durable=False)
         watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
         self._read(WATCHED)
         return self._control_or_tick()
@@ -312,19 +311,28 @@ class Loop:
                 self.out(action.text)
             return set()
         policy = policy_at(self.model, self._moment())
-        return self.effects.perform(action, policy, self.clock.now(), self._cause)
+        return self.effects.perform(action, policy, self.clock.now(), self.model.cause)
 
     def _next_event(self, touched: set[Watched]) -> Event:
         """After the loop's own writes: read what they changed, then decide again."""
         self._read(touched)
         return self._control_or_tick()
 
-    def _control_or_tick(self) -> Event:
+    def _control_or_tick(self, cause: str | None = None) -> Event:
+        """The next event; `cause`: the wake-up the loop decides after, if it slept."""
         requests = self.control.take()
         if requests:
-            return ControlRequested(requests)
+            return ControlRequested(requests, cause)
         runs, self.files.runs_news = self.files.runs_news, False
-        return Tick(stop=self.stop_event.is_set(), runs=runs)
+        return Tick(stop=self.stop_event.is_set(), runs=runs, cause=cause)
+
+    def _decided(self, event: TimedOut | IoFailed, *, durable: bool = True) -> None:
+        """A step the driver met, not one it slept toward: the loop's state moves in the
+        model (`decide`), its lines are logged; the cycle then goes on as it was."""
+        step = decide(self.model, event, self._moment())
+        self._commit(step.model, durable=durable)
+        for action in step.actions[:-1]:
+            self._effect(action)
 
     def _read(self, names: set[Watched] | tuple[Watched, ...]) -> None:
         """Hand the re-read files to the model: the only way file content reaches it."""
@@ -355,7 +363,9 @@ class Loop:
             run_id=record.run_id,
         )
         request = replace(request, on_heartbeat=self._heartbeat)
-        started = self.events.append("agent-start", cause=self._cause, **iteration.start(action))
+        started = self.events.append(
+            "agent-start", cause=self.model.cause, **iteration.start(action)
+        )
         self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
@@ -363,7 +373,7 @@ class Loop:
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         self._set_state(replace(self.model.state, agent_process=None))  # record kept: judged
         fields = iteration.record_fields(self.options, run, action.iteration, files)
-        self._cause = ended = self.events.append("agent-end", cause=started, **fields)
+        ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
 
@@ -393,13 +403,13 @@ class Loop:
     def _wait(self, action: Wait, watcher: Watcher) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""
         timeout = self.reporter.wait_cap(action.timeout_s, self.clock.now())
-        reasons = watcher.wait_for_work(self.phases.cap(timeout, self._moment()))
+        reasons = watcher.wait_for_work(timeout)
         if any(r.kind == "run" for r in reasons):  # runs ending together: one decision
             reasons = gather(watcher.wait_for_work, reasons)
         if any(r.path is not None and r.path.endswith("barriers.md") for r in reasons):
             self.barriers.poke()
-        self._cause = self.events.append(
+        wake = self.events.append(
             "wake", cause=self.model.start_event, reasons=sorted({r.kind for r in reasons})
         )
         self._read(self.files.changed_by(reasons))
-        return self._control_or_tick()
+        return self._control_or_tick(wake)

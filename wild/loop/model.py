@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from wild.agents.run_result import AgentRun
 from wild.completion.verdict import CheckOutcome, Verdict
@@ -29,6 +29,9 @@ from wild.parsers.human import HumanInput
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
 from wild.workspace_view import Workspace
+
+if TYPE_CHECKING:
+    from wild.loop.states import State
 
 EndReason = Literal[
     "complete",
@@ -145,6 +148,15 @@ class LoopModel:
     runs_due: bool = False
     runs_polled_at: float | None = None
     run_problems_told: tuple[str, ...] = ()
+    # The loop's state (wild/loop/states.py) and since when, moved by `decide` only
+    # (wild/loop/phases.py), and each state's timeout (TIMEOUT_<STATE>; empty: none).
+    phase: State = "IDLE"
+    phase_since: Moment | None = None
+    timeouts: Mapping[State, float | None] = field(default_factory=dict)
+    # The events.log id of what the loop acts on now (its start, the last wake-up or agent
+    # run): the cause of every line that names no other. Events bring it (`Tick.cause`,
+    # `AgentFinished.event_id`).
+    cause: str | None = None
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""
@@ -164,6 +176,7 @@ class Tick:
 
     stop: bool = False
     runs: bool = False  # a run's exit marker appeared, or runs.jsonl changed: supervise runs
+    cause: str | None = None  # the wake-up's line in events.log, if the loop slept
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,7 @@ class ControlRequested:
     """`wild --pause | --resume | --stop` requests read from `.wild/control`."""
 
     requests: tuple[ControlRequest, ...]
+    cause: str | None = None  # the wake-up's line in events.log, if the loop slept
 
 
 @dataclass(frozen=True)
@@ -198,6 +212,20 @@ class TaskVerified:
     ticked_by_agent: bool  # the agent ticked the box itself (set back if the check fails)
 
 
+@dataclass(frozen=True)
+class TimedOut:
+    """The loop's state outlived its timeout (`phases.timed_out`); every file is read again."""
+
+
+@dataclass(frozen=True)
+class IoFailed:
+    """A file operation failed in a way the loop waits out (`io_errors`): the driver sleeps
+    `retry_in_s`, reads every file again and decides anew."""
+
+    error: str
+    retry_in_s: float
+
+
 Event = (
     Tick
     | ControlRequested
@@ -206,6 +234,8 @@ Event = (
     | TaskVerified
     | RunsSupervised
     | SweepsRecorded
+    | TimedOut
+    | IoFailed
 )
 
 
