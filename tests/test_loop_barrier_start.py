@@ -16,7 +16,7 @@ from wild.agents.runner import AgentRequest
 from wild.agents.signals import parse_signals
 from wild.loop import Loop
 from wild.loop.barrier_start import needs_checker
-from wild.loop.driver import Hooks
+from wild.loop.hooks import Hooks
 from wild.loop.model import Continue, End, LoopResult, RunAgent, RunChecks, Say, Wait
 from wild.loop.run_actions import SuperviseRuns
 from wild.paths import WildPaths

@@ -32,7 +32,7 @@ from wild.barriers.approvals import approve
 from wild.commands.init import init_wild
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.loop.bookkeeping import Bookkeeping
-from wild.loop.driver import Hooks
+from wild.loop.hooks import Hooks
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import make_alert

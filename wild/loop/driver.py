@@ -13,7 +13,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from wild.agents.runner import run_agent
 from wild.clock import Clock, SystemClock, iso
@@ -29,7 +29,7 @@ from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
 from wild.loop.effects import Effects
 from wild.loop.files import WATCHED, LoopFiles, Watched
-from wild.loop.hooks import Runner, Watcher
+from wild.loop.hooks import Hooks, Runner, Watcher
 from wild.loop.model import (
     Action,
     AgentFinished,
@@ -51,8 +51,7 @@ from wild.loop.model import (
     Wait,
     starts_agent,
 )
-from wild.loop.notify_command import send_notification
-from wild.loop.reporting import Reporter, SendNotification
+from wild.loop.reporting import Reporter
 from wild.loop.run_actions import RecordSweep, SuperviseRuns
 from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
@@ -66,16 +65,6 @@ from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
 from wild.wake import FolderWatcher, Waker, WakeReason, gather, install_signal_handlers
-
-
-@dataclass(frozen=True)
-class Hooks:
-    """The parts a test replaces; None: the real thing."""
-
-    watcher: Callable[[Loop], Watcher] | None = None
-    barrier_checker: bool = True
-    send_notification: SendNotification = send_notification
-    signals: bool = True  # install SIGINT/SIGTERM handlers (on the main thread only)
 
 
 class Loop:
