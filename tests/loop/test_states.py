@@ -55,7 +55,7 @@ def test_every_state_has_its_transitions_and_its_timeout() -> None:
         ("ERROR_RECOVERY", "OBSERVING", True),
         ("WAITING", "WAITING", True),  # staying is no transition
         ("COMPLETE", "SELECTING", False),
-        ("STOPPED", "IDLE", False),  # only a new loop starts again (Phases.begin)
+        ("STOPPED", "IDLE", False),  # only a new loop starts again (phases.begin)
     ],
 )
 def test_the_table_allows_only_its_transitions(source: State, target: State, ok: bool) -> None:

@@ -122,7 +122,7 @@ class LoopModel:
     monitored_at: float | None = None  # monotonic time of the last monitoring run
     rate_limited_until: float | None = None  # monotonic time a usage limit resets
     backoff_until: float | None = None  # monotonic time failed iterations have waited out
-    # The last failure in words (`iteration.failure_of`) and how many runs in a row ended so.
+    # The last failure in words (`run_words.failure_of`) and how many runs in a row ended so.
     failure: str | None = None
     failure_repeats: int = 0
     still_runs: int = 0  # clean runs in a row that changed no project file (limits.stalled)
