@@ -37,6 +37,7 @@ from wild.parsers.alerts import Alert, AlertIndex, encode_alert, make_alert, par
 from wild.parsers.control import ControlRequest
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.parsers.state import LoopState
+from wild.parsers.totals import COUNTED, RUNNING_S
 from wild.paths import WildPaths
 from wild.workspace import assemble_workspace
 
@@ -251,3 +252,17 @@ def test_supervise_runs_is_the_step_while_runs_are_due() -> None:
     model = recorded.view()
     step = decide(model, Tick(), AT)
     assert isinstance(step.actions[-1], SuperviseRuns)
+
+
+def test_the_decided_state_is_what_state_json_keeps() -> None:
+    """The driver writes the model's state as decided: the loop's state, the iterations
+    counted and the running time are in it already (the driver only adds facts it met)."""
+    recorded = Recorded(tasks="- [ ] task-001: Build it\n")
+    model = replace(recorded.view(), started_mono=AT.mono - 120.0)
+    step = decide(model, Tick(), AT)
+    assert step.model.state.extra[RUNNING_S] == 120.0
+    assert step.model.state.extra[COUNTED] == 0
+    assert step.model.state.extra["loopState"] == {
+        "state": "RUNNING_AGENT",
+        "since": "2026-02-08T10:00:00Z",
+    }

@@ -87,7 +87,15 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
     """The next model and the actions that get there; a step ends with RunAgent, Wait,
     Continue or End (a control request's step ends with Continue). The loop's state moves
     with it (wild/loop/phases.py): its `state` lines come first, and a `Wait` is cut at the
-    new state's timeout."""
+    new state's timeout. state.json's count of iterations and running time are written in
+    (`limits.kept`)."""
+    step = _moved(model, event, at)
+    changed = step.model.state != model.state
+    kept = replace(step.model, state=limits.kept(step.model, at.mono, changed))
+    return Step(kept, step.actions)
+
+
+def _moved(model: LoopModel, event: Event, at: Moment) -> Step:
     if isinstance(event, AgentFinished):
         model = replace(model, cause=event.event_id)
     elif isinstance(event, Tick | ControlRequested) and event.cause is not None:

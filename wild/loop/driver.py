@@ -157,7 +157,8 @@ class Loop:
             if restore is not None:
                 restore()
             if self._model is not None:
-                self._commit(replace(self.model, state=replace(self.model.state, active=False)))
+                ended = replace(self.model, state=replace(self.model.state, active=False))
+                self._commit(self._timed(ended, changed=True))
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
         return result
 
@@ -172,6 +173,7 @@ class Loop:
             self.paths, alerts_since=AlertCursor.from_json(state.alerts_file_position)
         )
         self.files.refresh()
+        state = replace(state, alerts_file_position=self._read_position())
         start = self.events.append("loop-start", goal=self.options.goal, agent=self.options.agent)
         if interrupted is not None:  # the killed loop's run, never ended: the trail says so
             self.events.append("agent-interrupted", cause=start, **interrupted.event_data())
@@ -190,7 +192,7 @@ class Loop:
         )
         model, began = phases.begin(model, loaded.state, self._moment())
         self._model = None  # so the first commit writes state.json
-        self._commit(model)
+        self._commit(self._timed(model, changed=True))
         for action in began:
             self._effect(action)
         if self.options.checkpoint_every:  # what is changed now is the human's, not the loop's
@@ -217,17 +219,11 @@ class Loop:
         return approval_required(self._model, self._moment())
 
     def _commit(self, model: LoopModel, *, durable: bool = True) -> None:
-        """Take the decided model; state.json is written whenever its content changed. Not
-        `durable`: written with the next commit (a decision that starts an agent is written
-        with the run's record a moment later: one fsynced write before the agent, not two)."""
+        """Take the model as decided (or with a fact written in); state.json is written
+        whenever its content changed. Not `durable`: written with the next commit (a decision
+        that starts an agent is written with the run's record a moment later: one fsynced
+        write before the agent, not two)."""
         before = self._model
-        cursor = self.files.alert_log.cursor
-        position = cursor.to_json() if cursor is not None else None
-        if position != model.state.alerts_file_position:
-            model = replace(model, state=replace(model.state, alerts_file_position=position))
-        changed = before is None or before.state != model.state
-        state = limits.kept(model, self.clock.monotonic(), changed)
-        model = replace(model, state=state)
         self._model = model
         if before is None or before.state != model.state or self._unsaved:
             self._unsaved = not durable
@@ -324,10 +320,25 @@ class Loop:
             self._effect(action)
 
     def _read(self, names: set[Watched] | tuple[Watched, ...]) -> None:
-        """Hand the re-read files to the model: the only way file content reaches it."""
+        """Hand the re-read files to the model: the only way file content reaches it (with
+        how far alerts.jsonl is read, which state.json keeps)."""
         if names:
             self.files.refresh(names)
-        self._model = replace(self.model, ws=self.trust_guard.view(self.files))
+        model = replace(self.model, ws=self.trust_guard.view(self.files))
+        position = self._read_position()
+        if position != model.state.alerts_file_position:
+            model = replace(model, state=replace(model.state, alerts_file_position=position))
+        self._model = model
+
+    def _read_position(self) -> dict[str, int | str] | None:
+        cursor = self.files.alert_log.cursor
+        return cursor.to_json() if cursor is not None else None
+
+    def _timed(self, model: LoopModel, *, changed: bool) -> LoopModel:
+        """`model` with the run's running time as state.json keeps it (`limits.kept`): a fact
+        of the clock, written in where the driver writes a fact (the loop's start and end, an
+        agent starting or running); each decision writes its own (`decide`)."""
+        return replace(model, state=limits.kept(model, self.clock.monotonic(), changed))
 
     # -- effects with results ------------------------------------------------------------
 
@@ -376,7 +387,7 @@ class Loop:
         """While the agent runs, state.json's running time stays current (--max-time)."""
         self.reporter.watch_disk()  # a flooding agent fills it fastest
         with contextlib.suppress(OSError, RefusedWriteError):  # nor a full disk, nor a link
-            self._commit(self.model)
+            self._commit(self._timed(self.model, changed=False))
 
     def _agent_started(self, pid: int) -> None:
         """The runner spawned the agent: state.json names it while it runs."""
@@ -387,7 +398,8 @@ class Loop:
 
     def _set_state(self, state: LoopState) -> None:
         """A fact, not a decision: written straight into the state `decide` keeps."""
-        self._commit(replace(self.model, state=state))
+        changed = state != self.model.state
+        self._commit(self._timed(replace(self.model, state=state), changed=changed))
 
     def _wait(self, action: Wait, watcher: Watcher) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""
