@@ -28,6 +28,7 @@ from wild.loop import (
     human_only,
     judge,
     limits,
+    notes,
     phases,
     research,
     research_step,
@@ -112,6 +113,8 @@ def _moved(model: LoopModel, event: Event, at: Moment) -> Step:
     model, before = phases.before(model, event, at)
     step = _decide(model, event, at)
     model, actions = phases.after(step.model, step.actions, at)
+    penalty = policy_at(model, at).context_switch_penalty_minutes
+    model, actions = notes.batched(model, actions, at, penalty)
     return Step(model, (*before, *actions))
 
 
@@ -373,7 +376,7 @@ def _idle_timeout(
     model: LoopModel, policy: HumanPolicy, selection: Selection | None, at: Moment
 ) -> float | None:
     """Sleep until the next timed duty, else until something happens (the driver adds the
-    batched notes' window, which it keeps)."""
+    batched notes' window is added to every Wait after the step: wild/loop/notes.py)."""
     moments = [policy.expires_at]
     if policy.progress_report_minutes > 0:
         last = parse_time(model.state.last_progress_report) or parse_time(model.state.started_at)

@@ -403,8 +403,7 @@ class Loop:
 
     def _wait(self, action: Wait, watcher: Watcher) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""
-        timeout = self.reporter.wait_cap(action.timeout_s, self.clock.now())
-        reasons = watcher.wait_for_work(timeout)
+        reasons = watcher.wait_for_work(action.timeout_s)
         if any(r.kind == "run" for r in reasons):  # runs ending together: one decision
             reasons = gather(watcher.wait_for_work, reasons)
         if any(r.path is not None and r.path.endswith("barriers.md") for r in reasons):

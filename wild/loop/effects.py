@@ -23,10 +23,10 @@ from wild.loop.model import (
     CompactAlerts,
     EditFile,
     FileName,
-    FlushNotes,
     Log,
     Notify,
     Report,
+    SendNotes,
 )
 from wild.loop.reporting import Reporter
 from wild.loop.run_actions import ActOnRuns, CloseSweep
@@ -109,11 +109,8 @@ class Effects:
         elif isinstance(action, ActOnRuns | CloseSweep):
             self.runs.apply(action, now)
             return {"runs", "barriers"}
-        elif isinstance(action, FlushNotes):
-            if action.everything:
-                self.reporter.flush_all(policy)
-            else:
-                self.reporter.flush(policy, now)
+        elif isinstance(action, SendNotes):
+            self.reporter.deliver(policy, action.messages)
         return set()
 
     def _tell(
@@ -123,7 +120,6 @@ class Effects:
         a progress report (written to human.md)."""
         if isinstance(action, Ask):
             self.reporter.ask(
-                policy,
                 now=now,
                 related=action.related,
                 title=action.title,
@@ -133,10 +129,13 @@ class Effects:
             return {"human"}
         if isinstance(action, Notify):
             self.reporter.notify(
-                policy, now=now, related=action.related, message=action.message, cause=cause
+                related=action.related,
+                message=action.message,
+                repeated=action.repeated,
+                cause=cause,
             )
             return set()
-        self.reporter.progress(policy, now=now, summary=action.summary, cause=cause)
+        self.reporter.progress(now=now, summary=action.summary, cause=cause)
         return {"human"}
 
     def _add_task(self, action: AddTask, cause: str | None) -> None:

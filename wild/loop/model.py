@@ -28,6 +28,7 @@ from wild.parsers.control import ControlRequest, ControlState
 from wild.parsers.human import HumanInput
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
+from wild.policy.notify import NoteBatch
 from wild.workspace_view import Workspace
 
 if TYPE_CHECKING:
@@ -157,6 +158,9 @@ class LoopModel:
     # run): the cause of every line that names no other. Events bring it (`Tick.cause`,
     # `AgentFinished.event_id`).
     cause: str | None = None
+    # The notes batched by the Context Switch Penalty, and the texts sent so far (sent once).
+    notes: NoteBatch = field(default_factory=NoteBatch)
+    notified: frozenset[str] = frozenset()
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""
@@ -302,6 +306,7 @@ class Notify:
     related: str
     message: str
     cause: str | None
+    repeated: bool = False  # the same text was sent before: recorded, not sent again
 
 
 @dataclass(frozen=True)
@@ -319,9 +324,17 @@ class CompactAlerts:
 
 @dataclass(frozen=True)
 class FlushNotes:
-    """Send batched notes whose window has passed (`everything`: all of them, the loop ends)."""
+    """Batched notes whose window has passed are due (`everything`: all of them, the loop
+    ends); `decide` turns it into a `SendNotes`, or drops it when nothing is due."""
 
     everything: bool = False
+
+
+@dataclass(frozen=True)
+class SendNotes:
+    """Send these notes to the human now as one ping: the terminal and the Notify Command."""
+
+    messages: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -387,6 +400,7 @@ Action = (
     | Notify
     | Report
     | FlushNotes
+    | SendNotes
     | CompactAlerts
     | Checkpoint
     | SuperviseRuns
