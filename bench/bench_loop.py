@@ -31,7 +31,8 @@ from pathlib import Path
 import orjson
 from figures import report
 
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
 from wild.agents.signals import parse_signals
 from wild.clock import parse_time
 from wild.commands.init import init_wild

@@ -12,7 +12,8 @@ from wild.parsers.alerts import AlertIndex, AlertStatus, make_alert, status_upda
 from wild.paths import WildPaths
 from wild.selection import HUMAN_WAIT
 from wild.store.alerts_log import append_alert, read_new
-from wild.workspace import Workspace, assemble_workspace, load_workspace
+from wild.workspace import assemble_workspace, load_workspace
+from wild.workspace_view import Workspace
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from wild import cli as cli_module
 from wild.commands.watch import watch_status
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
-from wild.workspace import Workspace
+from wild.workspace_view import Workspace
 
 # The smallest complete `wild --alert` command line.
 INFO_ALERT = ("--alert", "--severity", "info", "--source", "s", "--type", "t", "--description", "d")

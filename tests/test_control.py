@@ -12,16 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from wild.control import (
-    ControlCommand,
-    ControlInbox,
-    ControlRequest,
-    ControlState,
-    end_offset,
-    read_pending,
-    request,
-)
+from wild.control import ControlInbox, end_offset, read_pending, request
 from wild.errors import UsageError, WildError
+from wild.parsers.control import ControlCommand, ControlRequest, ControlState
 from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
 from wild.wake import FolderWatcher, Waker, WakeReason

@@ -11,11 +11,12 @@ import pytest
 
 from tests.cli_support import init_wild_dir
 from tests.loop.harness import loop_options
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
 from wild.agents.signals import parse_signals
 from wild.loop import Loop
 from wild.loop.barrier_start import needs_checker
-from wild.loop.driver import Hooks
+from wild.loop.hooks import Hooks
 from wild.loop.model import Continue, End, LoopResult, RunAgent, RunChecks, Say, Wait
 from wild.loop.run_actions import SuperviseRuns
 from wild.paths import WildPaths

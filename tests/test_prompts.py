@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wild import prompts
+from wild import prompt_files, prompts
 from wild.completion.verdict import CheckOutcome
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
@@ -81,7 +81,7 @@ def render(kind: str, prompts_dir: Path) -> str:
         work_id="alert-1",
     )
     answers = {"answers": prompts.answers_block("Question: Which run?\nAnswer: The first.")}
-    return prompts.render(kind, prompts_dir, {**common, **answers, **kind_values(kind)})
+    return prompt_files.render(kind, prompts_dir, {**common, **answers, **kind_values(kind)})
 
 
 def test_a_failing_check_is_named_with_the_end_of_its_output(tmp_path: Path) -> None:

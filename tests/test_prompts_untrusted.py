@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_prompts import ALERT, HUMAN
-from wild import prompts
+from wild import prompt_files, prompts
 from wild.agents.signals import parse_signals
 from wild.agents.sweep_tags import sweeps_in_reply
 from wild.completion.verdict import CheckOutcome
@@ -105,7 +105,7 @@ def prompts_with(text: str) -> dict[str, str]:
         ),
     }
     builtin = Path("/nonexistent")  # no user overrides: the built-in templates
-    return {kind: prompts.render(kind, builtin, {**common, **values[kind]}) for kind in values}
+    return {kind: prompt_files.render(kind, builtin, {**common, **values[kind]}) for kind in values}
 
 
 def assert_no_signal(text: str) -> None:
@@ -128,9 +128,9 @@ def headings(text: str) -> Counter[str]:
 BENIGN = prompts_with("plain words")
 
 
-@pytest.mark.parametrize("name", [*sorted(p.name for p in prompts.BUILTIN.glob("*.md"))])
+@pytest.mark.parametrize("name", [*sorted(p.name for p in prompt_files.BUILTIN.glob("*.md"))])
 def test_no_template_holds_a_signal(name: str) -> None:
-    assert_no_signal((prompts.BUILTIN / name).read_text())
+    assert_no_signal((prompt_files.BUILTIN / name).read_text())
 
 
 @pytest.mark.parametrize("kind", prompts.KINDS)
@@ -171,6 +171,6 @@ def test_a_users_template_cannot_hand_out_a_promise(tmp_path: Path) -> None:
     (tmp_path / "task.md").write_text(
         "Do $title.\nWhen done, print:\n<promise>TASK_COMPLETE</promise>\n"
     )
-    text = prompts.render("task", tmp_path, {"title": "Train"})
+    text = prompt_files.render("task", tmp_path, {"title": "Train"})
     assert text == "Do Train.\nWhen done, print:\n&lt;promise>TASK_COMPLETE&lt;/promise>\n"
     assert_no_signal(text)

@@ -28,7 +28,8 @@ from wild.parsers.state import CurrentWork, LoopState
 from wild.paths import WildPaths
 from wild.store.state_file import save_state
 from wild.wake import SETTLE_MAX_S, SETTLE_QUIET_S
-from wild.workspace import Workspace, load_workspace
+from wild.workspace import load_workspace
+from wild.workspace_view import Workspace
 
 NOW = datetime(2026, 2, 8, 12, 0, tzinfo=UTC)
 LOOP = ProcessId(4242, "lab-1", 98765, "boot-a", "2026-02-08T11:48:00Z")

@@ -95,6 +95,18 @@ def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     assert "wild.parsers.lines -> wild.loop" in result.stdout
 
 
+def test_a_file_read_in_the_loops_core_breaks_its_contract(tmp_path: Path) -> None:
+    """`decide` and what it calls stay pure: an import that reaches processes or files, even
+    through another module, is refused by name."""
+    shutil.copytree(ROOT / "wild", tmp_path / "wild", ignore=shutil.ignore_patterns("__pycache__"))
+    judge = tmp_path / "wild" / "loop" / "judge.py"
+    judge.write_text(judge.read_text() + "\nfrom wild.loop import iteration\n")
+    result = _lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "The loop's core (model, events, actions, decide) does no I/O BROKEN" in result.stdout
+    assert "wild.loop.judge -> wild.loop.iteration" in result.stdout
+
+
 # Distribution name → import name, where they differ.
 _IMPORT_NAMES = {"python-dateutil": "dateutil", "pyyaml": "yaml"}
 

@@ -4,32 +4,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Literal, cast, get_args
 
 import orjson
 
 from wild.clock import Clock, SystemClock, iso_ms
 from wild.errors import UsageError, WildError
-from wild.parsers.jsonl import loads, split_complete_lines
+from wild.parsers.control import COMMANDS, ControlRequest, parse_request
+from wild.parsers.jsonl import split_complete_lines
 from wild.paths import WildPaths
 from wild.store.jsonl import append_line
-
-# `recheck`: something the loop cannot watch changed (a human approved a command in the store
-# outside .wild/), so results judged before it are stale.
-# `rerun` and `stop-run` name a run (`target`): the loop owns the runs, so it acts on them.
-ControlCommand = Literal["pause", "resume", "stop", "recheck", "rerun", "stop-run"]
-COMMANDS: tuple[ControlCommand, ...] = get_args(ControlCommand)
-
-
-@dataclass(frozen=True)
-class ControlRequest:
-    """One line of the control file."""
-
-    command: ControlCommand
-    ts: str | None
-    target: str | None = None
 
 
 def request(
@@ -73,42 +56,8 @@ def read_pending(paths: WildPaths, offset: int) -> tuple[tuple[ControlRequest, .
     except FileNotFoundError:
         return (), 0
     lines, used = split_complete_lines(data)
-    found = (_parse(line) for line in lines)
+    found = (parse_request(line) for line in lines)
     return tuple(item for item in found if item is not None), offset + used
-
-
-def _parse(line: bytes) -> ControlRequest | None:
-    try:
-        record = loads(line)
-    except ValueError:
-        return None
-    # Checked against COMMANDS before the cast below.
-    if not isinstance(record, dict) or record.get("command") not in COMMANDS:
-        return None
-    ts, target = record.get("ts"), record.get("target")
-    command = cast(ControlCommand, record["command"])
-    return ControlRequest(
-        command, ts if isinstance(ts, str) else None, target if isinstance(target, str) else None
-    )
-
-
-@dataclass(frozen=True)
-class ControlState:
-    """What the requests so far ask of the loop: stop is final, pause and resume toggle."""
-
-    paused: bool = False
-    stop_requested: bool = False
-
-    def apply(self, requests: Iterable[ControlRequest]) -> ControlState:
-        state = self
-        for item in requests:
-            if item.command == "pause":
-                state = replace(state, paused=True)
-            elif item.command == "resume":
-                state = replace(state, paused=False)
-            elif item.command == "stop":
-                state = replace(state, stop_requested=True)
-        return state
 
 
 class ControlInbox:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from string import Template
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from wild.agents.signals import inert
 from wild.completion.verdict import CheckOutcome
-from wild.metrics.comparison import SweepMetrics
 from wild.parsers.alerts import Alert
 from wild.parsers.barriers import Barrier
 from wild.parsers.human import HumanInput
@@ -20,7 +18,9 @@ from wild.policy.model import HumanPolicy
 from wild.runs.table import run_table
 from wild.selection import task_key
 
-BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
+if TYPE_CHECKING:
+    from wild.metrics.comparison import SweepMetrics
+
 # One built-in template each.
 KINDS = ("human-input", "alert", "task", "monitoring", "planning", "checks", "analysis")
 
@@ -60,18 +60,6 @@ def quote_inline(text: str) -> str:
     return " ⏎ ".join(inert(text).splitlines())
 
 
-def template_for(kind: str, prompts_dir: Path) -> Template:
-    """The user's `.wild/prompts/<kind>.md` when present, else the built-in one.
-
-    A user's template has its signal tags made inert: written to show the agent a promise, it
-    would otherwise hand one to an agent that echoes its prompt (the built-in ones hold none).
-    """
-    override = prompts_dir / f"{kind}.md"
-    if override.is_file():
-        return Template(inert(override.read_text(encoding="utf-8")))
-    return Template((BUILTIN / f"{kind}.md").read_text(encoding="utf-8"))
-
-
 def context_summary(
     alerts: tuple[Alert, ...], tasks: tuple[Task, ...], barriers: tuple[Barrier, ...]
 ) -> str:
@@ -105,14 +93,6 @@ def policy_block(policy: HumanPolicy) -> str:
     if policy.instructions.strip():
         text += "\n\n### The human's instructions\n" + quote(policy.instructions.strip())
     return text
-
-
-def render(kind: str, prompts_dir: Path, values: Mapping[str, object]) -> str:
-    """Fill a template; unknown `$names` in a user's template are left as they are."""
-    filled = template_for(kind, prompts_dir).safe_substitute(
-        {key: str(value) for key, value in values.items()}
-    )
-    return filled.strip() + "\n"
 
 
 def common_values(

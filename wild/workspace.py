@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar, cast
 
-from wild.barriers.approvals import (
-    NO_APPROVALS,
-    Approvals,
-    changing_store,
-    load_checks,
-    load_project,
-)
+from wild.barriers.approval_set import NO_APPROVALS, Approvals
+from wild.barriers.approvals import changing_store, load_checks, load_project
 from wild.barriers.command_gate import may_run
 from wild.errors import WildError
 from wild.parsers import barriers as barriers_md
@@ -54,60 +48,15 @@ from wild.policy.trust import (
     trust_of,
     trust_to_json,
 )
-from wild.selection import WorkSnapshot
 from wild.store.alerts_summary import read_open_alerts
 from wild.store.events_log import read_events
 from wild.store.files import Signature, read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
+from wild.workspace_view import Workspace
 
 EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wild edits
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """One consistent read of `.wild/`: parsed documents plus every problem found in them."""
-
-    paths: WildPaths
-    tasks: tasks_md.TaskList
-    # Latest state per id: the loop's view holds resolved ones too; `load_workspace` (read
-    # commands) only the open ones, read from the alerts summary in O(what was appended).
-    alerts: tuple[Alert, ...]
-    open_alerts: tuple[Alert, ...]  # those of `alerts` not resolved (often a small part)
-    barriers: barriers_md.BarrierList
-    human: human_md.HumanQueue
-    policy_doc: policy_md.PolicyDocument
-    policy: HumanPolicy  # in force: expiry applied, loosenings beyond the recorded trust held
-    policy_note: str | None  # e.g. "policy expired at …; using semi-autonomous"
-    problems: tuple[Problem, ...]
-    checks: checks_md.CheckList  # the completion checks (SPEC §8)
-    held: HeldPolicy  # how `policy` was held to the recorded trust
-    # (file name, message) for each file wild will not write: read-only, or linked out of
-    # the project (`store.write_guard`). Its work waits until the human makes it writable.
-    refusals: tuple[tuple[str, str], ...] = ()
-    # Problems with a whole file, said once by the loop: tasks.md damaged (`tasks_backup`).
-    notices: tuple[str, ...] = ()
-    # From the approval store outside `.wild/`: what a human approved and the trust last set
-    # through the CLI (None: never; the default policy's then).
-    approvals: Approvals = NO_APPROVALS
-    recorded_trust: RecordedTrust | None = None
-    # runs.jsonl: the sweeps and runs, latest line per id (SPEC §7).
-    runs: RunIndex = field(default_factory=RunIndex)
-    # How checks.md was held to the checks a human accepted (`checks` is what is in force).
-    held_checks: HeldChecks | None = None
-
-    @property
-    def refused(self) -> frozenset[str]:
-        return frozenset(name for name, _ in self.refusals)
-
-    def snapshot(self) -> WorkSnapshot:
-        return WorkSnapshot(
-            tasks=self.tasks.tasks,
-            alerts=self.open_alerts,
-            barriers=self.barriers.barriers,
-            human=self.human.inputs,
-        )
 
 
 def require_initialised(paths: WildPaths) -> None:

@@ -15,7 +15,8 @@ import pytest
 
 from tests.agents.claude_server import INPUT_TOKENS, OUTPUT_TOKENS, ToolUse, Turn, serve
 from wild.agents.registry import build_command, output_format
-from wild.agents.runner import AgentRequest, AgentRun, agent_env, run_agent
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest, agent_env, run_agent
 
 pytestmark = pytest.mark.claude
 

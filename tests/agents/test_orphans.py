@@ -17,7 +17,8 @@ import pytest
 
 from tests.fake_agent import ARGV
 from wild.agents import orphans
-from wild.agents.runner import AgentRequest, AgentRun, run_agent
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest, run_agent
 from wild.liveness import probe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,7 +132,8 @@ HOST = """
 import sys
 from pathlib import Path
 from wild.agents import orphans
-from wild.agents.runner import AgentRequest, AgentRun, run_agent
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest, run_agent
 here = Path(sys.argv[1])
 (here / "helper").write_text(orphans.setpriv() or "")
 run_agent(AgentRequest(argv=(sys.executable, sys.argv[2]), cwd=here,

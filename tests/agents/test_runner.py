@@ -16,7 +16,8 @@ import pytest
 
 from tests.fake_agent import ARGV, COMMAND, payload
 from wild.agents.registry import build_command, output_format
-from wild.agents.runner import TEXT_TAIL, AgentRequest, AgentRun, Heartbeat, agent_env, run_agent
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import TEXT_TAIL, AgentRequest, Heartbeat, agent_env, run_agent
 from wild.liveness import probe
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,11 +11,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from wild.barriers.approval_set import Approvals, command_hash
 from wild.barriers.approvals import (
-    Approvals,
     approve,
     changing_store,
-    command_hash,
     forget_project,
     load_approvals,
     load_project,

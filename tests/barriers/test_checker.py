@@ -14,7 +14,8 @@ import orjson
 import pytest
 
 from tests.barriers.conftest import T0, FakeClock, barrier
-from wild.barriers.approvals import approve, command_hash
+from wild.barriers.approval_set import command_hash
+from wild.barriers.approvals import approve
 from wild.barriers.checker import BarrierChecker, check_all_now
 from wild.barriers.checks import CheckResult
 from wild.clock import SystemClock

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.barriers.conftest import barrier
-from wild.barriers.approvals import Approvals, command_hash
+from wild.barriers.approval_set import Approvals, command_hash
 from wild.barriers.checks import CANCELLED, CheckResult, check_once
 from wild.liveness import probe
 from wild.process import scrubbed_env

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.barriers.conftest import barrier
-from wild.barriers.approvals import Approvals
+from wild.barriers.approval_set import Approvals
 from wild.barriers.checks import check_once
 from wild.barriers.scripts import generate_check_script
 from wild.errors import WildError

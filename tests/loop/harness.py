@@ -24,14 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from wild import control
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
 from wild.agents.signals import parse_signals
 from wild.agents.stream_json import detect_rate_limit
 from wild.barriers.approvals import approve
 from wild.commands.init import init_wild
 from wild.loop import Loop, LoopOptions, LoopResult
 from wild.loop.bookkeeping import Bookkeeping
-from wild.loop.driver import Hooks
+from wild.loop.hooks import Hooks
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import make_alert

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.loop.harness import PROCESSED, RESOLVED, T0, TASK, add_alert, new_project, say
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.agents.signals import parse_signals
 from wild.commands import edits
 from wild.loop.claims import distrust

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.agents.signals import parse_signals
-from wild.control import ControlRequest
 from wild.loop import decide as decide_module
-from wild.loop.decide import decide
+from wild.loop.decide import decide as decide_step
 from wild.loop.model import (
     AddTask,
     AgentFinished,
@@ -25,7 +24,7 @@ from wild.loop.model import (
     ControlRequested,
     EditFile,
     End,
-    FlushNotes,
+    Event,
     Log,
     LoopModel,
     LoopOptions,
@@ -33,6 +32,8 @@ from wild.loop.model import (
     Report,
     RunAgent,
     Say,
+    SendNotes,
+    Step,
     Tick,
     Wait,
 )
@@ -49,8 +50,10 @@ from wild.parsers.alerts import (
     parse_entry,
     status_update,
 )
+from wild.parsers.control import ControlRequest
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
+from wild.policy.notify import NoteBatch
 from wild.workspace import assemble_workspace
 
 T0 = datetime(2026, 2, 8, 10, 0, tzinfo=UTC)
@@ -98,6 +101,13 @@ def model(
     )
 
 
+def decide(model: LoopModel, event: Event, at: Moment) -> Step:
+    """`decide`, without the state machine's own lines (tests/loop/test_states.py has them)."""
+    step = decide_step(model, event, at)
+    kept = (a for a in step.actions if not (isinstance(a, Log) and a.kind.startswith("state")))
+    return Step(step.model, tuple(kept))
+
+
 def run(text: str, *, exit_code: int = 0, **fields: object) -> AgentRun:
     run = AgentRun(
         exit_code=exit_code,
@@ -126,11 +136,11 @@ def kinds(actions: tuple[object, ...]) -> list[str]:
 
 def test_a_ready_task_is_marked_in_progress_and_run_as_the_next_iteration() -> None:
     step = decide(model("- [ ] [P1] task-001: Train\n"), Tick(), AT)
-    assert kinds(step.actions) == ["FlushNotes", "EditFile", "RunAgent"]
+    assert kinds(step.actions) == ["EditFile", "RunAgent"]
     run_agent = step.actions[-1]
     assert isinstance(run_agent, RunAgent)
     assert (run_agent.iteration, run_agent.work_type, run_agent.work_id) == (1, "task", "task-001")
-    edit = step.actions[1]
+    edit = step.actions[0]
     assert isinstance(edit, EditFile) and edit.file == "tasks"
     assert edit.edit("- [ ] [P1] task-001: Train\n") == "- [/] [P1] task-001: Train\n"
     assert step.model.running is not None and step.model.running.work_id == "task-001"
@@ -147,11 +157,13 @@ def test_tasks_without_ids_get_them_before_anything_runs() -> None:
 
 
 def test_no_work_left_ends_the_loop_and_flushes_batched_notes() -> None:
-    step = decide(model("- [x] [P1] task-001: Train\n"), Tick(), AT)
-    assert kinds(step.actions) == ["FlushNotes", "Say", "Log", "FlushNotes", "End"]
-    flush, end = step.actions[-2], step.actions[-1]
-    assert isinstance(flush, FlushNotes) and flush.everything
+    queued = NoteBatch(("wild (a): one",), last_sent=T0)  # inside its window: not due yet
+    step = decide(replace(model("- [x] [P1] task-001: Train\n"), notes=queued), Tick(), AT)
+    assert kinds(step.actions) == ["Say", "Log", "SendNotes", "End"]
+    send, end = step.actions[-2], step.actions[-1]
+    assert send == SendNotes(("wild (a): one",))  # the loop ends: sent, window or not
     assert isinstance(end, End) and end.result.reason == "complete"
+    assert step.model.notes.queued == ()
 
 
 def test_a_stop_a_signal_and_each_limit_end_the_loop_before_any_work() -> None:
@@ -174,8 +186,8 @@ def test_pause_and_resume_requests_change_the_state_and_log_each_request() -> No
     assert paused.model.state.paused
     assert paused.actions == (Log("control", None, {"command": "pause"}), Continue())
     idle = decide(paused.model, Tick(), AT)
-    assert kinds(idle.actions) == ["FlushNotes", "Say", "Wait"]
-    assert idle.actions[1] == Say("⏸️  paused; `wild --resume` continues")
+    assert kinds(idle.actions) == ["Say", "Wait"]
+    assert idle.actions[0] == Say("⏸️  paused; `wild --resume` continues")
     resumed = decide(paused.model, ControlRequested((ControlRequest("resume", None),)), AT)
     assert not resumed.model.state.paused
     assert isinstance(decide(resumed.model, Tick(), AT).actions[-1], RunAgent)
@@ -235,8 +247,8 @@ def test_a_critical_alert_at_low_autonomy_escalates_without_a_run() -> None:
         now=T0, severity="critical", source="job", type="oom", description="OOM", alert_id="a1"
     )
     step = decide(model(policy=policy, alerts=(alert,)), Tick(), AT)
-    assert kinds(step.actions) == ["FlushNotes", "AppendAlert", "Ask", "Say", "Continue"]
-    escalated = step.actions[1]
+    assert kinds(step.actions) == ["AppendAlert", "Ask", "SendNotes", "Say", "Continue"]
+    escalated = step.actions[0]
     assert isinstance(escalated, AppendAlert) and escalated.record["status"] == "escalated"
     assert step.model.book.notified  # told once: the next tick does not ask again
 
@@ -353,7 +365,7 @@ def test_the_reason_for_waiting_is_said_once_not_at_every_wake_up() -> None:
     first = decide(model("- [ ] [P1] t-1: A\n  - blockedBy: gate\n", barriers=barriers), Tick(), AT)
     assert Say("⏳ Waiting (gate); sleeping until something changes") in first.actions
     again = decide(first.model, Tick(), AT)
-    assert kinds(again.actions) == ["FlushNotes", "Wait"]
+    assert kinds(again.actions) == ["Wait"]
 
 
 def test_tasks_an_agent_asks_for_get_the_one_priority_rule_of_added_tasks() -> None:

@@ -20,7 +20,8 @@ from wild.control import ControlInbox
 from wild.errors import WildError
 from wild.liveness import this_process
 from wild.loop import decide as decide_module
-from wild.loop import driver, effects, recovery
+from wild.loop import driver, effects
+from wild.loop.agent_record import AGENT_RUN, ended
 from wild.parsers.alerts import status_update
 from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
@@ -79,14 +80,14 @@ def test_a_decision_that_starts_an_agent_is_written_with_its_run_record_once(
     starts = [
         n
         for n, state in enumerate(saved)
-        if recovery.AGENT_RUN in state.extra and recovery.AGENT_RUN not in saved[n - 1].extra
+        if AGENT_RUN in state.extra and AGENT_RUN not in saved[n - 1].extra
     ]
     assert len(starts) == 2
     for n in starts:  # the write before is not the same decision without the record
-        assert saved[n - 1] != recovery.ended(saved[n])
+        assert saved[n - 1] != ended(saved[n])
     for loaded, task in zip(on_disk, ("task-001", "task-002"), strict=True):
         assert loaded.state.current_work is not None and loaded.state.current_work.id == task
-        assert recovery.AGENT_RUN in loaded.state.extra
+        assert AGENT_RUN in loaded.state.extra
 
 
 def test_a_quiet_wake_reads_no_file_and_a_file_event_reads_only_that_file(tmp_path: Path) -> None:

@@ -7,18 +7,9 @@ from pathlib import Path
 import pytest
 
 from wild.liveness import Liveness
+from wild.loop.agent_record import AGENT_RUN, AgentRunRecord, ended, interrupted, started
 from wild.loop.iteration import fresh_name
-from wild.loop.recovery import (
-    AGENT_RUN,
-    AgentRunRecord,
-    ended,
-    group_to_kill,
-    interrupted,
-    notice,
-    started,
-    stray_temp_files,
-    taken_over,
-)
+from wild.loop.recovery import group_to_kill, notice, stray_temp_files, taken_over
 from wild.parsers.process_id import ProcessId
 from wild.parsers.state import LoopState
 

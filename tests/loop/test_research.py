@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from wild import prompts
+from wild import prompt_files, prompts
 from wild.agents.signals import parse_signals
 from wild.agents.sweep_tags import sweeps_in_reply
 from wild.clock import iso
@@ -159,7 +159,7 @@ def test_the_analysis_prompt_has_input_procedure_output_and_signals_nothing(tmp_
         status="active", run_ids=("sw1-001", "sw1-002"), cut=4,
     )  # fmt: skip
     values = prompts.analysis_values(s, runs, lambda r: f".wild/runs/{r}", "reports/sw1.md")
-    text = prompts.render("analysis", tmp_path, {**values, "goal": "g", "signals": ""})
+    text = prompt_files.render("analysis", tmp_path, {**values, "goal": "g", "signals": ""})
     for section in ("## Input", "## Procedure", "## Output"):
         assert section in text
     assert "| sw1-002 | lr=0.1 | failed | 1 | 1 | — |" in text
@@ -190,7 +190,7 @@ def test_backend_settings_come_from_wild_backend_variables() -> None:
 def test_each_stage_prompt_has_input_procedure_and_output() -> None:
     # exploring: planning; running: the alerts of its runs; analyzing: analysis (seed 002 §9).
     for kind in ("planning", "alert", "analysis"):
-        text = (prompts.BUILTIN / f"{kind}.md").read_text()
+        text = (prompt_files.BUILTIN / f"{kind}.md").read_text()
         positions = [
             text.index(f"\n## {section}\n") for section in ("Input", "Procedure", "Output")
         ]

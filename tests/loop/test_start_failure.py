@@ -8,8 +8,8 @@ from tests.loop import harness
 from tests.loop.harness import loop_options, new_project
 from wild.agents.runner import run_agent
 from wild.loop import Loop
-from wild.loop.driver import Hooks
-from wild.loop.recovery import interrupted
+from wild.loop.agent_record import interrupted
+from wild.loop.hooks import Hooks
 from wild.store.state_file import load_state
 
 

@@ -10,17 +10,25 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import invoke
-from tests.loop import harness
 from tests.loop.harness import T0, TASK, new_project, say, set_policy
 from tests.loop.test_decide import model as decide_model
 from wild.errors import UsageError
-from wild.loop import states
-from wild.loop.model import End, LoopResult, Moment, RunAgent, RunChecks, Wait
-from wild.loop.phases import Phases
+from wild.loop import phases, states
+from wild.loop.decide import decide
+from wild.loop.model import (
+    Action,
+    End,
+    Log,
+    LoopModel,
+    LoopResult,
+    Moment,
+    RunAgent,
+    RunChecks,
+    Tick,
+    Wait,
+)
 from wild.loop.states import DEFAULT_TIMEOUTS_S, STATES, State
 from wild.parsers.loop_state import Recorded, recorded
-from wild.parsers.state import LoopState
-from wild.store.events_log import EventLog, read_events
 
 GATE = "# Barriers\n\n## [WAITING] gate\n- Type: manual\n"
 
@@ -47,7 +55,7 @@ def test_every_state_has_its_transitions_and_its_timeout() -> None:
         ("ERROR_RECOVERY", "OBSERVING", True),
         ("WAITING", "WAITING", True),  # staying is no transition
         ("COMPLETE", "SELECTING", False),
-        ("STOPPED", "IDLE", False),  # only a new loop starts again (Phases.begin)
+        ("STOPPED", "IDLE", False),  # only a new loop starts again (phases.begin)
     ],
 )
 def test_the_table_allows_only_its_transitions(source: State, target: State, ok: bool) -> None:
@@ -108,26 +116,30 @@ def test_the_agent_gets_the_shorter_of_its_two_timeouts() -> None:
     assert states.agent_timeout(None, None) is None
 
 
-# -- the driver's side: Phases, timed with the injected clock ---------------------------
+# -- the model's side: the phase, moved by pure functions, timed on the decision's clock ----
 
 
-def _phases(tmp_path: Path, environ: dict[str, str] | None = None) -> tuple[Phases, Path]:
-    log = tmp_path / "events.log"
-    clock = harness.TestClock()
-    return Phases(EventLog(log, clock), states.timeouts(environ or {}), lambda: None), log
+def _model(environ: dict[str, str] | None = None, phase: State = "IDLE") -> LoopModel:
+    timeouts = states.timeouts(environ or {})
+    return replace(decide_model(), timeouts=timeouts, phase=phase, phase_since=_at(0))
 
 
 def _at(seconds: float) -> Moment:
     return Moment(T0 + timedelta(seconds=seconds), 1000.0 + seconds)
 
 
-def test_an_invalid_transition_is_refused_and_logged_never_raised(tmp_path: Path) -> None:
-    phases, log = _phases(tmp_path)
-    assert phases.move("RUNNING_AGENT", "RunAgent", _at(0))
-    assert not phases.move("WAITING", "Wait", _at(1))
-    assert phases.state == "RUNNING_AGENT"
-    events, _ = read_events(log)
-    assert [(e["kind"], e["from"], e["to"], e["reason"]) for e in events] == [
+def _lines(actions: tuple[Action, ...]) -> list[tuple[str, object, object, object]]:
+    logs = [a for a in actions if isinstance(a, Log)]
+    return [
+        (a.kind, a.fields.get("from"), a.fields.get("to"), a.fields.get("reason")) for a in logs
+    ]
+
+
+def test_an_invalid_transition_is_refused_and_logged_never_raised() -> None:
+    model, moved = phases.move(_model(), "RUNNING_AGENT", "RunAgent", _at(0))
+    model, refused = phases.move(model, "WAITING", "Wait", _at(1))
+    assert model.phase == "RUNNING_AGENT"
+    assert _lines((*moved, *refused)) == [
         ("state", "IDLE", "RUNNING_AGENT", "RunAgent"),
         ("state-refused", "RUNNING_AGENT", "WAITING", "Wait"),
     ]
@@ -136,42 +148,51 @@ def test_an_invalid_transition_is_refused_and_logged_never_raised(tmp_path: Path
 @pytest.mark.parametrize(
     "state", [s for s in STATES if DEFAULT_TIMEOUTS_S[s] is not None and s != "ERROR_RECOVERY"]
 )
-def test_each_default_timeout_leads_to_error_recovery(tmp_path: Path, state: State) -> None:
-    phases, log = _phases(tmp_path)
+def test_each_default_timeout_leads_to_error_recovery(state: State) -> None:
+    model = _model(phase=state)
     limit = DEFAULT_TIMEOUTS_S[state]
     assert limit is not None
-    phases.state, phases.since = state, _at(0)
-    assert not phases.timed_out(_at(limit - 0.5))
-    assert phases.cap(None, _at(limit - 0.5)) == 0.5  # a wait never outlasts the state
-    assert phases.timed_out(_at(limit))
-    assert phases.state == "ERROR_RECOVERY"
-    (event,) = read_events(log)[0]
-    assert (event["from"], event["to"]) == (state, "ERROR_RECOVERY")
-    assert event["reason"] == f"timeout: {state} passed {limit:g} s"
+    assert phases.timed_out(model, _at(limit - 0.5)) is None
+    assert phases.cap(model, None, _at(limit - 0.5)) == 0.5  # a wait never outlasts the state
+    timed_out = phases.timed_out(replace(model, backoff_until=5000.0), _at(limit))
+    assert timed_out is not None
+    model, logs = timed_out
+    assert model.phase == "ERROR_RECOVERY"
+    assert model.backoff_until is None  # failed iterations are not waited out any longer
+    assert _lines(logs) == [
+        ("state", state, "ERROR_RECOVERY", f"timeout: {state} passed {limit:g} s")
+    ]
 
 
-def test_a_state_without_a_timeout_waits_as_long_as_it_must(tmp_path: Path) -> None:
-    phases, _ = _phases(tmp_path)
-    phases.state, phases.since = "WAITING", _at(0)
-    assert phases.cap(None, _at(10**7)) is None
-    assert not phases.timed_out(_at(10**7))
+def test_a_state_without_a_timeout_waits_as_long_as_it_must() -> None:
+    model = _model(phase="WAITING")
+    assert phases.cap(model, None, _at(10**7)) is None
+    assert phases.timed_out(model, _at(10**7)) is None
 
 
-def test_an_override_sets_the_timeout_the_clock_is_measured_against(tmp_path: Path) -> None:
-    phases, _ = _phases(tmp_path, {"TIMEOUT_WAITING": "90", "TIMEOUT_SELECTING": "none"})
-    phases.state, phases.since = "WAITING", _at(0)
-    assert phases.cap(3600.0, _at(30)) == 60.0
-    assert phases.timed_out(_at(90))
-    phases.state, phases.since = "SELECTING", _at(0)
-    assert not phases.timed_out(_at(10**6))
+def test_an_override_sets_the_timeout_the_clock_is_measured_against() -> None:
+    model = _model({"TIMEOUT_WAITING": "90", "TIMEOUT_SELECTING": "none"}, "WAITING")
+    assert phases.cap(model, 3600.0, _at(30)) == 60.0
+    assert phases.timed_out(model, _at(90)) is not None
+    assert phases.timed_out(replace(model, phase="SELECTING"), _at(10**6)) is None
 
 
-def test_state_json_keeps_the_state_and_since_when(tmp_path: Path) -> None:
-    phases, _ = _phases(tmp_path)
-    phases.move("WAITING", "Wait", _at(60))
-    kept = phases.recorded(LoopState())
+def test_decide_cuts_its_wait_at_the_new_states_timeout() -> None:
+    """The phase is the model's: the step that waits is the one that says how long."""
+    model = replace(decide_model("- [ ] [P1] t-1: A\n  - blockedBy: gate\n", barriers=GATE))
+    model = replace(model, timeouts=states.timeouts({"TIMEOUT_WAITING": "90"}))
+    step = decide(model, Tick(), _at(0))
+    assert step.model.phase == "WAITING"
+    assert step.actions[-1] == Wait(90.0)
+    assert ("state", "IDLE", "WAITING", "Wait") in _lines(step.actions)
+    assert step.model.state.extra["loopState"]["state"] == "WAITING"
+
+
+def test_state_json_keeps_the_state_and_since_when() -> None:
+    model, _ = phases.move(_model(), "WAITING", "Wait", _at(60))
+    kept = model.state
     assert kept.extra["loopState"] == {"state": "WAITING", "since": "2026-02-08T10:01:00Z"}
-    assert phases.recorded(kept) is kept  # unchanged: state.json is not written again
+    assert phases.recorded_state(kept, "WAITING", _at(60)) is kept  # unchanged: not written again
     assert recorded(kept.extra) == Recorded("WAITING", "2026-02-08T10:01:00Z")
     assert recorded({"loopState": ["garbage"]}) is None
 

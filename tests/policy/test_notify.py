@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from wild.loop.notify_command import send_notification
-from wild.policy.notify import NotificationBatcher, join_messages
+from wild.policy.notify import NoteBatch, join_messages
 
 T0 = datetime(2026, 2, 8, 10, tzinfo=UTC)
 
@@ -16,8 +16,29 @@ def _at(minutes: float) -> datetime:
     return T0 + timedelta(minutes=minutes)
 
 
+class Batch:
+    """The frozen batch threaded through a test like the loop's model threads it."""
+
+    def __init__(self, penalty: int) -> None:
+        self.batch = NoteBatch()
+        self.penalty = penalty
+
+    def offer(self, message: str, at: datetime, *, blocking: bool) -> list[str]:
+        self.batch, ready = self.batch.offer(
+            message, at, blocking=blocking, penalty_minutes=self.penalty
+        )
+        return list(ready)
+
+    def flush_due(self, at: datetime) -> list[str]:
+        self.batch, ready = self.batch.flush_due(at, self.penalty)
+        return list(ready)
+
+    def next_due(self) -> datetime | None:
+        return self.batch.next_due(self.penalty)
+
+
 def test_first_notification_goes_out_and_later_ones_wait_for_the_window() -> None:
-    batcher = NotificationBatcher(15)
+    batcher = Batch(15)
     assert batcher.offer("a", _at(0), blocking=False) == ["a"]
     assert batcher.offer("b", _at(1), blocking=False) == []
     assert batcher.offer("c", _at(14), blocking=False) == []
@@ -32,7 +53,7 @@ def test_first_notification_goes_out_and_later_ones_wait_for_the_window() -> Non
 
 
 def test_blocking_goes_out_at_once_with_everything_queued() -> None:
-    batcher = NotificationBatcher(15)
+    batcher = Batch(15)
     assert batcher.offer("a", _at(0), blocking=False) == ["a"]
     assert batcher.offer("b", _at(2), blocking=False) == []
     assert batcher.offer("NEED INPUT", _at(3), blocking=True) == ["b", "NEED INPUT"]
@@ -43,8 +64,13 @@ def test_blocking_goes_out_at_once_with_everything_queued() -> None:
 
 
 def test_no_penalty_sends_everything_at_once() -> None:
-    batcher = NotificationBatcher(0)
+    batcher = Batch(0)
     assert [batcher.offer(m, _at(0), blocking=False) for m in "abc"] == [["a"], ["b"], ["c"]]
+
+
+def test_flush_all_takes_what_is_queued_and_keeps_the_window() -> None:
+    batch = NoteBatch(("b", "c"), _at(0))
+    assert batch.flush_all() == (NoteBatch((), _at(0)), ("b", "c"))
 
 
 def test_join_messages() -> None:

@@ -31,7 +31,8 @@ from wild.paths import WildPaths
 from wild.policy.presets import update_policy_text
 from wild.policy.trust import RecordedTrust
 from wild.store.events_log import EventLog
-from wild.workspace import Workspace, load_workspace, policy_in_force, read_trust, record_trust
+from wild.workspace import load_workspace, policy_in_force, read_trust, record_trust
+from wild.workspace_view import Workspace
 
 APPROVAL = "- **Command Approval:** required"
 MODE = "- **Mode:** semi-autonomous"

@@ -11,13 +11,14 @@ from typing import Any
 
 import orjson
 
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
 from wild.agents.signals import parse_signals
 from wild.agents.sweep_tags import sweeps_in_reply
 from wild.barriers.approvals import approve
 from wild.commands.init import init_wild
 from wild.loop import Loop, LoopOptions, LoopResult
-from wild.loop.driver import Hooks
+from wild.loop.hooks import Hooks
 from wild.paths import WildPaths
 from wild.runs.resolve import program
 

@@ -21,7 +21,7 @@ from wild.commands.init import init_wild
 from wild.commands.status import status_data
 from wild.commands.status_text import format_status
 from wild.loop import Loop, LoopOptions
-from wild.loop.driver import Hooks
+from wild.loop.hooks import Hooks
 from wild.paths import WildPaths
 from wild.store.events_log import read_events
 from wild.workspace import load_workspace

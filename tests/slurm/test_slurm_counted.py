@@ -10,7 +10,8 @@ from tests.slurm.conftest import FakeSlurm
 from tests.slurm.records import run_record, submitted
 from wild.errors import WildError
 from wild.parsers.runs import RunRecord
-from wild.runs.backend import BackendContext, Submitted, load_backend
+from wild.runs.backend import BackendContext, Submitted
+from wild.runs.registry import load_backend
 from wild.runs.slurm import SlurmBackend
 
 

@@ -22,7 +22,8 @@ from wild.agents.signals import parse_signals
 from wild.parsers.alerts import Alert
 from wild.paths import WildPaths
 from wild.policy.model import default_policy
-from wild.prompts import alert_values, common_values, render
+from wild.prompt_files import render
+from wild.prompts import alert_values, common_values
 from wild_stories.agent import story_step
 from wild_stories.intervals import T_975, Interval, interval, winner
 from wild_stories.results import load_results

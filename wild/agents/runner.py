@@ -23,14 +23,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import IO
 
 from wild.agents import orphans
 from wild.agents.registry import OutputFormat
+from wild.agents.run_result import AgentRun
 from wild.agents.sandbox import Sandbox, confine
-from wild.agents.signals import Signals, parse_signals
+from wild.agents.signals import parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
 from wild.agents.tracking import RunTree
 from wild.clock import Clock, SystemClock, iso
@@ -94,36 +94,6 @@ class AgentRequest:
             raise ValueError("AgentRequest.argv is empty")
         if self.heartbeat_s <= 0:
             raise ValueError(f"heartbeat_s must be positive, not {self.heartbeat_s}")
-
-
-@dataclass(frozen=True)
-class AgentRun:
-    """How one run went. `exit_code` is the raw return code (negative: killed by that signal).
-
-    `signals` are read even from a run that timed out, was cancelled or crashed: the caller
-    decides whether they count (`wild.loop.claims`: only a clean exit's do).
-    """
-
-    exit_code: int
-    timed_out: bool
-    cancelled: bool
-    duration_s: float
-    final_text: str
-    signals: Signals
-    cost_usd: float | None
-    input_tokens: int | None
-    output_tokens: int | None
-    rate_limited: bool
-    rate_limit_reset: datetime | None
-    log_path: Path
-    output_bytes: int
-    is_error: bool = False  # the agent itself reported failure (stream-json `is_error`)
-    problems: tuple[str, ...] = ()
-    start_error: str | None = None  # why the program could not be started (then exit 127)
-
-    @property
-    def failed(self) -> bool:
-        return self.exit_code != 0 or self.timed_out or self.cancelled or self.is_error
 
 
 def _shown(argv: tuple[str, ...]) -> str:

@@ -19,7 +19,6 @@ run ends and raises an alert (`wild.commands.approval_guard`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import orjson
 
+from wild.barriers.approval_set import Approvals, command_hash
 from wild.errors import FileFormatError
 from wild.parsers.alert_types import UNAPPROVED_COMMAND, UNRECORDED_APPROVAL
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
@@ -41,11 +41,6 @@ UNAPPROVED_TYPE = UNAPPROVED_COMMAND
 UNRECORDED_TYPE = UNRECORDED_APPROVAL
 
 
-def command_hash(command: str) -> str:
-    """sha256 of the exact command string (surrogates kept, so odd bytes still hash stably)."""
-    return hashlib.sha256(command.encode("utf-8", "surrogateescape")).hexdigest()
-
-
 def project_key(project: Path) -> str:
     """The project's real path: two spellings of one folder share their approvals."""
     return os.path.realpath(project)
@@ -56,20 +51,6 @@ def command_of(barrier: Barrier) -> str | None:
     if barrier.type not in COMMAND_TYPES or not barrier.check:
         return None
     return barrier.check
-
-
-@dataclass(frozen=True)
-class Approvals:
-    """A snapshot of one project's approved command hashes (the void ones left out)."""
-
-    hashes: frozenset[str]
-    void: frozenset[str] = frozenset()  # in the file, but not written by wild: not approved
-
-    def allows(self, command: str) -> bool:
-        return command_hash(command) in self.hashes
-
-
-NO_APPROVALS = Approvals(frozenset())
 
 
 @dataclass

@@ -16,13 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from wild.barriers.approvals import (
-    UNAPPROVED_TYPE,
-    Approvals,
-    command_hash,
-    command_of,
-    load_approvals,
-)
+from wild.barriers.approval_set import Approvals, command_hash
+from wild.barriers.approvals import UNAPPROVED_TYPE, command_of, load_approvals
 from wild.barriers.checks import CheckResult, check_once
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock, SystemClock, iso, later, parse_time

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wild.barriers.approvals import Approvals, command_of
+from wild.barriers.approval_set import Approvals
+from wild.barriers.approvals import command_of
 from wild.barriers.command_gate import may_run
 from wild.parsers.barriers import COMMAND_TYPES, EXTERNAL_TYPES, Barrier
 from wild.parsers.barriers import clean_result as one_line

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from wild.barriers.approvals import Approvals
+from wild.barriers.approval_set import Approvals
 
 
 def may_run(command: str, *, approval_required: bool, approvals: Approvals) -> bool:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from wild.clock import Clock
     from wild.commands.human_acts import HumanGate
     from wild.paths import WildPaths
-    from wild.workspace import Workspace
+    from wild.workspace_view import Workspace
 
 # The loop is chosen by a goal rather than by a flag; it is dispatched like the actions.
 LOOP = "loop"

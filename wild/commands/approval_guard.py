@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
 from wild.barriers.approvals import UNRECORDED_TYPE, record_present, remove_void
 from wild.clock import Clock
 from wild.errors import WildError

@@ -6,13 +6,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wild.barriers.approvals import (
-    approve_hash,
-    command_hash,
-    command_of,
-    load_approvals,
-    pending_approvals,
-)
+from wild.barriers.approval_set import command_hash
+from wild.barriers.approvals import approve_hash, command_of, load_approvals, pending_approvals
 from wild.barriers.checker import check_all_now, open_unapproved_alerts
 from wild.barriers.scripts import generate_check_script
 from wild.clock import Clock

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wild.barriers.approvals import approve_hash, command_hash, load_approvals
+from wild.barriers.approval_set import command_hash
+from wild.barriers.approvals import approve_hash, load_approvals
 from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
 from wild.commands.barrier_cmds import approval_required

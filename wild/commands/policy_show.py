@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from wild.clock import iso
-from wild.workspace import Workspace
+from wild.workspace_view import Workspace
 
 
 def policy_json(ws: Workspace) -> dict[str, Any]:

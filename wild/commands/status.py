@@ -20,7 +20,8 @@ from wild.paths import WildPaths
 from wild.policy.model import policy_from_document
 from wild.runs.stage import counts, stage_in
 from wild.selection import Selection, WorkItem, select_work
-from wild.workspace import Workspace, load_workspace, trust_problems
+from wild.workspace import load_workspace, trust_problems
+from wild.workspace_view import Workspace
 
 
 def item_json(item: WorkItem) -> dict[str, Any]:

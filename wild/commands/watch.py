@@ -21,7 +21,8 @@ from wild.paths import WildPaths
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import peek_state
 from wild.wake import TIMEOUT, FolderWatcher, TreeWatcher, Waker, WakeReason, gather
-from wild.workspace import Workspace, load_workspace, require_initialised
+from wild.workspace import load_workspace, require_initialised
+from wild.workspace_view import Workspace
 
 RESCAN_S = 60.0  # the watcher's safety net for lost events: redraws only if a file changed
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work, task_key
-from wild.workspace import Workspace
+from wild.workspace_view import Workspace
 
 AWAITING = "awaitingHuman"
 FAILURES = "failures"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import signal
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.agents.signals import Signals
 from wild.loop.model import Log
 

@@ -22,19 +22,20 @@ from datetime import timedelta
 
 from wild.clock import iso, later, parse_time
 from wild.loop import (
+    agent_record,
     claims,
     ending,
     human_only,
     judge,
     limits,
-    recovery,
+    notes,
+    phases,
     research,
     research_step,
     task_checks,
     work,
 )
 from wild.loop.bookkeeping import select_with_holds
-from wild.loop.iteration import failure_line, failure_of, summary
 from wild.loop.model import (
     Action,
     AgentFinished,
@@ -49,6 +50,7 @@ from wild.loop.model import (
     EndReason,
     Event,
     FlushNotes,
+    IoFailed,
     Log,
     LoopModel,
     LoopResult,
@@ -59,10 +61,11 @@ from wild.loop.model import (
     Step,
     TaskVerified,
     Tick,
+    TimedOut,
     Wait,
 )
-from wild.loop.reporting import progress_summary
 from wild.loop.run_actions import RunsSupervised, SweepsRecorded
+from wild.loop.run_words import failure_line, failure_of, progress_summary, summary
 from wild.output import plural
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
@@ -83,7 +86,39 @@ MONITOR_EVERY_S = 1800.0
 
 def decide(model: LoopModel, event: Event, at: Moment) -> Step:
     """The next model and the actions that get there; a step ends with RunAgent, Wait,
-    Continue or End (a control request's step ends with Continue)."""
+    Continue or End (a control request's step ends with Continue). The loop's state moves
+    with it (wild/loop/phases.py): its `state` lines come first, and a `Wait` is cut at the
+    new state's timeout. state.json's count of iterations and running time are written in
+    (`limits.kept`)."""
+    step = _moved(model, event, at)
+    changed = step.model.state != model.state
+    kept = replace(step.model, state=limits.kept(step.model, at.mono, changed))
+    return Step(kept, step.actions)
+
+
+def _moved(model: LoopModel, event: Event, at: Moment) -> Step:
+    if isinstance(event, AgentFinished):
+        model = replace(model, cause=event.event_id)
+    elif isinstance(event, Tick | ControlRequested) and event.cause is not None:
+        model = replace(model, cause=event.cause)
+    if isinstance(event, TimedOut):
+        moved = phases.timed_out(model, at)
+        model, logs = moved if moved is not None else (model, ())
+        return Step(model, (*logs, Continue()))
+    if isinstance(event, IoFailed):
+        fields = {"error": event.error, "retry_in_s": event.retry_in_s}
+        failed = Log("io-error", model.cause, fields)
+        model, logs = phases.move(model, "ERROR_RECOVERY", "io-error", at)
+        return Step(model, (failed, *logs, Wait(event.retry_in_s)))
+    model, before = phases.before(model, event, at)
+    step = _decide(model, event, at)
+    model, actions = phases.after(step.model, step.actions, at)
+    penalty = policy_at(model, at).context_switch_penalty_minutes
+    model, actions = notes.batched(model, actions, at, penalty)
+    return Step(model, (*before, *actions))
+
+
+def _decide(model: LoopModel, event: Event, at: Moment) -> Step:
     if isinstance(event, ControlRequested):
         return _control(model, event)
     if isinstance(event, AgentFinished):
@@ -97,7 +132,9 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
         return research_step.supervised(model, event, at)
     if isinstance(event, SweepsRecorded):
         return research_step.recorded(model, event)
-    return _tick(model, event, at)
+    if isinstance(event, Tick):
+        return _tick(model, event, at)
+    return Step(model, (Continue(),))  # TimedOut and IoFailed are met in `decide`
 
 
 def policy_at(model: LoopModel, at: Moment) -> HumanPolicy:
@@ -339,7 +376,7 @@ def _idle_timeout(
     model: LoopModel, policy: HumanPolicy, selection: Selection | None, at: Moment
 ) -> float | None:
     """Sleep until the next timed duty, else until something happens (the driver adds the
-    batched notes' window, which it keeps)."""
+    batched notes' window is added to every Wait after the step: wild/loop/notes.py)."""
     moments = [policy.expires_at]
     if policy.progress_report_minutes > 0:
         last = parse_time(model.state.last_progress_report) or parse_time(model.state.started_at)
@@ -384,7 +421,7 @@ def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     what = f"{work_now.type} {work_now.id}" if work_now is not None else "work"
     note = summary(iteration, what, run, done=outcome.done, failed=outcome.failed)
     state = replace(
-        recovery.ended(model.state),  # its number is counted in this state: the record goes
+        agent_record.ended(model.state),  # its number is counted in this state: the record goes
         iteration=iteration,
         consecutive_failures=failures,
         total_cost_usd=model.state.total_cost_usd + (run.cost_usd or 0.0),

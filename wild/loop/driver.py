@@ -13,21 +13,23 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from wild.agents.runner import run_agent
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
 from wild.errors import RefusedWriteError, from_os_error
 from wild.liveness import probe, this_host, this_process
-from wild.loop import changes, checkpoint, io_errors, iteration, limits, recovery, states
+from wild.loop import changes, checkpoint, io_errors, iteration, limits, phases, recovery, states
+from wild.loop.agent_record import AgentRunRecord
+from wild.loop.agent_record import started as run_started
 from wild.loop.barrier_start import BarrierStart, needs_checker
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.checks_effect import LoopChecks
 from wild.loop.decide import decide, policy_at
 from wild.loop.effects import Effects
 from wild.loop.files import WATCHED, LoopFiles, Watched
-from wild.loop.hooks import Runner, Watcher
+from wild.loop.hooks import Hooks, Runner, Watcher
 from wild.loop.model import (
     Action,
     AgentFinished,
@@ -35,6 +37,7 @@ from wild.loop.model import (
     ControlRequested,
     End,
     Event,
+    IoFailed,
     LoopModel,
     LoopOptions,
     LoopResult,
@@ -43,13 +46,12 @@ from wild.loop.model import (
     RunChecks,
     Say,
     Tick,
+    TimedOut,
     VerifyTask,
     Wait,
     starts_agent,
 )
-from wild.loop.notify_command import send_notification
-from wild.loop.phases import Phases, recovered
-from wild.loop.reporting import Reporter, SendNotification
+from wild.loop.reporting import Reporter
 from wild.loop.run_actions import RecordSweep, SuperviseRuns
 from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
@@ -63,16 +65,6 @@ from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
 from wild.wake import FolderWatcher, Waker, WakeReason, gather, install_signal_handlers
-
-
-@dataclass(frozen=True)
-class Hooks:
-    """The parts a test replaces; None: the real thing."""
-
-    watcher: Callable[[Loop], Watcher] | None = None
-    barrier_checker: bool = True
-    send_notification: SendNotification = send_notification
-    signals: bool = True  # install SIGINT/SIGTERM handlers (on the main thread only)
 
 
 class Loop:
@@ -107,7 +99,7 @@ class Loop:
             out,
             self.self_writes.remembering(paths.human),
             send=self.hooks.send_notification,
-            cause=lambda: self._cause,
+            cause=lambda: self._model.cause if self._model is not None else None,
         )
         self.files = LoopFiles(paths)
         self.trust_guard = TrustGuard(paths, self.clock, out)
@@ -120,13 +112,10 @@ class Loop:
         self.checks = LoopChecks(paths, self.self_writes, self.stop_event, required)
         self._model: LoopModel | None = None
         self._unsaved = False  # the model's state is newer than state.json (`_commit`)
-        # The events.log id of what the loop is acting on now (the loop's start, the last
-        # wake-up or agent run): the cause of every event that names no other.
-        self._cause: str | None = None
         self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         # TIMEOUT_<STATE> variables are checked here: a bad one stops the loop before it starts.
-        self.phases = Phases(self.events, states.timeouts(self.environ), lambda: self._cause)
-        timeout_s = self.phases.agent_timeout(options.agent_timeout_s)
+        self.timeouts = states.timeouts(self.environ)
+        timeout_s = phases.agent_timeout(options.agent_timeout_s, self.timeouts)
         self._setup = iteration.AgentSetup.of(options, timeout_s)
         self.barriers = BarrierStart(
             paths if self.hooks.barrier_checker else None,
@@ -168,7 +157,8 @@ class Loop:
             if restore is not None:
                 restore()
             if self._model is not None:
-                self._commit(replace(self.model, state=replace(self.model.state, active=False)))
+                ended = replace(self.model, state=replace(self.model.state, active=False))
+                self._commit(self._timed(ended, changed=True))
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
         return result
 
@@ -183,11 +173,10 @@ class Loop:
             self.paths, alerts_since=AlertCursor.from_json(state.alerts_file_position)
         )
         self.files.refresh()
+        state = replace(state, alerts_file_position=self._read_position())
         start = self.events.append("loop-start", goal=self.options.goal, agent=self.options.agent)
-        self._cause = start
         if interrupted is not None:  # the killed loop's run, never ended: the trail says so
             self.events.append("agent-interrupted", cause=start, **interrupted.event_data())
-        self.phases.begin(loaded.state, self._moment())
         counted, ran_s = limits.carried(state)  # --max-iterations and --max-time count the run
         model = LoopModel(
             options=self.options,
@@ -198,9 +187,14 @@ class Loop:
             counted=counted,
             start_event=start,
             resumed=interrupted.work_id if interrupted is not None else None,
+            timeouts=self.timeouts,
+            cause=start,
         )
+        model, began = phases.begin(model, loaded.state, self._moment())
         self._model = None  # so the first commit writes state.json
-        self._commit(model)
+        self._commit(self._timed(model, changed=True))
+        for action in began:
+            self._effect(action)
         if self.options.checkpoint_every:  # what is changed now is the human's, not the loop's
             self.effects.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
 
@@ -225,17 +219,11 @@ class Loop:
         return approval_required(self._model, self._moment())
 
     def _commit(self, model: LoopModel, *, durable: bool = True) -> None:
-        """Take the decided model; state.json is written whenever its content changed. Not
-        `durable`: written with the next commit (a decision that starts an agent is written
-        with the run's record a moment later: one fsynced write before the agent, not two)."""
+        """Take the model as decided (or with a fact written in); state.json is written
+        whenever its content changed. Not `durable`: written with the next commit (a decision
+        that starts an agent is written with the run's record a moment later: one fsynced
+        write before the agent, not two)."""
         before = self._model
-        cursor = self.files.alert_log.cursor
-        position = cursor.to_json() if cursor is not None else None
-        if position != model.state.alerts_file_position:
-            model = replace(model, state=replace(model.state, alerts_file_position=position))
-        changed = before is None or before.state != model.state
-        state = limits.kept(model, self.clock.monotonic(), changed)
-        model = replace(model, state=self.phases.recorded(state))
         self._model = model
         if before is None or before.state != model.state or self._unsaved:
             self._unsaved = not durable
@@ -247,16 +235,15 @@ class Loop:
         failures = 0  # file operations that failed in a row
         while True:
             try:
-                at = self._moment()
-                self.phases.before(event, at)
-                step = decide(self.model, event, at)
-                self.phases.after(step, at)
+                step = decide(self.model, event, self._moment())
                 # Starting an agent: nothing of the run exists until its record is written.
                 self._commit(step.model, durable=not starts_agent(step.actions))
                 outcome = self._perform(step.actions, watcher)
-                if not isinstance(outcome, LoopResult) and self.phases.timed_out(self._moment()):
+                if not isinstance(outcome, LoopResult) and phases.expired(
+                    self.model, self._moment()
+                ):
                     self._read(WATCHED)  # recovery: every file again, a backoff cut short
-                    self._commit(recovered(self.model))
+                    self._decided(TimedOut())
             except (OSError, RefusedWriteError) as error:  # io_errors.Failure
                 failures += 1
                 event = self._after_io_error(error, failures, watcher)
@@ -273,9 +260,8 @@ class Loop:
             raise from_os_error(error) if isinstance(error, OSError) else error
         io_errors.tell(self.out, error, wait_s, failures)
         with contextlib.suppress(OSError, RefusedWriteError):  # the log may be what failed
-            message = io_errors.described(error)
-            self.events.append("io-error", cause=self._cause, error=message, retry_in_s=wait_s)
-            self.phases.move("ERROR_RECOVERY", "io-error", self._moment())
+            # Written with the next commit: the disk may be what failed.
+            self._decided(IoFailed(io_errors.described(error), wait_s), durable=False)
         watcher.wait_for_work(wait_s)  # a stop or a file change ends the wait early
         self._read(WATCHED)
         return self._control_or_tick()
@@ -310,33 +296,57 @@ class Loop:
                 self.out(action.text)
             return set()
         policy = policy_at(self.model, self._moment())
-        return self.effects.perform(action, policy, self.clock.now(), self._cause)
+        return self.effects.perform(action, policy, self.clock.now(), self.model.cause)
 
     def _next_event(self, touched: set[Watched]) -> Event:
         """After the loop's own writes: read what they changed, then decide again."""
         self._read(touched)
         return self._control_or_tick()
 
-    def _control_or_tick(self) -> Event:
+    def _control_or_tick(self, cause: str | None = None) -> Event:
+        """The next event; `cause`: the wake-up the loop decides after, if it slept."""
         requests = self.control.take()
         if requests:
-            return ControlRequested(requests)
+            return ControlRequested(requests, cause)
         runs, self.files.runs_news = self.files.runs_news, False
-        return Tick(stop=self.stop_event.is_set(), runs=runs)
+        return Tick(stop=self.stop_event.is_set(), runs=runs, cause=cause)
+
+    def _decided(self, event: TimedOut | IoFailed, *, durable: bool = True) -> None:
+        """A step the driver met, not one it slept toward: the loop's state moves in the
+        model (`decide`), its lines are logged; the cycle then goes on as it was."""
+        step = decide(self.model, event, self._moment())
+        self._commit(step.model, durable=durable)
+        for action in step.actions[:-1]:
+            self._effect(action)
 
     def _read(self, names: set[Watched] | tuple[Watched, ...]) -> None:
-        """Hand the re-read files to the model: the only way file content reaches it."""
+        """Hand the re-read files to the model: the only way file content reaches it (with
+        how far alerts.jsonl is read, which state.json keeps)."""
         if names:
             self.files.refresh(names)
-        self._model = replace(self.model, ws=self.trust_guard.view(self.files))
+        model = replace(self.model, ws=self.trust_guard.view(self.files))
+        position = self._read_position()
+        if position != model.state.alerts_file_position:
+            model = replace(model, state=replace(model.state, alerts_file_position=position))
+        self._model = model
+
+    def _read_position(self) -> dict[str, int | str] | None:
+        cursor = self.files.alert_log.cursor
+        return cursor.to_json() if cursor is not None else None
+
+    def _timed(self, model: LoopModel, *, changed: bool) -> LoopModel:
+        """`model` with the run's running time as state.json keeps it (`limits.kept`): a fact
+        of the clock, written in where the driver writes a fact (the loop's start and end, an
+        agent starting or running); each decision writes its own (`decide`)."""
+        return replace(model, state=limits.kept(model, self.clock.monotonic(), changed))
 
     # -- effects with results ------------------------------------------------------------
 
     def _run_agent(self, action: RunAgent) -> Event:
         """Run one agent process; its end, with the files it changed read, is the next event."""
         # Durable before the run leaves any trace: a restart after a kill finds it (recovery).
-        record = recovery.AgentRunRecord.starting(action, self.agent_runs)
-        self._set_state(recovery.started(self.model.state, record))
+        record = AgentRunRecord.starting(action, self.agent_runs)
+        self._set_state(run_started(self.model.state, record))
         request = iteration.build_request(
             self.paths,
             self._setup,
@@ -345,6 +355,7 @@ class Loop:
             work_type=action.work_type,
             work_id=action.work_id,
             values=action.values,
+            analysis=action.analysis,
             environ=self.environ,
             cancel=self.stop_event,
             clock=self.clock,
@@ -352,7 +363,9 @@ class Loop:
             run_id=record.run_id,
         )
         request = replace(request, on_heartbeat=self._heartbeat)
-        started = self.events.append("agent-start", cause=self._cause, **iteration.start(action))
+        started = self.events.append(
+            "agent-start", cause=self.model.cause, **iteration.start(action)
+        )
         self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
@@ -360,7 +373,7 @@ class Loop:
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         self._set_state(replace(self.model.state, agent_process=None))  # record kept: judged
         fields = iteration.record_fields(self.options, run, action.iteration, files)
-        self._cause = ended = self.events.append("agent-end", cause=started, **fields)
+        ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
 
@@ -374,7 +387,7 @@ class Loop:
         """While the agent runs, state.json's running time stays current (--max-time)."""
         self.reporter.watch_disk()  # a flooding agent fills it fastest
         with contextlib.suppress(OSError, RefusedWriteError):  # nor a full disk, nor a link
-            self._commit(self.model)
+            self._commit(self._timed(self.model, changed=False))
 
     def _agent_started(self, pid: int) -> None:
         """The runner spawned the agent: state.json names it while it runs."""
@@ -385,18 +398,18 @@ class Loop:
 
     def _set_state(self, state: LoopState) -> None:
         """A fact, not a decision: written straight into the state `decide` keeps."""
-        self._commit(replace(self.model, state=state))
+        changed = state != self.model.state
+        self._commit(self._timed(replace(self.model, state=state), changed=changed))
 
     def _wait(self, action: Wait, watcher: Watcher) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""
-        timeout = self.reporter.wait_cap(action.timeout_s, self.clock.now())
-        reasons = watcher.wait_for_work(self.phases.cap(timeout, self._moment()))
+        reasons = watcher.wait_for_work(action.timeout_s)
         if any(r.kind == "run" for r in reasons):  # runs ending together: one decision
             reasons = gather(watcher.wait_for_work, reasons)
         if any(r.path is not None and r.path.endswith("barriers.md") for r in reasons):
             self.barriers.poke()
-        self._cause = self.events.append(
+        wake = self.events.append(
             "wake", cause=self.model.start_event, reasons=sorted({r.kind for r in reasons})
         )
         self._read(self.files.changed_by(reasons))
-        return self._control_or_tick()
+        return self._control_or_tick(wake)

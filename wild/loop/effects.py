@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -25,11 +26,11 @@ from wild.loop.model import (
     Checkpoint,
     CompactAlerts,
     EditFile,
-    FlushNotes,
+    FileName,
     Log,
     Notify,
     Report,
-    file_path,
+    SendNotes,
 )
 from wild.loop.reporting import Reporter
 from wild.loop.run_actions import ActOnRuns, CloseSweep
@@ -119,11 +120,8 @@ class Effects:
         elif isinstance(action, ActOnRuns | CloseSweep):
             self.runs.apply(action, now)
             return {"runs", "barriers"}
-        elif isinstance(action, FlushNotes):
-            if action.everything:
-                self.reporter.flush_all(policy)
-            else:
-                self.reporter.flush(policy, now)
+        elif isinstance(action, SendNotes):
+            self.reporter.deliver(policy, action.messages)
         return set()
 
     def _tell(
@@ -135,7 +133,6 @@ class Effects:
             if self._answered_meanwhile(action.related, cause):
                 return set()
             self.reporter.ask(
-                policy,
                 now=now,
                 related=action.related,
                 title=action.title,
@@ -145,10 +142,13 @@ class Effects:
             return {"human"}
         if isinstance(action, Notify):
             self.reporter.notify(
-                policy, now=now, related=action.related, message=action.message, cause=cause
+                related=action.related,
+                message=action.message,
+                repeated=action.repeated,
+                cause=cause,
             )
             return set()
-        self.reporter.progress(policy, now=now, summary=action.summary, cause=cause)
+        self.reporter.progress(now=now, summary=action.summary, cause=cause)
         return {"human"}
 
     def _answered_meanwhile(self, alert_id: str, cause: str | None) -> bool:
@@ -206,3 +206,14 @@ class Effects:
             archived_lines=report.archived_lines,
             kept_lines=report.kept_lines,
         )
+
+
+def file_path(paths: WildPaths, name: FileName) -> Path:
+    """Where an `EditFile` lands."""
+    return {
+        "tasks": paths.tasks,
+        "human": paths.human,
+        "barriers": paths.barriers,
+        "policy": paths.policy,
+        "checks": paths.checks,
+    }[name]

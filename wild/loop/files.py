@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from wild.barriers.approvals import Approvals
+from wild.barriers.approval_set import Approvals
 from wild.loop.model import FileName
 from wild.parsers import barriers as barriers_md
 from wild.parsers import checks as checks_md
@@ -35,13 +35,13 @@ from wild.store.runs_log import RunLog
 from wild.store.tasks_backup import TasksBackup
 from wild.wake import WakeReason
 from wild.workspace import (
-    Workspace,
     assemble_workspace,
     open_alerts_of,
     read_accepted_checks,
     read_trust,
     refusals_of,
 )
+from wild.workspace_view import Workspace
 
 Watched = FileName | Literal["alerts", "runs"]
 WATCHED: tuple[Watched, ...] = ("tasks", "barriers", "human", "policy", "checks", "alerts", "runs")

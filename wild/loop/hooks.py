@@ -1,13 +1,20 @@
-"""What the loop's driver takes from outside, so a test can stand in for it: the agent runner
-and the watcher it sleeps on."""
+"""What the loop's driver takes from outside, so a test can stand in for it: the agent runner,
+the watcher it sleeps on, and the other parts a test replaces (`Hooks`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from wild.agents.runner import AgentRequest, AgentRun
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest
+from wild.loop.notify_command import send_notification
+from wild.loop.reporting import SendNotification
 from wild.wake import WakeReason
+
+if TYPE_CHECKING:
+    from wild.loop.driver import Loop
 
 Runner = Callable[[AgentRequest], AgentRun]
 
@@ -18,3 +25,13 @@ class Watcher(Protocol):
     def start(self) -> None: ...
     def stop(self) -> None: ...
     def wait_for_work(self, timeout: float | None) -> list[WakeReason]: ...
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """The parts a test replaces; None: the real thing."""
+
+    watcher: Callable[[Loop], Watcher] | None = None
+    barrier_checker: bool = True
+    send_notification: SendNotification = send_notification
+    signals: bool = True  # install SIGINT/SIGTERM handlers (on the main thread only)

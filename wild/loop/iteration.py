@@ -12,19 +12,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wild import prompts
+from wild import prompt_files, prompts
 from wild.agents.registry import build_command, output_format, prompt_on_stdin
-from wild.agents.runner import AgentRequest, AgentRun, agent_env
+from wild.agents.run_result import AgentRun
+from wild.agents.runner import AgentRequest, agent_env
 from wild.agents.sandbox import sandbox_for
 from wild.clock import Clock
-from wild.loop import changes, claims
+from wild.loop import changes
 from wild.loop.model import LoopOptions, RunAgent
+from wild.loop.run_words import work_words
+from wild.metrics.comparison import sweep_metrics
 from wild.paths import WildPaths
 from wild.store.files import ENCODING, ERRORS
 from wild.store.write_guard import open_own_file
-from wild.workspace import Workspace
-
-LAST_WORDS_CHARS = 200
+from wild.workspace_view import Workspace
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ def build_request(
     work_id: str,
     values: Mapping[str, object],
     environ: Mapping[str, str],
+    analysis: str | None = None,
     cancel: threading.Event,
     clock: Clock,
     run_id: str,
@@ -73,7 +75,9 @@ def build_request(
     common = prompts.common_values(
         iteration=iteration, goal=setup.goal, context=context, policy=ws.policy, work_id=work_id
     )
-    prompt = prompts.render(work_type, paths.prompts, {**common, **values})
+    if analysis is not None:
+        values = {**analysis_values(paths, ws, analysis), **values}
+    prompt = prompt_files.render(work_type, paths.prompts, {**common, **values})
     if not paths.logs.is_symlink():  # a link there is refused when the log is opened
         paths.logs.mkdir(exist_ok=True)
     name = fresh_name(paths.logs, iteration)
@@ -114,6 +118,19 @@ def build_request(
     )
 
 
+def analysis_values(paths: WildPaths, ws: Workspace, sweep_id: str) -> dict[str, object]:
+    """A sweep's analysis prompt input: its run table, and the metrics read from its runs'
+    files (`RunAgent.analysis`: the decision names the sweep, the reading happens here)."""
+    sweep = ws.runs.sweeps[sweep_id]
+    return prompts.analysis_values(
+        sweep,
+        ws.runs.of_sweep(sweep_id),
+        lambda run: str(paths.run_dir(run)),
+        f"reports/{sweep_id}.md",
+        sweep_metrics(paths, ws.runs, sweep),
+    )
+
+
 def fresh_name(logs: Path, iteration: int) -> str:
     """`iteration-N`, or `iteration-N.2`, `.3`… when its log or prompt exists: a log is never
     overwritten, even when state.json was lost and the numbers start again. A link at either
@@ -123,78 +140,6 @@ def fresh_name(logs: Path, iteration: int) -> str:
         copy += 1
         name = f"iteration-{iteration}.{copy}"
     return name
-
-
-def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: bool) -> str:
-    """One line for the sliding window of iteration notes the next prompts carry."""
-    if run.cancelled:
-        verdict = "stopped"
-    elif run.timed_out:
-        verdict = "timed out"
-    elif run.rate_limited:
-        verdict = "hit a usage limit"
-    elif done:
-        verdict = "done"
-    elif failed:
-        verdict = "failed"
-    else:
-        verdict = "not finished"
-    signals = claims.note(run)
-    line = f"iteration {iteration}: {what} → {verdict} (exit {run.exit_code}, signals {signals})"
-    out = run.signals.event_output
-    return f"{line}: {out.summary}" if out is not None and out.summary else line
-
-
-def failure_line(
-    iteration: int, run: AgentRun, *, failed_attempt: bool = False, work_type: str | None = None
-) -> str | None:
-    """What to tell the user about a run that failed, or exited cleanly but still counts as a
-    `failed_attempt` (None when neither), with the agent's last words: a CLI refusing to start
-    (say, Claude Code run as root without IS_SANDBOX=1 refusing to skip permissions) explains
-    itself there."""
-    failure = failure_of(run)
-    if failure is None and failed_attempt and not run.cancelled:
-        failure = attempt_failure(run, work_type)
-    return None if failure is None else f"⚠️  Iteration {iteration}: {failure} (log: {run.log_path})"
-
-
-def attempt_failure(run: AgentRun, work_type: str | None) -> str:
-    """Why a run that exited cleanly is still a failed attempt (`wild.loop.judge`): it said it
-    failed, or said nothing wild understands (no promise, no `<event_output>`)."""
-    out = claims.believed(run).event_output
-    if out is not None and out.status == "failed":
-        what = "the agent reported status failed"
-    elif work_type == "planning":
-        what = "the planning run added no task to .wild/tasks.md and did not say COMPLETE"
-    else:
-        what = "no promise or <event_output> found in the agent's final message"
-        what += f" (exit {run.exit_code})"
-    return what + _last_words(run)
-
-
-def _last_words(run: AgentRun) -> str:
-    lines = [line.strip() for line in run.final_text.splitlines() if line.strip()]
-    return f"; it last said: {lines[-1][:LAST_WORDS_CHARS]}" if lines else "; it said nothing"
-
-
-def failure_of(run: AgentRun) -> str | None:
-    """How a failed run failed, in words that are the same when it fails the same way again
-    (no iteration number, no log name); None when it did not fail."""
-    if not run.failed or run.cancelled:
-        return None
-    if run.start_error is not None:
-        return f"the agent could not start ({run.start_error})"
-    if run.timed_out:
-        what = f"timed out after {run.duration_s:.0f} s"
-    elif run.is_error:
-        what = "the agent reported an error"
-    else:
-        what = f"the agent exited with {run.exit_code}"
-    lines = [line.strip() for line in run.final_text.splitlines() if line.strip()]
-    said = f": {lines[-1][:LAST_WORDS_CHARS]}" if lines else ""
-    if run.signals.promises:  # such a run's claims are not believed (wild.loop.claims)
-        said += f"; its {', '.join(run.signals.promises)} was ignored"
-    return f"{what}{said}"
 
 
 def start(action: RunAgent) -> dict[str, object]:
@@ -209,11 +154,6 @@ def start(action: RunAgent) -> dict[str, object]:
 def describe(action: RunAgent) -> str:
     """The work, for people: `task task-001`, `planning` (a planning run's id is its type)."""
     return work_words(action.work_type, action.work_id)
-
-
-def work_words(work_type: str, work_id: str) -> str:
-    """`task task-001`, or `planning` alone: a planning run's id is its type."""
-    return work_type if work_id == work_type else f"{work_type} {work_id}"
 
 
 def record_fields(

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.agents.signals import AlertResolution, PromiseWord, Signals
 from wild.clock import iso
 from wild.loop import claims, research_step

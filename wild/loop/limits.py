@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.clock import iso
 from wild.loop.model import (
     Action,

@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.completion.verdict import CheckOutcome, Verdict
-from wild.control import ControlRequest, ControlState
 from wild.loop.bookkeeping import Bookkeeping
 from wild.loop.run_actions import (
     ActOnRuns,
@@ -26,11 +24,15 @@ from wild.loop.run_actions import (
     SuperviseRuns,
     SweepsRecorded,
 )
+from wild.parsers.control import ControlRequest, ControlState
 from wild.parsers.human import HumanInput
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
-from wild.paths import WildPaths
-from wild.workspace import Workspace
+from wild.policy.notify import NoteBatch
+from wild.workspace_view import Workspace
+
+if TYPE_CHECKING:
+    from wild.loop.states import State
 
 EndReason = Literal[
     "complete",
@@ -121,7 +123,7 @@ class LoopModel:
     monitored_at: float | None = None  # monotonic time of the last monitoring run
     rate_limited_until: float | None = None  # monotonic time a usage limit resets
     backoff_until: float | None = None  # monotonic time failed iterations have waited out
-    # The last failure in words (`iteration.failure_of`) and how many runs in a row ended so.
+    # The last failure in words (`run_words.failure_of`) and how many runs in a row ended so.
     failure: str | None = None
     failure_repeats: int = 0
     still_runs: int = 0  # clean runs in a row that changed no project file (limits.stalled)
@@ -147,6 +149,18 @@ class LoopModel:
     runs_due: bool = False
     runs_polled_at: float | None = None
     run_problems_told: tuple[str, ...] = ()
+    # The loop's state (wild/loop/states.py) and since when, moved by `decide` only
+    # (wild/loop/phases.py), and each state's timeout (TIMEOUT_<STATE>; empty: none).
+    phase: State = "IDLE"
+    phase_since: Moment | None = None
+    timeouts: Mapping[State, float | None] = field(default_factory=dict)
+    # The events.log id of what the loop acts on now (its start, the last wake-up or agent
+    # run): the cause of every line that names no other. Events bring it (`Tick.cause`,
+    # `AgentFinished.event_id`).
+    cause: str | None = None
+    # The notes batched by the Context Switch Penalty, and the texts sent so far (sent once).
+    notes: NoteBatch = field(default_factory=NoteBatch)
+    notified: frozenset[str] = frozenset()
 
     def with_book(self, book: Bookkeeping) -> LoopModel:
         """A new bookkeeping, written into the state that `state.json` keeps."""
@@ -166,6 +180,7 @@ class Tick:
 
     stop: bool = False
     runs: bool = False  # a run's exit marker appeared, or runs.jsonl changed: supervise runs
+    cause: str | None = None  # the wake-up's line in events.log, if the loop slept
 
 
 @dataclass(frozen=True)
@@ -173,6 +188,7 @@ class ControlRequested:
     """`wild --pause | --resume | --stop` requests read from `.wild/control`."""
 
     requests: tuple[ControlRequest, ...]
+    cause: str | None = None  # the wake-up's line in events.log, if the loop slept
 
 
 @dataclass(frozen=True)
@@ -200,6 +216,20 @@ class TaskVerified:
     ticked_by_agent: bool  # the agent ticked the box itself (set back if the check fails)
 
 
+@dataclass(frozen=True)
+class TimedOut:
+    """The loop's state outlived its timeout (`phases.timed_out`); every file is read again."""
+
+
+@dataclass(frozen=True)
+class IoFailed:
+    """A file operation failed in a way the loop waits out (`io_errors`): the driver sleeps
+    `retry_in_s`, reads every file again and decides anew."""
+
+    error: str
+    retry_in_s: float
+
+
 Event = (
     Tick
     | ControlRequested
@@ -208,6 +238,8 @@ Event = (
     | TaskVerified
     | RunsSupervised
     | SweepsRecorded
+    | TimedOut
+    | IoFailed
 )
 
 
@@ -274,6 +306,7 @@ class Notify:
     related: str
     message: str
     cause: str | None
+    repeated: bool = False  # the same text was sent before: recorded, not sent again
 
 
 @dataclass(frozen=True)
@@ -291,9 +324,17 @@ class CompactAlerts:
 
 @dataclass(frozen=True)
 class FlushNotes:
-    """Send batched notes whose window has passed (`everything`: all of them, the loop ends)."""
+    """Batched notes whose window has passed are due (`everything`: all of them, the loop
+    ends); `decide` turns it into a `SendNotes`, or drops it when nothing is due."""
 
     everything: bool = False
+
+
+@dataclass(frozen=True)
+class SendNotes:
+    """Send these notes to the human now as one ping: the terminal and the Notify Command."""
+
+    messages: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -311,6 +352,9 @@ class RunAgent:
     work_type: str
     work_id: str
     values: Mapping[str, object]
+    # A sweep's analysis: the id of the sweep whose run table and metrics the driver adds to
+    # `values` (they are read from the runs' files, which a decision does not touch).
+    analysis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -356,6 +400,7 @@ Action = (
     | Notify
     | Report
     | FlushNotes
+    | SendNotes
     | CompactAlerts
     | Checkpoint
     | SuperviseRuns
@@ -382,14 +427,3 @@ class Step:
 def starts_agent(actions: tuple[Action, ...]) -> bool:
     """Whether these actions start an agent run (its record is then written before it)."""
     return any(isinstance(action, RunAgent) for action in actions)
-
-
-def file_path(paths: WildPaths, name: FileName) -> Path:
-    """Where an `EditFile` lands."""
-    return {
-        "tasks": paths.tasks,
-        "human": paths.human,
-        "barriers": paths.barriers,
-        "policy": paths.policy,
-        "checks": paths.checks,
-    }[name]

@@ -21,9 +21,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from wild.agents.runner import AgentRun
+from wild.agents.run_result import AgentRun
 from wild.clock import duration_text, iso, parse_time
-from wild.control import ControlRequest
 from wild.loop import claims, research
 from wild.loop.model import Action, AppendAlert, Continue, Log, LoopModel, Moment, Say, Step, Tick
 from wild.loop.run_actions import (
@@ -37,6 +36,7 @@ from wild.loop.run_actions import (
 from wild.output import plural
 from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update
+from wild.parsers.control import ControlRequest
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.parsers.state import push_summary
 from wild.runs import stage

@@ -18,7 +18,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from wild.barriers.approvals import UNAPPROVED_TYPE, command_hash, load_approvals
+from wild.barriers.approval_set import command_hash
+from wild.barriers.approvals import UNAPPROVED_TYPE, load_approvals
 from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
 from wild.errors import WildError
@@ -56,7 +57,7 @@ class _Backends(Mapping[str, "RunBackend"]):  # the protocol is only a type here
         self.problems: dict[str, str] = {}
 
     def __getitem__(self, name: str) -> RunBackend:
-        from wild.runs.backend import load_backend  # noqa: PLC0415
+        from wild.runs.registry import load_backend  # noqa: PLC0415
 
         if name not in self._loaded:
             try:

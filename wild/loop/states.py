@@ -59,7 +59,7 @@ _AFTER_A_STEP: frozenset[State] = frozenset(
 )
 
 # Allowed transitions. Staying in a state is not a transition. A new loop starts in IDLE
-# whatever state a stopped or killed loop left (`wild.loop.phases.Phases.begin`).
+# whatever state a stopped or killed loop left (`wild.loop.phases.begin`).
 ALLOWED: Mapping[State, frozenset[State]] = {
     "IDLE": _AFTER_A_STEP,
     "SELECTING": _AFTER_A_STEP,

@@ -10,7 +10,8 @@ import hashlib
 from collections.abc import Callable
 from typing import TypeVar
 
-from wild.barriers.approvals import UNAPPROVED_TYPE, command_hash
+from wild.barriers.approval_set import command_hash
+from wild.barriers.approvals import UNAPPROVED_TYPE
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock
 from wild.errors import WildError
@@ -29,7 +30,8 @@ from wild.policy.trust import (
     loosened_message,
 )
 from wild.store.alerts_log import append_alert
-from wild.workspace import Workspace, settle_checks, settle_trust
+from wild.workspace import settle_checks, settle_trust
+from wild.workspace_view import Workspace
 
 _Held = TypeVar("_Held", HeldPolicy, HeldChecks)
 

@@ -26,7 +26,6 @@ from wild.loop.model import (
     Running,
     Say,
 )
-from wild.metrics.comparison import sweep_metrics
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import status_update
 from wild.parsers.state import CurrentWork
@@ -62,17 +61,10 @@ def start(
     feedback = notes(model)
     sweep = next((s for s in model.ws.runs.sweeps.values() if s.task == item.id), None)
     if sweep is not None:  # a sweep's analysis: the run table, not the task prompt
-        runs = model.ws.runs.of_sweep(sweep.id)
-        values = prompts.analysis_values(
-            sweep,
-            runs,
-            lambda r: str(model.ws.paths.run_dir(r)),
-            f"reports/{sweep.id}.md",
-            sweep_metrics(model.ws.paths, model.ws.runs, sweep),
-        )
-        values["feedback"] = prompts.feedback_block(feedback)
+        # Its metrics are read from the runs' files: the driver adds them (RunAgent.analysis).
+        values = {"feedback": prompts.feedback_block(feedback)}
         running = Running("analysis", item.id, task=task)
-        model, actions = _run(model, running, values, at)
+        model, actions = _run(model, running, values, at, analysis=sweep.id)
         return model, (*edits, *actions)
     model, actions = _run(
         model, Running("task", item.id, task=task), prompts.task_values(task, feedback), at
@@ -119,7 +111,11 @@ def start_checks(
 
 
 def _run(
-    model: LoopModel, running: Running, values: Mapping[str, object], at: Moment
+    model: LoopModel,
+    running: Running,
+    values: Mapping[str, object],
+    at: Moment,
+    analysis: str | None = None,
 ) -> tuple[LoopModel, tuple[Action, ...]]:
     work = CurrentWork(running.work_type, running.work_id, iso(at.now))
     state = replace(model.state, current_work=work)
@@ -130,7 +126,7 @@ def _run(
         **values,
         "answers": prompts.answers_block(model.book.answers.get(running.work_id)),
     }
-    return model, (RunAgent(iteration, running.work_type, running.work_id, values),)
+    return model, (RunAgent(iteration, running.work_type, running.work_id, values, analysis),)
 
 
 def _start_alert(

@@ -21,9 +21,9 @@ marker's appearance wakes the loop through the folder watcher; `poll`
 is the fallback for ends whose file events never arrive (shared filesystems) and for runs
 whose process vanished without a marker (`lost`).
 
-Backends are found by name among the `wild.run_backends` entry points, so a site adds
-PBS, LSF or Kubernetes without forking wild: `[project.entry-points."wild.run_backends"]
-pbs = "site_wild.pbs:PbsBackend"`. A backend class is built with a `BackendContext`.
+A backend class is built with a `BackendContext`; wild/runs/registry.py finds one by name
+(the built-in `local` and `slurm`, and a site's own through entry points). This module
+imports no backend: they import it.
 """
 
 from __future__ import annotations
@@ -32,13 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from wild.errors import WildError
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
-
-ENTRY_POINT_GROUP = "wild.run_backends"
-# Found even before the package's entry points are installed (an editable checkout).
-_BUILT_IN = {"local": "wild.runs.local:LocalBackend", "slurm": "wild.runs.slurm:SlurmBackend"}
 
 Liveness = Literal["running", "ended", "gone", "unknown"]
 
@@ -99,23 +94,3 @@ class RunBackend(Protocol):
     def cancel(self, run: RunRecord) -> None:
         """Stop the run's whole process group or job; its wrapper still writes the marker."""
         ...
-
-
-def load_backend(name: str, context: BackendContext) -> RunBackend:
-    """The backend registered under `name`; WildError naming the ones that exist."""
-    # Imported here: importlib.metadata brings email and zipfile (~15 ms), which a loop that
-    # starts no run must not pay before its first agent starts.
-    from importlib.metadata import EntryPoint, entry_points  # noqa: PLC0415
-
-    found = {key: EntryPoint(key, value, ENTRY_POINT_GROUP) for key, value in _BUILT_IN.items()} | {
-        ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
-    }
-    if name not in found:
-        known = ", ".join(sorted(found)) or "none"
-        raise WildError(
-            f'no run backend "{name}" (installed: {known}); pick one of them, or install '
-            f'the package that registers "{name}" under the {ENTRY_POINT_GROUP} entry points'
-        )
-    factory = found[name].load()
-    backend: RunBackend = factory(context)
-    return backend

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from wild.barriers.approvals import command_hash, command_of, pending_approvals
+from wild.barriers.approval_set import command_hash
+from wild.barriers.approvals import command_of, pending_approvals
 from wild.clock import iso, iso_ms
 from wild.commands.policy_show import policy_json
 from wild.commands.status import item_json, status_data
@@ -28,7 +29,8 @@ from wild.serve.events_view import EventFilter, events_tail
 from wild.serve.runs_view import runs_view, thin
 from wild.serve.stage import stage_of
 from wild.store.events_log import read_events
-from wild.workspace import ParseCache, Workspace, load_workspace
+from wild.workspace import ParseCache, load_workspace
+from wild.workspace_view import Workspace
 
 _T = TypeVar("_T")
 TEXT_CAP = 4000  # characters of one untrusted text field sent to the page (descriptions…)
