@@ -9,19 +9,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from wild.commands.demo import copy_story, goal_of
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
+from wild.runs.local import nvidia_smi_gpus, parse_visible_devices
 from wild.store.files import read_text
 from wild.store.self_writes import SelfWrites
 from wild.wake import FolderWatcher, Waker
 from wild_stories.agent import story_step
 from wild_stories.direct import run_sweep
+
+# A story's GPU size, if it has one: the sweep `--scale gpu` runs instead of sweep.json.
+GPU_SWEEP = "sweep-gpu.json"
 
 
 def human_answer(story: Path) -> str | None:
@@ -30,6 +37,32 @@ def human_answer(story: Path) -> str | None:
         if line.startswith("Human answer:"):
             return line.split(":", 1)[1].strip()
     return None
+
+
+def use_scale(story: Path, project: Path, scale: str) -> None:
+    """`--scale gpu`: the story's sweep-gpu.json becomes the project's sweep.json."""
+    if scale == "gpu" and (story / GPU_SWEEP).is_file():
+        spec = json.loads((story / GPU_SWEEP).read_text())
+        gpus = visible_gpus()
+        (project / "sweep.json").write_text(json.dumps(gpu_sweep(spec, gpus), indent=2) + "\n")
+        where = f"GPU {', '.join(gpus)}" if gpus else "the CPU (no GPU found)"
+        print(f"The {story.name} story runs its GPU size ({GPU_SWEEP}) on {where}", flush=True)
+    elif scale == "gpu":
+        print(f"The {story.name} story has no GPU size: running its CPU sweep", flush=True)
+
+
+def visible_gpus() -> tuple[str, ...]:
+    """The GPUs runs here may use: CUDA_VISIBLE_DEVICES when set, else nvidia-smi's."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return parse_visible_devices(visible) if visible is not None else nvidia_smi_gpus()
+
+
+def gpu_sweep(spec: dict[str, Any], gpus: Sequence[str]) -> dict[str, Any]:
+    """The GPU sweep as run here: with no GPU its runs ask for none (the skill then runs
+    its GPU size on the CPU), where a GPU request would leave them waiting forever."""
+    if gpus:
+        return spec
+    return {**spec, "resources": {**spec.get("resources", {}), "gpus": 0}}
 
 
 def run_direct(project: Path) -> int:
@@ -84,15 +117,15 @@ def main(argv: list[str]) -> int:
         "--scale",
         choices=("cpu", "gpu"),
         default="cpu",
-        help="cpu (default): minutes on a laptop's CPU; gpu: accepted, no story has a GPU size yet",
+        help="cpu (default): minutes on a laptop's CPU; gpu: the story's larger sweep-gpu.json "
+        "(CUDA when present), or its CPU sweep where it has none",
     )
     args = parser.parse_args(argv)
     story = args.story.resolve()
-    if args.scale == "gpu":
-        print(f"The {story.name} story has no GPU size (numpy on CPU): running its CPU sweep")
     project = args.keep_in or Path(tempfile.mkdtemp(prefix=f"wild-{story.name}-"))
     project.mkdir(parents=True, exist_ok=True)
     copy_story(story, project)
+    use_scale(story, project, args.scale)
     print(f"The {story.name} story runs in {project}", flush=True)
     answer = human_answer(story)
     code = (

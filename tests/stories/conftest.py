@@ -13,14 +13,21 @@ from wild.commands.demo import copy_story
 from wild_stories.direct import run_sweep
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# A story whose full sweep takes minutes of CPU runs in the tests with fewer training steps:
+# the same skill, grid, seeds and analysis.
+TEST_STEPS = {"dit-training": 200}
 
 Project = Callable[[str], Path]
 
 
 def fresh_project(story: str, where: Path) -> Path:
-    """The story copied into `where`, as run.sh copies it: no runs yet."""
+    """The story copied into `where`, as run.sh copies it (at test size): no runs yet."""
     where.mkdir(parents=True, exist_ok=True)
     copy_story(EXAMPLES / story, where)
+    if story in TEST_STEPS:
+        spec = json.loads((where / "sweep.json").read_text())
+        spec["skill"]["args"]["steps"] = TEST_STEPS[story]
+        (where / "sweep.json").write_text(json.dumps(spec))
     return where
 
 

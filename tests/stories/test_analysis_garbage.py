@@ -19,6 +19,7 @@ KEYS = st.sampled_from(
         "eval_loss", "correct", "tasks", "violations", "prompt_chars", "variant", "valid",
         "correct_by_kind", "kind", "reply", "lr", "width", "lenient_correct", "task",
         "return_auc", "final_return", "return", "init", "sampling", "seed", "approx_kl",
+        "sample_score", "sample_label_match",
     ]
 )  # fmt: skip
 SCALARS = st.none() | st.booleans() | st.integers(-5, 300) | st.floats() | st.text(max_size=8)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stories.conftest import EXAMPLES, expected
+from tests.stories.conftest import EXAMPLES, TEST_STEPS, expected
 
 KEYS = {
     "prompt-tuning": ("selected", "tie_between", "scores", "repeated_schema_violations"),
@@ -21,15 +21,28 @@ KEYS = {
 }
 
 
+def story_at_test_size(story: str, where: Path) -> Path:
+    """The story folder itself, or (for a story whose full sweep takes minutes) a copy of it
+    whose sweep trains TEST_STEPS steps: the same run.sh, skill, grid and seeds."""
+    if story not in TEST_STEPS:
+        return EXAMPLES / story
+    shutil.copytree(EXAMPLES / story, where)
+    spec = json.loads((where / "sweep.json").read_text())
+    spec["skill"]["args"]["steps"] = TEST_STEPS[story]
+    (where / "sweep.json").write_text(json.dumps(spec))
+    return where
+
+
 @pytest.mark.parametrize("story", sorted(KEYS))
 def test_the_story_runs_through_the_loop_and_concludes_as_expected(
     story: str, tmp_path: Path
 ) -> None:
     project = tmp_path / story
+    folder = story_at_test_size(story, tmp_path / "story")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WILD_")}
     done = subprocess.run(
-        [str(EXAMPLES / story / "run.sh"), "--keep-in", str(project)],
-        capture_output=True, text=True, timeout=120, check=False,
+        [str(folder / "run.sh"), "--keep-in", str(project)],
+        capture_output=True, text=True, timeout=600, check=False,
         env={**env, "PYTHON": sys.executable},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
