@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from wild.wake import FolderWatcher, Waker
 
 # What a project gets of the story folder: not expected/ (the answers) nor run.sh.
 COPIED = ("story.md", "sweep.json", "prompts", "skills", "fixtures")
+SCALE_ENV = "WILD_STORY_SCALE"  # cpu or gpu, as run.sh --scale says
 PROMPTS = (
     "seed_user_prompt.md",
     "domain_constraints.md",
@@ -50,18 +52,23 @@ def human_answer(story: Path) -> str | None:
     return None
 
 
-def copy_story(story: Path, project: Path) -> None:
+def copy_story(story: Path, project: Path, scale: str = "cpu") -> None:
+    """The story's files; at a scale other than cpu, its `sweep.<scale>.json` (where it has
+    one: a larger model, a GPU share) is the project's sweep.json."""
     for name in COPIED:
         source = story / name
         if source.is_dir():
             shutil.copytree(source, project / name)
         elif source.is_file():
             shutil.copy2(source, project / name)
+    sized = story / f"sweep.{scale}.json"
+    if scale != "cpu" and sized.is_file():
+        shutil.copy2(sized, project / "sweep.json")
 
 
 def run_direct(project: Path) -> int:
     spec = json.loads((project / "sweep.json").read_text())
-    run_sweep(project, spec, slots=2)
+    run_sweep(project, spec, slots=os.cpu_count() or 2)
     reply = story_step("Analyze the finished sweep.", project, work_type="analysis")
     print(reply, end="")
     return 0
@@ -111,15 +118,18 @@ def main(argv: list[str]) -> int:
         "--scale",
         choices=("cpu", "gpu"),
         default="cpu",
-        help="cpu (default): minutes on a laptop's CPU; gpu: accepted, no story has a GPU size yet",
+        help="cpu (default): minutes on a laptop's CPU; gpu: the story's GPU size, where it has "
+        "one (CUDA when present)",
     )
     args = parser.parse_args(argv)
     story = args.story.resolve()
-    if args.scale == "gpu":
-        print(f"The {story.name} story has no GPU size (numpy on CPU): running its CPU sweep")
+    os.environ[SCALE_ENV] = args.scale  # the runs inherit it: a story's skills read it
+    sized = (story / f"sweep.{args.scale}.json").is_file()
+    if args.scale == "gpu" and not sized:
+        print(f"The {story.name} story has no GPU size: running its CPU sweep")
     project = args.keep_in or Path(tempfile.mkdtemp(prefix=f"wild-{story.name}-"))
     project.mkdir(parents=True, exist_ok=True)
-    copy_story(story, project)
+    copy_story(story, project, args.scale)
     print(f"The {story.name} story runs in {project}", flush=True)
     answer = human_answer(story)
     code = (
