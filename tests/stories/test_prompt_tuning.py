@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import sys
+from functools import cache
 from pathlib import Path
 from statistics import fmean, stdev
 from types import ModuleType
@@ -27,10 +29,13 @@ SKILL = EXAMPLES / "prompt-tuning" / "skills" / "prompt_tune.py"
 pytestmark = pytest.mark.slow  # the story's sweep: 36 torch runs, a few minutes on 2 cores
 
 
+@cache
 def skill() -> ModuleType:
+    """The story's skill as a module (its dataclasses need it in sys.modules)."""
     spec = importlib.util.spec_from_file_location("prompt_tune", SKILL)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["prompt_tune"] = module
     spec.loader.exec_module(module)
     return module
 

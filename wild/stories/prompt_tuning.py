@@ -247,11 +247,13 @@ def analyze(runs: Sequence[RunResult], human: str = "") -> Analysis:
             "other setting's interval."
         )
     else:
-        others = ", ".join(f"`{s.label}` {intervals[s].text()} %" for s in chosen.tied)
+        top, *rest = chosen.tied
+        others = ", ".join(f"`{s.label}` {intervals[s].text()} %" for s in rest)
         why = (
-            f"{_none(seeds)} between the best setting and the settings whose intervals "
-            f"overlap it ({others}); among those, the rule takes the shortest prompt (fewest "
-            f"trained vectors), then the higher mean: `{pick}` ({best.text()} %)."
+            f"{_none(seeds)} between the best setting, `{top.label}` "
+            f"({intervals[top].text()} %), and the {len(rest)} whose intervals overlap it "
+            f"({others}); among these, the rule takes the shortest prompt (fewest trained "
+            f"vectors), then the higher mean: `{pick}` ({best.text()} %)."
         )
     lines = [f"- **Selected prompt:** {why}"]
     for factor, (question, _values) in FACTORS.items():
@@ -389,7 +391,7 @@ def _selected(chosen: Setting, why: str, run: RunResult) -> str:
     shown = " ".join(str(t) for t in tokens) if isinstance(tokens, list) else "-"
     return (
         f"# Selected prompt: {chosen.label}\n\n"
-        f"Soft prompt of {chosen.prompt_len} vectors, initialised `{chosen.init}`, trained "
+        f"Soft prompt of {chosen.prompt_len} vector(s), initialised `{chosen.init}`, trained "
         f"with Adam at lr {chosen.lr}.\n\nWhy: {why}\n\n"
         f"The trained prompt is `selected_prompt.pt` (a torch tensor, prompt length × model "
         f"width), from run `{run.id}` (seed {_text(flat(run.params).get('seed'))}, its best "

@@ -82,7 +82,7 @@ SCALES = {
         eval_every=30, held_out=256,
     ),
     "gpu": Scale(
-        d_model=256, layers=4, heads=8, min_digits=4, max_digits=10, pretrain_steps=4000,
+        d_model=256, layers=4, heads=8, min_digits=4, max_digits=10, pretrain_steps=6000,
         pretrain_batch=256, pretrain_lr=1e-3, prompt_steps=400, prompt_batch=256,
         eval_every=50, held_out=1024,
     ),
