@@ -400,6 +400,12 @@ def _selected(chosen: Setting, why: str, run: RunResult) -> str:
     )
 
 
+def _every(done: Sequence[RunResult]) -> str:
+    steps = [number(r.curve[1], "step") for r in done if len(r.curve) > 1]
+    every = next((int(v) for v in steps if v is not None), None)
+    return f"evaluation (every {every} steps; 0: the start)" if every else "evaluation"
+
+
 def _plot(done: Sequence[RunResult]) -> str:
     curves: dict[Setting, list[list[float]]] = {}
     for run in done:
@@ -418,9 +424,9 @@ def _plot(done: Sequence[RunResult]) -> str:
                 continue  # a value too large to average: no curve
             halves = [i.half if math.isfinite(i.half) else 0.0 for i in known]
             means = [i.mean for i in known]
-            band = (
-                [m - h for m, h in zip(means, halves, strict=True)],
-                [m + h for m, h in zip(means, halves, strict=True)],
+            band = (  # exact match is a share: the band drawn within 0 to 100 %
+                [max(0.0, m - h) for m, h in zip(means, halves, strict=True)],
+                [min(100.0, m + h) for m, h in zip(means, halves, strict=True)],
             )
             label = f"{s.init}, lr {s.lr}"
             series.append(Series(label, means, n // 2, n % 2 == 1, band=band))
@@ -428,7 +434,7 @@ def _plot(done: Sequence[RunResult]) -> str:
             charts.append(
                 line_chart(
                     series, title=f"prompt length {length}: held-out exact match (±95% CI)",
-                    y_label="exact match %", first_step=0, x_label="evaluation (0: the start)",
+                    y_label="exact match %", first_step=0, x_label=_every(done),
                 )
             )  # fmt: skip
     return side_by_side(charts)
