@@ -235,7 +235,10 @@ def test_the_human_is_asked_when_no_prompt_recovers_the_task(story_project: Proj
     )
 
 
-def test_the_gpu_scale_is_the_story_s_gpu_sweep(tmp_path: Path) -> None:
+def test_the_gpu_scale_is_the_story_s_gpu_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # as on a machine with one GPU
     copy_story(EXAMPLES / "prompt-tuning", tmp_path, "gpu")
     spec = json.loads((tmp_path / "sweep.json").read_text())
     assert spec["skill"]["args"]["scale"] == "gpu"

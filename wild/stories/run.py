@@ -14,10 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from wild.parsers import human as human_md
 from wild.paths import WildPaths
+from wild.runs.local import nvidia_smi_gpus, parse_visible_devices
 from wild.store.files import read_text
 from wild.store.self_writes import SelfWrites
 from wild.stories.agent import story_step
@@ -26,7 +29,8 @@ from wild.wake import FolderWatcher, Waker
 
 # What a project gets of the story folder: not expected/ (the answers) nor run.sh.
 COPIED = ("story.md", "sweep.json", "prompts", "skills", "fixtures")
-SCALE_ENV = "WILD_STORY_SCALE"  # cpu or gpu, as run.sh --scale says
+# A story's GPU size, if it has one: the sweep `--scale gpu` runs instead of sweep.json.
+GPU_SWEEP = "sweep-gpu.json"
 PROMPTS = (
     "seed_user_prompt.md",
     "domain_constraints.md",
@@ -53,22 +57,39 @@ def human_answer(story: Path) -> str | None:
 
 
 def copy_story(story: Path, project: Path, scale: str = "cpu") -> None:
-    """The story's files; at a scale other than cpu, its `sweep.<scale>.json` (where it has
-    one: a larger model, a GPU share) is the project's sweep.json."""
     for name in COPIED:
         source = story / name
         if source.is_dir():
             shutil.copytree(source, project / name)
         elif source.is_file():
             shutil.copy2(source, project / name)
-    sized = story / f"sweep.{scale}.json"
-    if scale != "cpu" and sized.is_file():
-        shutil.copy2(sized, project / "sweep.json")
+    if scale == "gpu" and (story / GPU_SWEEP).is_file():
+        spec = json.loads((story / GPU_SWEEP).read_text())
+        gpus = visible_gpus()
+        (project / "sweep.json").write_text(json.dumps(gpu_sweep(spec, gpus), indent=2) + "\n")
+        where = f"GPU {', '.join(gpus)}" if gpus else "the CPU (no GPU found)"
+        print(f"The {story.name} story runs its GPU size ({GPU_SWEEP}) on {where}", flush=True)
+    elif scale == "gpu":
+        print(f"The {story.name} story has no GPU size: running its CPU sweep", flush=True)
+
+
+def visible_gpus() -> tuple[str, ...]:
+    """The GPUs runs here may use: CUDA_VISIBLE_DEVICES when set, else nvidia-smi's."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return parse_visible_devices(visible) if visible is not None else nvidia_smi_gpus()
+
+
+def gpu_sweep(spec: dict[str, Any], gpus: Sequence[str]) -> dict[str, Any]:
+    """The GPU sweep as run here: with no GPU its runs ask for none (the skill then runs
+    its GPU size on the CPU), where a GPU request would leave them waiting forever."""
+    if gpus:
+        return spec
+    return {**spec, "resources": {**spec.get("resources", {}), "gpus": 0}}
 
 
 def run_direct(project: Path) -> int:
     spec = json.loads((project / "sweep.json").read_text())
-    run_sweep(project, spec, slots=os.cpu_count() or 2)
+    run_sweep(project, spec, slots=os.cpu_count() or 2)  # a GPU story's runs share the GPU
     reply = story_step("Analyze the finished sweep.", project, work_type="analysis")
     print(reply, end="")
     return 0
@@ -118,15 +139,12 @@ def main(argv: list[str]) -> int:
         "--scale",
         choices=("cpu", "gpu"),
         default="cpu",
-        help="cpu (default): minutes on a laptop's CPU; gpu: the story's GPU size, where it has "
-        "one (CUDA when present)",
+        help="cpu (default): minutes on a laptop's CPU; gpu: the story's larger sweep-gpu.json "
+        "(CUDA when present), or its CPU sweep where it has none",
     )
     args = parser.parse_args(argv)
     story = args.story.resolve()
-    os.environ[SCALE_ENV] = args.scale  # the runs inherit it: a story's skills read it
-    sized = (story / f"sweep.{args.scale}.json").is_file()
-    if args.scale == "gpu" and not sized:
-        print(f"The {story.name} story has no GPU size: running its CPU sweep")
+    os.environ["WILD_STORY_SCALE"] = args.scale  # the runs inherit it: a skill may read it
     project = args.keep_in or Path(tempfile.mkdtemp(prefix=f"wild-{story.name}-"))
     project.mkdir(parents=True, exist_ok=True)
     copy_story(story, project, args.scale)
