@@ -67,7 +67,7 @@ def gpu_sweep(spec: dict[str, Any], gpus: Sequence[str]) -> dict[str, Any]:
 
 def run_direct(project: Path) -> int:
     spec = json.loads((project / "sweep.json").read_text())
-    run_sweep(project, spec, slots=2)
+    run_sweep(project, spec, slots=os.cpu_count() or 2)  # a GPU story's runs share the GPU
     reply = story_step("Analyze the finished sweep.", project, work_type="analysis")
     print(reply, end="")
     return 0

@@ -20,6 +20,9 @@ KEYS = st.sampled_from(
         "correct_by_kind", "kind", "reply", "lr", "width", "lenient_correct", "task",
         "return_auc", "final_return", "return", "init", "sampling", "seed", "approx_kl",
         "sample_score", "sample_label_match",
+        "exact_match", "prompt_len", "failures", "failure_examples", "nearest_tokens",
+        "held_out", "final_loss", "exact_match_task_token", "exact_match_no_prompt",
+        "did copy instead", "input", "output", "expected",
     ]
 )  # fmt: skip
 SCALARS = st.none() | st.booleans() | st.integers(-5, 300) | st.floats() | st.text(max_size=8)

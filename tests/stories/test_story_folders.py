@@ -37,17 +37,15 @@ def test_a_story_folder_has_everything_the_spec_lists(story: str) -> None:
     assert os.access(folder / "run.sh", os.X_OK)
 
 
-@pytest.mark.parametrize("scale", [[], ["--scale", "cpu"], ["--scale", "gpu"]])
-def test_run_sh_works_from_any_folder_and_says_where_the_artifacts_are(
-    tmp_path: Path, scale: list[str]
-) -> None:
+@pytest.mark.slow  # the whole rl-training sweep (42 short numpy runs)
+def test_run_sh_works_from_any_folder_and_says_where_the_artifacts_are(tmp_path: Path) -> None:
     result = subprocess.run(
-        [str(EXAMPLES / "prompt-tuning" / "run.sh"), "--direct", *scale],
+        [str(EXAMPLES / "rl-training" / "run.sh"), "--direct", "--scale", "cpu"],
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(tmp_path), "PYTHON": sys.executable},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
         check=False,
     )
     assert result.returncode == 0, result.stderr
@@ -57,8 +55,6 @@ def test_run_sh_works_from_any_folder_and_says_where_the_artifacts_are(
     assert results.parent.parent == tmp_path  # a temporary folder of its own
     assert (results / "report.md").is_file()
     assert not (results.parent / "expected").exists()  # the answers are not handed over
-    # No story has a GPU size yet: --scale gpu is accepted and says it runs the CPU sweep.
-    assert ("has no GPU size" in result.stdout) == (scale == ["--scale", "gpu"])
 
 
 def test_the_agent_routes_each_kind_of_work() -> None:

@@ -16,7 +16,7 @@ import pytest
 from tests.stories.conftest import EXAMPLES, TEST_STEPS, expected
 
 KEYS = {
-    "prompt-tuning": ("selected", "tie_between", "scores", "repeated_schema_violations"),
+    "prompt-tuning": None,  # every key
     "dit-training": None,  # every key
 }
 
@@ -33,6 +33,7 @@ def story_at_test_size(story: str, where: Path) -> Path:
     return where
 
 
+@pytest.mark.slow  # prompt-tuning: 36 torch runs, about 3 minutes on 2 idle cores
 @pytest.mark.parametrize("story", sorted(KEYS))
 def test_the_story_runs_through_the_loop_and_concludes_as_expected(
     story: str, tmp_path: Path
@@ -42,7 +43,7 @@ def test_the_story_runs_through_the_loop_and_concludes_as_expected(
     env = {k: v for k, v in os.environ.items() if not k.startswith("WILD_")}
     done = subprocess.run(
         [str(folder / "run.sh"), "--keep-in", str(project)],
-        capture_output=True, text=True, timeout=600, check=False,
+        capture_output=True, text=True, timeout=900, check=False,
         env={**env, "PYTHON": sys.executable},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -54,7 +55,4 @@ def test_the_story_runs_through_the_loop_and_concludes_as_expected(
     keys = KEYS[story] or tuple(wanted)
     assert {k: found.get(k) for k in keys} == {k: wanted[k] for k in keys}
     assert (project / ".wild" / "runs.jsonl").is_file()  # the loop's runs, not a shortcut
-    if story == "prompt-tuning":  # repeated schema violations: the human is asked, answers
-        # (two processes share the pipe: the order of their lines is not the order of events)
-        assert "📣 wild needs you" in done.stdout and "🧑 (the human answers)" in done.stdout
     shutil.rmtree(project)
