@@ -169,6 +169,8 @@ def write_artifacts(project: Path, paths: WildPaths, analysis: Analysis) -> Path
     for name, text in analysis.files.items():
         (out / name).write_text(text)
     for name, source in analysis.copies.items():
+        if not (project / source).is_file():
+            continue  # a run's file removed since (a cleaned-up run): the report still stands
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(project / source, out / name)
     return out
