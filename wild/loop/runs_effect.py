@@ -117,16 +117,21 @@ class LoopRuns:
 
     def supervise(self) -> RunsSupervised:
         """One supervisor step: adopt, collect ends, start what fits."""
-        from wild.runs import markers  # noqa: PLC0415
+        from wild.runs import attempts, markers  # noqa: PLC0415
 
         result = self.supervisor.step()
         self._ask_approval(result.held)
         tails = {run.id: markers.log_tail(self.paths.run_dir(run.id)) for run in result.failed}
+        repeated = frozenset(
+            run.id
+            for run in result.failed
+            if attempts.deterministic_failure(self.paths.run_dir(run.id), run, tails[run.id])
+        )
         problems = list(result.problems)
         if self._backends is not None:
             problems += self._backends.problems.values()
             self._backends.problems.clear()
-        return RunsSupervised(result.ended, tails, tuple(problems))
+        return RunsSupervised(result.ended, tails, tuple(problems), repeated)
 
     def _ask_approval(self, held: Sequence[RunRecord]) -> None:
         """One alert per sweep and program waiting for a human's approval, as a barrier's
