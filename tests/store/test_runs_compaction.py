@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from wild.parsers.runs import RunIndex, RunRecord, SweepRecord, encode_record
+from wild.parsers.runs import Record, RunIndex, RunRecord, SweepRecord, encode_record
 from wild.store.runs_compaction import (
     MIN_BYTES,
     CompactionReport,
@@ -32,7 +32,8 @@ def history(run: RunRecord) -> list[RunRecord]:
 
 def states(index: RunIndex) -> list[bytes]:
     """Every record's latest line, in the index's order (not where in the file it was)."""
-    return [encode_record(r) for r in (*index.sweeps.values(), *index.runs.values())]
+    records: list[Record] = [*index.sweeps.values(), *index.runs.values()]
+    return [encode_record(r) for r in records]
 
 
 def test_the_plan_keeps_each_ids_latest_line_where_its_first_was() -> None:
