@@ -72,6 +72,36 @@ def parse_appended(data: bytes, lines_before: int, file: str = FILE) -> Parsed:
     return Parsed(tuple(records), tuple(problems), len(lines), consumed)
 
 
+@dataclass(frozen=True)
+class ReadNew:
+    """What `read_new` found: the records and problems after `cursor`, the cursor now, and
+    whether the file is another than the one the old cursor read (then it was read whole)."""
+
+    records: tuple[Record, ...]
+    problems: tuple[Problem, ...]
+    cursor: Cursor | None
+    reset: bool
+
+
+def read_new(path: Path, cursor: Cursor | None) -> ReadNew:
+    """The records appended since `cursor` (all of them when None, or when the file was
+    truncated, replaced or compacted since), in O(new bytes); raises OSError but for a
+    missing file (then there is nothing, and no cursor)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return ReadNew((), (), None, reset=True)
+    try:
+        st = os.fstat(fd)
+        keep = cursor is not None and continues(cursor, fd, st)
+        start, base = (cursor.offset, cursor.line_count) if keep and cursor else (0, 0)
+        found = parse_appended(pread_all(fd, start, st.st_size), base, str(path))
+        now = cursor_at(fd, st, start + found.consumed, base + found.lines)
+    finally:
+        os.close(fd)
+    return ReadNew(found.records, found.problems, now, reset=not keep)
+
+
 @dataclass
 class RunLog:
     """runs.jsonl as a reader keeps it: the index, kept current by reading only new bytes.
@@ -87,24 +117,14 @@ class RunLog:
     def refresh(self) -> tuple[Record, ...]:
         """Read what was appended since the last refresh; returns the new records."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            self.index, self.problems, self.cursor = RunIndex(), [], None
-            return ()
-        try:
-            st = os.fstat(fd)
-            cursor = self.cursor
-            keep = cursor is not None and continues(cursor, fd, st)
-            start, base = (cursor.offset, cursor.line_count) if keep and cursor else (0, 0)
-            found = parse_appended(pread_all(fd, start, st.st_size), base, str(self.path))
-            self.cursor = cursor_at(fd, st, start + found.consumed, base + found.lines)
+            found = read_new(self.path, self.cursor)
         except OSError as error:  # a folder where the file belongs, an I/O error: said, not fatal
             self.index, self.cursor = RunIndex(), None
             self.problems = [Problem(str(self.path), 1, describe_os_error(error))]
             return ()
-        finally:
-            os.close(fd)
-        if not keep:
+        base = 0 if found.reset or self.cursor is None else self.cursor.line_count
+        self.cursor = found.cursor
+        if found.reset:
             self.index, self.problems = RunIndex(), []
         # A torn tail (past `base`) is reported until its writer finishes it, then read.
         self.problems = [p for p in self.problems if p.line <= base] + list(found.problems)
