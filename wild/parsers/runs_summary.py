@@ -45,6 +45,9 @@ class RunState:
         return self.status in TERMINAL
 
 
+_STATES = {status: RunState(status) for status in RUN_STATUSES}  # one each: 10,000 runs, 6 states
+
+
 @dataclass(frozen=True)
 class RunsSummary:
     """runs.jsonl up to `cursor`: every sweep, every run's status, the records of the runs
@@ -61,7 +64,11 @@ class RunsSummary:
 
     def states(self) -> dict[str, RunRecord | RunState]:
         """Each run: its record while open, else its state (enough for the stage)."""
-        return {r: self.open.get(r) or RunState(status) for r, status in self.statuses.items()}
+        states: dict[str, RunRecord | RunState] = {
+            r: _STATES[status] for r, status in self.statuses.items()
+        }
+        states.update(self.open)
+        return states
 
     def open_index(self) -> RunIndex:
         """The sweeps and the runs not ended, as an index (what a status names of them), in
