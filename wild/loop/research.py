@@ -1,8 +1,9 @@
 """Research runs as the loop decides about them, pure: run alerts, choices, sweep ends, stage.
 
 - A failed run raises an alert: its source the run id, the tail of its log in the context,
-  choices `rerun`, `ignore`, `stop_sweep`. Runs that fail together (an alert flood: a bad
-  node, a bug every run hits) raise ONE alert naming all their ids, not one prompt each:
+  choices `rerun` (while an attempt is left: wild.runs.retry), `ignore`, `stop_sweep`. Runs
+  that fail together (an alert flood: a bad node, a bug every run hits) raise ONE alert naming
+  all their ids, not one prompt each:
   those the same supervisor step sees, and those whose exit markers' own end times lie within
   FLOOD_WINDOW_S of the runs of an alert not yet taken up, which is rewritten to name them
   too (so how the loop's looks happened to split the ends changes nothing).
