@@ -3,23 +3,20 @@ summary wild cannot trust is None (the reader then reads runs.jsonl whole), neve
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.lines import Problem
-from wild.parsers.runs import RunRecord, SweepRecord
+from wild.parsers.runs import RunRecord, RunStatus, SweepRecord
 from wild.parsers.runs_summary import advance, decode_summary, empty, encode_summary
 
 CURSOR = AlertCursor(1, 2, 300, 4, "h", "t")
 
 
-def run(n: int, status: str = "queued") -> RunRecord:
-    record = RunRecord(f"s1-{n:03d}", "s1", {"seed": n}, "python t.py", "queued")
-    return replace(record, status=status)  # type: ignore[arg-type]
+def run(n: int, status: RunStatus = "queued") -> RunRecord:
+    return RunRecord(f"s1-{n:03d}", "s1", {"seed": n}, "python t.py", status)
 
 
 def test_advance_keeps_open_runs_statuses_and_problems_and_round_trips() -> None:

@@ -11,7 +11,8 @@ import pytest
 
 from wild.commands.init import init_wild
 from wild.commands.status import read_files_part, research_json
-from wild.parsers.runs import RunIndex, RunRecord, SweepRecord, encode_record
+from wild.parsers.lines import Problem
+from wild.parsers.runs import Record, RunIndex, RunRecord, SweepRecord, encode_record
 from wild.paths import WildPaths
 from wild.store import runs_log
 from wild.store.runs_compaction import compact
@@ -82,7 +83,7 @@ def test_a_read_after_an_append_parses_only_the_appended_lines(
     parsed: list[bytes] = []
     real = runs_log.parse_line
 
-    def counting(data: bytes, line_no: int, file: str):  # type: ignore[no-untyped-def]
+    def counting(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
         parsed.append(data)
         return real(data, line_no, file)
 
