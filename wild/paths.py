@@ -79,6 +79,11 @@ class WildPaths:
         return self.root / "alerts.summary.json"
 
     @property
+    def runs_summary(self) -> Path:
+        """A cache of runs.jsonl for `wild --status` (`wild.store.runs_summary`)."""
+        return self.root / "runs.summary.json"
+
+    @property
     def metrics_cache(self) -> Path:
         """Each run's metrics summary, kept while its files stand (`wild.metrics.kept`)."""
         return self.root / "metrics.cache.json"

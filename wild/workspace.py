@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar, cast
@@ -52,6 +53,7 @@ from wild.store.alerts_summary import read_open_alerts
 from wild.store.events_log import read_events
 from wild.store.files import Signature, read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
+from wild.store.runs_summary import read_summary
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
 from wild.workspace_view import Workspace
@@ -287,17 +289,26 @@ def _tasks(paths: WildPaths) -> tuple[tasks_md.TaskList, str | None]:
     return tasks, damage_notice(paths, text if present else None, len(tasks.tasks))
 
 
-def load_workspace(paths: WildPaths, now: datetime, cache: ParseCache | None = None) -> Workspace:
+def load_workspace(
+    paths: WildPaths, now: datetime, cache: ParseCache | None = None, *, run_summary: bool = False
+) -> Workspace:
     """Parse every file; unknown lines become problems, never errors (the CLI's read side).
-    With a `cache`, a file whose stat signature has not moved is not parsed again."""
+    With a `cache`, a file whose stat signature has not moved is not parsed again. With
+    `run_summary` (`wild --status`), runs.jsonl is read by way of its kept summary: only the
+    runs not ended are whole records (`Workspace.run_states`)."""
     require_initialised(paths)
     alerts, alert_problems = read_alerts(paths)
     tasks, damaged = (
         _tasks(paths) if cache is None else cache.get(paths.tasks, lambda: _tasks(paths))
     )
     approvals, recorded = read_trust(paths)
-    runs = read_runs(paths.runs_log) if cache is None else cache.run_log(paths)
-    return assemble_workspace(
+    if run_summary:
+        summary, found = read_summary(paths.runs_log, paths.runs_summary)
+        index, run_problems, states = summary.open_index(), found, summary.states()
+    else:
+        runs = read_runs(paths.runs_log) if cache is None else cache.run_log(paths)
+        index, run_problems, states = runs.index, tuple(runs.problems), None
+    ws = assemble_workspace(
         paths,
         now,
         policy_by_human=lambda: humans_change(paths.policy, recorded_spans(paths)),
@@ -314,9 +325,10 @@ def load_workspace(paths: WildPaths, now: datetime, cache: ParseCache | None = N
         notices=() if damaged is None else (damaged,),
         approvals=approvals,
         recorded_trust=recorded,
-        runs=runs.index,
-        run_problems=tuple(runs.problems),
+        runs=index,
+        run_problems=run_problems,
     )
+    return ws if states is None else replace(ws, run_states=states)
 
 
 def assemble_workspace(

@@ -5,6 +5,7 @@ through `LoopFiles`); the loop's pure core (wild/loop/model.py) holds it. No I/O
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from wild.parsers.runs import RunIndex
 from wild.policy.checks_trust import HeldChecks
 from wild.policy.model import HumanPolicy
 from wild.policy.trust import HeldPolicy, RecordedTrust
+from wild.runs.stage import RunState
 from wild.selection import WorkSnapshot
 
 if TYPE_CHECKING:
@@ -55,6 +57,9 @@ class Workspace:
     recorded_trust: RecordedTrust | None = None
     # runs.jsonl: the sweeps and runs, latest line per id (SPEC §7).
     runs: RunIndex = field(default_factory=RunIndex)
+    # Read from the runs summary (`--status`): `runs` then holds only the runs not ended, and
+    # this every run's status (wild.parsers.runs_summary); None: `runs` holds every run.
+    run_states: Mapping[str, RunState] | None = None
     # How checks.md was held to the checks a human accepted (`checks` is what is in force).
     held_checks: HeldChecks | None = None
 

@@ -126,8 +126,8 @@ def test_malformed_json_names_line_and_column() -> None:
         (
             sweep(max_run=3),
             'unknown field "max_run"; known: name, parameters, base_command, skill, fallback, '
-            "max_runs, method, count, seed, sample, args, early_stop, workdir, backend, resources, "
-            "slurm, goal, description, metrics, objective, total_steps",
+            "max_runs, max_attempts, method, count, seed, sample, args, early_stop, workdir, "
+            "backend, resources, slurm, goal, description, metrics, objective, total_steps",
         ),
         (
             sweep(objective={"metric": "val_loss", "mode": "lowest"}),

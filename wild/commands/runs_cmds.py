@@ -17,7 +17,7 @@ from wild.output import plural
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
 from wild.policy.trust import hold_policy
-from wild.runs import decide, signing
+from wild.runs import attempts, decide, retry, signing
 from wild.runs.record_sweep import record_sweep
 from wild.store.runs_log import read_runs
 from wild.workspace import read_trust, require_initialised, stated_policy
@@ -108,7 +108,12 @@ def runs_listing(paths: WildPaths, sweep_id: str | None, now: datetime, *, as_js
     index, runs, problems = list_runs(paths, sweep_id)
     rows = live_rows(paths, index, runs, now)
     notes = gate_notes(paths, [run for run, *_ in rows], now)
-    text = to_json(live_json(rows, notes)) if as_json else format_live(rows, problems, notes)
+    repeated = deterministic_failures(paths, [run for run, *_ in rows])
+    text = (
+        to_json(live_json(rows, notes, repeated))
+        if as_json
+        else format_live(rows, problems, notes, repeated)
+    )
     # A listing of ended runs depends on their files alone; a live one also on now.
     if not problems and all(run.terminal for run, *_ in rows):
         ids = [run.id for run in runs]
@@ -144,6 +149,11 @@ def watch_listing(
         out(text)
 
     watch_runs(paths, outside, redraw)
+
+
+def deterministic_failures(paths: WildPaths, runs: Sequence[RunRecord]) -> set[str]:
+    """The failed runs that failed as their previous attempt did (only reruns are read)."""
+    return {run.id for run in runs if attempts.deterministic_failure(paths.run_dir(run.id), run)}
 
 
 def approval_required(paths: WildPaths, now: datetime) -> bool:
@@ -215,6 +225,9 @@ def act_on_run(paths: WildPaths, run_id: str, *, stop: bool) -> str:
         raise WildError(f"run {run_id} is {run.status} already; nothing to stop")
     if not stop and not run.terminal:
         raise WildError(f"run {run_id} is {run.status}; stop it first (wild --stop-run {run_id})")
+    refusal = None if stop else retry.rerun_refusal(run, index.sweeps.get(run.sweep))
+    if refusal is not None:  # said here: a running loop would only log it
+        raise WildError(refusal)
     if _act(paths, [run_id], stop=stop):
         return f"Asked the loop in {paths.root} to {'stop' if stop else 'rerun'} {run_id}"
     return f"{'Stopped' if stop else 'Queued a new attempt of'} {run_id}" + (

@@ -5,7 +5,7 @@ step, elapsed time, ETA and its objective's last value, from the kept summaries
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from wild.parsers.runs import RunIndex, RunRecord, run_line
 from wild.paths import WildPaths
 from wild.runs.judge import judged
 from wild.runs.resolve import value_text
+from wild.runs.retry import DETERMINISTIC
 
 
 def elapsed_s(run: RunRecord, now: datetime) -> float | None:
@@ -103,9 +104,11 @@ def format_live(
     rows: Sequence[tuple[RunRecord, RunSummary, float | None, float | None]],
     problems: Sequence[str],
     notes: Mapping[str, str] | None = None,
+    repeated: Collection[str] = (),
 ) -> str:
-    """The table `wild --runs` prints; `notes` say why a queued run waits."""
-    notes = notes or {}
+    """The table `wild --runs` prints; `notes` say why a queued run waits, `repeated` names
+    the deterministic failures (wild.runs.retry)."""
+    notes = {**{r: DETERMINISTIC for r in repeated}, **(notes or {})}
     if not rows:
         lines = ["No runs yet; start a sweep with `wild --sweep FILE`."]
     else:
@@ -139,9 +142,10 @@ def format_live(
 def live_json(
     rows: Sequence[tuple[RunRecord, RunSummary, float | None, float | None]],
     notes: Mapping[str, str] | None = None,
+    repeated: Collection[str] = (),
 ) -> list[dict[str, Any]]:
-    """`wild --runs --json`: each run's record (status judged now) with its live figures and
-    why a queued run waits (`waiting`, or null)."""
+    """`wild --runs --json`: each run's record (status judged now) with its live figures,
+    why a queued run waits (`waiting`, or null) and whether it is a deterministic failure."""
     notes = notes or {}
     return [
         {
@@ -150,6 +154,7 @@ def live_json(
             "elapsed_s": spent,
             "eta_s": left,
             "waiting": notes.get(run.id),
+            "deterministic_failure": run.id in repeated,
         }
         for run, summary, spent, left in rows
     ]

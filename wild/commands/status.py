@@ -149,7 +149,7 @@ def valid_until(ws: Workspace, now: datetime) -> datetime | None:
 
 def read_files_part(paths: WildPaths, now: datetime) -> tuple[Data, float | None]:
     """The files' part read from the files now, and until when it holds (a POSIX time)."""
-    ws = load_workspace(paths, now)
+    ws = load_workspace(paths, now, run_summary=True)  # O(appended) in runs.jsonl
     until = valid_until(ws, now)
     return files_part(ws), None if until is None else until.timestamp()
 
@@ -176,10 +176,11 @@ def _next_json(selection: Selection) -> dict[str, Any]:
 
 def research_json(ws: Workspace) -> dict[str, Any]:
     """The research stage and the run counts (SPEC §7), from runs.jsonl and the alerts."""
+    states = ws.runs.runs if ws.run_states is None else ws.run_states
     return {
-        "stage": stage_in(ws.runs, ws.open_alerts, ws.tasks.tasks),
+        "stage": stage_in(ws.runs, ws.open_alerts, ws.tasks.tasks, states),
         "sweeps": len(ws.runs.sweeps),
-        "runs": counts(ws.runs.runs.values()).to_json(),
+        "runs": counts(states.values()).to_json(),
     }
 
 

@@ -1,8 +1,9 @@
 """Research runs as the loop decides about them, pure: run alerts, choices, sweep ends, stage.
 
 - A failed run raises an alert: its source the run id, the tail of its log in the context,
-  choices `rerun`, `ignore`, `stop_sweep`. Runs that fail together (an alert flood: a bad
-  node, a bug every run hits) raise ONE alert naming all their ids, not one prompt each:
+  choices `rerun` (while an attempt is left: wild.runs.retry), `ignore`, `stop_sweep`. Runs
+  that fail together (an alert flood: a bad node, a bug every run hits) raise ONE alert naming
+  all their ids, not one prompt each:
   those the same supervisor step sees, and those whose exit markers' own end times lie within
   FLOOD_WINDOW_S of the runs of an alert not yet taken up, which is rewritten to name them
   too (so how the loop's looks happened to split the ends changes nothing).
@@ -19,16 +20,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 from wild.clock import parse_time
 from wild.parsers.alerts import Alert, make_alert, status_update
 from wild.parsers.runs import RunRecord, SweepRecord
+from wild.runs.retry import DETERMINISTIC
 from wild.runs.stage import RUN_ALERT_TYPE, runs_of_alert
 
 RUN_CHOICES = ("rerun", "ignore", "stop_sweep")
+NO_RERUN_CHOICES = tuple(c for c in RUN_CHOICES if c != "rerun")  # every run's attempts used
 RunAct = Literal["rerun", "stop_run", "stop_sweep"]
 TAIL_CHARS = 2000  # of each failed run's log, in its alert's context
 # Runs whose own end times lie this close are one flood: a bad node or a shared bug ends them
@@ -41,21 +44,36 @@ FLOOD_SETTLE_S = 3.0
 
 
 def failure_alert(
-    failed: Sequence[RunRecord], tails: Mapping[str, str], now: datetime
+    failed: Sequence[RunRecord],
+    tails: Mapping[str, str],
+    now: datetime,
+    *,
+    exhausted: Collection[str] = (),
+    deterministic: Collection[str] = (),
 ) -> dict[str, Any]:
-    """One alert for runs that failed together (one run: its own alert)."""
+    """One alert for runs that failed together (one run: its own alert). It offers `rerun`
+    while one of them has an attempt left (`exhausted`: those with none), and names the
+    `deterministic` failures (wild.runs.retry), so no one reruns them blindly."""
     ids = [run.id for run in failed]
     first = failed[0]
+    repeated = [r for r in ids if r in deterministic]
     if len(failed) == 1:
         source = first.id
         why = first.reason or f"exit code {first.exit_code}"
         description = (
             f"run {first.id} of sweep {first.sweep} failed ({why}), attempt {first.attempt}"
         )
+        if repeated:
+            description += f", {DETERMINISTIC}: it failed as attempt {first.attempt - 1} did"
     else:
         sweeps = sorted({run.sweep for run in failed})
         source = f"sweep {', '.join(sweeps)}"
         description = f"{len(failed)} runs failed together: {', '.join(ids)}"
+        if repeated:
+            description += f"; {DETERMINISTIC}: {', '.join(repeated)}"
+    spent = [r for r in ids if r in exhausted]
+    if spent:
+        description += f"; no attempts left (max_attempts): {', '.join(spent)}"
     context: dict[str, Any] = {
         "runs": ids,
         "sweeps": sorted({run.sweep for run in failed}),
@@ -63,6 +81,10 @@ def failure_alert(
         "reasons": {run.id: run.reason for run in failed if run.reason},
         "log_tail": {run.id: tails.get(run.id, "")[-TAIL_CHARS:] for run in failed},
     }
+    if repeated:
+        context["deterministic"] = repeated
+    if spent:
+        context["no_attempts_left"] = spent
     return make_alert(
         now=now,
         severity="warning",
@@ -70,7 +92,7 @@ def failure_alert(
         type=RUN_ALERT_TYPE,
         description=description,
         context=context,
-        choices=RUN_CHOICES,
+        choices=RUN_CHOICES if len(spent) < len(ids) else NO_RERUN_CHOICES,
     )
 
 
@@ -80,13 +102,18 @@ def flood_alert(
     open_alerts: Iterable[Alert],
     runs: Mapping[str, RunRecord],
     now: datetime,
+    *,
+    exhausted: Collection[str] = (),
+    deterministic: Collection[str] = (),
 ) -> tuple[dict[str, Any], bool]:
     """The alert line for runs that just failed, and whether it rewrites an existing alert:
     the pending run alert whose runs ended within FLOOD_WINDOW_S of these (by the runs' own
     end times) now names them all; without one, a new alert."""
     joined = _flood_of(failed, open_alerts, runs)
     if joined is None:
-        return failure_alert(failed, tails, now), False
+        return failure_alert(
+            failed, tails, now, exhausted=exhausted, deterministic=deterministic
+        ), False
     new_ids = {run.id for run in failed}
     earlier = [runs[r] for r in runs_of_alert(joined) if r in runs and r not in new_ids]
     old_tails = joined.context.get("log_tail")
@@ -95,9 +122,18 @@ def flood_alert(
         if isinstance(old_tails, Mapping)
         else {}
     )
-    merged = failure_alert([*earlier, *failed], {**kept, **tails}, now)
-    fields = {key: merged[key] for key in ("source", "description", "context")}
+    marked = {*deterministic, *_ids(joined.context.get("deterministic"))}
+    spent = {*exhausted, *_ids(joined.context.get("no_attempts_left"))}
+    merged = failure_alert(
+        [*earlier, *failed], {**kept, **tails}, now, exhausted=spent, deterministic=marked
+    )
+    fields = {key: merged[key] for key in ("source", "description", "context", "choices")}
     return status_update(joined, "pending", now, **fields), True
+
+
+def _ids(value: object) -> list[str]:
+    """A list of run ids from an alert's context (a hand-edited one may hold anything)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _flood_of(

@@ -39,7 +39,7 @@ from wild.parsers.alerts import make_alert, status_update
 from wild.parsers.control import ControlRequest
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.parsers.state import push_summary
-from wild.runs import stage
+from wild.runs import retry, stage
 
 STAGE_KEY = "stage"  # in state.json
 BACKEND_ALERT_TYPE = "run-backend-error"
@@ -100,8 +100,17 @@ def supervised(model: LoopModel, event: RunsSupervised, at: Moment) -> Step:
     actions: list[Action] = []  # each end is in events.log already (the supervisor's)
     failed = [run for run in event.ended if run.status == "failed"]
     if failed:
-        index, alerts = model.ws.runs.runs, model.ws.open_alerts
-        record, joined = research.flood_alert(failed, event.tails, alerts, index, at.now)
+        runs, alerts = model.ws.runs, model.ws.open_alerts
+        spent = [r.id for r in failed if not retry.attempts_left(r, runs.sweeps.get(r.sweep))]
+        record, joined = research.flood_alert(
+            failed,
+            event.tails,
+            alerts,
+            runs.runs,
+            at.now,
+            exhausted=spent,
+            deterministic=event.deterministic,
+        )
         actions.append(AppendAlert(record))
         more = f" (alert {record['id']} now names them all)" if joined else ""
         actions.append(Say(f"🚨 {record['description']}{more}"))

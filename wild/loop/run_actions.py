@@ -17,11 +17,13 @@ if TYPE_CHECKING:  # only in types: a loop that records no sweep does not load t
 @dataclass(frozen=True)
 class RunsSupervised:
     """The run supervisor took a step: the runs that ended in it (their lines written), with
-    the tail of each failed run's log; `problems` are backend errors to raise as alerts."""
+    the tail of each failed run's log; `problems` are backend errors to raise as alerts;
+    `deterministic`: the failed runs that failed as their previous attempt did."""
 
     ended: tuple[RunRecord, ...] = ()
     tails: Mapping[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    deterministic: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers.alerts import make_alert
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
+from wild.store import runs_compaction
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
@@ -120,17 +121,41 @@ class LoopRuns:
 
     def supervise(self) -> RunsSupervised:
         """One supervisor step: adopt, collect ends, start what fits."""
-        from wild.runs import markers  # noqa: PLC0415
+        from wild.runs import attempts, markers  # noqa: PLC0415
 
         result = self.supervisor.step()
         self.stop_early()
         self._ask_approval(result.held)
         tails = {run.id: markers.log_tail(self.paths.run_dir(run.id)) for run in result.failed}
+        repeated = frozenset(
+            run.id
+            for run in result.failed
+            if attempts.deterministic_failure(self.paths.run_dir(run.id), run, tails[run.id])
+        )
+        self._compact_when_due()
         problems = list(result.problems)
         if self._backends is not None:
             problems += self._backends.problems.values()
             self._backends.problems.clear()
-        return RunsSupervised(result.ended, tails, tuple(problems))
+        return RunsSupervised(result.ended, tails, tuple(problems), repeated)
+
+    def _compact_when_due(self) -> None:
+        """runs.jsonl rewritten with its latest line per id once most of it is history, so
+        readers (`wild --runs`, `--status`, a restarted loop) read each run once, not its
+        every line (the supervisor's reader then reads the new file from its start)."""
+        log = self.supervisor.log
+        records = len(log.index.runs) + len(log.index.sweeps)
+        if log.cursor is None or not runs_compaction.due(
+            log.cursor.offset, log.cursor.line_count, records
+        ):
+            return
+        report = runs_compaction.compact(self.paths.runs_log, self.paths.lock)
+        self.events.append(
+            "runs-compacted",
+            dropped=report.dropped,
+            kept_lines=report.kept_lines,
+            carried_lines=report.carried_lines,
+        )
 
     @property
     def early_stopping(self) -> EarlyStopping:

@@ -6,6 +6,7 @@ Required: `name`, `parameters`, and `base_command` or `skill` (not both). Option
 (how each value reaches the command line), `early_stop`, `workdir`, `backend`, `resources`,
 `slurm`, `goal`, `description`,
 and what wild reads of the runs' metrics: `metrics`, `objective`, `total_steps`.
+`max_attempts` (default 3) caps each run's attempts (wild.runs.retry).
 Unknown keys are errors, so a misspelt `max_run` does not silently launch the whole grid.
 Skills are reference-only: a target names a function, script or playbook that must exist
 (checked by wild.runs.skill_targets, which does the I/O) and inline code is refused.
@@ -55,6 +56,8 @@ _TOP_KEYS = (
     "skill",
     "fallback",
     "max_runs",
+    # How many attempts each run gets (wild.runs.retry): a run alert offers `rerun` until then.
+    "max_attempts",
     # The search: a grid (cut or sampled by max_runs) or `count` random points, from `seed`.
     "method",
     "count",
@@ -86,6 +89,7 @@ _FUNCTION = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 # Characters a file reference never needs and a line of shell or Python code usually has.
 _CODE_CHARS = re.compile(r"[\n\r;|&$`()<>{}'\"=]")
 _BACKEND = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+MAX_ATTEMPTS = 100  # a run failing more often than this is not going to pass by retrying
 _CLOCK = re.compile(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)")
 
 
@@ -175,6 +179,7 @@ def validate_sweep(data: object) -> SweepSpec | list[str]:
     fallback = _fallback(data["fallback"], errors) if "fallback" in data else None
     _choice(data, skill, errors)
     max_runs = _max_runs(data.get("max_runs"), errors)
+    _max_attempts(data.get("max_attempts"), errors)
     method, count, seed, sample = _search(data, axes, max_runs, errors)
     args_style = data.get("args", "--key=value")
     if args_style not in ARGS_STYLES:
@@ -394,6 +399,16 @@ def _max_runs(value: object, errors: list[str]) -> int | None:
         errors.append(f'"max_runs" must be a whole number from 1 to {MAX_RUNS}, not {value!r}')
         return None
     return value
+
+
+def _max_attempts(value: object, errors: list[str]) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ATTEMPTS:
+        errors.append(
+            f'"max_attempts" must be a whole number from 1 to {MAX_ATTEMPTS} (attempts per run, '
+            f"the first included), not {value!r}"
+        )
 
 
 def parse_run_time(value: object) -> float | None:

@@ -13,7 +13,8 @@ import contextlib
 import os
 from pathlib import Path
 
-from wild.runs import markers
+from wild.parsers.runs import RunRecord
+from wild.runs import markers, retry
 from wild.store.files import fsync_dir
 
 # What one attempt leaves in the run folder (the claim is per attempt, by name).
@@ -54,9 +55,28 @@ def claim(run_dir: Path, attempt: int, text: str) -> bool:
 
 def archive(run_dir: Path, attempt: int) -> Path:
     """Move attempt `attempt`'s files into `attempt-<n>/`; safe to repeat after a crash."""
-    target = run_dir / f"attempt-{attempt}"
+    target = attempt_dir(run_dir, attempt)
     target.mkdir(parents=True, exist_ok=True)
     for name in (*ATTEMPT_FILES, claim_path(run_dir, attempt).name):
         with contextlib.suppress(FileNotFoundError):
             os.replace(run_dir / name, target / name)
     return target
+
+
+def attempt_dir(run_dir: Path, attempt: int) -> Path:
+    """Where attempt `attempt`'s files lie once a rerun moved them aside."""
+    return run_dir / f"attempt-{attempt}"
+
+
+def deterministic_failure(run_dir: Path, run: RunRecord, log_tail: str | None = None) -> bool:
+    """Whether the run's failed attempt failed as its previous attempt did (exit code and
+    last log lines; `log_tail` is the current log's end when the caller read it already)."""
+    if run.status != "failed" or run.attempt < 2:
+        return False
+    earlier = attempt_dir(run_dir, run.attempt - 1)
+    marker = markers.read_marker(earlier).marker
+    if marker is None:
+        return False
+    tail = markers.log_tail(run_dir) if log_tail is None else log_tail
+    before = retry.failure_of(marker.exit_code, markers.log_tail(earlier))
+    return retry.deterministic(retry.failure_of(run.exit_code, tail), before)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from wild.parsers.alerts import Alert
-from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
+from wild.parsers.runs import RunIndex, RunStatus, SweepRecord
 from wild.parsers.tasks import Task
 
 Stage = Literal["exploring", "running", "analyzing"]
@@ -34,7 +34,18 @@ class RunCounts:
         return asdict(self)
 
 
-def counts(runs: Iterable[RunRecord]) -> RunCounts:
+class RunState(Protocol):
+    """What the stage and the counts read of a run: a RunRecord, or the runs summary's
+    `wild.parsers.runs_summary.RunState` of an ended run."""
+
+    @property
+    def status(self) -> RunStatus: ...
+
+    @property
+    def terminal(self) -> bool: ...
+
+
+def counts(runs: Iterable[RunState]) -> RunCounts:
     tally = dict.fromkeys(("queued", "running", "finished", "failed", "stopped"), 0)
     for run in runs:
         key = "queued" if run.status == "planned" else run.status
@@ -60,7 +71,7 @@ def open_run_alerts(alerts: Iterable[Alert]) -> dict[str, list[str]]:
 
 
 def sweep_done(
-    sweep: SweepRecord, runs: Mapping[str, RunRecord], open_about: Mapping[str, list[str]]
+    sweep: SweepRecord, runs: Mapping[str, RunState], open_about: Mapping[str, list[str]]
 ) -> bool:
     """All runs terminal and none with an open alert (seed 000's double guard)."""
     members = [runs.get(r) for r in sweep.run_ids]
@@ -71,7 +82,7 @@ def sweep_done(
 
 def stage_of(
     sweeps: Mapping[str, SweepRecord],
-    runs: Mapping[str, RunRecord],
+    runs: Mapping[str, RunState],
     open_alerts: Iterable[Alert],
     open_task_ids: frozenset[str],
 ) -> Stage:
@@ -85,13 +96,19 @@ def stage_of(
     return "exploring"
 
 
-def stage_in(runs: RunIndex, open_alerts: Iterable[Alert], tasks: Iterable[Task]) -> Stage:
-    """The stage of a whole `.wild/` view: its runs, open alerts and tasks. Called at every
-    decision: without sweeps it looks at nothing, with them only at their analysis tasks."""
+def stage_in(
+    runs: RunIndex,
+    open_alerts: Iterable[Alert],
+    tasks: Iterable[Task],
+    states: Mapping[str, RunState] | None = None,
+) -> Stage:
+    """The stage of a whole `.wild/` view: its runs (or each run's `states`, when the index
+    holds only the runs not ended), open alerts and tasks. Called at every decision: without
+    sweeps it looks at nothing, with them only at their analysis tasks."""
     if not runs.sweeps:
         return "exploring"
     analyses = {s.task for s in runs.sweeps.values() if s.task}
     open_tasks = frozenset(
         t.id for t in tasks if t.id in analyses and t.status in ("todo", "in-progress")
     )
-    return stage_of(runs.sweeps, runs.runs, open_alerts, open_tasks)
+    return stage_of(runs.sweeps, runs.runs if states is None else states, open_alerts, open_tasks)

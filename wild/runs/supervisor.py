@@ -20,7 +20,7 @@ from wild.metrics.follow import run_summary
 from wild.parsers.metric_summary import json_number
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
-from wild.runs import attempts, decide, markers, signing
+from wild.runs import attempts, decide, markers, retry, signing
 from wild.runs.backend import RunBackend, Submitted
 from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
@@ -107,6 +107,9 @@ class RunSupervisor:
             raise WildError(f"no run {run_id} in {self.paths.runs_log}; see `wild --runs`")
         if not run.terminal:
             raise WildError(f"run {run_id} is {run.status}; stop it first, then rerun it")
+        refusal = retry.rerun_refusal(run, self.index.sweeps.get(run.sweep))
+        if refusal is not None:
+            raise WildError(refusal)
         key = signing.load_key()
         if not signing.written_by_wild(key, run):
             # Signing its next attempt would launder a line someone else wrote.

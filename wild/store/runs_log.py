@@ -28,7 +28,9 @@ def append_records(path: Path, records: Iterable[Record]) -> None:
         append_bytes(path, data)
 
 
-def _parse_line(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
+def parse_line(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
+    """One complete line's record, as every reader takes it (a torn line glued onto a whole
+    one yields the whole one), and its problems."""
     record, problem = parse_record(data, line_no, file)
     if record is not None or problem is None:
         return record, []
@@ -59,7 +61,7 @@ def parse_appended(data: bytes, lines_before: int, file: str = FILE) -> Parsed:
     for line_no, line in enumerate(lines, start=lines_before + 1):
         if not line.strip():
             continue
-        record, found = _parse_line(line, line_no, file)
+        record, found = parse_line(line, line_no, file)
         records.extend([record] if record is not None else [])
         problems.extend(found)
     if consumed < len(data):

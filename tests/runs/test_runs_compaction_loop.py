@@ -1,0 +1,39 @@
+"""The loop compacts runs.jsonl once most of it is history (wild.store.runs_compaction), and
+goes on as if nothing happened: every run started once and recorded to its end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.runs.research_support import Agent, lines, project, run_loop, runs_by_id, sweep_tag
+from wild.store import runs_compaction
+from wild.store.events_log import read_events
+
+pytestmark = pytest.mark.timeout(120)
+
+SWEEP = {"name": "seeds", "base_command": "true", "parameters": {"seed": [0, 1, 2, 3, 4, 5]}}
+
+
+def test_the_loop_compacts_runs_jsonl_and_every_run_ends_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runs_compaction, "MIN_BYTES", 0)  # a small file is due too
+    paths = project(tmp_path, {})
+
+    def reply(kind: str, _work: str, _prompt: str) -> str:
+        if kind == "planning" and not paths.runs_log.exists():
+            return sweep_tag(SWEEP)
+        return "<promise>COMPLETE</promise>\n"
+
+    assert run_loop(paths, Agent(reply), slots=2).reason == "complete"
+    events = read_events(paths.events)[0]
+    compacted = [e for e in events if e["kind"] == "runs-compacted"]
+    assert compacted and all(e["dropped"] > 0 for e in compacted)
+    runs = runs_by_id(paths)
+    assert sorted((r["status"], r["attempt"]) for r in runs.values()) == [("finished", 1)] * 6
+    starts = [e["run"] for e in events if e["kind"] == "run-started"]
+    assert sorted(starts) == sorted(runs)  # each started exactly once
+    # Fewer lines than were written: one per sweep and run, plus what came after the last.
+    assert len(lines(paths.runs_log)) < 1 + 6 * 3 + 1

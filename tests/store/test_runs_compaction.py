@@ -1,0 +1,118 @@
+"""runs.jsonl compacted to the latest line per id (wild.store.runs_compaction): every run's
+latest state kept, lines wild cannot read kept byte for byte, and nothing appended during a
+compaction lost (real files, appender processes)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from wild.parsers.runs import Record, RunIndex, RunRecord, SweepRecord, encode_record
+from wild.store.runs_compaction import (
+    MIN_BYTES,
+    CompactionReport,
+    compact,
+    due,
+    plan_compaction,
+)
+from wild.store.runs_log import append_records, read_runs
+
+
+def queued(run_id: str, sweep: str = "s1") -> RunRecord:
+    return RunRecord(run_id, sweep, {"lr": 0.1}, "python train.py --lr=0.1", "queued")
+
+
+def history(run: RunRecord) -> list[RunRecord]:
+    """A run's lines as the supervisor writes them: queued, running, finished."""
+    running = replace(run, status="running", job_id="42", started_at="2026-11-27T20:00:00Z")
+    return [run, running, replace(running, status="finished", exit_code=0)]
+
+
+def states(index: RunIndex) -> list[bytes]:
+    """Every record's latest line, in the index's order (not where in the file it was)."""
+    records: list[Record] = [*index.sweeps.values(), *index.runs.values()]
+    return [encode_record(r) for r in records]
+
+
+def test_the_plan_keeps_each_ids_latest_line_where_its_first_was() -> None:
+    sweep = SweepRecord("s1", "s1", {"name": "s1"}, "active", ("s1-001", "s1-002"))
+    one, two = history(queued("s1-001")), history(queued("s1-002"))
+    garbage = b'{"id": "s1-009", "kind": "run", "status": "bogus"}'
+    data = b"".join(
+        encode_record(r)
+        for r in (sweep, one[0], two[0], one[1], two[1], one[2], replace(sweep, status="done"))
+    )
+    data += garbage + b"\n" + encode_record(two[2]) + b'{"id": "torn'
+    plan = plan_compaction(data)
+    assert plan.keep == (
+        encode_record(replace(sweep, status="done")).rstrip(b"\n"),
+        encode_record(one[2]).rstrip(b"\n"),
+        encode_record(two[2]).rstrip(b"\n"),
+        garbage,  # not a record wild can read: kept as it is, for a person to mend
+    )
+    assert plan.dropped == 5
+    assert plan.end == len(data) - len(b'{"id": "torn')
+
+
+def test_compaction_is_due_once_half_the_lines_are_history_of_a_big_file() -> None:
+    assert due(MIN_BYTES, 2_000, 1_000)
+    assert not due(MIN_BYTES, 1_999, 1_000)
+    assert not due(MIN_BYTES - 1, 30_000, 1_000)  # small: not worth a rewrite
+    assert due(MIN_BYTES, 2, 0)
+
+
+def test_compaction_keeps_the_latest_state_of_every_run(tmp_path: Path) -> None:
+    path, lock = tmp_path / "runs.jsonl", tmp_path / ".lock"
+    runs = [queued(f"s1-{n:03d}") for n in range(50)]
+    sweep = SweepRecord("s1", "s1", {"name": "s1"}, "active", tuple(r.id for r in runs))
+    append_records(path, [sweep, *runs])
+    for run in runs:
+        for line in history(run)[1:]:
+            append_records(path, [line])
+    path.open("ab").write(b"not json at all\n")
+    before = read_runs(path)
+    report = compact(path, lock)
+    after = read_runs(path)
+    assert report == CompactionReport(dropped=100, kept_lines=52, carried_lines=0)
+    assert states(after.index) == states(before.index)  # in order: the listing's too
+    assert [p.message for p in after.problems] == [p.message for p in before.problems]
+    assert b"not json at all\n" in path.read_bytes()
+    assert compact(path, lock) == CompactionReport(0, 52, 0)  # nothing left to drop
+
+
+def _append_histories(path: str, worker: int, count: int, go: Any) -> None:
+    for i in range(count):
+        if i == count // 4:
+            go.set()  # the rest is written while compactions run
+        for line in history(queued(f"s1-w{worker}-{i:03d}")):
+            append_records(Path(path), [replace(line, metrics={"pad": "p" * 300})])
+
+
+def test_nothing_appended_during_compaction_is_lost(tmp_path: Path) -> None:
+    path, lock = tmp_path / "runs.jsonl", tmp_path / ".lock"
+    workers, count = 3, 150
+    ctx = multiprocessing.get_context("spawn")  # real processes, as the loop and the CLI are
+    go = ctx.Event()
+    procs = [
+        ctx.Process(target=_append_histories, args=(str(path), w, count, go))
+        for w in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    go.wait(60)
+    reports: list[CompactionReport] = []
+    while any(proc.is_alive() for proc in procs):
+        reports.append(compact(path, lock))
+    for proc in procs:
+        proc.join()
+    assert [proc.exitcode for proc in procs] == [0] * workers
+    assert sum(r.dropped for r in reports) > 0  # compactions did run among the appends
+    log = read_runs(path)
+    assert log.problems == []
+    expected = {f"s1-w{w}-{i:03d}" for w in range(workers) for i in range(count)}
+    assert set(log.index.runs) == expected
+    assert {run.status for run in log.index.runs.values()} == {"finished"}
+    compact(path, lock)
+    assert len([x for x in path.read_bytes().splitlines() if x.strip()]) == len(expected)
