@@ -1,4 +1,4 @@
-"""The core's speed against open-ralph-wiggum (ORW) and the Python floor, in one run (issue 22 item 8).
+"""The core's speed against open-ralph-wiggum (ORW) and the Python floor, in one run (issue 22).
 
 Run: `python bench/bench_peer.py [ROUNDS]`. ORW runs from its source with Bun, both set up
 once under the git-ignored `bench/.peers/` (no network is used by this script):
@@ -244,7 +244,8 @@ def list_work_figure(projects: Projects, rounds: int, orw: Path | None) -> None:
     peer = f"; ORW --list-tasks {statistics.median(orws):.1f} ms" if orw else ""
     report(
         "`wild --list-work --json`, small project",
-        f"{value:.1f} ms median = {value / floor:.2f}× `import click, orjson` ({floor:.1f} ms){peer}",
+        f"{value:.1f} ms median = {value / floor:.2f}× `import click, orjson` "
+        f"({floor:.1f} ms){peer}",
         "≤ 1.3× `python -c 'import click, orjson'`, same run (issue 22)",
         value <= 1.3 * floor,
     )
