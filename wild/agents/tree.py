@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,6 +119,44 @@ def table() -> dict[int, Proc]:
         proc = read_proc(pid)
         if proc is not None:
             found[pid] = proc
+    return found
+
+
+def _children_of(pid: int) -> list[int] | None:
+    """The children of `pid` by its threads' /proc children lists; None where the kernel keeps
+    no such list (built without CONFIG_PROC_CHILDREN) or `pid` is gone."""
+    found: list[int] = []
+    try:
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task.name}/children", "rb") as handle:
+                found.extend(int(child) for child in handle.read().split())
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return []  # a thread or the process went while we read: what was read stands
+    return found
+
+
+ChildrenOf = Callable[[int], "list[int] | None"]
+
+
+def family(root: int, children_of: ChildrenOf | None = None) -> dict[int, Proc] | None:
+    """`root` and its descendants as /proc shows them, found by walking down the kernel's
+    children lists (a few reads where `table` reads every process on the machine); None where
+    the kernel keeps no children lists. A subreaper's family holds every orphan of its
+    descendants: an orphan is reparented to the nearest subreaper above it."""
+    children_of = children_of or _children_of
+    if children_of(root) is None:
+        return None
+    found: dict[int, Proc] = {}
+    todo = [root]
+    while todo and len(found) < _MAX_DEPTH * 16:
+        pid = todo.pop()
+        proc = read_proc(pid)
+        if proc is None or pid in found:
+            continue
+        found[pid] = proc
+        todo.extend(children_of(pid) or ())
     return found
 
 
