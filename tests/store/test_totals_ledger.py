@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from wild.parsers.totals import Totals
-from wild.store import totals_ledger
+from wild.store import files, totals_ledger
 
 
 def test_a_ledger_lagging_by_less_than_the_grain_in_running_time_alone_covers() -> None:
@@ -23,7 +23,7 @@ def test_the_ledger_is_written_when_a_count_rises_not_at_every_tenth_of_a_second
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     writes: list[bytes] = []
-    real_write = totals_ledger.atomic_write
+    real_write = files.atomic_write
 
     def counting_write(path: Path, data: bytes) -> None:
         writes.append(data)
