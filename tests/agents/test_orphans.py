@@ -339,6 +339,7 @@ def test_the_end_of_a_clean_run_reads_the_process_table_at_most_once(tmp_path: P
 FAMILY_HOST = """
 import sys
 from pathlib import Path
+from wild import procfs
 from wild.agents import orphans, tree
 from wild.agents.runner import AgentRequest, run_agent
 from wild.liveness import probe
@@ -347,7 +348,7 @@ looks = []
 def children_of(pid):
     looks.append(pid)
     return [child for child, proc in tree.table().items() if proc.ppid == pid]
-tree._children_of = children_of
+procfs.children = children_of
 with orphans.guarded("test-loop"):
     run = run_agent(AgentRequest(argv=(sys.executable, sys.argv[2]), cwd=here,
                                  log_path=here / "iteration-1.log", timeout_s=1.0,

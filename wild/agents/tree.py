@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from wild import procfs
 from wild.liveness import parse_stat
 from wild.parsers.process_id import ProcessId
 from wild.procfs import split_stat
@@ -122,21 +123,6 @@ def table() -> dict[int, Proc]:
     return found
 
 
-def _children_of(pid: int) -> list[int] | None:
-    """The children of `pid` by its threads' /proc children lists; None where the kernel keeps
-    no such list (built without CONFIG_PROC_CHILDREN) or `pid` is gone."""
-    found: list[int] = []
-    try:
-        for task in os.scandir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task.name}/children", "rb") as handle:
-                found.extend(int(child) for child in handle.read().split())
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return []  # a thread or the process went while we read: what was read stands
-    return found
-
-
 ChildrenOf = Callable[[int], "list[int] | None"]
 
 
@@ -145,7 +131,7 @@ def family(root: int, children_of: ChildrenOf | None = None) -> dict[int, Proc] 
     children lists (a few reads where `table` reads every process on the machine); None where
     the kernel keeps no children lists. A subreaper's family holds every orphan of its
     descendants: an orphan is reparented to the nearest subreaper above it."""
-    children_of = children_of or _children_of
+    children_of = children_of or procfs.children
     if children_of(root) is None:
         return None
     found: dict[int, Proc] = {}
