@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from wild import process
 from wild.liveness import probe
 from wild.process import (
     OUTPUT_CAP,
@@ -165,10 +166,38 @@ def test_cancel_is_noticed_within_one_poll_of_the_child(
         return real_wait(proc, timeout)
 
     monkeypatch.setattr(subprocess.Popen, "wait", counting_wait)
+    monkeypatch.setattr(process, "exit_notice", lambda pid: None)  # a kernel without pidfds
     result = run_captured(shell_argv("sleep 300"), timeout_s=120, cancel=cancel)
     assert result.cancelled is True
     # Two polls while running; then kill_group's final reap. No poll after the cancel.
     assert len(waits) == 3
+
+
+def test_an_exit_is_noticed_by_its_pidfd_and_reaped_without_polling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waits: list[float | None] = []
+    real_wait = subprocess.Popen.wait
+
+    def counting_wait(proc: subprocess.Popen[bytes], timeout: float | None = None) -> int:
+        waits.append(timeout)
+        return real_wait(proc, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", counting_wait)
+    proc = spawn(shell_argv("sleep 0.3; exit 3"))
+    # A cancel event makes the wait look at it every CANCEL_POLL_S: the exit itself wakes it.
+    assert wait_or_cancel(proc, timeout_s=60, cancel=threading.Event()) == "exited"
+    assert proc.returncode == 3
+    assert waits == [None]  # no timed `Popen.wait` poll: one wait that reaps the exited child
+    with pytest.raises(ChildProcessError):
+        os.waitpid(proc.pid, os.WNOHANG)  # reaped: no zombie left
+
+
+def test_a_cancel_is_noticed_while_waiting_on_the_pidfd(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    result = run_captured(shell_argv("sleep 300"), timeout_s=120, cancel=cancel, cwd=tmp_path)
+    assert result.cancelled is True
 
 
 def test_an_already_set_cancel_runs_nothing(tmp_path: Path) -> None:

@@ -61,3 +61,14 @@ def test_split_stat_counts_fields_from_the_last_parenthesis(
     line: str, fields: list[str] | None
 ) -> None:
     assert procfs.split_stat(line) == fields
+
+
+def test_a_process_children_are_listed_where_the_kernel_keeps_the_lists() -> None:
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        found = procfs.children(os.getpid())
+        assert found is None or child.pid in found  # None: a kernel without children lists
+    finally:
+        child.kill()
+        child.wait()
+    assert procfs.children(2**22 + 1) is None  # beyond any pid: no such process

@@ -1,6 +1,6 @@
-"""Linux's /proc, read in one place: a process's stat fields, and whether a process or a
-process group still runs. A zombie (Z) or dead (X) process has exited: it only waits to be
-reaped, so it counts as gone everywhere.
+"""Linux's /proc, read in one place: a process's stat fields, its children (where the kernel
+lists them), and whether a process or a process group still runs. A zombie (Z) or dead (X)
+process has exited: it only waits to be reaped, so it counts as gone everywhere.
 
 Standard library only, no wild imports: the run wrapper (`wild/runs/wrapper.py`) loads this
 file by its path.
@@ -45,6 +45,21 @@ def running(pid: int) -> bool:
     """Whether `pid` exists and has not exited (a zombie has)."""
     fields = stat_fields(pid)
     return fields is not None and not has_exited(fields[STATE])
+
+
+def children(pid: int) -> list[int] | None:
+    """The children of `pid` by its threads' /proc children lists; None where the kernel keeps
+    no such list (built without CONFIG_PROC_CHILDREN) or `pid` is gone."""
+    found: list[int] = []
+    try:
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task.name}/children", "rb") as handle:
+                found.extend(int(child) for child in handle.read().split())
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return []  # a thread or the process went while we read: what was read stands
+    return found
 
 
 def group_alive(pgid: int) -> bool:

@@ -295,3 +295,89 @@ def test_the_watcher_starts_python_to_sweep_only_when_the_loop_died(
     assert (started.read_text() if started.exists() else None) == (
         "-m wild.agents.orphan_watch ab12\n" if swept else None
     )
+
+
+# A loop stand-in that counts its machine-wide /proc scans (a `scandir("/proc")` each) while one
+# instant agent runs and ends cleanly, after the tree is looked at only at the run's end.
+COUNTING_HOST = """
+import os, sys
+from pathlib import Path
+from wild.agents import orphans, tracking
+from wild.agents.runner import AgentRequest, run_agent
+here = Path(sys.argv[1])
+tracking.TRACK_S = 3600.0  # no look while the agent runs: only the looks at its end count
+scans = []
+real_scandir = os.scandir
+def counting(path="."):
+    if os.fspath(path) == "/proc":
+        scans.append(path)
+    return real_scandir(path)
+with orphans.guarded("test-loop"):
+    os.scandir = counting
+    run = run_agent(AgentRequest(argv=("sh", "-c", "echo done"), cwd=here,
+                                 log_path=here / "iteration-1.log"))
+    os.scandir = real_scandir
+    assert run.exit_code == 0
+(here / "scans").write_text(str(len(scans)))
+"""
+
+
+def test_the_end_of_a_clean_run_reads_the_process_table_at_most_once(tmp_path: Path) -> None:
+    """Its tree, the orphans the loop adopted and their reaping share one look at /proc (none
+    where the kernel keeps children lists: the loop's family is walked instead)."""
+    host = subprocess.run(
+        [sys.executable, "-c", COUNTING_HOST, str(tmp_path)],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=DEADLINE_S,
+        check=False,
+    )
+    assert host.returncode == 0
+    assert int((tmp_path / "scans").read_text()) <= 1
+
+
+# A loop stand-in on a kernel that keeps /proc children lists (made from the whole table here,
+# where the kernel may keep none): its agent starts an `env -i setsid` grandchild, which only the
+# tree can find, and is timed out; the grandchild must be gone when the run returns.
+FAMILY_HOST = """
+import sys
+from pathlib import Path
+from wild import procfs
+from wild.agents import orphans, tree
+from wild.agents.runner import AgentRequest, run_agent
+from wild.liveness import probe
+here = Path(sys.argv[1])
+looks = []
+def children_of(pid):
+    looks.append(pid)
+    return [child for child, proc in tree.table().items() if proc.ppid == pid]
+procfs.children = children_of
+with orphans.guarded("test-loop"):
+    run = run_agent(AgentRequest(argv=(sys.executable, sys.argv[2]), cwd=here,
+                                 log_path=here / "iteration-1.log", timeout_s=1.0,
+                                 env={"WILD_FAKE_SCRIPT": str(here / "script.json")}))
+    grandchild = int((here / "grandchild.pid").read_text())
+    alive = probe(grandchild) is not None
+    (here / "after-run").write_text(f"{run.timed_out} {alive} {bool(looks)}")
+"""
+
+
+def test_the_loops_family_finds_a_timed_out_runs_env_i_setsid_grandchild(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    _script(
+        tmp_path,
+        [{"spawn": ENV_I_SETSID, "pid_file": str(pid_file)}, {"sleep": 600}],
+    )
+    host = subprocess.run(
+        [sys.executable, "-c", FAMILY_HOST, str(tmp_path), ARGV[1]],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=DEADLINE_S,
+        check=False,
+    )
+    grandchild = _pid(pid_file)
+    assert grandchild is not None
+    try:
+        assert host.returncode == 0
+        # Timed out; the grandchild was killed by the run's end; the family walk was used.
+        assert (tmp_path / "after-run").read_text() == "True False True"
+    finally:
+        subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)

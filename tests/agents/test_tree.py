@@ -5,8 +5,19 @@ alone)."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import time
 
-from wild.agents.tree import Proc, chain, inside_reason, members, parse_proc_stat
+from wild.agents.tree import (
+    Proc,
+    chain,
+    family,
+    inside_reason,
+    members,
+    parse_proc_stat,
+    table,
+)
 from wild.parsers.process_id import ProcessId
 
 LOOP = ProcessId(100, "h", start_ticks=1)
@@ -75,3 +86,35 @@ def test_members_follow_session_group_ancestry_and_what_was_seen_before() -> Non
     found = members(procs, frozenset({200}), frozenset({(200, 5), (230, 9)}))
     assert found == {200, 210, 220, 221, 230, 231}
     assert 230 not in members(procs, frozenset({200}), frozenset({(230, 99)}))  # reused pid
+
+
+def _children_from_table(pid: int) -> list[int] | None:
+    """What a kernel's /proc children lists say, derived from the whole table (this test's
+    kernel may keep no such lists)."""
+    return [child for child, proc in table().items() if proc.ppid == pid]
+
+
+def test_a_family_is_walked_down_the_children_lists_from_its_root() -> None:
+    child = subprocess.Popen(["sh", "-c", "sleep 60 & wait"])
+    grandchildren: list[int] | None = []
+    try:
+        for _ in range(500):  # the shell's own child, once it is started
+            grandchildren = _children_from_table(child.pid)
+            if grandchildren:
+                break
+            time.sleep(0.01)
+        found = family(os.getpid(), children_of=_children_from_table)
+        assert found is not None
+        assert found[os.getpid()].pid == os.getpid()
+        assert found[child.pid].ppid == os.getpid()
+        assert grandchildren and found[grandchildren[0]].ppid == child.pid
+        assert set(found) == {os.getpid(), child.pid, *grandchildren}  # nothing else
+    finally:
+        for pid in grandchildren or ():
+            os.kill(pid, signal.SIGKILL)
+        child.kill()
+        child.wait()
+
+
+def test_without_the_kernels_children_lists_there_is_no_family() -> None:
+    assert family(os.getpid(), children_of=lambda pid: None) is None

@@ -286,3 +286,28 @@ def test_a_write_between_starting_to_watch_and_the_first_read_is_not_lost(
     sim.queue_request("stop")
     sim.run()
     assert [kind for kind, _ in sim.worked_on()] == ["human-input"]
+
+
+def test_a_finished_run_and_its_judgment_are_one_durable_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an agent ran, state.json is written once: the judgment, which carries the run's
+    end too (never the run's end alone, then the judgment)."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    saved: list[Any] = []
+
+    def counting_save(path: Path, state: Any) -> None:
+        saved.append(state)
+        real_save(path, state)
+
+    def started(request: Any) -> None:
+        request.on_start(os.getpid())  # as the runner tells the agent's pid once spawned
+
+    monkeypatch.setattr(driver, "save_state", counting_save)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    ran = [n for n in range(1, len(saved)) if saved[n - 1].agent_process is not None]
+    assert len(ran) == 2  # the write after each run's pid was named
+    for n in ran:  # is the judgment: the record is gone, the pid with it
+        assert AGENT_RUN not in saved[n].extra
+        assert saved[n].agent_process is None

@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from wild import procfs
@@ -283,25 +283,29 @@ def _parent(pid: int) -> int | None:
 _guarded_from: set[int] | None = None
 
 
-def _children() -> set[int]:
+def _children(procs: Mapping[int, tree.Proc] | None = None) -> set[int]:
     me = os.getpid()
+    if procs is not None:
+        return {pid for pid, proc in procs.items() if proc.ppid == me}
     return {pid for pid in _pids() if _parent(pid) == me}
 
 
-def adopted() -> set[int]:
+def adopted(procs: Mapping[int, tree.Proc] | None = None) -> set[int]:
     """Inside `guarded`: the orphans reparented to us (children we did not start: descendants
     of an agent whose parent died), zombies included. Outside it, none: the process's other
-    children are not ours to judge (a test runner's, say), nor those it had before."""
+    children are not ours to judge (a test runner's, say), nor those it had before. `procs`:
+    a process table just read (`wild.agents.tracking.RunTree.look`), so /proc is not read
+    again."""
     before = _guarded_from
     if before is None or not is_subreaper():
         return set()
     with no_spawning() as ours:
-        return _children() - ours - before
+        return _children(procs) - ours - before
 
 
-def reap_adopted() -> set[int]:
+def reap_adopted(procs: Mapping[int, tree.Proc] | None = None) -> set[int]:
     """Collect the adopted orphans that have exited (so no zombie piles up); the pids reaped."""
-    exited = {pid for pid in adopted() if not procfs.running(pid)}
+    exited = {pid for pid in adopted(procs) if not procfs.running(pid)}
     _reap(exited)
     return exited
 

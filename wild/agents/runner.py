@@ -33,6 +33,7 @@ from wild.agents.sandbox import Sandbox, confine
 from wild.agents.signals import parse_signals
 from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
 from wild.agents.tracking import RunTree
+from wild.agents.tree import Proc
 from wild.clock import Clock, SystemClock, iso
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 from wild.store.capped_log import CappedLog, Pump, max_bytes
@@ -169,15 +170,18 @@ def _wait(
         orphans.sweep(request.run_id, members=run_tree.members)
         raise
     # Looked at now: a timed-out agent still holds its descendants' parent chains, and what
-    # an agent that exited left (adopted by the loop) is told to the watcher at once.
-    run_tree.members()
+    # an agent that exited left (adopted by the loop) is told to the watcher at once. One
+    # look at /proc serves this and the reaping below.
+    procs: Mapping[int, Proc] | None = run_tree.look()
+    run_tree.members(procs)
     if ending != "exited":
         # A killed run loses everything it started, in its group or in a session of its own.
         # After a clean exit, a job the agent left in the background (a training run a
         # barrier waits for) lives on; it ends with the loop (`orphans.guarded`).
         kill_group(proc)
         orphans.sweep(request.run_id, members=run_tree.members)
-    orphans.reap_adopted()
+        procs = None  # the sweep changed the table: read it again
+    orphans.reap_adopted(procs)
     return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
     )

@@ -12,7 +12,9 @@ kills them if the loop is SIGKILLed (`wild.agents.watch_pipe`).
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Mapping
 
 from wild.agents import orphans, tree, watch_pipe
 
@@ -34,12 +36,23 @@ class RunTree:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def members(self) -> set[tuple[int, int]]:
-        """Look at the tree now: every member (pid, start ticks), remembered and told."""
-        procs = tree.table()
+    def look(self) -> Mapping[int, tree.Proc]:
+        """The processes a member can be among, read from /proc now: the loop's family where
+        the loop is a subreaper and the kernel lists children (every orphan of the run is
+        reparented into it), else every process on the machine."""
+        if orphans.is_subreaper():
+            found = tree.family(os.getpid())
+            if found is not None:
+                return found
+        return tree.table()
+
+    def members(self, procs: Mapping[int, tree.Proc] | None = None) -> set[tuple[int, int]]:
+        """Look at the tree now (or in `procs`, a `look` just taken): every member (pid, start
+        ticks), remembered and told."""
+        procs = self.look() if procs is None else procs
         new_orphans = {
             (pid, procs[pid].start_ticks)
-            for pid in orphans.adopted()
+            for pid in orphans.adopted(procs)
             if pid in procs and procs[pid].start_ticks >= self.since
         }
         with self._lock:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from wild import procfs
 from wild.liveness import parse_stat
 from wild.parsers.process_id import ProcessId
 from wild.procfs import split_stat
@@ -119,6 +120,29 @@ def table() -> dict[int, Proc]:
         proc = read_proc(pid)
         if proc is not None:
             found[pid] = proc
+    return found
+
+
+ChildrenOf = Callable[[int], "list[int] | None"]
+
+
+def family(root: int, children_of: ChildrenOf | None = None) -> dict[int, Proc] | None:
+    """`root` and its descendants as /proc shows them, found by walking down the kernel's
+    children lists (a few reads where `table` reads every process on the machine); None where
+    the kernel keeps no children lists. A subreaper's family holds every orphan of its
+    descendants: an orphan is reparented to the nearest subreaper above it."""
+    children_of = children_of or procfs.children
+    if children_of(root) is None:
+        return None
+    found: dict[int, Proc] = {}
+    todo = [root]
+    while todo and len(found) < _MAX_DEPTH * 16:
+        pid = todo.pop()
+        proc = read_proc(pid)
+        if proc is None or pid in found:
+            continue
+        found[pid] = proc
+        todo.extend(children_of(pid) or ())
     return found
 
 

@@ -81,8 +81,8 @@ def _status(call: Call) -> None:
 
 
 def _list_work(call: Call) -> None:
-    from wild.commands.status import list_work_data
     from wild.commands.status_text import format_work
+    from wild.commands.work_queue import list_work_data
     from wild.output import to_json
     from wild.workspace import load_workspace
 

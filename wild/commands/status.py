@@ -14,31 +14,15 @@ from typing import Any
 
 from wild.commands.status_facts import read_facts
 from wild.commands.status_view import Data, Judge, compose
+from wild.commands.work_queue import item_json
 from wild.liveness import check
 from wild.parsers.human import HumanQueue
 from wild.paths import WildPaths
 from wild.policy.model import policy_from_document
 from wild.runs.stage import counts, stage_in
-from wild.selection import Selection, WorkItem, select_work
+from wild.selection import Selection, select_work
 from wild.workspace import load_workspace, trust_problems
 from wild.workspace_view import Workspace
-
-
-def item_json(item: WorkItem) -> dict[str, Any]:
-    data: dict[str, Any] = {"kind": item.kind, "id": item.id, "title": item.title}
-    for key, value in (
-        ("reason", item.reason),
-        ("severity", item.severity),
-        ("priority", item.priority),
-        ("status", item.status),
-    ):
-        if value is not None:
-            data[key] = value
-    if item.barriers:
-        data["barriers"] = list(item.barriers)
-    if item.urgent:
-        data["urgent"] = True
-    return data
 
 
 def questions_json(human: HumanQueue) -> list[dict[str, Any]]:
@@ -182,7 +166,3 @@ def research_json(ws: Workspace) -> dict[str, Any]:
         "sweeps": len(ws.runs.sweeps),
         "runs": counts(states.values()).to_json(),
     }
-
-
-def list_work_data(ws: Workspace) -> list[dict[str, Any]]:
-    return [item_json(item) for item in select_work(ws.snapshot()).queue]

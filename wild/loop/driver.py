@@ -371,7 +371,10 @@ class Loop:
         run = self.runner(request)
         self.barriers.start()  # if the runner did not say the agent started (in-process)
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
-        self._set_state(replace(self.model.state, agent_process=None))  # record kept: judged
+        # The record is kept: it is judged by the next decision, which writes state.json at
+        # once (on disk until then: the run's record and a pid no longer running, as when the
+        # loop is killed while the agent exits). One durable write after a run, not two.
+        self._set_state(replace(self.model.state, agent_process=None), durable=False)
         fields = iteration.record_fields(self.options, run, action.iteration, files)
         ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
@@ -396,10 +399,13 @@ class Loop:
         self._set_state(replace(self.model.state, agent_process=process))
         self.barriers.start()
 
-    def _set_state(self, state: LoopState) -> None:
-        """A fact, not a decision: written straight into the state `decide` keeps."""
+    def _set_state(self, state: LoopState, *, durable: bool = True) -> None:
+        """A fact, not a decision: written straight into the state `decide` keeps (not
+        `durable`: on disk with the next commit)."""
         changed = state != self.model.state
-        self._commit(self._timed(replace(self.model, state=state), changed=changed))
+        self._commit(
+            self._timed(replace(self.model, state=state), changed=changed), durable=durable
+        )
 
     def _wait(self, action: Wait, watcher: Watcher) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""

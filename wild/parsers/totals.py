@@ -79,8 +79,11 @@ class Totals:
         """The higher figure of each."""
         return Totals(*(max(a, b) for a, b in zip(astuple(self), astuple(other), strict=True)))
 
-    def covers(self, other: Totals) -> bool:
-        """Whether no figure of `other` is higher than ours."""
+    def covers(self, other: Totals, time_grain_s: float = 0.0) -> bool:
+        """Whether no figure of `other` is higher than ours, its running time by no more than
+        `time_grain_s` (what a ledger may lag behind while nothing else moved)."""
+        if other.running_s < self.running_s + time_grain_s:
+            other = replace(other, running_s=min(other.running_s, self.running_s))
         return self.at_least(other) == self
 
     def describe(self) -> str:

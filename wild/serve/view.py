@@ -18,7 +18,8 @@ from wild.barriers.approval_set import command_hash
 from wild.barriers.approvals import command_of, pending_approvals
 from wild.clock import iso, iso_ms
 from wild.commands.policy_show import policy_json
-from wild.commands.status import item_json, status_data
+from wild.commands.status import status_data
+from wild.commands.work_queue import item_json
 from wild.errors import WildError
 from wild.parsers.alerts import Alert
 from wild.parsers.policy import INTERRUPTION_MODES, MODES

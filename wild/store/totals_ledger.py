@@ -2,10 +2,12 @@
 reach them: `$XDG_CONFIG_HOME/wild/totals.json`, beside the approvals store, per project
 real path (what the figures mean: `wild.parsers.totals`).
 
-Every save of state.json that raises a total records it here too (a few writes per
-iteration: the running time moves every 30 s). Loading state.json takes the higher figure of
-the two, so `echo garbage > .wild/state.json`, a link set aside or a deleted file never
-starts the limits from zero again; the loop says when the ledger's figures won.
+Every save of state.json that raises a count or an amount records it here too; the running
+time alone is recorded when it moved by TIME_GRAIN_S (state.json holds it to 0.1 s and moves
+it at almost every save: recording each move cost a ledger write, two fsyncs, per save).
+Loading state.json takes the higher figure of the two, so `echo garbage > .wild/state.json`,
+a link set aside or a deleted file never starts the limits from zero again; the loop says when
+the ledger's figures won.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from wild.store.files import atomic_write, read_bytes, wild_lock
 
 # What this process last recorded for each project: a save that raises nothing writes nothing.
 _recorded: dict[str, Totals] = {}
+# How far the ledger's running time may lag state.json's: the grain at which the loop itself
+# writes the time alone (`wild.loop.limits.TIME_GRAIN_S`); --max-time after a damaged
+# state.json counts at most this much less.
+TIME_GRAIN_S = 30.0
 _guard = threading.Lock()
 
 
@@ -41,7 +47,7 @@ def record(state_path: Path, totals: Totals) -> None:
     """Raise the ledger's figures for the project to `totals` where they are higher."""
     key = project_of(state_path)
     with _guard:
-        if _recorded.get(key, Totals()).covers(totals):
+        if _recorded.get(key, Totals()).covers(totals, TIME_GRAIN_S):
             return
     path = ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)

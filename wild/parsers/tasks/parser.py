@@ -66,6 +66,8 @@ class _Parser:
         find_values = VALUE.findall
         status_of = STATUS_OF_BOX.get
         first_line_of = self.first_line_of.setdefault
+        # `[P1]`, `[P2]`, ...: a file holds a handful of tags, read once each, not per task.
+        priorities: dict[str, int] = {}
 
         def close(end: int) -> None:
             """The open task ends before line `end`."""
@@ -104,10 +106,16 @@ class _Parser:
                     self._report_checkbox(index, box)
                     broken = broken or at_column_0
                 elif at_column_0:
-                    priority = DEFAULT_PRIORITY if prio is None else self._priority(index, prio)
-                    if priority is None:
-                        broken = True
-                        continue
+                    priority = DEFAULT_PRIORITY
+                    if prio is not None:
+                        known = priorities.get(prio)
+                        if known is None:
+                            known = self._priority(index, prio)
+                            if known is None:
+                                broken = True
+                                continue
+                            priorities[prio] = known
+                        priority = known
                     if task_id is not None and first_line_of(task_id, index) != index:
                         self._report_duplicate(index, task_id)
                     elif task_id is None and (spaced := SPACED_ID.match(line, match.end())):

@@ -1,0 +1,48 @@
+"""The totals ledger outside the project: raised with every count, its running time by grains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wild.parsers.totals import Totals
+from wild.store import files, totals_ledger
+
+
+def test_a_ledger_lagging_by_less_than_the_grain_in_running_time_alone_covers() -> None:
+    ledger = Totals(iteration=3, counted=3, running_s=100.0, cost_usd=1.0, tokens=10)
+    assert ledger.covers(Totals(3, 3, 129.9, 1.0, 10), time_grain_s=30.0)
+    assert not ledger.covers(Totals(3, 3, 130.0, 1.0, 10), time_grain_s=30.0)
+    assert not ledger.covers(Totals(4, 3, 100.5, 1.0, 10), time_grain_s=30.0)  # a count rose
+    assert not ledger.covers(Totals(3, 3, 100.5, 1.5, 10), time_grain_s=30.0)  # spending rose
+    assert not ledger.covers(Totals(3, 3, 100.5, 1.0, 10))  # no grain: any time counts
+
+
+def test_the_ledger_is_written_when_a_count_rises_not_at_every_tenth_of_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[bytes] = []
+    real_write = files.atomic_write
+
+    def counting_write(path: Path, data: bytes) -> None:
+        writes.append(data)
+        real_write(path, data)
+
+    monkeypatch.setattr(totals_ledger, "atomic_write", counting_write)
+    state = tmp_path / "project" / ".wild" / "state.json"
+    state.parent.mkdir(parents=True)
+    # As the loop saves state.json within one iteration: the run's record (a new iteration
+    # number), the agent's pid, its judgment (a count and its cost); the time moves each time.
+    saves = [
+        Totals(iteration=1, counted=0, running_s=0.2),
+        Totals(iteration=1, counted=0, running_s=0.3),
+        Totals(iteration=1, counted=1, running_s=1.4, cost_usd=0.5),
+        Totals(iteration=1, counted=1, running_s=1.5, cost_usd=0.5),
+        Totals(iteration=1, counted=1, running_s=29.0, cost_usd=0.5),
+        Totals(iteration=1, counted=1, running_s=31.5, cost_usd=0.5),
+    ]
+    for totals in saves:
+        totals_ledger.record(state, totals)
+    assert len(writes) == 3  # the record, the judgment, the time after 30 s more
+    assert totals_ledger.recorded(state) == saves[-1]
