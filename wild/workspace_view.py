@@ -21,11 +21,11 @@ from wild.parsers.runs import RunIndex
 from wild.policy.checks_trust import HeldChecks
 from wild.policy.model import HumanPolicy
 from wild.policy.trust import HeldPolicy, RecordedTrust
-from wild.runs.stage import RunState
 from wild.selection import WorkSnapshot
 
 if TYPE_CHECKING:
     from wild.paths import WildPaths
+    from wild.runs.stage import RunState
 
 
 @dataclass(frozen=True)
