@@ -17,8 +17,7 @@ from wild.agents.signals import parse_signals
 from wild.loop import Loop
 from wild.loop.barrier_start import needs_checker
 from wild.loop.hooks import Hooks
-from wild.loop.model import Continue, End, LoopResult, RunAgent, RunChecks, Say, Wait
-from wild.loop.run_actions import SuperviseRuns
+from wild.loop.model import Continue, End, LoopResult, RunAgent, RunChecks, Say, SuperviseRuns, Wait
 from wild.paths import WildPaths
 from wild.wake import WakeReason
 

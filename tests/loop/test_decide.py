@@ -34,10 +34,10 @@ from wild.loop.model import (
     Say,
     SendNotes,
     Step,
+    SuperviseRuns,
     Tick,
     Wait,
 )
-from wild.loop.run_actions import SuperviseRuns
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md

@@ -24,11 +24,12 @@ from wild.loop.model import (
     LoopOptions,
     Moment,
     RunAgent,
+    RunsSupervised,
     Say,
+    SuperviseRuns,
     Tick,
     Wait,
 )
-from wild.loop.run_actions import RunsSupervised, SuperviseRuns
 from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md

@@ -11,7 +11,7 @@ import pytest
 from tests.cli_support import init_wild_dir
 from tests.runs.helpers import drive, local, supervisor
 from wild.clock import SystemClock
-from wild.loop.run_actions import RecordSweep
+from wild.loop.model import RecordSweep
 from wild.loop.runs_effect import LoopRuns
 from wild.parsers.sweeps import SweepSpec, parse_sweep
 from wild.paths import WildPaths

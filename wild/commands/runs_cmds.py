@@ -252,8 +252,7 @@ def _act(paths: WildPaths, run_ids: Sequence[str], *, stop: bool) -> bool:
 
 def _act_here(paths: WildPaths, run_ids: Sequence[str], *, stop: bool) -> None:
     from wild.clock import SystemClock  # noqa: PLC0415
-    from wild.loop.model import LoopOptions  # noqa: PLC0415
-    from wild.loop.run_actions import ActOnRuns  # noqa: PLC0415
+    from wild.loop.model import ActOnRuns, LoopOptions  # noqa: PLC0415
     from wild.loop.runs_effect import LoopRuns, run_settings  # noqa: PLC0415
     from wild.store.events_log import EventLog  # noqa: PLC0415
 

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from wild.clock import Clock
-from wild.loop.model import Action, RunChecks, VerifyTask, Wait
-from wild.loop.run_actions import RecordSweep, SuperviseRuns
+from wild.loop.model import Action, RecordSweep, RunChecks, SuperviseRuns, VerifyTask, Wait
 from wild.paths import WildPaths
 
 if TYPE_CHECKING:

@@ -57,14 +57,15 @@ from wild.loop.model import (
     Moment,
     Report,
     RunAgent,
+    RunsSupervised,
     Say,
     Step,
+    SweepsRecorded,
     TaskVerified,
     Tick,
     TimedOut,
     Wait,
 )
-from wild.loop.run_actions import RunsSupervised, SweepsRecorded
 from wild.loop.run_words import failure_line, failure_of, progress_summary, summary
 from wild.output import plural
 from wild.parsers import tasks as tasks_md

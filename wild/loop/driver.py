@@ -42,9 +42,11 @@ from wild.loop.model import (
     LoopOptions,
     LoopResult,
     Moment,
+    RecordSweep,
     RunAgent,
     RunChecks,
     Say,
+    SuperviseRuns,
     Tick,
     TimedOut,
     VerifyTask,
@@ -52,7 +54,6 @@ from wild.loop.model import (
     starts_agent,
 )
 from wild.loop.reporting import Reporter
-from wild.loop.run_actions import RecordSweep, SuperviseRuns
 from wild.loop.runs_effect import LoopRuns, run_settings
 from wild.loop.trust_guard import TrustGuard, approval_required
 from wild.output import Console

@@ -20,10 +20,12 @@ from wild.loop import checkpoint
 from wild.loop.files import WATCHED, LoopFiles, Watched
 from wild.loop.model import (
     Action,
+    ActOnRuns,
     AddTask,
     AppendAlert,
     Ask,
     Checkpoint,
+    CloseSweep,
     CompactAlerts,
     EditFile,
     FileName,
@@ -33,7 +35,6 @@ from wild.loop.model import (
     SendNotes,
 )
 from wild.loop.reporting import Reporter
-from wild.loop.run_actions import ActOnRuns, CloseSweep
 from wild.loop.runs_effect import LoopRuns
 from wild.output import plural
 from wild.parsers import tasks as tasks_md

@@ -16,16 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from wild.agents.run_result import AgentRun
 from wild.completion.verdict import CheckOutcome, Verdict
 from wild.loop.bookkeeping import Bookkeeping
-from wild.loop.run_actions import (
-    ActOnRuns,
-    CloseSweep,
-    RecordSweep,
-    RunsSupervised,
-    SuperviseRuns,
-    SweepsRecorded,
-)
+from wild.loop.research import RunAct
 from wild.parsers.control import ControlRequest, ControlState
 from wild.parsers.human import HumanInput
+from wild.parsers.runs import RunRecord
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
 from wild.policy.notify import NoteBatch
@@ -33,6 +27,7 @@ from wild.workspace_view import Workspace
 
 if TYPE_CHECKING:
     from wild.loop.states import State
+    from wild.parsers.sweeps import SweepSpec  # only in types: not loaded by a loop with no sweep
 
 EndReason = Literal[
     "complete",
@@ -228,6 +223,62 @@ class IoFailed:
 
     error: str
     retry_in_s: float
+
+
+# -- the research runs' events and actions ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunsSupervised:
+    """The run supervisor took a step: the runs that ended in it (their lines written), with
+    the tail of each failed run's log; `problems` are backend errors to raise as alerts;
+    `deterministic`: the failed runs that failed as their previous attempt did."""
+
+    ended: tuple[RunRecord, ...] = ()
+    tails: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+    deterministic: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class SweepsRecorded:
+    """RecordSweep was done: the sweep ids recorded, and the errors of each one refused."""
+
+    recorded: tuple[str, ...] = ()
+    refused: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class SuperviseRuns:
+    """Submit queued runs, collect ended ones, poll the backends; RunsSupervised follows."""
+
+
+@dataclass(frozen=True)
+class RecordSweep:
+    """Record validated sweeps: their runs queued, barriers and analysis tasks written;
+    SweepsRecorded follows (a skill target that does not exist still refuses one)."""
+
+    specs: tuple[SweepSpec, ...]
+    origin: str  # the agent's iteration, or the human's `wild --sweep`
+    cause: str | None = None
+
+
+@dataclass(frozen=True)
+class ActOnRuns:
+    """Rerun or stop runs (a choice on a run alert, `wild --rerun`, `wild --stop-run`)."""
+
+    act: RunAct
+    run_ids: tuple[str, ...]
+    cause: str | None = None
+
+
+@dataclass(frozen=True)
+class CloseSweep:
+    """All runs of the sweep ended and their alerts are answered: mark it done and satisfy
+    its barrier, so its analysis task can be selected."""
+
+    sweep_id: str
+    barrier: str | None
 
 
 Event = (

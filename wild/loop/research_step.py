@@ -24,14 +24,22 @@ from datetime import datetime
 from wild.agents.run_result import AgentRun
 from wild.clock import duration_text, iso, parse_time
 from wild.loop import claims, research
-from wild.loop.model import Action, AppendAlert, Continue, Log, LoopModel, Moment, Say, Step, Tick
-from wild.loop.run_actions import (
+from wild.loop.model import (
+    Action,
     ActOnRuns,
+    AppendAlert,
     CloseSweep,
+    Continue,
+    Log,
+    LoopModel,
+    Moment,
     RecordSweep,
     RunsSupervised,
+    Say,
+    Step,
     SuperviseRuns,
     SweepsRecorded,
+    Tick,
 )
 from wild.output import plural
 from wild.parsers.alert_answer import answer_of

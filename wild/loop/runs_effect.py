@@ -23,10 +23,10 @@ from wild.barriers.approvals import UNAPPROVED_TYPE, load_approvals
 from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
 from wild.errors import WildError
-from wild.loop.model import LoopOptions
-from wild.loop.run_actions import (
+from wild.loop.model import (
     ActOnRuns,
     CloseSweep,
+    LoopOptions,
     RecordSweep,
     RunsSupervised,
     SuperviseRuns,
