@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from wild.runs import markers
@@ -36,20 +37,39 @@ def claimed(run_dir: Path, attempt: int) -> bool:
 
 def claim(run_dir: Path, attempt: int, text: str) -> bool:
     """Take the attempt's claim; False if it was already taken (then do not start it)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path = claim_path(run_dir, attempt)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return False
-    try:
-        os.write(fd, text.encode())
-        os.fsync(fd)  # the claim must reach the disk before the run can
-    finally:
-        os.close(fd)
-    with contextlib.suppress(OSError):
-        fsync_dir(run_dir)
-    return True
+    return claim_all([(run_dir, attempt, text)]) == [True]
+
+
+def claim_all(claims: Sequence[tuple[Path, int, str]]) -> list[bool]:
+    """Take each attempt's claim (run folder, attempt, text), then make them durable together
+    (group commit): every claim taken is on the disk when this returns, so none of these runs
+    may start before its claim could survive a crash. One result per claim: False when it was
+    already taken (then do not start that run).
+
+    The claim's existence is what a restarted loop reads, so the folders' entries are what
+    is flushed: each run folder, and the folder of run folders (a run folder made here is an
+    entry there). The text (when and which loop) is for a human reading it.
+    """
+    taken: list[bool] = []
+    folders: dict[Path, None] = {}  # in order, each once
+    for run_dir, attempt, text in claims:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(claim_path(run_dir, attempt), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            taken.append(False)
+            continue
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+        taken.append(True)
+        folders[run_dir] = None
+        folders[run_dir.parent] = None
+    for folder in folders:
+        with contextlib.suppress(OSError):  # not every filesystem lets a folder be fsynced
+            fsync_dir(folder)
+    return taken
 
 
 def archive(run_dir: Path, attempt: int) -> Path:

@@ -67,6 +67,8 @@ class RunSupervisor:
         # Queued runs whose claim may already be taken: all of them at the first step (a
         # previous loop may have died mid-start), later only those found claimed by another.
         self._unclaimed_unsure: set[str] | None = None
+        self._signed_key: bytes | None = None
+        self._signed_lines: dict[str, tuple[RunRecord, bool]] = {}
 
     @property
     def index(self) -> RunIndex:
@@ -203,7 +205,9 @@ class RunSupervisor:
         except (WildError, OSError) as error:
             problems.append(f"queued runs wait: {error}")
             return started, refused, ()
-        gate = decide.admission(waiting, key=key, may_run=self.command_gate())
+        gate = decide.admission(
+            waiting, key=key, may_run=_once_each(self.command_gate()), signed=self._signed(key)
+        )
         for run in gate.forged:
             refused.append(self._refuse(run, decide.NOT_QUEUED_BY_WILD, prefix=False))
         running = decide.by_backend(decide.active(index))
@@ -221,36 +225,74 @@ class RunSupervisor:
                 problems.append(str(error))
                 continue
             self._log_queue(name, backend, queued, admitted, active)
-            for run in admitted:
-                outcome = self._submit(backend, run)
-                if outcome is not None:
-                    (started if outcome.status == "running" else refused).append(outcome)
+            begun, failed = self._submit_all(backend, self._claim_all(admitted))
+            started += begun
+            refused += failed
         return started, refused, gate.held
 
-    def _submit(self, backend: RunBackend, run: RunRecord) -> RunRecord | None:
-        run_dir = self.paths.run_dir(run.id)
-        now = self._now()
-        if not attempts.claim(run_dir, run.attempt, f"{now} {os.getpid()}\n"):
-            if self._unclaimed_unsure is not None:
+    def _signed(self, key: bytes) -> Callable[[RunRecord], bool]:
+        """`signing.written_by_wild` under `key`, each line checked once: a queued run is
+        looked at by every step until it starts, and an HMAC per run per step made a sweep's
+        steps grow with its size."""
+        if self._signed_key != key:
+            self._signed_key, self._signed_lines = key, {}
+        known = self._signed_lines
+
+        def signed(run: RunRecord) -> bool:
+            seen = known.get(run.id)
+            if seen is None or seen[0] is not run:  # a new line for the run: check it again
+                seen = known[run.id] = (run, signing.written_by_wild(key, run))
+            return seen[1]
+
+        return signed
+
+    def _claim_all(self, admitted: Sequence[RunRecord]) -> list[RunRecord]:
+        """The admitted runs whose claim this loop took, all made durable at once (one group
+        commit per step, wild.runs.attempts.claim_all) before any of them starts."""
+        text = f"{self._now()} {os.getpid()}\n"
+        claims = [(self.paths.run_dir(run.id), run.attempt, text) for run in admitted]
+        mine = []
+        for run, taken in zip(admitted, attempts.claim_all(claims), strict=True):
+            if taken:
+                mine.append(run)
+            elif self._unclaimed_unsure is not None:
                 self._unclaimed_unsure.add(run.id)  # claimed by someone else: adopt it next
-            return None
-        env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
-        try:
-            submitted = backend.submit(run, env)
-        except (WildError, OSError) as error:
-            return self._refuse(run, str(error))
-        begun = decide.started(run, submitted, self._now())
-        self._append(begun)
-        self.events.append(
-            "run-started",
-            run=run.id,
-            attempt=run.attempt,
-            backend=run.backend,
-            job=submitted.job_id,
-            host=submitted.host,
-            allocation=dict(submitted.fields),
-        )
-        return begun
+        return mine
+
+    def _submit_all(
+        self, backend: RunBackend, claimed: Sequence[RunRecord]
+    ) -> tuple[list[RunRecord], list[RunRecord]]:
+        """Start each claimed run; their `running` lines are appended with one write, and
+        their events with another (a crash before that write leaves claims: adopted)."""
+        begun: list[RunRecord] = []
+        refused: list[RunRecord] = []
+        events: list[tuple[str, dict[str, Any]]] = []
+        for run in claimed:
+            run_dir = self.paths.run_dir(run.id)
+            env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
+            try:
+                submitted = backend.submit(run, env)
+            except (WildError, OSError) as error:
+                refused.append(self._refuse(run, str(error)))
+                continue
+            begun.append(decide.started(run, submitted, self._now()))
+            events.append(
+                (
+                    "run-started",
+                    {
+                        "run": run.id,
+                        "attempt": run.attempt,
+                        "backend": run.backend,
+                        "job": submitted.job_id,
+                        "host": submitted.host,
+                        "allocation": dict(submitted.fields),
+                    },
+                )
+            )
+        if begun:
+            append_records(self.log.path, begun)
+            self.events.append_all(events)
+        return begun, refused
 
     def _refuse(self, run: RunRecord, message: str, *, prefix: bool = True) -> RunRecord:
         failed = decide.refused(run, message, self._now(), prefix=prefix)
@@ -301,3 +343,16 @@ class RunSupervisor:
 
     def _now(self) -> str:
         return iso_ms(self.clock.now())
+
+
+def _once_each(may_run: Callable[[str], bool]) -> Callable[[str], bool]:
+    """The command gate, asked once per distinct command in a step (every run of a sweep asks
+    about the same program)."""
+    answers: dict[str, bool] = {}
+
+    def gate(command: str) -> bool:
+        if command not in answers:
+            answers[command] = may_run(command)
+        return answers[command]
+
+    return gate
