@@ -197,6 +197,10 @@ class LocalBackend:
         run_dir = self.paths.run_dir(run.id)
         marker = markers.read_marker(run_dir)
         pid = markers.read_pid(run_dir)
+        if pid is None or not self._is_wrapper_of(run, pid):
+            # A wrapper started just before the loop died may not have written its pid yet
+            # (its Python is still starting): found by its command line, it is not lost.
+            pid = find_wrapper(self.paths, run)
         if pid is not None and self._is_wrapper_of(run, pid):
             gpus = parse_visible_devices(_environ_value(pid, "CUDA_VISIBLE_DEVICES") or "")
             return Submitted(str(pid), this_host(), {GPU_FIELD: list(gpus)})
@@ -278,6 +282,15 @@ def wrapper_alive(paths: WildPaths, run: RunRecord, pid: int) -> bool:
     if isinstance(recorded, int) and seen.start_ticks is not None:
         return recorded == seen.start_ticks
     return is_wrapper_of(paths, run, pid)
+
+
+def find_wrapper(paths: WildPaths, run: RunRecord) -> int | None:
+    """The pid of this attempt's wrapper, by the command lines of every process (for a
+    wrapper that has not written its `pid` file yet); None when none runs."""
+    for name in os.listdir("/proc") if os.path.isdir("/proc/self") else ():
+        if name.isdigit() and is_wrapper_of(paths, run, int(name)):
+            return int(name)
+    return None
 
 
 def is_wrapper_of(paths: WildPaths, run: RunRecord, pid: int) -> bool:
