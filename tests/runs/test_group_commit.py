@@ -107,19 +107,34 @@ def test_a_loop_killed_after_starting_a_batch_before_its_lines_adopts_every_run(
     assert Counter(spawns.read_text().split()) == Counter(ids)  # each started exactly once
 
 
-def test_a_loop_killed_after_its_claims_before_any_start_never_starts_them_twice(
+def test_a_loop_killed_after_its_claims_before_any_start_starts_each_once(
     tmp_path: Path,
 ) -> None:
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}', 5)
     _die_in_the_commit(paths.root, "after-claims")
+    assert all(attempts.claimed(paths.run_dir(run_id), 1) for run_id in ids[:3])
     backend = local(paths, slots=3)
     sup = supervisor(paths, backend)
     drive(sup, backend)
     runs = sup.index.runs
-    # The claimed three never ran and cannot be told from runs that did: lost, for a human
-    # to rerun (as a single claimed start always was); the other two ran once each.
-    assert [runs[run_id].status for run_id in ids] == ["failed"] * 3 + ["finished"] * 2
-    assert all("was being started when the loop stopped" in str(runs[r].reason) for r in ids[:3])
-    assert Counter(spawns.read_text().split()) == Counter(ids[3:])
+    # Claimed in this boot, with no pid file, marker or wrapper: never started, so the
+    # claims are given back and the runs start as the others do, once each.
+    assert sorted(e["run"] for e in events(paths, "run-unclaimed")) == ids[:3]
+    assert [runs[run_id].status for run_id in ids] == ["finished"] * 5
+    assert Counter(spawns.read_text().split()) == Counter(ids)
+
+
+def test_a_claim_from_another_boot_is_lost_not_run_again(tmp_path: Path) -> None:
+    """After a machine crash a start may have reached the run but not its pid file: such an
+    attempt is marked lost for a human to rerun, never run again unasked."""
+    paths = project(tmp_path)
+    ids = queue(paths, "true", 1)
+    attempts.claim(paths.run_dir(ids[0]), 1, attempts.claim_text("t", 1, "another-boot"))
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    run = sup.index.runs[ids[0]]
+    assert run.status == "failed" and "was being started when the loop stopped" in str(run.reason)
+    assert events(paths, "run-unclaimed") == []

@@ -35,6 +35,26 @@ def claimed(run_dir: Path, attempt: int) -> bool:
     return claim_path(run_dir, attempt).exists()
 
 
+def claim_text(now: str, pid: int, boot: str | None) -> str:
+    """A claim's content: when, by which loop, in which boot of the machine."""
+    return f"{now} {pid} {boot or '-'}\n"
+
+
+def claimed_in_boot(run_dir: Path, attempt: int) -> str | None:
+    """The boot id the attempt was claimed in; None when its claim does not say."""
+    try:
+        words = claim_path(run_dir, attempt).read_text(encoding="ascii", errors="replace").split()
+    except OSError:
+        return None
+    return words[2] if len(words) == 3 and words[2] != "-" else None
+
+
+def unclaim(run_dir: Path, attempt: int) -> None:
+    """Give the attempt's claim back (it was never started): it may be claimed again."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(claim_path(run_dir, attempt))
+
+
 def claim(run_dir: Path, attempt: int, text: str) -> bool:
     """Take the attempt's claim; False if it was already taken (then do not start it)."""
     return claim_all([(run_dir, attempt, text)]) == [True]

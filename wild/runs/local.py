@@ -18,7 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,7 @@ class LocalBackend:
 
     # -- the RunBackend protocol -----------------------------------------------------------
 
-    def admit(self, queued: Sequence[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
+    def admit(self, queued: Iterable[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
         chosen = plan(self.pool, queued, active)
         self._planned = {run.id: gpus for run, gpus in chosen}
         return [run for run, _gpus in chosen]
@@ -207,6 +207,18 @@ class LocalBackend:
         if marker.present:
             return Submitted(str(pid) if pid else "", this_host(), {GPU_FIELD: []})
         return None
+
+    def never_started(self, run: RunRecord) -> bool:
+        """Whether a claimed attempt never started, as far as this boot of the machine can
+        tell: no pid file (a wrapper writes it before it starts the instruction), no exit
+        marker and no wrapper process of it. Only for a claim taken in this boot (the page
+        cache kept every write): then a loop died between its claims and the start."""
+        run_dir = self.paths.run_dir(run.id)
+        return (
+            markers.read_pid(run_dir) is None
+            and not markers.read_marker(run_dir).present
+            and find_wrapper(self.paths, run) is None
+        )
 
     def describe(self, active: Sequence[RunRecord]) -> dict[str, Any]:
         """The pool for events.log: slots total and free."""

@@ -10,18 +10,20 @@ event in events.log. The decisions themselves are wild.runs.decide.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from wild.clock import Clock, iso_ms
 from wild.errors import WildError
+from wild.liveness import boot_id
 from wild.metrics.follow import run_summary
 from wild.parsers.metric_summary import json_number
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
 from wild.runs import attempts, decide, markers, signing
 from wild.runs.backend import RunBackend, Submitted
+from wild.runs.open_runs import OpenRuns
 from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
 
@@ -67,17 +69,36 @@ class RunSupervisor:
         # Queued runs whose claim may already be taken: all of them at the first step (a
         # previous loop may have died mid-start), later only those found claimed by another.
         self._unclaimed_unsure: set[str] | None = None
+        self._open = OpenRuns()
         self._signed_key: bytes | None = None
         self._signed_lines: dict[str, tuple[RunRecord, bool]] = {}
 
     @property
     def index(self) -> RunIndex:
-        self.log.refresh()
+        new = self.log.refresh()
+        self._open.follow(self.log.index, new)
         return self.log.index
 
     def busy(self) -> bool:
         """Whether any run is queued or running (the loop then waits for marker events)."""
-        return any(run.status in ("queued", "running") for run in self.index.runs.values())
+        _ = self.index  # brings `_open` up to date
+        return bool(self._open)
+
+    def running_count(self) -> int:
+        _ = self.index
+        return len(self._open.running)
+
+    def open_sweeps(self) -> set[str]:
+        """The sweeps with a run queued or running."""
+        runs = self.index.runs
+        return {sweep for sweep, _program in self._open.programs} | {
+            runs[run_id].sweep for run_id in self._open.running
+        }
+
+    def open_runs(self) -> list[RunRecord]:
+        """The runs queued or running, running ones first, then the queue in its order."""
+        runs = self.index.runs
+        return [runs[run_id] for run_id in [*self._open.running, *self._open.queued_ids()]]
 
     def step(self) -> StepResult:
         problems: list[str] = []
@@ -128,13 +149,22 @@ class RunSupervisor:
         """Queued attempts already claimed: a loop died between starting one and its line."""
         ended: list[RunRecord] = []
         unsure, self._unclaimed_unsure = self._unclaimed_unsure, set()
-        queued = decide.waiting(self.index)
+        runs = self.index.runs
         # After the first step only our own claims exist, each with its line: no scan.
-        for run in queued if unsure is None else [r for r in queued if r.id in unsure]:
+        ids = (
+            self._open.queued_ids() if unsure is None else sorted(unsure & self._open.queued.keys())
+        )
+        for run in [runs[run_id] for run_id in ids]:
             run_dir = self.paths.run_dir(run.id)
             if not attempts.claimed(run_dir, run.attempt):
                 continue
             found = self._find(run, problems)
+            if found is None and self._never_started(run):
+                # Claimed in a group commit, then the loop died before starting it: it
+                # stays queued and starts as any other (its claim is given back).
+                attempts.unclaim(run_dir, run.attempt)
+                self.events.append("run-unclaimed", run=run.id, attempt=run.attempt)
+                continue
             if found is None:
                 lost = decide.lost_before_recorded(run, self._now())
                 self._append(lost)
@@ -160,9 +190,20 @@ class RunSupervisor:
             return Submitted("", None)
         return None
 
+    def _never_started(self, run: RunRecord) -> bool:
+        """Whether the claimed attempt surely never started: claimed in this boot (so no
+        write was lost) and its backend finds no trace of it (`never_started`; a backend
+        without one cannot tell, and the attempt is lost rather than run twice)."""
+        this_boot = boot_id()
+        claimed = attempts.claimed_in_boot(self.paths.run_dir(run.id), run.attempt)
+        if this_boot is None or claimed != this_boot:
+            return False
+        check = getattr(self.backends.get(run.backend), "never_started", None)
+        return bool(check(run)) if callable(check) else False
+
     def _settle(self, problems: list[str]) -> list[RunRecord]:
         ended: list[RunRecord] = []
-        for name, runs in decide.by_backend(decide.active(self.index)).items():
+        for name, runs in decide.by_backend(self._running()).items():
             backend = self.backends.get(name)
             if backend is None:
                 continue  # its backend is not loaded: nothing can be known of it here
@@ -194,41 +235,74 @@ class RunSupervisor:
     def _start(
         self, problems: list[str]
     ) -> tuple[list[RunRecord], list[RunRecord], tuple[RunRecord, ...]]:
+        """Start what the backends admit. The queue is looked at lazily, in order, only as
+        far as a backend takes runs from it (a full pool takes one look), so a step costs
+        what it starts, not the queue's length."""
         started: list[RunRecord] = []
         refused: list[RunRecord] = []
         index = self.index
-        waiting = decide.waiting(index)
-        if not waiting:
+        if not self._open.queued:
             return started, refused, ()
         try:
             key = signing.load_key()
         except (WildError, OSError) as error:
             problems.append(f"queued runs wait: {error}")
             return started, refused, ()
-        gate = decide.admission(
-            waiting, key=key, may_run=_once_each(self.command_gate()), signed=self._signed(key)
-        )
-        for run in gate.forged:
-            refused.append(self._refuse(run, decide.NOT_QUEUED_BY_WILD, prefix=False))
-        running = decide.by_backend(decide.active(index))
-        for name, queued in decide.by_backend(gate.ready).items():
+        may_run, signed = _once_each(self.command_gate()), self._signed(key)
+        held = self._held(index, may_run, signed)
+        ready: dict[str, bool] = {}  # this step's verdicts: may start now
+
+        def queue_of(name: str) -> Iterator[RunRecord]:
+            """Backend `name`'s queued runs that may start, in order; a line wild did not
+            write is refused as it is met."""
+            for run_id in self._open.queued_ids():
+                run = index.runs[run_id]
+                if run.backend != name:
+                    continue
+                if run_id not in ready:
+                    ready[run_id] = signed(run) and may_run(signing.command_to_approve(run))
+                    if not signed(run):
+                        refused.append(self._refuse(run, decide.NOT_QUEUED_BY_WILD, prefix=False))
+                if ready[run_id]:
+                    yield run
+
+        running = decide.by_backend(self._running())
+        for name, count in list(self._open.backends.items()):
             backend = self.backends.get(name)
             if backend is None:
-                for run in queued:
+                for run in list(queue_of(name)):
                     message = f'no run backend "{name}" is loaded; install or name another'
                     refused.append(self._refuse(run, message))
                 continue
             active = running.get(name, [])
             try:
-                admitted = backend.admit(queued, active)
+                admitted = backend.admit(queue_of(name), active)
             except (WildError, OSError) as error:
                 problems.append(str(error))
                 continue
-            self._log_queue(name, backend, queued, admitted, active)
+            self._log_queue(name, backend, count, admitted, active)
             begun, failed = self._submit_all(backend, self._claim_all(admitted))
             started += begun
             refused += failed
-        return started, refused, gate.held
+        return started, refused, held
+
+    def _running(self) -> list[RunRecord]:
+        runs = self.index.runs
+        return [runs[run_id] for run_id in self._open.running]
+
+    def _held(
+        self, index: RunIndex, may_run: Callable[[str], bool], signed: Callable[[RunRecord], bool]
+    ) -> tuple[RunRecord, ...]:
+        """One queued run wild wrote for each sweep and program the command gate does not
+        let run yet (what the approval alert names), asked once per program."""
+        held = []
+        for (_sweep, command), ids in self._open.programs.items():
+            if may_run(command):
+                continue
+            first = next((index.runs[i] for i in ids if signed(index.runs[i])), None)
+            if first is not None:
+                held.append(first)
+        return tuple(held)
 
     def _signed(self, key: bytes) -> Callable[[RunRecord], bool]:
         """`signing.written_by_wild` under `key`, each line checked once: a queued run is
@@ -249,7 +323,7 @@ class RunSupervisor:
     def _claim_all(self, admitted: Sequence[RunRecord]) -> list[RunRecord]:
         """The admitted runs whose claim this loop took, all made durable at once (one group
         commit per step, wild.runs.attempts.claim_all) before any of them starts."""
-        text = f"{self._now()} {os.getpid()}\n"
+        text = attempts.claim_text(self._now(), os.getpid(), boot_id())
         claims = [(self.paths.run_dir(run.id), run.attempt, text) for run in admitted]
         mine = []
         for run, taken in zip(admitted, attempts.claim_all(claims), strict=True):
@@ -304,12 +378,12 @@ class RunSupervisor:
         self,
         name: str,
         backend: RunBackend,
-        queued: Sequence[RunRecord],
+        queued: int,
         admitted: Sequence[RunRecord],
         active: Sequence[RunRecord],
     ) -> None:
         """A `run-queue` event when something was admitted or the queue changed size."""
-        key = (len(queued), len(admitted))
+        key = (queued, len(admitted))
         if not admitted and key == self._last_queue:
             return
         self._last_queue = key
@@ -318,10 +392,10 @@ class RunSupervisor:
         self.events.append(
             "run-queue",
             backend=name,
-            queued=len(queued),
+            queued=queued,
             running=len(active),
             admitted=[run.id for run in admitted],
-            waiting=len(queued) - len(admitted),
+            waiting=queued - len(admitted),
             pool=pool,
         )
 
