@@ -138,3 +138,20 @@ def test_a_claim_from_another_boot_is_lost_not_run_again(tmp_path: Path) -> None
     run = sup.index.runs[ids[0]]
     assert run.status == "failed" and "was being started when the loop stopped" in str(run.reason)
     assert events(paths, "run-unclaimed") == []
+
+
+def test_the_next_runs_folders_are_made_ahead_and_claims_flush_only_their_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path from one run's end to the next's start flushes one folder: the next runs'
+    folders (and `runs/`) were made durable when the previous step started runs."""
+    paths = project(tmp_path)
+    ids = queue(paths, "true", 4)
+    backend = local(paths, slots=1)
+    sup = supervisor(paths, backend)
+    assert [run.id for run in sup.step().started] == ids[:1]
+    assert all(paths.run_dir(run_id).is_dir() for run_id in ids)  # made ahead
+    flushed: list[Path] = []
+    monkeypatch.setattr("wild.runs.attempts.fsync_dir", flushed.append)
+    taken = attempts.claim_all([(paths.run_dir(ids[1]), 1, "next\n")])
+    assert taken == [True] and flushed == [paths.run_dir(ids[1])]

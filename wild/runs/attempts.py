@@ -67,13 +67,16 @@ def claim_all(claims: Sequence[tuple[Path, int, str]]) -> list[bool]:
     already taken (then do not start that run).
 
     The claim's existence is what a restarted loop reads, so the folders' entries are what
-    is flushed: each run folder, and the folder of run folders (a run folder made here is an
-    entry there). The text (when and which loop) is for a human reading it.
+    is flushed: each run folder, and the folder of run folders when a run folder is made here
+    (`prepare` makes the next ones ahead, off the path from one run's end to the next's
+    start). The text (when, which loop, which boot) is for adoption and a human reading it.
     """
     taken: list[bool] = []
     folders: dict[Path, None] = {}  # in order, each once
     for run_dir, attempt, text in claims:
-        run_dir.mkdir(parents=True, exist_ok=True)
+        if not run_dir.is_dir():
+            run_dir.mkdir(parents=True, exist_ok=True)
+            folders[run_dir.parent] = None
         try:
             fd = os.open(claim_path(run_dir, attempt), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
@@ -85,11 +88,23 @@ def claim_all(claims: Sequence[tuple[Path, int, str]]) -> list[bool]:
             os.close(fd)
         taken.append(True)
         folders[run_dir] = None
-        folders[run_dir.parent] = None
     for folder in folders:
         with contextlib.suppress(OSError):  # not every filesystem lets a folder be fsynced
             fsync_dir(folder)
     return taken
+
+
+def prepare(run_dirs: Sequence[Path]) -> None:
+    """Make the run folders that do not exist yet, durably (one fsync of their parent), so
+    claiming them later flushes only the run folder."""
+    parents: dict[Path, None] = {}
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            run_dir.mkdir(parents=True, exist_ok=True)
+            parents[run_dir.parent] = None
+    for parent in parents:
+        with contextlib.suppress(OSError):
+            fsync_dir(parent)
 
 
 def archive(run_dir: Path, attempt: int) -> Path:

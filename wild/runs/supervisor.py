@@ -9,6 +9,7 @@ event in events.log. The decisions themselves are wild.runs.decide.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from wild.runs.backend import RunBackend, Submitted
 from wild.runs.open_runs import OpenRuns
 from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
+
+PREPARED_AHEAD = 16  # queued runs whose folders a step that started runs makes ahead
 
 
 @dataclass(frozen=True)
@@ -284,6 +287,9 @@ class RunSupervisor:
             begun, failed = self._submit_all(backend, self._claim_all(admitted))
             started += begun
             refused += failed
+        if started:  # the next runs' folders, made now rather than when a slot frees
+            head = itertools.islice(self._open.queued_ids(), PREPARED_AHEAD)
+            attempts.prepare([self.paths.run_dir(run_id) for run_id in head])
         return started, refused, held
 
     def _running(self) -> list[RunRecord]:
