@@ -348,6 +348,7 @@ class RunSupervisor:
         refused: list[RunRecord] = []
         events: list[tuple[str, dict[str, Any]]] = []
         for run in claimed:
+            self._signed_lines.pop(run.id, None)  # its queued line is not looked at again
             run_dir = self.paths.run_dir(run.id)
             env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
             try:
@@ -375,6 +376,7 @@ class RunSupervisor:
         return begun, refused
 
     def _refuse(self, run: RunRecord, message: str, *, prefix: bool = True) -> RunRecord:
+        self._signed_lines.pop(run.id, None)
         failed = decide.refused(run, message, self._now(), prefix=prefix)
         self._append(failed)
         self.events.append("run-refused", run=run.id, attempt=run.attempt, reason=failed.reason)
