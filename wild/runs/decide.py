@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from wild.parsers.runs import RunIndex, RunRecord
+from wild.parsers.runs import RunRecord
 from wild.runs.backend import Observed, Submitted
 from wild.runs.markers import MarkerRead
 from wild.runs.signing import command_to_approve, written_by_wild
@@ -25,11 +25,6 @@ BACKEND_FIELDS = (
     "backend_fields"  # on a run's line: which fields its backend set (cleared on rerun)
 )
 LOST = "lost"
-
-
-def waiting(index: RunIndex) -> list[RunRecord]:
-    """The queued runs, in the order they first appeared in runs.jsonl."""
-    return [run for run in index.runs.values() if run.status == "queued"]
 
 
 NOT_QUEUED_BY_WILD = (
@@ -49,28 +44,19 @@ class Admission:
 
 
 def admission(
-    queued: Iterable[RunRecord],
-    *,
-    key: bytes,
-    may_run: Callable[[str], bool],
-    signed: Callable[[RunRecord], bool] | None = None,
+    queued: Iterable[RunRecord], *, key: bytes, may_run: Callable[[str], bool]
 ) -> Admission:
     """Which queued runs may start: a line wild signed, whose program the command gate lets
-    run (the same gate as a barrier's command: trusted policy, or this exact text approved).
-    `signed` stands for `written_by_wild` under `key` (a caller that remembers its answers)."""
+    run (the same gate as a barrier's command: trusted policy, or this exact text approved)."""
     ready, held, forged = [], [], []
     for run in queued:
-        if not (written_by_wild(key, run) if signed is None else signed(run)):
+        if not written_by_wild(key, run):
             forged.append(run)
         elif may_run(command_to_approve(run)):
             ready.append(run)
         else:
             held.append(run)
     return Admission(tuple(ready), tuple(held), tuple(forged))
-
-
-def active(index: RunIndex) -> list[RunRecord]:
-    return [run for run in index.runs.values() if run.status == "running"]
 
 
 def by_backend(runs: Iterable[RunRecord]) -> dict[str, list[RunRecord]]:

@@ -4,7 +4,7 @@ last step, so a supervisor step costs what it starts and ends, not the sweep's s
 A 10,000-run sweep made every step walk every run (queued ones filtered, running ones
 filtered, each queued line's signature and program checked), so steps grew with the
 sweep. This keeps the open runs' ids by status, each in the order runs.jsonl first named
-them (the queue's order, as `wild.runs.decide.waiting`), and, per sweep and program, the
+them (the queue's order), and, per sweep and program, the
 queued runs that ask the command gate the same question.
 """
 

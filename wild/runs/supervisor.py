@@ -1,10 +1,13 @@
 """The run supervisor: the thin driver the loop calls to start, watch, stop and rerun runs.
 
 `step()` does one pass: attempts a crashed loop started but never recorded are adopted (or
-marked lost), every active run is polled (one call per backend) and the ended ones get
-their terminal line with exit code, reason and last metrics, then each backend admits
-queued runs into its free slots and they are started. Every scheduling decision is an
-event in events.log. The decisions themselves are wild.runs.decide.
+marked lost, or given back when they surely never started), every active run is polled (one
+call per backend) and the ended ones get their terminal line with exit code, reason and last
+metrics, then each backend admits queued runs into its free slots and they are started: their
+claims made durable together first (a group commit), their `running` lines and events written
+with one append each. Every scheduling decision is an event in events.log. The decisions
+themselves are wild.runs.decide; the open runs are wild.runs.open_runs, kept current so a
+step costs what it starts and ends, not the sweep's size.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ fsync, rename), a JSON object:
 killed by signal N has `exit_code` 128 + N and `signal` its name, as a shell reports it.
 
 Standard library only and no wild imports: it starts fast and runs on any node that sees
-the run folder (a Slurm batch script calls it too). The wrapper makes itself a child
+the run folder (a Slurm batch script calls it too). Until the instruction has started it
+loads nothing but `os`, `_signal` and `_ctypes` (every import there is time a GPU waits
+between runs); the capped log's modules load after. The wrapper makes itself a child
 subreaper (Linux), so a background process the instruction leaves behind is reparented to
 the wrapper, not to the loop, and is killed with the group when the instruction ends: a run
 is over when its marker exists, and nothing of it keeps a slot busy after that.
