@@ -53,7 +53,8 @@ def this_host() -> str:
     return os.uname().nodename
 
 
-def _boot_id() -> str | None:
+def boot_id() -> str | None:
+    """This boot's id (Linux): it changes when the machine restarts."""
     try:
         with open(_BOOT_ID, encoding="ascii") as source:
             return source.read().strip() or None
@@ -79,7 +80,7 @@ def probe(pid: int, started_at: str | None = None) -> ProcessId | None:
     state, ticks = stat
     if has_exited(state):
         return None
-    return ProcessId(pid, this_host(), ticks, _boot_id(), started_at)
+    return ProcessId(pid, this_host(), ticks, boot_id(), started_at)
 
 
 def _probe_by_signal(pid: int, started_at: str | None) -> ProcessId | None:

@@ -31,10 +31,14 @@ def test_a_job_submitted_by_a_killed_loop_is_adopted_not_started_twice(
         check=False,
     )
     assert child.returncode == -signal.SIGKILL
-    assert len(events(paths, "run-started")) == 2  # the third sbatch's line never came
+    # A step's starts are one group commit: its lines come after all its sbatches, so none
+    # of the three submitted came.
+    assert events(paths, "run-started") == []
     sup = slurm_supervisor(paths, "wild-killed")  # the loop restarted
     drive(sup)
     runs = sup.index.runs
     assert {run_id: runs[run_id].status for run_id in ids} == dict.fromkeys(ids, "finished")
-    assert [event["run"] for event in events(paths, "run-adopted")] == [ids[2]]
+    assert [event["run"] for event in events(paths, "run-adopted")] == ids[:3]
+    # The other two were claimed with them but never submitted: given back, run once.
+    assert [event["run"] for event in events(paths, "run-unclaimed")] == ids[3:]
     assert Counter(spawns.read_text().split()) == Counter(ids)  # each ran exactly once

@@ -14,20 +14,22 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wild.clock import Clock
 from wild.errors import WildError
 from wild.output import plural
-from wild.parsers.runs import RunIndex
+from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
 
 if TYPE_CHECKING:
     from wild.loop.runs_effect import LoopRuns
     from wild.runs.supervisor import RunSupervisor
     from wild.wake import FolderWatcher
+
+PROGRESS_EVERY_S = 0.5  # the progress line's refresh, at most
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,6 @@ def run_sweeps(
     approval no one gave, or when runs failed."""
     from wild.commands.runs_cmds import approval_required  # noqa: PLC0415
     from wild.loop.model import LoopOptions  # noqa: PLC0415
-    from wild.loop.research_step import sweep_progress  # noqa: PLC0415
     from wild.loop.runs_effect import LoopRuns, poll_cycle_s, run_settings  # noqa: PLC0415
     from wild.store.events_log import EventLog  # noqa: PLC0415
     from wild.store.loop_lock import running_loop, take_loop_lock  # noqa: PLC0415
@@ -90,6 +91,7 @@ def run_sweeps(
         )
         seen = set(sweeps)
         shown: dict[str, str] = {}
+        said_at = -PROGRESS_EVERY_S
         told: set[str] = set()
         waker, interrupted = Waker(), threading.Event()
         # Ctrl-C (or SIGTERM) only sets `interrupted` and wakes the wait: never a
@@ -103,18 +105,23 @@ def run_sweeps(
                         if problem not in told:  # once each, as the loop alerts once
                             told.add(problem)
                             term.out(f"⚠️  {problem}")
-                    index = runs.supervisor.index
-                    going = [run for run in index.runs.values() if not run.terminal]
-                    seen.update(run.sweep for run in going)
-                    for sweep_id in sorted(seen & index.sweeps.keys()):
-                        line = sweep_progress(index, sweep_id, clock.now())
-                        if shown.get(sweep_id) != line:  # said when it changes, not each wake
-                            shown[sweep_id] = line
-                            term.status(line)
+                    supervisor = runs.supervisor
+                    seen.update(supervisor.open_sweeps())
+                    going = supervisor.busy()
+                    # A progress line reads every run of its sweep: said at most every
+                    # PROGRESS_EVERY_S (and at the end), not at each of 10,000 runs' ends.
+                    wait_s = poll_s
+                    since = time.monotonic() - said_at
+                    if not going or since >= PROGRESS_EVERY_S:
+                        said_at = time.monotonic()
+                        _progress(supervisor.index, seen, shown, clock, term)
+                    else:
+                        wait_s = min(poll_s, PROGRESS_EVERY_S - since)  # then say it
                     if not going:
                         break
-                    _refuse_held(paths, clock, index)
-                    _wait(watcher, runs, poll_s, interrupted)
+                    if not supervisor.running_count():
+                        _refuse_held(paths, clock, supervisor.open_runs())
+                    _wait(watcher, runs, wait_s, interrupted)
         finally:
             restore()
         if interrupted.is_set():
@@ -144,12 +151,24 @@ def _wait(watcher: FolderWatcher, runs: LoopRuns, poll_s: float, woke: threading
             return
 
 
-def _refuse_held(paths: WildPaths, clock: Clock, index: RunIndex) -> None:
+def _progress(
+    index: RunIndex, sweeps: set[str], shown: dict[str, str], clock: Clock, term: Terminal
+) -> None:
+    """Each sweep's progress line, when it changed since it was last said."""
+    from wild.loop.research_step import sweep_progress  # noqa: PLC0415
+
+    for sweep_id in sorted(sweeps & index.sweeps.keys()):
+        line = sweep_progress(index, sweep_id, clock.now())
+        if shown.get(sweep_id) != line:  # said when it changes, not each wake
+            shown[sweep_id] = line
+            term.status(line)
+
+
+def _refuse_held(paths: WildPaths, clock: Clock, open_runs: Sequence[RunRecord]) -> None:
     """With nothing running and every open run held by the approval gate, waiting would be
     forever: say which sweeps wait and how to approve them, and stop (runs stay queued)."""
     from wild.commands.runs_cmds import gate_notes  # noqa: PLC0415
 
-    open_runs = [run for run in index.runs.values() if not run.terminal]
     if any(run.status != "queued" for run in open_runs):
         return
     notes = gate_notes(paths, open_runs, clock.now())

@@ -28,7 +28,7 @@ imports no backend: they import it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -79,8 +79,9 @@ class RunBackend(Protocol):
 
     name: str
 
-    def admit(self, queued: Sequence[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
-        """The queued runs to submit now, in order (a pool admits as many as fit)."""
+    def admit(self, queued: Iterable[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
+        """The queued runs to submit now, in order (a pool admits as many as fit). `queued`
+        is read lazily, in order: take from it only as many as may start."""
         ...
 
     def submit(self, run: RunRecord, env: Mapping[str, str]) -> Submitted:

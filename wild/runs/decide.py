@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from wild.parsers.runs import RunIndex, RunRecord
+from wild.parsers.runs import RunRecord
 from wild.runs.backend import Observed, Submitted
 from wild.runs.markers import MarkerRead
 from wild.runs.signing import command_to_approve, written_by_wild
@@ -25,11 +25,6 @@ BACKEND_FIELDS = (
     "backend_fields"  # on a run's line: which fields its backend set (cleared on rerun)
 )
 LOST = "lost"
-
-
-def waiting(index: RunIndex) -> list[RunRecord]:
-    """The queued runs, in the order they first appeared in runs.jsonl."""
-    return [run for run in index.runs.values() if run.status == "queued"]
 
 
 NOT_QUEUED_BY_WILD = (
@@ -62,10 +57,6 @@ def admission(
         else:
             held.append(run)
     return Admission(tuple(ready), tuple(held), tuple(forged))
-
-
-def active(index: RunIndex) -> list[RunRecord]:
-    return [run for run in index.runs.values() if run.status == "running"]
 
 
 def by_backend(runs: Iterable[RunRecord]) -> dict[str, list[RunRecord]]:

@@ -18,7 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,7 @@ class LocalBackend:
 
     # -- the RunBackend protocol -----------------------------------------------------------
 
-    def admit(self, queued: Sequence[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
+    def admit(self, queued: Iterable[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
         chosen = plan(self.pool, queued, active)
         self._planned = {run.id: gpus for run, gpus in chosen}
         return [run for run, _gpus in chosen]
@@ -197,12 +197,28 @@ class LocalBackend:
         run_dir = self.paths.run_dir(run.id)
         marker = markers.read_marker(run_dir)
         pid = markers.read_pid(run_dir)
+        if pid is None or not self._is_wrapper_of(run, pid):
+            # A wrapper started just before the loop died may not have written its pid yet
+            # (its Python is still starting): found by its command line, it is not lost.
+            pid = find_wrapper(self.paths, run)
         if pid is not None and self._is_wrapper_of(run, pid):
             gpus = parse_visible_devices(_environ_value(pid, "CUDA_VISIBLE_DEVICES") or "")
             return Submitted(str(pid), this_host(), {GPU_FIELD: list(gpus)})
         if marker.present:
             return Submitted(str(pid) if pid else "", this_host(), {GPU_FIELD: []})
         return None
+
+    def never_started(self, run: RunRecord) -> bool:
+        """Whether a claimed attempt never started, as far as this boot of the machine can
+        tell: no pid file (a wrapper writes it before it starts the instruction), no exit
+        marker and no wrapper process of it. Only for a claim taken in this boot (the page
+        cache kept every write): then a loop died between its claims and the start."""
+        run_dir = self.paths.run_dir(run.id)
+        return (
+            markers.read_pid(run_dir) is None
+            and not markers.read_marker(run_dir).present
+            and find_wrapper(self.paths, run) is None
+        )
 
     def describe(self, active: Sequence[RunRecord]) -> dict[str, Any]:
         """The pool for events.log: slots total and free."""
@@ -278,6 +294,15 @@ def wrapper_alive(paths: WildPaths, run: RunRecord, pid: int) -> bool:
     if isinstance(recorded, int) and seen.start_ticks is not None:
         return recorded == seen.start_ticks
     return is_wrapper_of(paths, run, pid)
+
+
+def find_wrapper(paths: WildPaths, run: RunRecord) -> int | None:
+    """The pid of this attempt's wrapper, by the command lines of every process (for a
+    wrapper that has not written its `pid` file yet); None when none runs."""
+    for name in os.listdir("/proc") if os.path.isdir("/proc/self") else ():
+        if name.isdigit() and is_wrapper_of(paths, run, int(name)):
+            return int(name)
+    return None
 
 
 def is_wrapper_of(paths: WildPaths, run: RunRecord, pid: int) -> bool:

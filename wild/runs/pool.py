@@ -14,7 +14,7 @@ a GPU held whole is never offered to a fraction.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -134,7 +134,7 @@ def never_fits(pool: Pool, run: RunRecord) -> str | None:
 
 
 def plan(
-    pool: Pool, queued: Sequence[RunRecord], active: Sequence[RunRecord]
+    pool: Pool, queued: Iterable[RunRecord], active: Sequence[RunRecord]
 ) -> list[tuple[RunRecord, tuple[str, ...]]]:
     """The queued runs to start now, in queue order, with the GPU ids each gets.
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from wild.clock import Clock, SystemClock
 from wild.errors import WildError
@@ -83,7 +83,7 @@ class SlurmBackend:
 
     # ----------------------------------------------------------------- the protocol
 
-    def admit(self, queued: Sequence[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
+    def admit(self, queued: Iterable[RunRecord], active: Sequence[RunRecord]) -> list[RunRecord]:
         """All of them: Slurm keeps the queue, and its limits are the cluster's to enforce."""
         return list(queued)
 
@@ -186,6 +186,20 @@ class SlurmBackend:
         if job is not None:
             return Submitted(job_id=job)
         return Submitted(job_id="") if self._has_marker(run) else None
+
+    def never_started(self, run: RunRecord) -> bool:
+        """Whether a claimed attempt was never submitted: no job id left by `submit`, no job
+        of its name in the queue (pending, running or recently ended), and no pid file or
+        marker from a wrapper of it. False when the queue cannot be read."""
+        rows = self._queue()
+        if isinstance(rows, str) or self._recorded_job(run) is not None:
+            return False
+        run_dir = self.context.paths.run_dir(run.id)
+        return (
+            slurm_jobs.latest_job(rows, self.context.tag, run.id) is None
+            and markers.read_pid(run_dir) is None
+            and not markers.read_marker(run_dir).present
+        )
 
     # ----------------------------------------------------------------- helpers
 

@@ -1,29 +1,37 @@
 """The run supervisor: the thin driver the loop calls to start, watch, stop and rerun runs.
 
 `step()` does one pass: attempts a crashed loop started but never recorded are adopted (or
-marked lost), every active run is polled (one call per backend) and the ended ones get
-their terminal line with exit code, reason and last metrics, then each backend admits
-queued runs into its free slots and they are started. Every scheduling decision is an
-event in events.log. The decisions themselves are wild.runs.decide.
+marked lost, or given back when they surely never started), every active run is polled (one
+call per backend) and the ended ones get their terminal line with exit code, reason and last
+metrics, then each backend admits queued runs into its free slots and they are started: their
+claims made durable together first (a group commit), their `running` lines and events written
+with one append each. Every scheduling decision is an event in events.log. The decisions
+themselves are wild.runs.decide; the open runs are wild.runs.open_runs, kept current so a
+step costs what it starts and ends, not the sweep's size.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from wild.clock import Clock, iso_ms
 from wild.errors import WildError
+from wild.liveness import boot_id
 from wild.metrics.follow import run_summary
 from wild.parsers.metric_summary import json_number
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
 from wild.runs import attempts, decide, markers, retry, signing
 from wild.runs.backend import RunBackend, Submitted
+from wild.runs.open_runs import OpenRuns
 from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
+
+PREPARED_AHEAD = 16  # queued runs whose folders a step that started runs makes ahead
 
 
 @dataclass(frozen=True)
@@ -67,15 +75,36 @@ class RunSupervisor:
         # Queued runs whose claim may already be taken: all of them at the first step (a
         # previous loop may have died mid-start), later only those found claimed by another.
         self._unclaimed_unsure: set[str] | None = None
+        self._open = OpenRuns()
+        self._signed_key: bytes | None = None
+        self._signed_lines: dict[str, tuple[RunRecord, bool]] = {}
 
     @property
     def index(self) -> RunIndex:
-        self.log.refresh()
+        new = self.log.refresh()
+        self._open.follow(self.log.index, new)
         return self.log.index
 
     def busy(self) -> bool:
         """Whether any run is queued or running (the loop then waits for marker events)."""
-        return any(run.status in ("queued", "running") for run in self.index.runs.values())
+        _ = self.index  # brings `_open` up to date
+        return bool(self._open)
+
+    def running_count(self) -> int:
+        _ = self.index
+        return len(self._open.running)
+
+    def open_sweeps(self) -> set[str]:
+        """The sweeps with a run queued or running."""
+        runs = self.index.runs
+        return {sweep for sweep, _program in self._open.programs} | {
+            runs[run_id].sweep for run_id in self._open.running
+        }
+
+    def open_runs(self) -> list[RunRecord]:
+        """The runs queued or running, running ones first, then the queue in its order."""
+        runs = self.index.runs
+        return [runs[run_id] for run_id in [*self._open.running, *self._open.queued_ids()]]
 
     def step(self) -> StepResult:
         problems: list[str] = []
@@ -129,13 +158,22 @@ class RunSupervisor:
         """Queued attempts already claimed: a loop died between starting one and its line."""
         ended: list[RunRecord] = []
         unsure, self._unclaimed_unsure = self._unclaimed_unsure, set()
-        queued = decide.waiting(self.index)
+        runs = self.index.runs
         # After the first step only our own claims exist, each with its line: no scan.
-        for run in queued if unsure is None else [r for r in queued if r.id in unsure]:
+        ids = (
+            self._open.queued_ids() if unsure is None else sorted(unsure & self._open.queued.keys())
+        )
+        for run in [runs[run_id] for run_id in ids]:
             run_dir = self.paths.run_dir(run.id)
             if not attempts.claimed(run_dir, run.attempt):
                 continue
             found = self._find(run, problems)
+            if found is None and self._never_started(run):
+                # Claimed in a group commit, then the loop died before starting it: it
+                # stays queued and starts as any other (its claim is given back).
+                attempts.unclaim(run_dir, run.attempt)
+                self.events.append("run-unclaimed", run=run.id, attempt=run.attempt)
+                continue
             if found is None:
                 lost = decide.lost_before_recorded(run, self._now())
                 self._append(lost)
@@ -161,9 +199,20 @@ class RunSupervisor:
             return Submitted("", None)
         return None
 
+    def _never_started(self, run: RunRecord) -> bool:
+        """Whether the claimed attempt surely never started: claimed in this boot (so no
+        write was lost) and its backend finds no trace of it (`never_started`; a backend
+        without one cannot tell, and the attempt is lost rather than run twice)."""
+        this_boot = boot_id()
+        claimed = attempts.claimed_in_boot(self.paths.run_dir(run.id), run.attempt)
+        if this_boot is None or claimed != this_boot:
+            return False
+        check = getattr(self.backends.get(run.backend), "never_started", None)
+        return bool(check(run)) if callable(check) else False
+
     def _settle(self, problems: list[str]) -> list[RunRecord]:
         ended: list[RunRecord] = []
-        for name, runs in decide.by_backend(decide.active(self.index)).items():
+        for name, runs in decide.by_backend(self._running()).items():
             backend = self.backends.get(name)
             if backend is None:
                 continue  # its backend is not loaded: nothing can be known of it here
@@ -195,67 +244,145 @@ class RunSupervisor:
     def _start(
         self, problems: list[str]
     ) -> tuple[list[RunRecord], list[RunRecord], tuple[RunRecord, ...]]:
+        """Start what the backends admit. The queue is looked at lazily, in order, only as
+        far as a backend takes runs from it (a full pool takes one look), so a step costs
+        what it starts, not the queue's length."""
         started: list[RunRecord] = []
         refused: list[RunRecord] = []
         index = self.index
-        waiting = decide.waiting(index)
-        if not waiting:
+        if not self._open.queued:
             return started, refused, ()
         try:
             key = signing.load_key()
         except (WildError, OSError) as error:
             problems.append(f"queued runs wait: {error}")
             return started, refused, ()
-        gate = decide.admission(waiting, key=key, may_run=self.command_gate())
-        for run in gate.forged:
-            refused.append(self._refuse(run, decide.NOT_QUEUED_BY_WILD, prefix=False))
-        running = decide.by_backend(decide.active(index))
-        for name, queued in decide.by_backend(gate.ready).items():
+        may_run, signed = _once_each(self.command_gate()), self._signed(key)
+        held = self._held(index, may_run, signed)
+        ready: dict[str, bool] = {}  # this step's verdicts: may start now
+
+        def queue_of(name: str) -> Iterator[RunRecord]:
+            """Backend `name`'s queued runs that may start, in order; a line wild did not
+            write is refused as it is met."""
+            for run_id in self._open.queued_ids():
+                run = index.runs[run_id]
+                if run.backend != name:
+                    continue
+                if run_id not in ready:
+                    ready[run_id] = signed(run) and may_run(signing.command_to_approve(run))
+                    if not signed(run):
+                        refused.append(self._refuse(run, decide.NOT_QUEUED_BY_WILD, prefix=False))
+                if ready[run_id]:
+                    yield run
+
+        running = decide.by_backend(self._running())
+        for name, count in list(self._open.backends.items()):
             backend = self.backends.get(name)
             if backend is None:
-                for run in queued:
+                for run in list(queue_of(name)):
                     message = f'no run backend "{name}" is loaded; install or name another'
                     refused.append(self._refuse(run, message))
                 continue
             active = running.get(name, [])
             try:
-                admitted = backend.admit(queued, active)
+                admitted = backend.admit(queue_of(name), active)
             except (WildError, OSError) as error:
                 problems.append(str(error))
                 continue
-            self._log_queue(name, backend, queued, admitted, active)
-            for run in admitted:
-                outcome = self._submit(backend, run)
-                if outcome is not None:
-                    (started if outcome.status == "running" else refused).append(outcome)
-        return started, refused, gate.held
+            self._log_queue(name, backend, count, admitted, active)
+            begun, failed = self._submit_all(backend, self._claim_all(admitted))
+            started += begun
+            refused += failed
+        if started:  # the next runs' folders, made now rather than when a slot frees
+            head = itertools.islice(self._open.queued_ids(), PREPARED_AHEAD)
+            attempts.prepare([self.paths.run_dir(run_id) for run_id in head])
+        return started, refused, held
 
-    def _submit(self, backend: RunBackend, run: RunRecord) -> RunRecord | None:
-        run_dir = self.paths.run_dir(run.id)
-        now = self._now()
-        if not attempts.claim(run_dir, run.attempt, f"{now} {os.getpid()}\n"):
-            if self._unclaimed_unsure is not None:
+    def _running(self) -> list[RunRecord]:
+        runs = self.index.runs
+        return [runs[run_id] for run_id in self._open.running]
+
+    def _held(
+        self, index: RunIndex, may_run: Callable[[str], bool], signed: Callable[[RunRecord], bool]
+    ) -> tuple[RunRecord, ...]:
+        """One queued run wild wrote for each sweep and program the command gate does not
+        let run yet (what the approval alert names), asked once per program."""
+        held = []
+        for (_sweep, command), ids in self._open.programs.items():
+            if may_run(command):
+                continue
+            first = next((index.runs[i] for i in ids if signed(index.runs[i])), None)
+            if first is not None:
+                held.append(first)
+        return tuple(held)
+
+    def _signed(self, key: bytes) -> Callable[[RunRecord], bool]:
+        """`signing.written_by_wild` under `key`, each line checked once: a queued run is
+        looked at by every step until it starts, and an HMAC per run per step made a sweep's
+        steps grow with its size."""
+        if self._signed_key != key:
+            self._signed_key, self._signed_lines = key, {}
+        known = self._signed_lines
+
+        def signed(run: RunRecord) -> bool:
+            seen = known.get(run.id)
+            if seen is None or seen[0] is not run:  # a new line for the run: check it again
+                seen = known[run.id] = (run, signing.written_by_wild(key, run))
+            return seen[1]
+
+        return signed
+
+    def _claim_all(self, admitted: Sequence[RunRecord]) -> list[RunRecord]:
+        """The admitted runs whose claim this loop took, all made durable at once (one group
+        commit per step, wild.runs.attempts.claim_all) before any of them starts."""
+        text = attempts.claim_text(self._now(), os.getpid(), boot_id())
+        claims = [(self.paths.run_dir(run.id), run.attempt, text) for run in admitted]
+        mine = []
+        for run, taken in zip(admitted, attempts.claim_all(claims), strict=True):
+            if taken:
+                mine.append(run)
+            elif self._unclaimed_unsure is not None:
                 self._unclaimed_unsure.add(run.id)  # claimed by someone else: adopt it next
-            return None
-        env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
-        try:
-            submitted = backend.submit(run, env)
-        except (WildError, OSError) as error:
-            return self._refuse(run, str(error))
-        begun = decide.started(run, submitted, self._now())
-        self._append(begun)
-        self.events.append(
-            "run-started",
-            run=run.id,
-            attempt=run.attempt,
-            backend=run.backend,
-            job=submitted.job_id,
-            host=submitted.host,
-            allocation=dict(submitted.fields),
-        )
-        return begun
+        return mine
+
+    def _submit_all(
+        self, backend: RunBackend, claimed: Sequence[RunRecord]
+    ) -> tuple[list[RunRecord], list[RunRecord]]:
+        """Start each claimed run; their `running` lines are appended with one write, and
+        their events with another (a crash before that write leaves claims: adopted)."""
+        begun: list[RunRecord] = []
+        refused: list[RunRecord] = []
+        events: list[tuple[str, dict[str, Any]]] = []
+        for run in claimed:
+            self._signed_lines.pop(run.id, None)  # its queued line is not looked at again
+            run_dir = self.paths.run_dir(run.id)
+            env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
+            try:
+                submitted = backend.submit(run, env)
+            except (WildError, OSError) as error:
+                refused.append(self._refuse(run, str(error)))
+                continue
+            begun.append(decide.started(run, submitted, self._now()))
+            events.append(
+                (
+                    "run-started",
+                    {
+                        "run": run.id,
+                        "attempt": run.attempt,
+                        "backend": run.backend,
+                        "job": submitted.job_id,
+                        "host": submitted.host,
+                        "allocation": dict(submitted.fields),
+                    },
+                )
+            )
+        if begun:
+            append_records(self.log.path, begun)
+            self.events.append_all(events)
+        return begun, refused
 
     def _refuse(self, run: RunRecord, message: str, *, prefix: bool = True) -> RunRecord:
+        self._signed_lines.pop(run.id, None)
         failed = decide.refused(run, message, self._now(), prefix=prefix)
         self._append(failed)
         self.events.append("run-refused", run=run.id, attempt=run.attempt, reason=failed.reason)
@@ -265,12 +392,12 @@ class RunSupervisor:
         self,
         name: str,
         backend: RunBackend,
-        queued: Sequence[RunRecord],
+        queued: int,
         admitted: Sequence[RunRecord],
         active: Sequence[RunRecord],
     ) -> None:
         """A `run-queue` event when something was admitted or the queue changed size."""
-        key = (len(queued), len(admitted))
+        key = (queued, len(admitted))
         if not admitted and key == self._last_queue:
             return
         self._last_queue = key
@@ -279,10 +406,10 @@ class RunSupervisor:
         self.events.append(
             "run-queue",
             backend=name,
-            queued=len(queued),
+            queued=queued,
             running=len(active),
             admitted=[run.id for run in admitted],
-            waiting=len(queued) - len(admitted),
+            waiting=queued - len(admitted),
             pool=pool,
         )
 
@@ -304,3 +431,16 @@ class RunSupervisor:
 
     def _now(self) -> str:
         return iso_ms(self.clock.now())
+
+
+def _once_each(may_run: Callable[[str], bool]) -> Callable[[str], bool]:
+    """The command gate, asked once per distinct command in a step (every run of a sweep asks
+    about the same program)."""
+    answers: dict[str, bool] = {}
+
+    def gate(command: str) -> bool:
+        if command not in answers:
+            answers[command] = may_run(command)
+        return answers[command]
+
+    return gate

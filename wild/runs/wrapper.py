@@ -13,7 +13,9 @@ fsync, rename), a JSON object:
 killed by signal N has `exit_code` 128 + N and `signal` its name, as a shell reports it.
 
 Standard library only and no wild imports: it starts fast and runs on any node that sees
-the run folder (a Slurm batch script calls it too). The wrapper makes itself a child
+the run folder (a Slurm batch script calls it too). Until the instruction has started it
+loads nothing but `os`, `_signal` and `_ctypes` (every import there is time a GPU waits
+between runs); the capped log's modules load after. The wrapper makes itself a child
 subreaper (Linux), so a background process the instruction leaves behind is reparented to
 the wrapper, not to the loop, and is killed with the group when the instruction ends: a run
 is over when its marker exists, and nothing of it keeps a slot busy after that.
@@ -21,73 +23,183 @@ is over when its marker exists, and nothing of it keeps a slot busy after that.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import ctypes
-import datetime
-import importlib.util
-import json
+# Only what a bare `python -I -S` has loaded already, plus `os`, `_signal` and `_ctypes`, until
+# the instruction has started: every import here delays it (issue 23 item 7: the accelerator
+# waits while the wrapper starts). argparse, ctypes, subprocess, json, datetime, socket and the
+# `signal` module (its enums) cost 1-12 ms each; what the wrapper needs of them is below, in
+# a few lines each, and tests/runs/test_wrapper_copies.py checks each copy against the module.
 import os
-import signal
-import socket
-import subprocess
 import sys
 import time
-import types
-from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` costs ~10 ms to import (re with it); mypy reads this name
+if TYPE_CHECKING:
+    import signal as _signal  # the same functions; `_signal` has no type stubs
+else:
+    import _signal
+if TYPE_CHECKING:
+    import types
+    from collections.abc import Sequence
+    from typing import Any
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
 KILLED_WAIT_S = 30.0  # how long SIGKILLed members may take to disappear
 START_FAILED_EXIT = 127  # as a shell reports a command it could not run
+USAGE_EXIT = 2  # as argparse exits on a bad command line
 _PR_SET_CHILD_SUBREAPER = 36
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
-_WAIT_SIGNALS = {signal.SIGCHLD, *_STOP_SIGNALS}
+_STOP_SIGNALS = {_signal.SIGTERM, _signal.SIGINT}
+_WAIT_SIGNALS = {_signal.SIGCHLD, *_STOP_SIGNALS}
+_USAGE = (
+    "usage: wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W "
+    "[--time-limit S] [--grace S] -- INSTRUCTION"
+)
+# Aliases `signal.Signals` does not name a number by (it says SIGABRT, SIGCHLD, SIGIO).
+_SIGNAL_ALIASES = frozenset({"SIGIOT", "SIGCLD", "SIGPOLL"})
 
 
-def _arguments(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="wrapper.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--run-dir", required=True)
-    parser.add_argument("--run-id", required=True)
-    parser.add_argument("--attempt", type=int, required=True)
-    parser.add_argument("--workdir", required=True)
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds")
-    parser.add_argument("--grace", type=float, default=GRACE_S, help="SIGTERM → SIGKILL, s")
-    parser.add_argument("instruction", nargs=1, help="one shell command, after --")
-    return parser.parse_args(argv)
+class Arguments:
+    """The wrapper's command line (see the module's docstring)."""
+
+    def __init__(self, values: dict[str, str], instruction: str) -> None:
+        self.run_dir = values["--run-dir"]
+        self.run_id = values["--run-id"]
+        self.attempt = int(values["--attempt"])
+        self.workdir = values["--workdir"]
+        limit = values.get("--time-limit")
+        self.time_limit = None if limit is None else float(limit)
+        self.grace = float(values.get("--grace", GRACE_S))
+        self.instruction = instruction
 
 
-def _now() -> str:
-    now = datetime.datetime.now(datetime.UTC)  # as wild writes times: 2026-02-08T10:45:23.120Z
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+class UsageError(Exception):
+    """A command line the wrapper cannot run."""
+
+
+def parse_arguments(argv: Sequence[str]) -> Arguments:
+    """`--name value` pairs (or `--name=value`), then `--` and the one instruction."""
+    names = {"--run-dir", "--run-id", "--attempt", "--workdir", "--time-limit", "--grace"}
+    values: dict[str, str] = {}
+    rest = list(argv)
+    while rest and rest[0] != "--":
+        word = rest.pop(0)
+        name, equals, value = word.partition("=")
+        if name not in names:
+            raise UsageError(f"unknown argument {word!r}")
+        if not equals:
+            if not rest:
+                raise UsageError(f"{name} needs a value")
+            value = rest.pop(0)
+        values[name] = value
+    if len(rest) != 2:
+        raise UsageError("give exactly one instruction after --")
+    missing = sorted({"--run-dir", "--run-id", "--attempt", "--workdir"} - values.keys())
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}")
+    try:
+        return Arguments(values, rest[1])
+    except ValueError as error:
+        raise UsageError(f"not a number: {error}") from None
+
+
+def now_text(seconds: float | None = None) -> str:
+    """The time as wild writes times (wild.clock.iso_ms): 2026-02-08T10:45:23.120Z."""
+    now = time.time() if seconds is None else seconds
+    whole = int(now // 1)
+    micros = round((now - whole) * 1_000_000)  # as datetime rounds a timestamp
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{micros // 1000:03d}Z"
+
+
+def json_text(value: str) -> str:
+    """`value` as a JSON string (what json.dumps writes for the ASCII ones; other text is
+    kept as UTF-8, which every JSON reader takes)."""
+    out = ['"']
+    for char in value:
+        if char in {'"', "\\"}:
+            out.append("\\" + char)
+        elif char < " " or char == "\x7f" or 0xD800 <= ord(char) <= 0xDFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def json_object(fields: dict[str, object]) -> str:
+    """A flat object of text, whole numbers and nulls on one line (the marker's shape)."""
+    parts = []
+    for key, value in fields.items():
+        if value is None:
+            text = "null"
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int):
+            text = str(value)
+        else:
+            text = json_text(str(value))
+        parts.append(f"{json_text(key)}: {text}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def signal_name(signum: int) -> str:
+    """The name a shell and `signal.Signals` give a signal: SIGKILL; "signal N" if none."""
+    for name in sorted(dir(_signal)):
+        if (
+            name.startswith("SIG")
+            and not name.startswith("SIG_")
+            and name not in _SIGNAL_ALIASES
+            and getattr(_signal, name) == signum
+        ):
+            return name
+    return f"signal {signum}"
 
 
 def write_atomically(path: str, text: str) -> None:
     """`path` holds `text` whole or keeps its old content: temp file, fsync, rename, dir fsync."""
+    write_whole(path, text, durable=True)
+
+
+def write_whole(path: str, text: str, *, durable: bool) -> None:
+    """`path` holds `text` whole or keeps its old content (temp file, rename); `durable`: on
+    the disk too (the temp file and the folder fsynced), so a machine crash keeps it."""
     temp = f"{path}.tmp.{os.getpid()}"
     try:
         # O_EXCL | O_NOFOLLOW: never through a link planted at the temp name (as `_open_log`).
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with open(os.open(temp, flags, 0o644), "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
+        fd = os.open(temp, flags, 0o644)
+        try:
+            data = text.encode()
+            while data:
+                data = data[os.write(fd, data) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(temp)
-        raise
-    with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced
-        folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
         try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+            os.remove(temp)
+        except OSError:
+            pass
+        raise
+    if durable:
+        try:  # not every filesystem lets a directory be fsynced
+            folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        except OSError:
+            pass
 
 
 def _load_by_path(*parts: str) -> types.ModuleType:
     """A standard-library-only module of wild, loaded by its path under `wild/`: this script
-    runs with `-I -S` and imports nothing of wild by name."""
+    runs with `-I -S` and imports nothing of wild by name. Called only once the instruction
+    runs (importlib.util and what these modules import cost milliseconds)."""
+    import importlib.util
+
     wild_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.path.join(wild_dir, *parts)
     spec = importlib.util.spec_from_file_location("wild_" + parts[-1].removesuffix(".py"), path)
@@ -98,13 +210,21 @@ def _load_by_path(*parts: str) -> types.ModuleType:
     return module
 
 
+_loaded: dict[str, types.ModuleType] = {}
+
+
 def _capped_log() -> types.ModuleType:
     """`wild/store/capped_log.py`, the one capped head-and-tail writer."""
-    return _load_by_path("store", "capped_log.py")
+    if "capped_log" not in _loaded:
+        _loaded["capped_log"] = _load_by_path("store", "capped_log.py")
+    return _loaded["capped_log"]
 
 
-# `wild/procfs.py`: /proc's stat fields and the one liveness rule (a zombie has exited).
-_procfs = _load_by_path("procfs.py")
+def _procfs() -> types.ModuleType:
+    """`wild/procfs.py`: /proc's stat fields and the one liveness rule (a zombie has exited)."""
+    if "procfs" not in _loaded:
+        _loaded["procfs"] = _load_by_path("procfs.py")
+    return _loaded["procfs"]
 
 
 def _open_log(run_dir: str) -> int:
@@ -121,27 +241,48 @@ def _open_log(run_dir: str) -> int:
         os.close(folder)
 
 
-def _become_subreaper() -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+def become_subreaper() -> bool:
+    """prctl(PR_SET_CHILD_SUBREAPER) through `_ctypes` (the `ctypes` package costs ~10 ms
+    to import and load libc by): orphans of the run come to the wrapper, not to init.
+    Whether it took."""
+    try:
+        import _ctypes
+
+        class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # what ctypes.c_int is
+            _type_ = "i"
+
+        class _Function(_ctypes.CFuncPtr):  # what ctypes.CDLL's functions are
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = _Int
+
+        class _Libc:  # what ctypes.CDLL(None) is, to CFuncPtr
+            _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]
+
+        prctl = _Function(("prctl", _Libc))  # type: ignore[arg-type]
+        return bool(prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (ImportError, OSError, AttributeError, TypeError):
+        return False  # not Linux, or no prctl: orphans go to init, as without a wrapper
 
 
 def _note(log: Any, text: str) -> None:
     """A line of the wrapper's own in the run's log (a `CappedLog`), so its tail says why the
     run ended."""
-    with contextlib.suppress(OSError):
-        log.write(f"[wild wrapper {_now()}] {text}\n".encode(), own=True)
+    try:
+        log.write(f"[wild wrapper {now_text()}] {text}\n".encode(), own=True)
+    except OSError:
+        pass
 
 
 def _group_alive(pgid: int) -> bool:
-    alive: bool = _procfs.group_alive(pgid)
+    alive: bool = _procfs().group_alive(pgid)
     return alive
 
 
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
         os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 class _Child:
@@ -163,15 +304,16 @@ class _Child:
             if pid == self.pid:
                 self.status = status
 
-    def wait(self, timeout: float | None) -> signal.Signals | None:
+    def wait(self, timeout: float | None) -> int | None:
         """Until a signal arrives (SIGCHLD: reaped) or `timeout`; the stop signal if one came."""
+        got: _signal.struct_siginfo | None
         if timeout is None:
-            got: signal.struct_siginfo | None = signal.sigwaitinfo(_WAIT_SIGNALS)
+            got = _signal.sigwaitinfo(_WAIT_SIGNALS)
         else:
-            got = signal.sigtimedwait(_WAIT_SIGNALS, max(timeout, 0.0))
+            got = _signal.sigtimedwait(_WAIT_SIGNALS, max(timeout, 0.0))
         self.reap()
         if got is not None and got.si_signo in _STOP_SIGNALS:
-            return signal.Signals(got.si_signo)
+            return int(got.si_signo)
         return None
 
     def done(self) -> bool:
@@ -183,7 +325,7 @@ def _kill_group(child: _Child, grace_s: float) -> None:
     child.reap()
     if child.done():
         return  # nothing left: its pgid may not be signalled any more, it could be reused
-    _signal_group(child.pid, signal.SIGTERM)
+    _signal_group(child.pid, _signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     child.reap()
     while not child.done():
@@ -192,7 +334,7 @@ def _kill_group(child: _Child, grace_s: float) -> None:
             break
         child.wait(min(left, 0.05))  # members not ours to reap: look again shortly
     if not child.done():
-        _signal_group(child.pid, signal.SIGKILL)
+        _signal_group(child.pid, _signal.SIGKILL)
         # SIGKILL cannot be refused, but a process stuck in the kernel (a dead NFS mount)
         # dies only later: the marker is written after a bound rather than never.
         deadline = time.monotonic() + KILLED_WAIT_S
@@ -216,22 +358,21 @@ def _children() -> list[int]:
 
 def children_by_scan(parent: int) -> list[int]:
     """The processes whose parent is `parent`, from every /proc/<pid>/stat (field 4)."""
+    procfs = _procfs()
     found = []
     for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        fields = _procfs.stat_fields(int(name)) if name.isdigit() else None
-        if (
-            fields is not None
-            and len(fields) > _procfs.PPID
-            and fields[_procfs.PPID] == str(parent)
-        ):
+        fields = procfs.stat_fields(int(name)) if name.isdigit() else None
+        if fields is not None and len(fields) > procfs.PPID and fields[procfs.PPID] == str(parent):
             found.append(int(name))
     return sorted(found)
 
 
-def _signal_all(pids: Sequence[int], signum: signal.Signals) -> None:
+def _signal_all(pids: Sequence[int], signum: int) -> None:
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:
             os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _kill_strays(child: _Child, grace_s: float, log: Any) -> None:
@@ -242,17 +383,17 @@ def _kill_strays(child: _Child, grace_s: float, log: Any) -> None:
     if not strays:
         return
     _note(log, f"{len(strays)} process(es) left the run's process group: stopping them too")
-    _signal_all(strays, signal.SIGTERM)
+    _signal_all(strays, _signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while _children() and time.monotonic() < deadline:
         child.wait(0.05)
     deadline = time.monotonic() + KILLED_WAIT_S
     while (strays := _children()) and time.monotonic() < deadline:
-        _signal_all(strays, signal.SIGKILL)
+        _signal_all(strays, _signal.SIGKILL)
         child.wait(0.05)
 
 
-def _supervise(child: _Child, args: argparse.Namespace, log: Any) -> str | None:
+def _supervise(child: _Child, args: Arguments, log: Any) -> str | None:
     """Wait for the instruction's end, its time limit or a stop; the marker's reason."""
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     reason: str | None = None
@@ -266,7 +407,7 @@ def _supervise(child: _Child, args: argparse.Namespace, log: Any) -> str | None:
         stop = child.wait(left)
         if stop is not None:
             reason = "stopped"
-            _note(log, f"{stop.name} received: stopping the run")
+            _note(log, f"{signal_name(stop)} received: stopping the run")
             break
     _kill_group(child, args.grace)  # also what the instruction left in the background
     _kill_strays(child, args.grace, log)
@@ -278,71 +419,117 @@ def _exit_fields(status: int | None) -> tuple[int, str | None]:
         return -1, None
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
-        try:
-            name: str | None = signal.Signals(signum).name
-        except ValueError:
-            name = f"signal {signum}"
-        return 128 + signum, name
+        return 128 + signum, signal_name(signum)
     return os.waitstatus_to_exitcode(status), None
 
 
-def _marker(args: argparse.Namespace, exit_code: int, sig: str | None, reason: str | None) -> str:
+def marker_text(
+    args: Arguments,
+    exit_code: int,
+    sig: str | None,
+    reason: str | None,
+    detail: str | None = None,
+) -> str:
+    """The exit marker's line (format: wild.runs.markers)."""
     fields: dict[str, object] = {
         "run": args.run_id,
         "attempt": args.attempt,
         "exit_code": exit_code,
         "signal": sig,
-        "ended_at": _now(),
-        "host": socket.gethostname(),
+        "ended_at": now_text(),
+        "host": os.uname().nodename,  # what socket.gethostname() says, without its import
         "reason": reason,
     }
-    return json.dumps(fields) + "\n"
+    if detail is not None:
+        fields["detail"] = detail
+    return json_object(fields) + "\n"
+
+
+def _start(args: Arguments, write_fd: int) -> int:
+    """Fork and exec `/bin/sh -c INSTRUCTION` in the workdir, leader of a process group of its
+    own, stdin /dev/null, stdout and stderr to `write_fd`; its pid. An OSError (with the
+    child's errno) when the workdir or the shell cannot be reached: the child reports it on a
+    close-on-exec pipe, which the exec closes empty."""
+    report_read, report_write = os.pipe()  # both close-on-exec
+    pid = os.fork()
+    if pid == 0:  # the child: only system calls until exec, then the shell
+        try:
+            os.setpgid(0, 0)
+            os.chdir(args.workdir)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(write_fd, 1)
+            os.dup2(write_fd, 2)
+            os.execv("/bin/sh", ["/bin/sh", "-c", args.instruction])
+        except OSError as error:
+            where = f": {error.filename!r}" if error.filename is not None else ""
+            text = f"{error.errno or 0}:{error.strerror}{where}"
+            os.write(report_write, text.encode(errors="replace"))
+        finally:
+            os._exit(START_FAILED_EXIT)
+    os.close(report_write)
+    report = b""
+    while chunk := os.read(report_read, 4096):
+        report += chunk
+    os.close(report_read)
+    if report:
+        os.waitpid(pid, 0)
+        number, _colon, message = report.decode(errors="replace").partition(":")
+        raise OSError(int(number) if number.isdigit() else 0, message)
+    return pid
+
+
+def _start_failed(args: Arguments, exit_path: str, detail: str) -> int:
+    text = marker_text(args, START_FAILED_EXIT, None, "start_failed", detail)
+    write_atomically(exit_path, text)
+    return START_FAILED_EXIT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    except UsageError as error:
+        print(f"{_USAGE}\nwrapper.py: error: {error}", file=sys.stderr)
+        return USAGE_EXIT
     run_dir = args.run_dir
     stops: list[int] = []
     # Until the signals are blocked below, a stop is remembered by a handler, never lost.
     for signum in _STOP_SIGNALS:
-        signal.signal(signum, lambda received, _frame: stops.append(received))
+        _signal.signal(signum, lambda received, _frame: stops.append(received))
     os.makedirs(run_dir, exist_ok=True)
-    write_atomically(os.path.join(run_dir, "pid"), f"{os.getpid()}\n")
-    _become_subreaper()
+    # Not fsynced: the pid only finds a live wrapper (a crashed loop's adoption); after a
+    # machine crash there is none to find, and whether the run ended is the marker's to say.
+    write_whole(os.path.join(run_dir, "pid"), f"{os.getpid()}\n", durable=False)
+    become_subreaper()
     exit_path = os.path.join(run_dir, "exit")
     try:
-        capped_log = _capped_log()
-        log = capped_log.CappedLog(_open_log(run_dir), capped_log.max_bytes(), users=2)
+        log_fd = _open_log(run_dir)
     except OSError as error:
         detail = f"{run_dir}/log: {error.strerror}; a symbolic link there is never written through"
-        fields = json.loads(_marker(args, START_FAILED_EXIT, None, "start_failed"))
-        write_atomically(exit_path, json.dumps({**fields, "detail": detail}) + "\n")
-        return START_FAILED_EXIT
+        return _start_failed(args, exit_path, detail)
     read_fd, write_fd = os.pipe()
     try:
-        proc = subprocess.Popen(
-            ["/bin/sh", "-c", args.instruction[0]],
-            cwd=args.workdir,
-            stdin=subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=subprocess.STDOUT,
-            process_group=0,
-        )
+        pid = _start(args, write_fd)
     except OSError as error:
         detail = f"cannot start the instruction in {args.workdir}: {error}"
+        os.close(read_fd)
+        capped_log = _capped_log()
+        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=1)
         _note(log, detail)
-        fields = json.loads(_marker(args, START_FAILED_EXIT, None, "start_failed"))
-        write_atomically(exit_path, json.dumps({**fields, "detail": detail}) + "\n")
-        return START_FAILED_EXIT
+        log.release()
+        return _start_failed(args, exit_path, detail)
     finally:
         os.close(write_fd)
     # The shell started with default dispositions; from here signals are waited for (by
-    # this thread only: the pump, started after, inherits the blocked signals).
-    signal.pthread_sigmask(signal.SIG_BLOCK, _WAIT_SIGNALS)
+    # this thread only: the pump, started after, inherits the blocked signals). What the
+    # run writes meanwhile waits in the pipe.
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, _WAIT_SIGNALS)
+    capped_log = _capped_log()
+    log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=2)
     pump = capped_log.Pump(read_fd, log)
-    child = _Child(proc.pid)  # reaped by `_Child`, not by Popen
+    child = _Child(pid)
     if stops:
-        _note(log, f"{signal.Signals(stops[0]).name} received: stopping the run")
+        _note(log, f"{signal_name(stops[0])} received: stopping the run")
         _kill_group(child, args.grace)
         reason: str | None = "stopped"
     else:
@@ -350,7 +537,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     exit_code, sig = _exit_fields(child.status)
     pump.drain()  # the run's last output before the wrapper's own last line
     _note(log, f"ended: exit code {exit_code}" + (f" ({sig})" if sig else ""))
-    write_atomically(exit_path, _marker(args, exit_code, sig, reason))
+    write_atomically(exit_path, marker_text(args, exit_code, sig, reason))
     log.release()
     return exit_code if 0 <= exit_code <= 255 else 1  # what a batch system's accounting shows
 

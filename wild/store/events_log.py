@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from wild.clock import Clock, iso_ms
 from wild.parsers.events_log import check_event_data, encode_event, parse_events
 from wild.parsers.lines import Problem
-from wild.store.jsonl import append_line
+from wild.store.jsonl import append_line, append_lines
 
 
 class EventLog:
@@ -45,6 +46,19 @@ class EventLog:
             # Written under the lock so that, within one process, file order is id order.
             append_line(self.path, line)
         return event_id
+
+    def append_all(self, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Write several events (kind, data) with one append: a step that starts many runs
+        pays for one write, not one each."""
+        for _kind, data in events:
+            check_event_data(data)
+        with self._lock:
+            lines = []
+            for kind, data in events:
+                event_id, ts = self._next_id()
+                lines.append(encode_event(event_id, ts, kind, None, data))
+            if lines:
+                append_lines(self.path, lines)
 
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:

@@ -7,6 +7,7 @@ import contextlib
 import errno
 import fcntl
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from wild.errors import WildError, with_filename
@@ -119,8 +120,16 @@ def append_line(path: Path, line: bytes) -> None:
     A missing final newline is added; an embedded one is refused because it would split one
     record into two lines that no reader could re-join.
     """
-    if not line.endswith(NEWLINE):
-        line += NEWLINE
-    if NEWLINE in line[:-1]:
-        raise ValueError(f"{path}: a JSON line must not contain a newline before its end")
-    append_bytes(path, line)
+    append_lines(path, [line])
+
+
+def append_lines(path: Path, lines: Sequence[bytes]) -> None:
+    """Append whole lines with one `append_bytes` (each as `append_line` takes it)."""
+    whole = []
+    for given in lines:
+        line = given if given.endswith(NEWLINE) else given + NEWLINE
+        if NEWLINE in line[:-1]:
+            raise ValueError(f"{path}: a JSON line must not contain a newline before its end")
+        whole.append(line)
+    if whole:
+        append_bytes(path, b"".join(whole))

@@ -1,0 +1,54 @@
+"""A run supervisor that dies by SIGKILL inside a step's group commit, for
+tests/runs/test_group_commit.py: `python group_commit_child.py WILD_DIR SLOTS WHERE`, WHERE
+"after-claims" (the step's claims are durable, no run started yet) or "after-starts" (every
+run of the step started, their `running` lines not yet written)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.runs.helpers import local, supervisor
+from wild.paths import WildPaths
+from wild.runs import attempts
+from wild.runs import supervisor as supervisor_module
+from wild.store.runs_log import append_records
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main() -> None:
+    paths = WildPaths(Path(sys.argv[1]))
+    where = sys.argv[3]
+    if where == "after-claims":
+        claim_all = attempts.claim_all
+
+        def claim_then_die(claims: Any) -> list[bool]:
+            taken = claim_all(claims)
+            if claims:
+                _die()
+            return taken
+
+        attempts.claim_all = claim_then_die
+    else:
+
+        def die_before_running_lines(path: Path, records: Any) -> None:
+            records = list(records)
+            if any(record.status == "running" for record in records):
+                _die()
+            append_records(path, records)
+
+        # The supervisor's own name for the appender (imported from wild.store.runs_log).
+        setattr(supervisor_module, "append_records", die_before_running_lines)  # noqa: B010
+    sup = supervisor(paths, local(paths, slots=int(sys.argv[2])))
+    sup.step()
+    raise SystemExit("the step should have died in its group commit")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""The run wrapper keeps small standard-library copies of what wild and the standard library
+own (it imports neither: each import delays the run's start). Each copy agrees with the
+module it stands for, and the wrapper loads none of those modules before the run starts."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wild.clock import iso_ms
+from wild.liveness import this_host
+from wild.parsers.runs import Resources, RunRecord
+from wild.runs import markers, wrapper
+from wild.runs.wrapper_command import wrapper_argv
+
+# Modules a run's start must not wait for (each costs milliseconds to import).
+SLOW_IMPORTS = {
+    "argparse", "ctypes", "subprocess", "json", "typing", "re", "signal", "socket",
+    "datetime", "threading", "contextlib", "importlib.util", "enum",
+}  # fmt: skip
+
+
+@given(st.text())
+def test_json_text_is_the_json_string_of_any_text(text: str) -> None:
+    assert json.loads(wrapper.json_text(text)) == text
+
+
+@given(
+    st.dictionaries(
+        st.text(), st.one_of(st.none(), st.integers(), st.text(), st.booleans()), max_size=6
+    )
+)
+def test_json_object_reads_back_as_json_dumps_writes_it(fields: dict[str, object]) -> None:
+    assert json.loads(wrapper.json_object(fields)) == json.loads(json.dumps(fields))
+
+
+def test_signal_names_are_the_ones_the_signal_module_gives() -> None:
+    for number in range(1, 70):
+        try:
+            expected = signal.Signals(number).name
+        except ValueError:
+            expected = f"signal {number}"
+        assert wrapper.signal_name(number) == expected
+
+
+@given(st.floats(min_value=0, max_value=4_000_000_000, allow_nan=False))
+def test_times_are_written_as_wild_writes_them(seconds: float) -> None:
+    moment = datetime.fromtimestamp(seconds, UTC)
+    assert wrapper.now_text(seconds) == iso_ms(moment)
+
+
+def test_the_marker_is_the_one_wild_reads(tmp_path: Path) -> None:
+    words = ["--run-dir", str(tmp_path), "--run-id", "s1-007", "--attempt", "3"]
+    args = wrapper.parse_arguments([*words, "--workdir", "/", "--", "true"])
+    text = wrapper.marker_text(args, 137, "SIGKILL", "stopped", 'a "detail"\n\\ é')
+    read = markers.parse_marker(text.encode(), "exit")
+    assert read.marker == markers.ExitMarker(
+        run="s1-007",
+        attempt=3,
+        exit_code=137,
+        signal="SIGKILL",
+        ended_at=read.marker.ended_at if read.marker else None,
+        host=this_host(),
+        reason="stopped",
+        detail='a "detail"\n\\ é',
+    )
+    assert this_host() == socket.gethostname()
+    assert text.endswith("}\n") and text.count("\n") == 1
+
+
+def test_the_command_line_wild_writes_is_the_one_the_wrapper_reads() -> None:
+    run = RunRecord(
+        id="s1-001",
+        sweep="s1",
+        params={"lr": 0.1},
+        status="queued",
+        attempt=2,
+        resources=Resources(time_s=90.5),
+        resolved_instruction="python train.py --lr=0.1 -- 'x y'",
+    )
+    argv = wrapper_argv(run, python="python", run_dir="/r/s1-001", workdir="/w")
+    args = wrapper.parse_arguments(argv[4:])  # after `python -I -S wrapper.py`
+    assert (args.run_dir, args.run_id, args.attempt, args.workdir) == (
+        "/r/s1-001",
+        "s1-001",
+        2,
+        "/w",
+    )
+    assert args.time_limit == 90.5 and args.grace == wrapper.GRACE_S
+    assert args.instruction == run.resolved_instruction
+
+
+def test_a_bad_command_line_is_refused_with_the_usage(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", wrapper.__file__, "--run-dir", str(tmp_path), "--", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == wrapper.USAGE_EXIT
+    assert "usage: wrapper.py" in done.stderr and "--attempt" in done.stderr
+
+
+def test_the_wrapper_becomes_the_subreaper_of_the_run() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    check = (
+        "import ctypes, sys; sys.path.insert(0, sys.argv[1]); import wrapper\n"
+        "assert wrapper.become_subreaper()\n"
+        "flag = ctypes.c_int(); libc = ctypes.CDLL(None)\n"
+        "libc.prctl(37, ctypes.byref(flag), 0, 0, 0); print(flag.value)\n"
+    )
+    assert libc is not None  # prctl exists here, so the copy must take
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", check, str(Path(wrapper.__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    assert done.stdout.strip() == "1"
+
+
+def test_nothing_slow_is_imported_before_the_run_starts(tmp_path: Path) -> None:
+    """The modules loaded when the wrapper forks the instruction's shell: none of wild's by
+    name and none of the slow ones."""
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import wrapper\n"
+        "start = wrapper._start\n"
+        "def seen(args, fd):\n"
+        "    print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+        "    return start(args, fd)\n"
+        "wrapper._start = seen\n"
+        "sys.exit(wrapper.main(sys.argv[2:]))\n"
+    )
+    argv = [sys.executable, "-I", "-S", "-c", probe, str(Path(wrapper.__file__).parent)]
+    argv += ["--run-dir", str(tmp_path / "r"), "--run-id", "r", "--attempt", "1"]
+    argv += ["--workdir", str(tmp_path), "--", "true"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=30)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stderr.split())
+    assert "os" in loaded and "_signal" in loaded  # the probe saw the wrapper's modules
+    assert not loaded & SLOW_IMPORTS
+    assert not [name for name in loaded if name.startswith("wild")]
+    assert markers.read_marker(tmp_path / "r").marker is not None
