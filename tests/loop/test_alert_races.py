@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from tests.loop.harness import T0, TestClock, new_project
+from tests.loop import harness
+from tests.loop.harness import T0, new_project
 from wild.loop import Loop, LoopOptions
 from wild.loop.model import AppendAlert, Ask
 from wild.parsers import human as human_md
@@ -39,7 +40,9 @@ def _loop_that_read_a_pending_alert(tmp_path: Path) -> Loop:
     )
     append_alert(sim.paths.alerts, record)
     loop = Loop(
-        sim.paths, LoopOptions(goal="g", agent="custom", agent_cmd="true"), clock=TestClock()
+        sim.paths,
+        LoopOptions(goal="g", agent="custom", agent_cmd="true"),
+        clock=harness.TestClock(),
     )
     loop.files.alert_log.refresh()  # the loop's read, on which it decides to escalate
     return loop
