@@ -277,8 +277,14 @@ def test_the_story_runs_from_run_sh_with_no_torch_in_wild() -> None:
         "import sys, wild_stories.agent, wild_stories.dit_training, wild_stories.run; "
         "print('torch' in sys.modules, 'sklearn' in sys.modules)"
     )
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES)}  # the story kit, as run.sh finds it
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
     )
     assert done.stdout == "False False\n"
 
