@@ -27,6 +27,7 @@ from wild.parsers.tasks import (
     reparse,
     set_status,
 )
+from wild.parsers.tasks.grammar import VALUE
 from wild.parsers.tasks.records import new_task
 from wild.store.files import read_text, update_text
 
@@ -815,3 +816,13 @@ def test_the_parsers_fast_task_builder_makes_the_record_task_makes() -> None:
     ]
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.status = "todo"  # type: ignore[misc]
+
+
+@given(st.text(alphabet=" ,\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\u200bab-1é", max_size=24))
+def test_relation_ids_are_split_as_the_value_pattern_reads_them(values: str) -> None:
+    """The parser splits a relation's ids with str methods (fast); `VALUE` states the rule."""
+    doc = parse(f"- [ ] task-001: Train\n  - dependsOn: {values}\n  - blockedBy:{values}\n")
+    assert not doc.problems
+    (task,) = doc.tasks
+    assert task.depends_on == tuple(VALUE.findall(values))
+    assert task.blocked_by == tuple(VALUE.findall(values))
