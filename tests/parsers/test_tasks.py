@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from wild.parsers.tasks import (
     reparse,
     set_status,
 )
+from wild.parsers.tasks.grammar import VALUE
+from wild.parsers.tasks.records import new_task
 from wild.store.files import read_text, update_text
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -779,3 +782,47 @@ def test_prose_with_a_spaced_colon_is_still_a_task() -> None:
     doc = parse("- [ ] Refactor : the reader\n")
     assert [t.text for t in doc.tasks] == ["Refactor : the reader"]
     assert doc.problems == ()
+
+
+def test_the_parsers_fast_task_builder_makes_the_record_task_makes() -> None:
+    """`new_task` sets slots directly (a frozen dataclass's __init__ was a third of a parse):
+    every field of Task and Span must be set, in order, to what `Task(...)` would hold."""
+    subtask = Subtask("Load checkpoint files", "complete", 4)
+    made = new_task(
+        "task-003", "Analyze", 1, "in-progress", ("task-002",), ("b-1",), (subtask,), 2, 5, "true"
+    )
+    expected = Task(
+        "task-003",
+        "Analyze",
+        1,
+        "in-progress",
+        ("task-002",),
+        ("b-1",),
+        (subtask,),
+        Span(2, 5),
+        "true",
+    )
+    assert made == expected
+    assert type(made) is Task and type(made.span) is Span
+    assert hash(made) == hash(expected)
+    names = [field.name for field in dataclasses.fields(Task)]
+    span_at = names.index("span")
+    # A field added to Task (or Span) needs its argument in new_task, in the same place.
+    assert list(inspect.signature(new_task).parameters) == [
+        "task_id",
+        *names[1:span_at],
+        *(field.name for field in dataclasses.fields(Span)),
+        *names[span_at + 1 :],
+    ]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.status = "todo"  # type: ignore[misc]
+
+
+@given(st.text(alphabet=" ,\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\u200bab-1é", max_size=24))
+def test_relation_ids_are_split_as_the_value_pattern_reads_them(values: str) -> None:
+    """The parser splits a relation's ids with str methods (fast); `VALUE` states the rule."""
+    doc = parse(f"- [ ] task-001: Train\n  - dependsOn: {values}\n  - blockedBy:{values}\n")
+    assert not doc.problems
+    (task,) = doc.tasks
+    assert task.depends_on == tuple(VALUE.findall(values))
+    assert task.blocked_by == tuple(VALUE.findall(values))

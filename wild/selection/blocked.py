@@ -6,27 +6,36 @@ from collections.abc import Mapping
 
 from wild.parsers.barriers import Barrier
 from wild.parsers.tasks import Task
-from wild.selection.items import WorkItem, task_key
 
 
 def blocked_reason(
     task: Task,
+    key: str,
     by_id: Mapping[str, Task],
     barriers: Mapping[str, Barrier],
     cycles: Mapping[str, tuple[str, ...]],
-) -> tuple[str | None, tuple[str, ...]]:
-    """Why `task` cannot start now (None when it can), and the barriers it waits on."""
+) -> tuple[str | None, tuple[str, ...], bool]:
+    """Why `task` (whose `task_key` is `key`) cannot start now (None when it can), the
+    barriers it waits on, and whether it depends on a task that does not exist (a typo).
+
+    Called for every task with dependencies or barriers on every selection: one pass, and
+    the common case (one unfinished dependency) builds one string.
+    """
     reasons: list[str] = []
-    key = task_key(task)
-    if key in cycles:
-        reasons.append("dependency cycle: " + " → ".join(cycles[key]))
+    unknown = False
+    cycle = cycles.get(key)
+    if cycle is not None:
+        reasons.append("dependency cycle: " + " → ".join(cycle))
     for dep in task.depends_on:
         other = by_id.get(dep)
         if other is None:
+            unknown = True
             reasons.append(f"depends on unknown task {dep}")
+        elif other.status == "complete":
+            continue
         elif other.status == "cancelled":
             reasons.append(f"depends on {dep}, which was cancelled")
-        elif other.status != "complete" and key not in cycles:
+        elif cycle is None:
             reasons.append(f"waiting for task {dep}")
     waiting_on: list[str] = []
     for barrier_id in task.blocked_by:
@@ -40,14 +49,6 @@ def blocked_reason(
             result = f": {barrier.result}" if barrier.result else ""
             reasons.append(f"waiting for barrier {barrier_id}{result}")
             waiting_on.append(barrier_id)
-    return ("; ".join(reasons) if reasons else None), tuple(waiting_on)
-
-
-def blocked_item(
-    tasks: tuple[Task, ...], at: int, key: str, reason: str, waiting_on: tuple[str, ...]
-) -> WorkItem:
-    """The queue item of the task at `at` in `tasks`, which waits for `reason`."""
-    task = tasks[at]
-    return WorkItem(
-        "blocked", key, task.text, reason, waiting_on, priority=task.priority, status=task.status
-    )
+    if not reasons:
+        return None, (), unknown
+    return "; ".join(reasons), tuple(waiting_on), unknown

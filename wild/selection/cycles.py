@@ -23,14 +23,16 @@ def cycle_members(
     waits: dict[str, list[str]] = {}
     peeled: set[str] = set()
     for key, task in linked:
-        targets = [
-            d for d in task.depends_on if (t := tasks.get(d)) is not None and t.status in OPEN
-        ]
+        targets: list[str] = []
+        peel = True
+        for dep in task.depends_on:
+            other = tasks.get(dep)
+            if other is not None and other.status in OPEN:
+                targets.append(dep)
+                if peel and dep in has_deps and dep not in peeled:
+                    peel = False
         waits[key] = targets
-        for target in targets:
-            if target in has_deps and target not in peeled:
-                break
-        else:
+        if peel:
             peeled.add(key)
     # The rest, with their links to each other, peeled the thorough way: repeatedly.
     deps = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from wild.parsers.tasks import Task
-from wild.selection.blocked import blocked_item, blocked_reason
+from wild.selection.blocked import blocked_reason
 from wild.selection.cycles import cycle_members
 from wild.selection.items import HUMAN_WAIT, OPEN, WorkItem, WorkSnapshot, task_key
 
@@ -26,9 +26,34 @@ class TaskPlan(NamedTuple):
         """The runnable tasks in queue order: those in progress, then by priority."""
         return [self.tasks[at] for at in self.active + [at for _, at in sorted(self.todo)]]
 
+    def ready_items(self) -> list[WorkItem]:
+        """The runnable tasks' queue items, in queue order."""
+        return [
+            WorkItem(
+                "task",
+                task.id if task.id is not None else task_key(task),
+                task.text,
+                priority=task.priority,
+                status=task.status,
+            )
+            for task in self.ready()
+        ]
+
     def blocked_items(self) -> list[WorkItem]:
         """The waiting tasks' queue items, in file order."""
-        return [blocked_item(self.tasks, *blocked) for blocked in self.blocked]
+        tasks = self.tasks
+        return [
+            WorkItem(
+                "blocked",
+                key,
+                (task := tasks[at]).text,
+                reason,
+                waiting_on,
+                priority=task.priority,
+                status=task.status,
+            )
+            for at, key, reason, waiting_on in self.blocked
+        ]
 
 
 def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
@@ -70,13 +95,13 @@ def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
     cycles = cycle_members(by_id, linked)
     barriers = {b.id: b for b in snapshot.barriers}
     for at, task in zip(later, checked, strict=True):
-        key = task_key(task)
+        key = task.id if task.id is not None else task_key(task)
         reason: str | None
         waiting_on: tuple[str, ...]
         if key in awaiting:
-            reason, waiting_on = HUMAN_WAIT, ()
-        else:
-            reason, waiting_on = blocked_reason(task, by_id, barriers, cycles)
+            blocked.append((at, key, HUMAN_WAIT, ()))
+            continue
+        reason, waiting_on, unknown = blocked_reason(task, key, by_id, barriers, cycles)
         if reason is None:
             if task.status == "in-progress":
                 active.append(at)
@@ -86,16 +111,9 @@ def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
         blocked.append((at, key, reason, waiting_on))
         # Typos in task ids and cycles need a human; a barrier the agent has not written
         # yet is normal (it creates one when it launches the job), so only the reason says so.
-        if key not in awaiting and (
-            key in cycles or any(dep not in by_id for dep in task.depends_on)
-        ):
+        if unknown or key in cycles:
             problems.append((at, f"{key}: {reason}"))
     active.sort()
     blocked.sort()
     problems.sort()
     return TaskPlan(tasks, active, todo, blocked, [problem for _, problem in problems])
-
-
-def ready_item(task: Task) -> WorkItem:
-    """The queue item of a task that can run."""
-    return WorkItem("task", task_key(task), task.text, priority=task.priority, status=task.status)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 from wild.parsers.barriers import CHECKABLE_TYPES
 from wild.selection.inbox import alert_items, human_items
 from wild.selection.items import Selection, WorkItem, WorkSnapshot
-from wild.selection.plan import TaskPlan, plan_tasks, ready_item
+from wild.selection.plan import TaskPlan, plan_tasks
 
 
 class _Parts(NamedTuple):
@@ -23,7 +23,7 @@ class _Parts(NamedTuple):
         return (
             *self.human,
             *self.alerts,
-            *[ready_item(task) for task in self.tasks.ready()],
+            *self.tasks.ready_items(),
             *self.held_human,
             *self.blocked_alerts,
             *self.tasks.blocked_items(),

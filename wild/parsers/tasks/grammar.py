@@ -39,7 +39,8 @@ SPACED_ID = re.compile(rf"(?P<id>{_ID})[ \t]+:(?=[ \t]|\r?$)")
 _KEY = r"(?i:depends[-_]?on|blocked[-_]?by|check)"
 
 # One match per line (ending included) classifies it by the name of its last group:
-# box/prio/id (a checkbox line), key or bare_key (a relation).
+# box/prio/id (a checkbox line), key or bare_key (a relation). The parser reads all five at
+# once with `match.groups()`, in this order: box, prio, id, key, bare_key.
 # Nothing matches the rest of the line: slicing from `match.end()` is cheaper than `(.*)`.
 LINE = re.compile(
     rf"""

@@ -8,17 +8,21 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from wild.parsers import masking
-from wild.parsers.lines import Problem, Span, split_lines
+from wild.parsers.lines import Problem, split_lines
 from wild.parsers.tasks.grammar import (
-    CHECKBOX_GROUPS,
     LINE,
-    RELATION_GROUPS,
     SPACED_ID,
     STATUS_OF_BOX,
-    VALUE,
     priority_number,
 )
-from wild.parsers.tasks.records import DEFAULT_PRIORITY, Subtask, Task, TaskList, TaskStatus
+from wild.parsers.tasks.records import (
+    DEFAULT_PRIORITY,
+    Subtask,
+    Task,
+    TaskList,
+    TaskStatus,
+    new_task,
+)
 
 
 class Scanned(NamedTuple):
@@ -49,13 +53,17 @@ class _Parser:
         (PLR0915: splitting this loop into per-line calls is what made parsing too slow.)
         """
         tasks: list[Task] = []
-        # The open task: its line index (-1 when none), head fields, children (None until the
-        # first one: most tasks have few), and the last line that belongs to it.
+        # The open task: its line index (-1 when none), head fields, children (subtasks None
+        # until the first one: most tasks have none), and the last line that belongs to it.
+        # Plain locals, not a closure's cells or a tuple: the loop reads them on every line.
         start = -1
         last = -1
-        head: tuple[str | None, str, int, TaskStatus] = (None, "", DEFAULT_PRIORITY, "todo")
-        depends_on: list[str] | None = None
-        blocked_by: list[str] | None = None
+        task_id: str | None = None
+        text = ""
+        priority = DEFAULT_PRIORITY
+        status: TaskStatus = "todo"
+        depends_on: tuple[str, ...] = ()
+        blocked_by: tuple[str, ...] = ()
         subtasks: list[Subtask] | None = None
         check: str | None = None
         broken = False  # under a task-looking line wild rejected: its children are not reported
@@ -63,23 +71,36 @@ class _Parser:
         block = next(hidden, None)
         opens, ends = (len(lines), 0) if block is None else (block.start, block.end)
         match_line = LINE.match
-        find_values = VALUE.findall
         status_of = STATUS_OF_BOX.get
         first_line_of = self.first_line_of.setdefault
+        make = new_task
+        add = tasks.append
         # `[P1]`, `[P2]`, ...: a file holds a handful of tags, read once each, not per task.
         priorities: dict[str, int] = {}
 
-        def close(end: int) -> None:
-            """The open task ends before line `end`."""
-            tasks.append(_task(head, depends_on, blocked_by, subtasks, (start, end), check=check))
-
         # Lines keep their endings; every rule below treats "\r\n" as trailing whitespace.
+        # The open task is closed (`add(make(...))`) where a line at column 0 ends it, and
+        # at the end: written out each time, since a call per task is what this loop avoids.
         for index, line in enumerate(lines):
             if index >= opens:
                 if index == opens and line[0] not in " \t\r\n":
                     # Opening at column 0, it ends the task above like any such line.
                     if start >= 0:
-                        close(last + 1)
+                        subs = () if subtasks is None else tuple(subtasks)
+                        add(
+                            make(
+                                task_id,
+                                text,
+                                priority,
+                                status,
+                                depends_on,
+                                blocked_by,
+                                subs,
+                                start,
+                                last + 1,
+                                check,
+                            )
+                        )
                         start = -1
                     broken = False
                 last = index  # inside a task, the block is part of its note
@@ -90,7 +111,21 @@ class _Parser:
             at_column_0 = line[0] not in " \t\r\n"
             if at_column_0:  # a non-blank line at column 0 ends the task above
                 if start >= 0:
-                    close(last + 1)
+                    subs = () if subtasks is None else tuple(subtasks)
+                    add(
+                        make(
+                            task_id,
+                            text,
+                            priority,
+                            status,
+                            depends_on,
+                            blocked_by,
+                            subs,
+                            start,
+                            last + 1,
+                            check,
+                        )
+                    )
                     start = -1
                 broken = False
             match = match_line(line)
@@ -98,15 +133,16 @@ class _Parser:
                 if not at_column_0 and not line.isspace():
                     last = index  # a free note under the task, kept as it is
                 continue
-            kind = match.lastgroup
-            if kind in CHECKBOX_GROUPS:
-                box, prio, task_id = match.group("box", "prio", "id")
-                status = status_of(box)
-                if status is None:
+            # One call for every group (a checkbox line has `box`, a relation `key` or
+            # `bare_key`): naming groups one by one costs more than the match itself.
+            box, prio, line_id, key, bare_key = match.groups()
+            if box is not None:
+                line_status = status_of(box)
+                if line_status is None:
                     self._report_checkbox(index, box)
                     broken = broken or at_column_0
                 elif at_column_0:
-                    priority = DEFAULT_PRIORITY
+                    line_priority = DEFAULT_PRIORITY
                     if prio is not None:
                         known = priorities.get(prio)
                         if known is None:
@@ -115,47 +151,61 @@ class _Parser:
                                 broken = True
                                 continue
                             priorities[prio] = known
-                        priority = known
-                    if task_id is not None and first_line_of(task_id, index) != index:
-                        self._report_duplicate(index, task_id)
-                    elif task_id is None and (spaced := SPACED_ID.match(line, match.end())):
+                        line_priority = known
+                    if line_id is not None and first_line_of(line_id, index) != index:
+                        self._report_duplicate(index, line_id)
+                    elif line_id is None and (spaced := SPACED_ID.match(line, match.end())):
                         self._report_spaced_id(index, spaced.group("id"))
                         broken = True
                         continue
-                    head = (task_id, line[match.end() :].strip(), priority, status)
+                    task_id = line_id
+                    text = line[match.end() :].strip()
+                    priority = line_priority
+                    status = line_status
                     start = index
-                    depends_on = blocked_by = subtasks = None
-                    check = None
+                    depends_on = blocked_by = ()
+                    subtasks = check = None
                 elif start >= 0:
-                    subtask = Subtask(line[match.end("box") + 1 :].strip(), status, index + 1)
+                    subtask = Subtask(line[match.end("box") + 1 :].strip(), line_status, index + 1)
                     if subtasks is None:
                         subtasks = [subtask]
                     else:
                         subtasks.append(subtask)
                 elif not broken:
                     self._report_orphan(index)
-            elif kind in RELATION_GROUPS:
-                key = match.group(kind)
+            else:
+                key = key or bare_key
                 if start >= 0:
                     if key[0] in "cC":
                         check = check or line[match.end() :].strip() or None  # the first one
                         last = index
                         continue
-                    values = find_values(line, match.end())
+                    # `VALUE.findall`, as str methods: commas and str.split's whitespace
+                    # (the `\s` of `VALUE`) separate the ids.
+                    values = tuple(line[match.end() :].replace(",", " ").split())
                     if key[0] in "dD":
-                        if depends_on is None:
-                            depends_on = values
-                        else:
-                            depends_on += values
-                    elif blocked_by is None:
-                        blocked_by = values
+                        depends_on = depends_on + values if depends_on else values
                     else:
-                        blocked_by += values
+                        blocked_by = blocked_by + values if blocked_by else values
                 elif not broken:
                     self._report_outside(index, key)
             last = index
         if start >= 0:
-            close(last + 1)
+            subs = () if subtasks is None else tuple(subtasks)
+            add(
+                make(
+                    task_id,
+                    text,
+                    priority,
+                    status,
+                    depends_on,
+                    blocked_by,
+                    subs,
+                    start,
+                    last + 1,
+                    check,
+                )
+            )
         return tuple(tasks)
 
     def _report(self, index: int, message: str) -> None:
@@ -201,29 +251,6 @@ class _Parser:
             f'duplicate task id "{task_id}" (first used on line {self.first_line_of[task_id] + 1}):'
             " give this task another id",
         )
-
-
-def _task(
-    head: tuple[str | None, str, int, TaskStatus],
-    depends_on: list[str] | None,
-    blocked_by: list[str] | None,
-    subtasks: list[Subtask] | None,
-    span: tuple[int, int],
-    *,
-    check: str | None,
-) -> Task:
-    task_id, text, priority, status = head
-    return Task(
-        task_id,
-        text,
-        priority,
-        status,
-        () if depends_on is None else tuple(depends_on),
-        () if blocked_by is None else tuple(blocked_by),
-        () if subtasks is None else tuple(subtasks),
-        Span(*span),
-        check,
-    )
 
 
 def scan(text: str, file: str) -> Scanned:
