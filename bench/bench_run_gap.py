@@ -30,8 +30,9 @@ STAMP = 'echo "$WILD_RUN_ID $(date +%s%N)" >> {starts}'
 
 
 def wild_gaps(runs: int) -> tuple[list[float], list[float]]:
-    """Each gap, and the part of it until the next wrapper wrote its pid file (the loop's
-    wake and step, and the wrapper's Python start up to its first write)."""
+    """Each gap, and the part of it until the next run's pid file was written: by the loop
+    just before it tells the parked wrapper to go (wild.runs.parked), so this part is the
+    loop's wake and step; by the wrapper when none was parked (its Python start too)."""
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         os.environ["XDG_CONFIG_HOME"] = name  # the signing key and approvals: not the user's

@@ -29,6 +29,7 @@ from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
 from wild.process import spawn
 from wild.runs import markers
+from wild.runs import parked as parked_wrappers
 from wild.runs.backend import BackendContext, Observed, Submitted
 from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
 from wild.runs.wrapper_command import WRAPPER, wrapper_argv
@@ -135,6 +136,8 @@ class LocalBackend:
         self.pool = Pool(cpus=run_slots(context.settings), gpus=gpus)
         self._planned: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._parked: parked_wrappers.Parked | None = None
+        self._discarded: list[subprocess.Popen[bytes]] = []
 
     # -- the RunBackend protocol -----------------------------------------------------------
 
@@ -152,27 +155,48 @@ class LocalBackend:
             raise WildError(f"run {run.id}: submit it only after admit gave it its slots")
         run_dir = self.paths.run_dir(run.id)
         run_dir.mkdir(parents=True, exist_ok=True)
-        child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}
-        if self.pool.gpus:  # a CPU run on a GPU machine sees no GPU rather than all of them
-            child_env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
-        workdir = str(self.paths.project / run.workdir)
-        argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=workdir)
-        try:
-            # Never through a link planted at `runs/<id>/log` (write_guard): the run's output
-            # would be appended to whatever file it names.
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-            with os.fdopen(
-                open_own_file(run_dir / markers.LOG, flags, own_folder=True), "ab"
-            ) as log:
-                proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
-        except OSError as error:
-            raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error
+        child_env = self._child_env(env, gpus)
+        argv = self._argv(run, run_dir)
+        proc = self._go_parked(run, argv, child_env, run_dir)
+        if proc is None:
+            try:
+                with os.fdopen(self._open_log(run_dir), "ab") as log:
+                    proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
+            except OSError as error:
+                raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error
         self._children[run.id] = proc
         seen = probe(proc.pid)
         fields: dict[str, Any] = {GPU_FIELD: list(gpus)}
         if seen is not None and seen.start_ticks is not None:
             fields[START_FIELD] = seen.start_ticks
         return Submitted(job_id=str(proc.pid), host=this_host(), fields=fields)
+
+    def park(self, run: RunRecord | None, env: Mapping[str, str]) -> None:
+        """Start `run`'s wrapper ahead, parked until `submit` says go (wild.runs.parked);
+        None, or another run than the one parked: the parked one is discarded. Only on a
+        pool without GPUs: which GPUs a run gets is known only when it is admitted."""
+        parked = self._parked
+        if run is None or self.pool.gpus or never_fits(self.pool, run) is not None:
+            self._discard_parked()
+            return
+        run_dir = self.paths.run_dir(run.id)
+        argv, child_env = self._argv(run, run_dir), self._child_env(env, ())
+        if parked is not None and parked.fits(argv, child_env) and parked.proc.poll() is None:
+            return
+        self._discard_parked()
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            log = self._open_log(run_dir)
+            try:
+                self._parked = parked_wrappers.park(run.id, run.attempt, argv, child_env, log)
+            finally:
+                os.close(log)
+        except OSError:
+            return  # the run starts the ordinary way when admitted (and says why, if it fails)
+
+    def close(self) -> None:
+        """Discard the parked wrapper (it would exit with the loop anyway)."""
+        self._discard_parked()
 
     def poll(self, active: Sequence[RunRecord]) -> dict[str, Observed]:
         self._reap()
@@ -238,6 +262,46 @@ class LocalBackend:
         for run_id, proc in list(self._children.items()):
             if proc.poll() is not None:
                 del self._children[run_id]
+        self._discarded = [proc for proc in self._discarded if proc.poll() is None]
+
+    def _child_env(self, env: Mapping[str, str], gpus: tuple[str, ...]) -> dict[str, str]:
+        child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}
+        if self.pool.gpus:  # a CPU run on a GPU machine sees no GPU rather than all of them
+            child_env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        return child_env
+
+    def _argv(self, run: RunRecord, run_dir: Path) -> list[str]:
+        workdir = str(self.paths.project / run.workdir)
+        return wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=workdir)
+
+    def _open_log(self, run_dir: Path) -> int:
+        """The run's log, to append the wrapper's output to: never through a link planted at
+        `runs/<id>/log` (write_guard), or the run's output would go to the file it names."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        return open_own_file(run_dir / markers.LOG, flags, own_folder=True)
+
+    def _go_parked(
+        self, run: RunRecord, argv: Sequence[str], env: Mapping[str, str], run_dir: Path
+    ) -> subprocess.Popen[bytes] | None:
+        """The parked wrapper, started on `run` (claimed by now), if it was parked for exactly
+        this; else None (and it is discarded)."""
+        parked, self._parked = self._parked, None
+        if parked is None:
+            return None
+        if parked.run_id == run.id and parked.fits(argv, env) and parked.proc.poll() is None:
+            started = parked_wrappers.go(parked, run_dir)  # closes its pipe either way
+            if started:
+                return parked.proc
+        else:
+            parked_wrappers.discard(parked)
+        self._discarded.append(parked.proc)
+        return None
+
+    def _discard_parked(self) -> None:
+        parked, self._parked = self._parked, None
+        if parked is not None:
+            parked_wrappers.discard(parked)
+            self._discarded.append(parked.proc)
 
     def _observe(self, run: RunRecord) -> Observed:
         run_dir = self.paths.run_dir(run.id)

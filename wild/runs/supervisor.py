@@ -251,6 +251,8 @@ class RunSupervisor:
         refused: list[RunRecord] = []
         index = self.index
         if not self._open.queued:
+            for loaded in self.backends.values():
+                self._park(loaded, iter(()), set())  # nothing left to park for
             return started, refused, ()
         try:
             key = signing.load_key()
@@ -293,10 +295,24 @@ class RunSupervisor:
             begun, failed = self._submit_all(backend, self._claim_all(admitted))
             started += begun
             refused += failed
+            self._park(backend, queue_of(name), {run.id for run in admitted})
         if started:  # the next runs' folders, made now rather than when a slot frees
             head = itertools.islice(self._open.queued_ids(), PREPARED_AHEAD)
             attempts.prepare([self.paths.run_dir(run_id) for run_id in head])
         return started, refused, held
+
+    def _park(self, backend: RunBackend, ready: Iterator[RunRecord], taken: set[str]) -> None:
+        """Let a backend that can (`park`, wild.runs.parked) start the next ready run's
+        wrapper ahead, so its start does not wait for an interpreter when a slot frees."""
+        park = getattr(backend, "park", None)
+        if not callable(park):
+            return
+        head = next((run for run in ready if run.id not in taken), None)
+        env: dict[str, str] = {}
+        if head is not None:
+            run_dir = str(self.paths.run_dir(head.id))
+            env = decide.run_env(head, str(self.paths.root), run_dir, self._base_env)
+        park(head, env)
 
     def _running(self) -> list[RunRecord]:
         runs = self.index.runs
