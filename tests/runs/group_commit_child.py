@@ -2,8 +2,9 @@
 tests/runs/test_group_commit.py: `python group_commit_child.py WILD_DIR SLOTS WHERE`, WHERE
 "after-claims" (the step's claims are durable, no run started yet) or "after-starts" (every
 run of the step started, their `running` lines not yet written). With a fourth argument
-"parked", a first step runs whole (it starts runs and parks the next one's wrapper, whose pid
-it prints), the step dies in the second step's commit, once the first runs have ended."""
+"parked", a first step runs whole (it starts runs and parks the next runs' wrappers, and
+prints the pid of the next one's), then it dies in the second step's commit, once the first
+runs have ended."""
 
 from __future__ import annotations
 
@@ -31,8 +32,7 @@ def main() -> None:
     sup = supervisor(paths, backend)
     if sys.argv[4:] == ["parked"]:
         started = sup.step().started
-        parked = backend._parked
-        assert parked is not None, "the first step parked no wrapper"
+        parked = backend._parked[sorted(backend._parked)[0]]  # the next run's
         print(parked.proc.pid, flush=True)
         for run in started:  # until the first runs have ended: the parked run is next
             backend._children[run.id].wait(timeout=30)

@@ -31,6 +31,7 @@ from wild.process import spawn
 from wild.runs import markers
 from wild.runs import parked as parked_wrappers
 from wild.runs.backend import BackendContext, Observed, Submitted
+from wild.runs.parked import Parked
 from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
 from wild.runs.wrapper_command import WRAPPER, wrapper_argv
 from wild.store.write_guard import open_own_file
@@ -136,7 +137,7 @@ class LocalBackend:
         self.pool = Pool(cpus=run_slots(context.settings), gpus=gpus)
         self._planned: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, subprocess.Popen[bytes]] = {}
-        self._parked: parked_wrappers.Parked | None = None
+        self._parked: dict[str, Parked] = {}  # by run id
         self._discarded: list[subprocess.Popen[bytes]] = []
 
     # -- the RunBackend protocol -----------------------------------------------------------
@@ -171,32 +172,41 @@ class LocalBackend:
             fields[START_FIELD] = seen.start_ticks
         return Submitted(job_id=str(proc.pid), host=this_host(), fields=fields)
 
-    def park(self, run: RunRecord | None, env: Mapping[str, str]) -> None:
-        """Start `run`'s wrapper ahead, parked until `submit` says go (wild.runs.parked);
-        None, or another run than the one parked: the parked one is discarded. Only on a
-        pool without GPUs: which GPUs a run gets is known only when it is admitted."""
-        parked = self._parked
-        if run is None or self.pool.gpus or never_fits(self.pool, run) is not None:
-            self._discard_parked()
-            return
-        run_dir = self.paths.run_dir(run.id)
-        argv, child_env = self._argv(run, run_dir), self._child_env(env, ())
-        if parked is not None and parked.fits(argv, child_env) and parked.proc.poll() is None:
-            return
-        self._discard_parked()
-        try:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            log = self._open_log(run_dir)
+    def park(self, heads: Sequence[tuple[RunRecord, Mapping[str, str]]]) -> None:
+        """Start the wrappers of `heads` (the next runs to start, each with its environment)
+        ahead, parked until `submit` says go (wild.runs.parked); a parked wrapper of another
+        run is discarded. A run's GPUs are known only when it is admitted: a wrapper is
+        parked with those it would get from an empty pool (none for a CPU run; on a machine
+        with one GPU, that one), and one admitted with others starts afresh instead."""
+        wanted: dict[str, Parked] = {}
+        for run, env in heads:
+            if never_fits(self.pool, run) is not None:
+                continue
+            run_dir = self.paths.run_dir(run.id)
+            argv = self._argv(run, run_dir)
+            child_env = self._child_env(env, _gpus_from_empty_pool(self.pool, run))
+            parked = self._parked.pop(run.id, None)
+            if parked is not None and parked.fits(argv, child_env) and parked.proc.poll() is None:
+                wanted[run.id] = parked
+                continue
+            if parked is not None:
+                self._discard(parked)
             try:
-                self._parked = parked_wrappers.park(run.id, run.attempt, argv, child_env, log)
-            finally:
-                os.close(log)
-        except OSError:
-            return  # the run starts the ordinary way when admitted (and says why, if it fails)
+                run_dir.mkdir(parents=True, exist_ok=True)
+                log = self._open_log(run_dir)
+                try:
+                    wanted[run.id] = parked_wrappers.park(run.id, run.attempt, argv, child_env, log)
+                finally:
+                    os.close(log)
+            except OSError:
+                continue  # it starts the ordinary way when admitted (and says why, if it fails)
+        for parked in self._parked.values():
+            self._discard(parked)
+        self._parked = wanted
 
     def close(self) -> None:
-        """Discard the parked wrapper (it would exit with the loop anyway)."""
-        self._discard_parked()
+        """Discard the parked wrappers (they would exit with the loop anyway)."""
+        self.park(())
 
     def poll(self, active: Sequence[RunRecord]) -> dict[str, Observed]:
         self._reap()
@@ -283,25 +293,22 @@ class LocalBackend:
     def _go_parked(
         self, run: RunRecord, argv: Sequence[str], env: Mapping[str, str], run_dir: Path
     ) -> subprocess.Popen[bytes] | None:
-        """The parked wrapper, started on `run` (claimed by now), if it was parked for exactly
-        this; else None (and it is discarded)."""
-        parked, self._parked = self._parked, None
+        """The wrapper parked for `run` (claimed by now), started, if it starts exactly what a
+        fresh one would; else None (and it is discarded)."""
+        parked = self._parked.pop(run.id, None)
         if parked is None:
             return None
-        if parked.run_id == run.id and parked.fits(argv, env) and parked.proc.poll() is None:
-            started = parked_wrappers.go(parked, run_dir)  # closes its pipe either way
-            if started:
+        if parked.fits(argv, env) and parked.proc.poll() is None:
+            if parked_wrappers.go(parked, run_dir):  # closes its pipe either way
                 return parked.proc
-        else:
-            parked_wrappers.discard(parked)
-        self._discarded.append(parked.proc)
+            self._discarded.append(parked.proc)  # gone before it read go: reap it
+            return None
+        self._discard(parked)
         return None
 
-    def _discard_parked(self) -> None:
-        parked, self._parked = self._parked, None
-        if parked is not None:
-            parked_wrappers.discard(parked)
-            self._discarded.append(parked.proc)
+    def _discard(self, parked: Parked) -> None:
+        parked_wrappers.discard(parked)
+        self._discarded.append(parked.proc)
 
     def _observe(self, run: RunRecord) -> Observed:
         run_dir = self.paths.run_dir(run.id)
@@ -346,6 +353,12 @@ class LocalBackend:
         for member in _session_members(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(member, signal.SIGKILL)
+
+
+def _gpus_from_empty_pool(pool: Pool, run: RunRecord) -> tuple[str, ...]:
+    """The GPUs `plan` would give `run` if nothing ran: a parked wrapper's guess at its own."""
+    chosen = plan(pool, [run], [])
+    return chosen[0][1] if chosen else ()
 
 
 def wrapper_alive(paths: WildPaths, run: RunRecord, pid: int) -> bool:

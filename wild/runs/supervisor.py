@@ -32,6 +32,7 @@ from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
 
 PREPARED_AHEAD = 16  # queued runs whose folders a step that started runs makes ahead
+PARKED_AHEAD = 2  # queued runs whose wrappers a backend that can park starts ahead
 
 
 @dataclass(frozen=True)
@@ -252,7 +253,7 @@ class RunSupervisor:
         index = self.index
         if not self._open.queued:
             for loaded in self.backends.values():
-                self._park(loaded, iter(()), set())  # nothing left to park for
+                self._park(loaded, iter(()), set())  # nothing left to park a wrapper for
             return started, refused, ()
         try:
             key = signing.load_key()
@@ -302,17 +303,20 @@ class RunSupervisor:
         return started, refused, held
 
     def _park(self, backend: RunBackend, ready: Iterator[RunRecord], taken: set[str]) -> None:
-        """Let a backend that can (`park`, wild.runs.parked) start the next ready run's
-        wrapper ahead, so its start does not wait for an interpreter when a slot frees."""
+        """Let a backend that can (`park`, wild.runs.parked) start the next ready runs'
+        wrappers ahead, so a start does not wait for an interpreter when a slot frees. Two
+        ahead: a run that ends at once leaves the first too little time to be ready."""
         park = getattr(backend, "park", None)
         if not callable(park):
             return
-        head = next((run for run in ready if run.id not in taken), None)
-        env: dict[str, str] = {}
-        if head is not None:
-            run_dir = str(self.paths.run_dir(head.id))
-            env = decide.run_env(head, str(self.paths.root), run_dir, self._base_env)
-        park(head, env)
+        heads = itertools.islice((run for run in ready if run.id not in taken), PARKED_AHEAD)
+        root = str(self.paths.root)
+        park(
+            [
+                (run, decide.run_env(run, root, str(self.paths.run_dir(run.id)), self._base_env))
+                for run in heads
+            ]
+        )
 
     def _running(self) -> list[RunRecord]:
         runs = self.index.runs
