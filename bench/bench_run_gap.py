@@ -1,8 +1,10 @@
 """Benchmark: how long one slot stands idle between runs, through the public CLI.
 
-Run from the repository root: `PYTHONPATH=. python bench/bench_run_gap.py [RUNS]` (default
-40). A sweep of RUNS instant runs on ONE slot (`wild --sweep FILE --run --run-slots 1`): each
-run writes its id and the time its shell started (`date +%s%N`) and ends. The gap of run k+1
+Run from the repository root: `PYTHONPATH=. python bench/bench_run_gap.py [RUNS] [HOLD_S]`
+(default 40, 0). A sweep of RUNS instant runs (each lasting HOLD_S more seconds after its
+start: real runs last long enough for the next run's parked wrapper to be ready) on ONE slot
+(`wild --sweep FILE --run --run-slots 1`): each run writes its id and the time its shell
+started (`date +%s%N`) and ends. The gap of run k+1
 is its start minus the modification time of run k's exit marker (written, then fsynced and
 renamed into place by the wrapper: the gap counts that fsync too). The baseline, in the
 same run: a plain Python loop running the same shell command one after another, the gap
@@ -29,14 +31,19 @@ RUNS = 40
 STAMP = 'echo "$WILD_RUN_ID $(date +%s%N)" >> {starts}'
 
 
-def wild_gaps(runs: int) -> tuple[list[float], list[float]]:
-    """Each gap, and the part of it until the next wrapper wrote its pid file (the loop's
-    wake and step, and the wrapper's Python start up to its first write)."""
+def shell(starts: Path, hold_s: float) -> str:
+    return STAMP.format(starts=starts) + (f"; sleep {hold_s:g}" if hold_s > 0 else "")
+
+
+def wild_gaps(runs: int, hold_s: float) -> tuple[list[float], list[float]]:
+    """Each gap, and the part of it until the next run's pid file was written: by the loop
+    just before it tells the parked wrapper to go (wild.runs.parked), so this part is the
+    loop's wake and step; by the wrapper when none was parked (its Python start too)."""
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         os.environ["XDG_CONFIG_HOME"] = name  # the signing key and approvals: not the user's
         starts = folder / "starts"
-        root = project(folder, runs, STAMP.format(starts=starts))
+        root = project(folder, runs, shell(starts, hold_s))
         argv = [sys.executable, "-m", "wild", "--sweep", "sweep.json", "--run", "--run-slots", "1"]
         subprocess.run(argv, cwd=root, capture_output=True, check=False)
         started = {}
@@ -53,10 +60,10 @@ def wild_gaps(runs: int) -> tuple[list[float], list[float]]:
         return gaps, to_pid
 
 
-def loop_gaps(runs: int) -> list[float]:
+def loop_gaps(runs: int, hold_s: float) -> list[float]:
     with tempfile.TemporaryDirectory() as name:
         starts = Path(name) / "starts"
-        command = STAMP.format(starts=starts)
+        command = shell(starts, hold_s)
         ended = {}
         for number in range(runs):
             env = {**os.environ, "WILD_RUN_ID": f"r{number}"}
@@ -71,7 +78,8 @@ def loop_gaps(runs: int) -> list[float]:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else RUNS
-    (wild, to_pid), loop = wild_gaps(runs), loop_gaps(runs)
+    hold_s = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+    (wild, to_pid), loop = wild_gaps(runs, hold_s), loop_gaps(runs, hold_s)
     wild_p50, loop_p50 = statistics.median(wild), statistics.median(loop)
     python = []
     for _ in range(9):  # a bare interpreter's start, here and now, for scale
@@ -79,9 +87,10 @@ def main() -> None:
         subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
         python.append(1000 * (time.perf_counter() - begin))
     print(
-        f"{runs} instant runs on one slot: gap from an exit marker to the next run's start "
-        f"p50 {wild_p50:.1f} ms (min {min(wild):.1f}, max {max(wild):.1f}); of it, until the "
-        f"next wrapper wrote its pid p50 {statistics.median(to_pid):.1f} ms; a plain loop's "
+        f"{runs} runs (each {hold_s:g} s after its start) on one slot: gap from an exit marker "
+        f"to the next run's start p50 {wild_p50:.1f} ms (min {min(wild):.1f}, max "
+        f"{max(wild):.1f}); of it, until the next run's pid was written p50 "
+        f"{statistics.median(to_pid):.1f} ms; a plain loop's "
         f"gap from its wait to the next start p50 {loop_p50:.1f} ms; `python -I -S -c pass` "
         f"takes {statistics.median(python):.1f} ms here now"
     )

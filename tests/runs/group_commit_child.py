@@ -1,7 +1,10 @@
 """A run supervisor that dies by SIGKILL inside a step's group commit, for
 tests/runs/test_group_commit.py: `python group_commit_child.py WILD_DIR SLOTS WHERE`, WHERE
 "after-claims" (the step's claims are durable, no run started yet) or "after-starts" (every
-run of the step started, their `running` lines not yet written)."""
+run of the step started, their `running` lines not yet written). With a fourth argument
+"parked", a first step runs whole (it starts runs and parks the next runs' wrappers, and
+prints the pid of the next one's), then it dies in the second step's commit, once the first
+runs have ended."""
 
 from __future__ import annotations
 
@@ -25,6 +28,14 @@ def _die() -> None:
 def main() -> None:
     paths = WildPaths(Path(sys.argv[1]))
     where = sys.argv[3]
+    backend = local(paths, slots=int(sys.argv[2]))
+    sup = supervisor(paths, backend)
+    if sys.argv[4:] == ["parked"]:
+        started = sup.step().started
+        parked = backend._parked[sorted(backend._parked)[0]]  # the next run's
+        print(parked.proc.pid, flush=True)
+        for run in started:  # until the first runs have ended: the parked run is next
+            backend._children[run.id].wait(timeout=30)
     if where == "after-claims":
         claim_all = attempts.claim_all
 
@@ -45,7 +56,6 @@ def main() -> None:
 
         # The supervisor's own name for the appender (imported from wild.store.runs_log).
         setattr(supervisor_module, "append_records", die_before_running_lines)  # noqa: B010
-    sup = supervisor(paths, local(paths, slots=int(sys.argv[2])))
     sup.step()
     raise SystemExit("the step should have died in its group commit")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.loop_processes import wait_gone
 from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild.runs import attempts
 from wild.store.jsonl import append_lines
@@ -155,3 +156,49 @@ def test_the_next_runs_folders_are_made_ahead_and_claims_flush_only_their_folder
     monkeypatch.setattr("wild.runs.attempts.fsync_dir", flushed.append)
     taken = attempts.claim_all([(paths.run_dir(ids[1]), 1, "next\n")])
     assert taken == [True] and flushed == [paths.run_dir(ids[1])]
+
+
+def _parked_then_die(wild_dir: Path, where: str) -> int:
+    """The child's parked wrapper's pid, once the child died in its second step's commit."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, str(CHILD), str(wild_dir), "1", where, "parked"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == -9, done.stderr
+    return int(done.stdout.split()[0])
+
+
+def test_a_parked_wrapper_claimed_but_never_told_to_go_dies_with_its_loop(
+    tmp_path: Path,
+) -> None:
+    paths = project(tmp_path)
+    spawns = tmp_path / "spawns"
+    ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}', 3)
+    parked = _parked_then_die(paths.root, "after-claims")
+    wait_gone(parked, "the parked wrapper of a dead loop")
+    # Claimed, but the loop died before it said go: the wrapper started nothing, left nothing.
+    assert attempts.claimed(paths.run_dir(ids[1]), 1)
+    assert spawns.read_text().split() == ids[:1]
+    assert not (paths.run_dir(ids[1]) / "pid").exists()
+    assert not (paths.run_dir(ids[1]) / "exit").exists()
+    backend = local(paths, slots=1)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    assert [e["run"] for e in events(paths, "run-unclaimed")] == ids[1:2]
+    assert [sup.index.runs[run_id].status for run_id in ids] == ["finished"] * 3
+    assert Counter(spawns.read_text().split()) == Counter(ids)  # each started exactly once
+
+
+def test_a_parked_wrapper_told_to_go_before_its_loop_died_is_adopted_not_run_again(
+    tmp_path: Path,
+) -> None:
+    paths = project(tmp_path)
+    spawns = tmp_path / "spawns"
+    ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}; sleep 0.2', 3)
+    parked = _parked_then_die(paths.root, "after-starts")
+    backend = local(paths, slots=1)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    adopted = events(paths, "run-adopted")
+    assert [(e["run"], e["job"]) for e in adopted] == [(ids[1], str(parked))]
+    assert [sup.index.runs[run_id].status for run_id in ids] == ["finished"] * 3
+    assert Counter(spawns.read_text().split()) == Counter(ids)

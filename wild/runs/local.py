@@ -29,7 +29,9 @@ from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
 from wild.process import spawn
 from wild.runs import markers
+from wild.runs import parked as parked_wrappers
 from wild.runs.backend import BackendContext, Observed, Submitted
+from wild.runs.parked import Parked
 from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
 from wild.runs.wrapper_command import WRAPPER, wrapper_argv
 from wild.store.write_guard import open_own_file
@@ -135,6 +137,8 @@ class LocalBackend:
         self.pool = Pool(cpus=run_slots(context.settings), gpus=gpus)
         self._planned: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._parked: dict[str, Parked] = {}  # by run id
+        self._discarded: list[subprocess.Popen[bytes]] = []
 
     # -- the RunBackend protocol -----------------------------------------------------------
 
@@ -152,27 +156,57 @@ class LocalBackend:
             raise WildError(f"run {run.id}: submit it only after admit gave it its slots")
         run_dir = self.paths.run_dir(run.id)
         run_dir.mkdir(parents=True, exist_ok=True)
-        child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}
-        if self.pool.gpus:  # a CPU run on a GPU machine sees no GPU rather than all of them
-            child_env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
-        workdir = str(self.paths.project / run.workdir)
-        argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=workdir)
-        try:
-            # Never through a link planted at `runs/<id>/log` (write_guard): the run's output
-            # would be appended to whatever file it names.
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-            with os.fdopen(
-                open_own_file(run_dir / markers.LOG, flags, own_folder=True), "ab"
-            ) as log:
-                proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
-        except OSError as error:
-            raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error
+        child_env = self._child_env(env, gpus)
+        argv = self._argv(run, run_dir)
+        proc = self._go_parked(run, argv, child_env, run_dir)
+        if proc is None:
+            try:
+                with os.fdopen(self._open_log(run_dir), "ab") as log:
+                    proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
+            except OSError as error:
+                raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error
         self._children[run.id] = proc
         seen = probe(proc.pid)
         fields: dict[str, Any] = {GPU_FIELD: list(gpus)}
         if seen is not None and seen.start_ticks is not None:
             fields[START_FIELD] = seen.start_ticks
         return Submitted(job_id=str(proc.pid), host=this_host(), fields=fields)
+
+    def park(self, heads: Sequence[tuple[RunRecord, Mapping[str, str]]]) -> None:
+        """Start the wrappers of `heads` (the next runs to start, each with its environment)
+        ahead, parked until `submit` says go (wild.runs.parked); a parked wrapper of another
+        run is discarded. A run's GPUs are known only when it is admitted: a wrapper is
+        parked with those it would get from an empty pool (none for a CPU run; on a machine
+        with one GPU, that one), and one admitted with others starts afresh instead."""
+        wanted: dict[str, Parked] = {}
+        for run, env in heads:
+            if never_fits(self.pool, run) is not None:
+                continue
+            run_dir = self.paths.run_dir(run.id)
+            argv = self._argv(run, run_dir)
+            child_env = self._child_env(env, _gpus_from_empty_pool(self.pool, run))
+            parked = self._parked.pop(run.id, None)
+            if parked is not None and parked.fits(argv, child_env) and parked.proc.poll() is None:
+                wanted[run.id] = parked
+                continue
+            if parked is not None:
+                self._discard(parked)
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+                log = self._open_log(run_dir)
+                try:
+                    wanted[run.id] = parked_wrappers.park(run.id, run.attempt, argv, child_env, log)
+                finally:
+                    os.close(log)
+            except OSError:
+                continue  # it starts the ordinary way when admitted (and says why, if it fails)
+        for parked in self._parked.values():
+            self._discard(parked)
+        self._parked = wanted
+
+    def close(self) -> None:
+        """Discard the parked wrappers (they would exit with the loop anyway)."""
+        self.park(())
 
     def poll(self, active: Sequence[RunRecord]) -> dict[str, Observed]:
         self._reap()
@@ -238,6 +272,43 @@ class LocalBackend:
         for run_id, proc in list(self._children.items()):
             if proc.poll() is not None:
                 del self._children[run_id]
+        self._discarded = [proc for proc in self._discarded if proc.poll() is None]
+
+    def _child_env(self, env: Mapping[str, str], gpus: tuple[str, ...]) -> dict[str, str]:
+        child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}
+        if self.pool.gpus:  # a CPU run on a GPU machine sees no GPU rather than all of them
+            child_env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        return child_env
+
+    def _argv(self, run: RunRecord, run_dir: Path) -> list[str]:
+        workdir = str(self.paths.project / run.workdir)
+        return wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=workdir)
+
+    def _open_log(self, run_dir: Path) -> int:
+        """The run's log, to append the wrapper's output to: never through a link planted at
+        `runs/<id>/log` (write_guard), or the run's output would go to the file it names."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        return open_own_file(run_dir / markers.LOG, flags, own_folder=True)
+
+    def _go_parked(
+        self, run: RunRecord, argv: Sequence[str], env: Mapping[str, str], run_dir: Path
+    ) -> subprocess.Popen[bytes] | None:
+        """The wrapper parked for `run` (claimed by now), started, if it starts exactly what a
+        fresh one would; else None (and it is discarded)."""
+        parked = self._parked.pop(run.id, None)
+        if parked is None:
+            return None
+        if parked.fits(argv, env) and parked.proc.poll() is None:
+            if parked_wrappers.go(parked, run_dir):  # closes its pipe either way
+                return parked.proc
+            self._discarded.append(parked.proc)  # gone before it read go: reap it
+            return None
+        self._discard(parked)
+        return None
+
+    def _discard(self, parked: Parked) -> None:
+        parked_wrappers.discard(parked)
+        self._discarded.append(parked.proc)
 
     def _observe(self, run: RunRecord) -> Observed:
         run_dir = self.paths.run_dir(run.id)
@@ -282,6 +353,12 @@ class LocalBackend:
         for member in _session_members(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(member, signal.SIGKILL)
+
+
+def _gpus_from_empty_pool(pool: Pool, run: RunRecord) -> tuple[str, ...]:
+    """The GPUs `plan` would give `run` if nothing ran: a parked wrapper's guess at its own."""
+    chosen = plan(pool, [run], [])
+    return chosen[0][1] if chosen else ()
 
 
 def wrapper_alive(paths: WildPaths, run: RunRecord, pid: int) -> bool:

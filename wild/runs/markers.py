@@ -100,6 +100,20 @@ def read_marker(run_dir: Path) -> MarkerRead:
     return parse_marker(data, str(path))
 
 
+def write_pid(run_dir: Path, pid: int) -> None:
+    """DIR/pid as the wrapper writes it (wild/runs/wrapper.py `write_whole`: a temp file
+    renamed into place, not fsynced: it only finds a live wrapper)."""
+    temp = run_dir / f"{PID}.tmp.{os.getpid()}"
+    # O_EXCL | O_NOFOLLOW: never through a link planted at the temp name (as the wrapper).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, 0o644)
+    try:
+        os.write(fd, f"{pid}\n".encode())
+    finally:
+        os.close(fd)
+    os.replace(temp, run_dir / PID)
+
+
 def read_pid(run_dir: Path) -> int | None:
     """The pid the wrapper wrote, or None (no file yet, or not a number)."""
     try:

@@ -32,6 +32,7 @@ from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
 
 PREPARED_AHEAD = 16  # queued runs whose folders a step that started runs makes ahead
+PARKED_AHEAD = 2  # queued runs whose wrappers a backend that can park starts ahead
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,8 @@ class RunSupervisor:
         refused: list[RunRecord] = []
         index = self.index
         if not self._open.queued:
+            for loaded in self.backends.values():
+                self._park(loaded, iter(()), set())  # nothing left to park a wrapper for
             return started, refused, ()
         try:
             key = signing.load_key()
@@ -293,10 +296,27 @@ class RunSupervisor:
             begun, failed = self._submit_all(backend, self._claim_all(admitted))
             started += begun
             refused += failed
+            self._park(backend, queue_of(name), {run.id for run in admitted})
         if started:  # the next runs' folders, made now rather than when a slot frees
             head = itertools.islice(self._open.queued_ids(), PREPARED_AHEAD)
             attempts.prepare([self.paths.run_dir(run_id) for run_id in head])
         return started, refused, held
+
+    def _park(self, backend: RunBackend, ready: Iterator[RunRecord], taken: set[str]) -> None:
+        """Let a backend that can (`park`, wild.runs.parked) start the next ready runs'
+        wrappers ahead, so a start does not wait for an interpreter when a slot frees. Two
+        ahead: a run that ends at once leaves the first too little time to be ready."""
+        park = getattr(backend, "park", None)
+        if not callable(park):
+            return
+        heads = itertools.islice((run for run in ready if run.id not in taken), PARKED_AHEAD)
+        root = str(self.paths.root)
+        park(
+            [
+                (run, decide.run_env(run, root, str(self.paths.run_dir(run.id)), self._base_env))
+                for run in heads
+            ]
+        )
 
     def _running(self) -> list[RunRecord]:
         runs = self.index.runs

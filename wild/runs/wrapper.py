@@ -9,6 +9,12 @@ the instruction ends, its time limit passes or the wrapper gets SIGTERM/SIGINT, 
 whole group (SIGTERM, then SIGKILL after a grace) and writes DIR/exit atomically (temp file,
 fsync, rename), a JSON object:
 `{"run", "attempt", "exit_code", "signal", "ended_at", "host", "reason"}`.
+
+With `--go-fd N` the wrapper is started ahead of its run and parked (wild.runs.parked): it
+starts its interpreter and loads what it needs, then blocks reading descriptor N (a pipe whose
+only writer is the loop). One byte `g` (sent once the run's claim is durable and its `pid` file
+written by the loop) starts the run; end of file (the loop died, or chose another run) ends the
+wrapper at once, having written nothing and started nothing.
 `reason` is "timeout", "stopped", "start_failed" (then `detail` says why) or null. A run
 killed by signal N has `exit_code` 128 + N and `signal` its name, as a shell reports it.
 
@@ -51,7 +57,7 @@ _STOP_SIGNALS = {_signal.SIGTERM, _signal.SIGINT}
 _WAIT_SIGNALS = {_signal.SIGCHLD, *_STOP_SIGNALS}
 _USAGE = (
     "usage: wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W "
-    "[--time-limit S] [--grace S] -- INSTRUCTION"
+    "[--time-limit S] [--grace S] [--go-fd N] -- INSTRUCTION"
 )
 # Aliases `signal.Signals` does not name a number by (it says SIGABRT, SIGCHLD, SIGIO).
 _SIGNAL_ALIASES = frozenset({"SIGIOT", "SIGCLD", "SIGPOLL"})
@@ -68,6 +74,8 @@ class Arguments:
         limit = values.get("--time-limit")
         self.time_limit = None if limit is None else float(limit)
         self.grace = float(values.get("--grace", GRACE_S))
+        go_fd = values.get("--go-fd")
+        self.go_fd = None if go_fd is None else int(go_fd)
         self.instruction = instruction
 
 
@@ -78,6 +86,7 @@ class UsageError(Exception):
 def parse_arguments(argv: Sequence[str]) -> Arguments:
     """`--name value` pairs (or `--name=value`), then `--` and the one instruction."""
     names = {"--run-dir", "--run-id", "--attempt", "--workdir", "--time-limit", "--grace"}
+    names.add("--go-fd")
     values: dict[str, str] = {}
     rest = list(argv)
     while rest and rest[0] != "--":
@@ -485,22 +494,45 @@ def _start_failed(args: Arguments, exit_path: str, detail: str) -> int:
     return START_FAILED_EXIT
 
 
+GO = b"g"  # what the loop writes to a parked wrapper's descriptor to start its run
+
+
+def wait_for_go(fd: int) -> bool:
+    """Block on the parked wrapper's descriptor: True on `GO`; False on end of file (its
+    only writer, the loop, closed it or died) or anything else."""
+    try:
+        data = os.read(fd, 1)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return data == GO
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parse_arguments(sys.argv[1:] if argv is None else argv)
     except UsageError as error:
         print(f"{_USAGE}\nwrapper.py: error: {error}", file=sys.stderr)
         return USAGE_EXIT
+    if args.go_fd is not None:
+        # Parked: what costs time (the capped log's modules, the subreaper's `prctl`) is
+        # done while the previous run still holds the slot; nothing is written until go.
+        _capped_log()
+        become_subreaper()
+        if not wait_for_go(args.go_fd):
+            return 0  # never claimed for this wrapper: it started nothing and leaves nothing
     run_dir = args.run_dir
     stops: list[int] = []
     # Until the signals are blocked below, a stop is remembered by a handler, never lost.
     for signum in _STOP_SIGNALS:
         _signal.signal(signum, lambda received, _frame: stops.append(received))
     os.makedirs(run_dir, exist_ok=True)
-    # Not fsynced: the pid only finds a live wrapper (a crashed loop's adoption); after a
-    # machine crash there is none to find, and whether the run ended is the marker's to say.
-    write_whole(os.path.join(run_dir, "pid"), f"{os.getpid()}\n", durable=False)
-    become_subreaper()
+    if args.go_fd is None:  # a parked wrapper's loop wrote its pid file before it said go
+        # Not fsynced: the pid only finds a live wrapper (a crashed loop's adoption); after a
+        # machine crash there is none to find, and whether the run ended is the marker's to say.
+        write_whole(os.path.join(run_dir, "pid"), f"{os.getpid()}\n", durable=False)
+        become_subreaper()
     exit_path = os.path.join(run_dir, "exit")
     try:
         log_fd = _open_log(run_dir)
