@@ -44,9 +44,8 @@ def _project(tmp_path: Path, runs: int = 5) -> tuple[WildPaths, list[RunRecord]]
         )
         for n in range(runs)
     ]  # fmt: skip
-    append_records(
-        paths.runs_log, [SweepRecord(SWEEP, "lr", spec, "active", tuple(r.id for r in queued))]
-    )
+    grid = tuple(r.id for r in reversed(queued))  # a grid order other than the file's
+    append_records(paths.runs_log, [SweepRecord(SWEEP, "lr", spec, "active", grid)])
     append_records(paths.runs_log, queued)
     ended = []
     for n, run in enumerate(queued):
@@ -77,9 +76,9 @@ def _settle(paths: WildPaths) -> None:
         os.utime(folder, (past, past))
 
 
-def _full_read(paths: WildPaths) -> str:
+def _full_read(paths: WildPaths, sweep: str | None = None) -> str:
     """The table as every line of runs.jsonl and every run's files give it."""
-    index, runs, problems = runs_cmds.list_runs(paths, None)
+    index, runs, problems = runs_cmds.list_runs(paths, sweep)
     rows = live_rows(paths, index, runs, NOW)
     notes = runs_cmds.run_notes(paths, [run for run, *_ in rows], NOW)
     return format_live(rows, problems, notes)
@@ -113,7 +112,7 @@ def test_the_patched_listing_agrees_with_a_full_read_after_appends_and_compactio
     runs_compaction.compact(paths.runs_log, paths.lock)
     assert paths.runs_log.stat().st_size < size  # the file was rewritten: no cursor fits it
     assert _listing(paths) == _full_read(paths)
-    assert _listing(paths, SWEEP) == _full_read(paths)
+    assert _listing(paths, SWEEP) == _full_read(paths, SWEEP)
 
 
 @pytest.mark.parametrize(

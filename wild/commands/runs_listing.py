@@ -156,11 +156,11 @@ def listing_text(
     current, cells = _draw(paths, kept_now, need, now, notes_of)
     rows = kept_now.rows
     try:
-        order = [
-            r
-            for r in summary.statuses
-            if sweep_id is None or (current[r].sweep if r in current else rows[r][1]) == sweep_id
-        ]
+        order = (
+            list(summary.statuses)
+            if sweep_id is None  # in file order; one sweep's in its grid order, as a full read
+            else [r for r in summary.sweeps[sweep_id].run_ids if r in summary.statuses]
+        )
         early = [
             (r, current[r].status, current[r].reason)
             if r in current
