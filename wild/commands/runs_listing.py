@@ -42,7 +42,7 @@ from wild.parsers.runs import RunIndex, RunRecord, SweepRecord, encode_record, p
 from wild.parsers.runs_summary import RunsSummary, advance, empty, summary_from, summary_obj
 from wild.paths import WildPaths
 from wild.runs.judge import judged
-from wild.store.files import atomic_write
+from wild.store.files import write_cache
 from wild.store.offset_read import read_on
 from wild.store.runs_log import parse_appended
 
@@ -125,7 +125,7 @@ def _save(paths: WildPaths, kept_now: Kept) -> None:
         "entries": kept_now.entries,
     }
     with contextlib.suppress(OSError, orjson.JSONEncodeError):  # a cache: losing it costs time
-        atomic_write(paths.runs_listing, orjson.dumps(payload))
+        write_cache(paths.runs_listing, orjson.dumps(payload))
 
 
 def listing_text(
@@ -183,7 +183,7 @@ def listing_text(
             paths.runs_view.unlink(missing_ok=True)
         else:
             cursor = summary.cursor.to_json()
-            atomic_write(paths.runs_view, orjson.dumps({**view, "cursor": cursor}))
+            write_cache(paths.runs_view, orjson.dumps({**view, "cursor": cursor}))
     return text
 
 
