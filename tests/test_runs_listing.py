@@ -134,6 +134,16 @@ def test_a_damaged_kept_listing_is_read_afresh(tmp_path: Path, damage: bytes) ->
     assert _listing(paths) == _full_read(paths)
 
 
+def test_a_kept_table_cut_short_is_drawn_again(tmp_path: Path) -> None:
+    paths, _ended = _project(tmp_path)
+    _listing(paths)
+    whole = paths.runs_view.read_bytes()
+    paths.runs_view.write_bytes(whole[:-40])  # as a power cut may leave it
+    append_records(paths.runs_log, [])  # nothing appended: the view's cursor still fits
+    assert _listing(paths) == _full_read(paths)
+    assert paths.runs_view.read_bytes() == whole
+
+
 def test_kept_rows_that_are_not_rows_are_read_afresh(tmp_path: Path) -> None:
     import orjson
 

@@ -177,35 +177,46 @@ def listing_text(
     # A listing of settled ended runs depends on the lines read alone; a live one also on
     # now and the runs' files (their entries are kept).
     _save(paths, kept_now)
-    view = {"format": FORMAT, "wild": __version__, "name": name, "text": text}
-    with contextlib.suppress(OSError):  # a cache: losing it costs time
+    with contextlib.suppress(OSError, ValueError):  # a cache: losing it costs time
         if kept_now.entries:
             paths.runs_view.unlink(missing_ok=True)
         else:
+            data = text.encode()
             cursor = summary.cursor.to_json()
-            write_cache(paths.runs_view, orjson.dumps({**view, "cursor": cursor}))
+            head = {"format": FORMAT, "wild": __version__, "name": name, "cursor": cursor}
+            head["bytes"] = len(data)  # a file cut short (a power cut) is no view
+            write_cache(paths.runs_view, orjson.dumps(head) + b"\n" + data)
     return text
 
 
 def _shown(paths: WildPaths, name: str) -> str | None:
     """The table kept under `name`, if it was drawn of ended, settled runs alone and
-    runs.jsonl continues with nothing after the line it was drawn from."""
+    runs.jsonl continues with nothing after the line it was drawn from. The file is a JSON
+    header line, then the text: the header is checked before the text is read."""
     try:
-        view = orjson.loads(paths.runs_view.read_bytes())
+        with paths.runs_view.open("rb") as kept_file:
+            head = orjson.loads(kept_file.readline())
+            if not _fits(paths, head, name):
+                return None
+            data = kept_file.read()
     except (OSError, orjson.JSONDecodeError):
         return None
-    if not isinstance(view, dict) or (view.get("format"), view.get("wild"), view.get("name")) != (
+    return data.decode(errors="replace") if len(data) == head.get("bytes") else None
+
+
+def _fits(paths: WildPaths, head: Any, name: str) -> bool:
+    if not isinstance(head, dict) or (head.get("format"), head.get("wild"), head.get("name")) != (
         FORMAT,
         __version__,
         name,
     ):
-        return None
-    cursor, text = AlertCursor.from_json(view.get("cursor")), view.get("text")
-    if cursor is None or not isinstance(text, str):
-        return None
+        return False
+    cursor = AlertCursor.from_json(head.get("cursor"))
+    if cursor is None:
+        return False
     log = paths.runs_log
     found = read_on(log, cursor, lambda data, base: parse_appended(data, base, str(log)), str(log))
-    return text if not found.fresh and found.cursor == cursor else None
+    return not found.fresh and found.cursor == cursor
 
 
 def _read(paths: WildPaths, stored: Kept) -> tuple[Kept, dict[str, RunRecord], list[str]] | None:
