@@ -6,6 +6,7 @@ and no look at an ended run's files once its row settled (issue 23: `--runs` at 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ import pytest
 from wild.commands import runs_cmds
 from wild.commands.init import init_wild
 from wild.commands.runs_table import format_live, live_rows
+from wild.commands.watch import watch_runs
 from wild.metrics.follow import RunMetrics
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.paths import WildPaths
@@ -182,3 +184,25 @@ def test_an_append_redraws_only_its_run_and_looks_at_no_other_runs_files(
     read.clear()
     _listing(paths)  # settled: nothing read
     assert read == [] and not [s for s in stats if "/runs/" in s]
+
+
+def test_watching_the_listing_is_not_woken_by_its_own_kept_files(tmp_path: Path) -> None:
+    paths, ended = _project(tmp_path)
+    _listing(paths)  # a table of ended runs: kept in runs.view.json
+    rerun = replace(ended[1], status="running", attempt=2, exit_code=None, ended_at=None)
+    append_records(paths.runs_log, [rerun])  # a run not ended: the next draw drops the view
+    shown: list[str] = []
+    first = threading.Event()
+
+    def show() -> None:
+        shown.append(_listing(paths))  # writes runs.listing.json, removes runs.view.json
+        first.set()
+
+    watcher = threading.Thread(target=watch_runs, args=(paths, [], show), kwargs={"max_updates": 2})
+    watcher.start()
+    assert first.wait(10)
+    time.sleep(0.3)  # quiet: its own writes wake no redraw
+    assert len(shown) == 1
+    append_records(paths.runs_log, [replace(ended[0], exit_code=5, status="failed")])
+    watcher.join(10)
+    assert not watcher.is_alive() and len(shown) == 2
