@@ -115,6 +115,11 @@ def test_the_patched_listing_agrees_with_a_full_read_after_appends_and_compactio
     assert paths.runs_log.stat().st_size < size  # the file was rewritten: no cursor fits it
     assert _listing(paths) == _full_read(paths)
     assert _listing(paths, SWEEP) == _full_read(paths, SWEEP)
+    with paths.runs_log.open("ab") as out:
+        out.write(b'{"type": "run", "id": 7}\n{"torn')  # a bad line, then a torn last one
+    patched = _listing(paths)
+    assert patched == _full_read(paths)
+    assert patched.count("problem: ") == 2
 
 
 @pytest.mark.parametrize(
