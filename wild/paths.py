@@ -84,6 +84,16 @@ class WildPaths:
         return self.root / "runs.summary.json"
 
     @property
+    def runs_listing(self) -> Path:
+        """`wild --runs`' rows, patched from new lines (`wild.commands.runs_listing`)."""
+        return self.root / "runs.listing.json"
+
+    @property
+    def runs_view(self) -> Path:
+        """The last `wild --runs` table, while runs.jsonl stands (`wild.commands.runs_listing`)."""
+        return self.root / "runs.view.json"
+
+    @property
     def metrics_cache(self) -> Path:
         """Each run's metrics summary, kept while its files stand (`wild.metrics.kept`)."""
         return self.root / "metrics.cache.json"

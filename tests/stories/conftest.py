@@ -15,7 +15,8 @@ from wild_stories.direct import run_sweep
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # A story whose full sweep takes minutes of CPU runs in the tests with fewer training steps:
 # the same skill, grid, seeds and analysis.
-TEST_STEPS = {"dit-training": 200}
+# The torch stories train fewer steps in tests: the same grid, seeds, scripts and analysis.
+TEST_STEPS = {"dit-training": 200, "prompt-tuning": 50}
 
 Project = Callable[[str], Path]
 

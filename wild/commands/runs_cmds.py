@@ -100,6 +100,13 @@ def runs_listing(paths: WildPaths, sweep_id: str | None, now: datetime, *, as_js
     from wild.metrics import kept_views  # noqa: PLC0415
     from wild.output import to_json  # noqa: PLC0415
 
+    if not as_json:
+        from wild.commands.runs_listing import listing_text  # noqa: PLC0415
+
+        require_initialised(paths)
+        text = listing_text(paths, sweep_id, now, lambda runs: run_notes(paths, runs, now))
+        if text is not None:
+            return text
     name = f"runs {sweep_id or '*'} {'json' if as_json else 'text'}"
     kept = kept_views.kept_view(paths, name)
     if kept is not None:
@@ -154,6 +161,13 @@ def watch_listing(
 def deterministic_failures(paths: WildPaths, runs: Sequence[RunRecord]) -> set[str]:
     """The failed runs that failed as their previous attempt did (only reruns are read)."""
     return {run.id for run in runs if attempts.deterministic_failure(paths.run_dir(run.id), run)}
+
+
+def run_notes(paths: WildPaths, runs: Sequence[RunRecord], now: datetime) -> dict[str, str]:
+    """What `wild --runs` says in a run's status: why it waits, or that it failed as before."""
+    notes = {run_id: retry.DETERMINISTIC for run_id in deterministic_failures(paths, runs)}
+    notes.update(gate_notes(paths, runs, now))
+    return notes
 
 
 def approval_required(paths: WildPaths, now: datetime) -> bool:

@@ -5,7 +5,7 @@ step, elapsed time, ETA and its objective's last value, from the kept summaries
 from __future__ import annotations
 
 import statistics
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -44,7 +44,8 @@ def eta_s(
     return None
 
 
-def _total(summary: RunSummary | None, spec: Mapping[str, Any] | None) -> int | None:
+def total_steps(summary: RunSummary | None, spec: Mapping[str, Any] | None) -> int | None:
+    """The run's total steps: its sweep's `total_steps`, else what its files said."""
     declared = spec.get("total_steps") if spec is not None else None
     if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
         return declared
@@ -69,7 +70,7 @@ def live_rows(
         sweep = index.sweeps.get(run.sweep)
         left = None
         if run.status == "running":
-            total = _total(summary, sweep.spec if sweep is not None else None)
+            total = total_steps(summary, sweep.spec if sweep is not None else None)
             left = eta_s(summary.step, spent, total, took.get(run.sweep, []))
         out.append((run, summary, spent, left))
     return out
@@ -109,34 +110,54 @@ def format_live(
     """The table `wild --runs` prints; `notes` say why a queued run waits, `repeated` names
     the deterministic failures (wild.runs.retry)."""
     notes = {**{r: DETERMINISTIC for r in repeated}, **(notes or {})}
-    if not rows:
+    cells = [
+        row_cells(run, summary, spent, left, notes.get(run.id))
+        for run, summary, spent, left in rows
+    ]
+    early = [(run.id, run.status, run.reason) for run, *_ in rows]
+    return table_text(cells, early, problems)
+
+
+def row_cells(
+    run: RunRecord,
+    summary: RunSummary,
+    spent: float | None,
+    left: float | None,
+    note: str | None,
+) -> list[str]:
+    """One run's cells in the table of `wild --runs`."""
+    params = " ".join(f"{k}={value_text(v)}" for k, v in run.params.items()) or "-"
+    return [
+        run.id,
+        run.status + (f" ({note})" if note is not None else ""),
+        str(run.attempt),
+        "-" if run.exit_code is None else str(run.exit_code),
+        limit_text(run),
+        "-" if summary.step is None else f"{summary.step:g}",
+        duration_text(spent),
+        duration_text(left),
+        params,
+        metrics_text(summary),
+    ]
+
+
+def table_text(
+    cells: Sequence[Sequence[str]],
+    early: Iterable[tuple[str, str, str | None]],
+    problems: Sequence[str],
+) -> str:
+    """The table of rows of `row_cells`, the early-stopped runs (id, status, reason) and the
+    problems, as `wild --runs` prints them."""
+    if not cells:
         lines = ["No runs yet; start a sweep with `wild --sweep FILE`."]
     else:
         heads = "ID STATUS ATTEMPT EXIT LIMIT STEP ELAPSED ETA PARAMS METRICS"
-        table: list[tuple[str, ...]] = [tuple(heads.split())]
-        for run, summary, spent, left in rows:
-            params = " ".join(f"{k}={value_text(v)}" for k, v in run.params.items()) or "-"
-            table.append(
-                (
-                    run.id,
-                    run.status + (f" ({notes[run.id]})" if run.id in notes else ""),
-                    str(run.attempt),
-                    "-" if run.exit_code is None else str(run.exit_code),
-                    limit_text(run),
-                    "-" if summary.step is None else f"{summary.step:g}",
-                    duration_text(spent),
-                    duration_text(left),
-                    params,
-                    metrics_text(summary),
-                )
-            )
-        widths = [max(len(row[i]) for row in table) for i in range(9)]
-        lines = [
-            "  ".join([*(c.ljust(w) for c, w in zip(row[:9], widths, strict=True)), row[9]])
-            for row in table
-        ]
-    early = stopped_early_lines((run.id, run.status, run.reason) for run, *_ in rows)
-    return "\n".join([*lines, *early, *(f"problem: {p}" for p in problems)])
+        table: list[Sequence[str]] = [heads.split(), *cells]
+        columns = list(zip(*table, strict=True))
+        # One format for every row (a str.format per row: 10,000 rows in a few ms).
+        layout = "  ".join(f"{{:<{max(map(len, column))}}}" for column in columns[:9]) + "  {}"
+        lines = [layout.format(*row) for row in table]
+    return "\n".join([*lines, *stopped_early_lines(early), *(f"problem: {p}" for p in problems)])
 
 
 def live_json(

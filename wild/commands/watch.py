@@ -137,7 +137,14 @@ def watch_runs(
     shown = 0
     waker = Waker()
     # The kept summaries are rewritten by `show` itself: that write must not wake a redraw.
-    ignored = frozenset({paths.metrics_cache.name, paths.status_cache.name})
+    ignored = frozenset(
+        {
+            paths.metrics_cache.name,
+            paths.status_cache.name,
+            paths.runs_listing.name,
+            paths.runs_view.name,
+        }
+    )
     with TreeWatcher([paths.root, *folders], waker, ignored):
         while True:
             show()

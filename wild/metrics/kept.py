@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from wild.metrics.follow import RunMetrics
-from wild.metrics.kept_views import inputs_hold, load_cache, save_cache
+from wild.metrics.kept_views import RACY_NS, inputs_hold, load_cache, save_cache
 from wild.parsers.metric_formats import number
 from wild.parsers.metric_summary import RunSummary, json_number, objective_of, summarize
 from wild.parsers.runs import RunIndex, RunRecord
@@ -79,6 +79,41 @@ def decode(data: Any) -> RunSummary | None:
     )
 
 
+def kept_summary(entry: Any, index: RunIndex, run: RunRecord) -> RunSummary | None:
+    """The summary in a kept `entry` while it is still `run`'s and its files stand."""
+    return decode(entry.get("summary")) if _holds(entry, _key(run, _spec_of(index, run))) else None
+
+
+def fresh_entry(
+    paths: WildPaths, index: RunIndex, run: RunRecord, clock_ns: Callable[[], int] = time.time_ns
+) -> tuple[RunSummary, dict[str, Any]]:
+    """`run`'s summary read from its files now, and the entry that keeps it."""
+    spec = _spec_of(index, run)
+    taken = clock_ns()  # before the signatures: what they show is at least this new
+    reader = RunMetrics(paths, run, spec)
+    view = reader.refresh()
+    objective = objective_of(spec) if spec is not None else None
+    found = replace(
+        summarize(view.series, view.final, objective, view.total_steps), files=view.files
+    )
+    entry = {"key": _key(run, spec), "inputs": reader.inputs(), "takenNs": taken}
+    return found, {**entry, "summary": encode(found)}
+
+
+def settled(entry: Mapping[str, Any]) -> bool:
+    """Whether every input of `entry` had settled (changed over `RACY_NS` before it was
+    read): a summary no later same-tick write can hide."""
+    taken = entry.get("takenNs")
+    inputs = entry.get("inputs")
+    if not isinstance(taken, int) or not isinstance(inputs, list):
+        return False
+    return all(
+        isinstance(item, list) and len(item) == 2
+        and (item[1] is None or (isinstance(item[1], list) and item[1][2] < taken - RACY_NS))
+        for item in inputs
+    )  # fmt: skip
+
+
 def summaries(
     paths: WildPaths,
     index: RunIndex,
@@ -87,31 +122,31 @@ def summaries(
 ) -> dict[str, RunSummary]:
     """Each of `runs`' summary: kept where its files stand unchanged, read afresh (and kept
     for the next command) where they changed."""
+    return {
+        run_id: summary
+        for run_id, (summary, _) in summary_entries(paths, index, runs, clock_ns).items()
+    }
+
+
+def summary_entries(
+    paths: WildPaths,
+    index: RunIndex,
+    runs: Sequence[RunRecord],
+    clock_ns: Callable[[], int] = time.time_ns,
+) -> dict[str, tuple[RunSummary, dict[str, Any]]]:
+    """Each of `runs`' summary with its kept entry, as `summaries`."""
     cache = load_cache(paths)
     kept = cache["runs"]
-    out: dict[str, RunSummary] = {}
+    out: dict[str, tuple[RunSummary, dict[str, Any]]] = {}
     changed = False
     for run in runs:
-        spec = _spec_of(index, run)
-        key = _key(run, spec)
         entry = kept.get(run.id, {})
-        found = decode(entry.get("summary")) if _holds(entry, key) else None
+        found = kept_summary(entry, index, run)
         if found is None:
-            taken = clock_ns()  # before the signatures: what they show is at least this new
-            reader = RunMetrics(paths, run, spec)
-            view = reader.refresh()
-            objective = objective_of(spec) if spec is not None else None
-            found = replace(
-                summarize(view.series, view.final, objective, view.total_steps), files=view.files
-            )
-            kept[run.id] = {
-                "key": key,
-                "inputs": reader.inputs(),
-                "takenNs": taken,
-                "summary": encode(found),
-            }
+            found, entry = fresh_entry(paths, index, run, clock_ns)
+            kept[run.id] = entry
             changed = True
-        out[run.id] = found
+        out[run.id] = (found, entry)
     if changed:
         save_cache(paths, cache)
     return out

@@ -103,17 +103,20 @@ def advance(
 
 
 def encode_summary(summary: RunsSummary) -> bytes:
+    return orjson.dumps(summary_obj(summary))
+
+
+def summary_obj(summary: RunsSummary) -> dict[str, Any]:
+    """The summary as a JSON object (`encode_summary`'s, to keep inside another file)."""
     records: list[Record] = [*summary.sweeps.values(), *summary.open.values()]
     lines = [encode_record(r).decode() for r in records]
-    return orjson.dumps(
-        {
-            "version": VERSION,
-            "cursor": summary.cursor.to_json(),
-            "statuses": summary.statuses,
-            "records": lines,
-            "problems": [list(p) for p in summary.problems],
-        }
-    )
+    return {
+        "version": VERSION,
+        "cursor": summary.cursor.to_json(),
+        "statuses": summary.statuses,
+        "records": lines,
+        "problems": [list(p) for p in summary.problems],
+    }
 
 
 def decode_summary(data: bytes) -> RunsSummary | None:
@@ -122,6 +125,11 @@ def decode_summary(data: bytes) -> RunsSummary | None:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
+    return summary_from(obj)
+
+
+def summary_from(obj: Any) -> RunsSummary | None:
+    """The summary in the JSON object `obj` (`summary_obj`'s); None as `decode_summary`."""
     if not isinstance(obj, dict) or obj.get("version") != VERSION:
         return None
     cursor = AlertCursor.from_json(obj.get("cursor"))

@@ -263,6 +263,21 @@ def atomic_write(path: Path, data: bytes) -> None:
     _OWN.remember(target, data)
 
 
+def write_cache(path: Path, data: bytes) -> None:
+    """Replace a cache file (derived from other files, never trusted over them) whole,
+    without fsyncs: a kill leaves the old or the new bytes; a power loss may leave it empty
+    or old, which its reader takes as no cache (it reads the files again). Megabytes
+    rewritten on every command would otherwise wait for the disk each time."""
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp_name, path)
+    except BaseException:
+        _discard(Path(tmp_name))
+        raise
+
+
 LOCK_POLL_S = 0.05
 
 

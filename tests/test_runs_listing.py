@@ -1,0 +1,213 @@
+"""`wild --runs`' kept listing (`.wild/runs.listing.json`), patched from the lines appended
+to runs.jsonl: the same table as a full read after appends, compaction and a damaged cache,
+and no look at an ended run's files once its row settled (issue 23: `--runs` at 10,000 runs
+≤ 1.2× at 10)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wild.commands import runs_cmds
+from wild.commands.init import init_wild
+from wild.commands.runs_table import format_live, live_rows
+from wild.commands.watch import watch_runs
+from wild.metrics.follow import RunMetrics
+from wild.parsers.runs import RunRecord, SweepRecord
+from wild.paths import WildPaths
+from wild.store import runs_compaction
+from wild.store.files import stat_signature
+from wild.store.runs_log import append_records
+
+NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+SWEEP = "s20261127-ab12"
+
+
+def _project(tmp_path: Path, runs: int = 5) -> tuple[WildPaths, list[RunRecord]]:
+    paths = WildPaths(tmp_path / ".wild")
+    init_wild(paths)
+    spec = {
+        "name": "lr",
+        "base_command": "python train.py",
+        "parameters": {"lr": [0.1]},
+        "objective": {"metric": "loss", "mode": "min"},
+    }
+    queued = [
+        RunRecord(
+            f"{SWEEP}-{n:03d}", SWEEP, {"lr": 0.1, "seed": n}, "python train.py", "queued",
+            queued_at="2026-11-27T10:00:00Z",
+        )
+        for n in range(runs)
+    ]  # fmt: skip
+    grid = tuple(r.id for r in reversed(queued))  # a grid order other than the file's
+    append_records(paths.runs_log, [SweepRecord(SWEEP, "lr", spec, "active", grid)])
+    append_records(paths.runs_log, queued)
+    ended = []
+    for n, run in enumerate(queued):
+        folder = paths.run_dir(run.id)
+        folder.mkdir(parents=True)
+        (folder / "metrics.jsonl").write_text(
+            "".join(f'{{"step": {s}, "loss": {1.0 / (s + n + 1)}}}\n' for s in range(5))
+        )
+        done = replace(
+            run, status="finished", exit_code=0, job_id="42",
+            started_at="2026-11-27T10:00:01Z", ended_at=f"2026-11-27T10:{10 + n:02d}:00Z",
+        )  # fmt: skip
+        append_records(
+            paths.runs_log, [replace(done, status="running", exit_code=None, ended_at=None)]
+        )
+        append_records(paths.runs_log, [done])
+        ended.append(done)
+    _settle(paths)
+    return paths, ended
+
+
+def _settle(paths: WildPaths) -> None:
+    """Every file dated an hour back: settled, as files are a while after their run ended."""
+    past = time.time() - 3600
+    for folder, _dirs, names in os.walk(paths.root):
+        for name in names:
+            os.utime(os.path.join(folder, name), (past, past))
+        os.utime(folder, (past, past))
+
+
+def _full_read(paths: WildPaths, sweep: str | None = None) -> str:
+    """The table as every line of runs.jsonl and every run's files give it."""
+    index, runs, problems = runs_cmds.list_runs(paths, sweep)
+    rows = live_rows(paths, index, runs, NOW)
+    notes = runs_cmds.run_notes(paths, [run for run, *_ in rows], NOW)
+    return format_live(rows, problems, notes)
+
+
+def _listing(paths: WildPaths, sweep: str | None = None) -> str:
+    return runs_cmds.runs_listing(paths, sweep, NOW, as_json=False)
+
+
+def test_the_patched_listing_agrees_with_a_full_read_after_appends_and_compaction(
+    tmp_path: Path,
+) -> None:
+    paths, ended = _project(tmp_path)
+    assert _listing(paths) == _full_read(paths)
+    assert _listing(paths) == _full_read(paths)  # kept: the same again
+    # A rerun of one run failed; another run is running again with new metrics.
+    append_records(paths.runs_log, [replace(ended[1], attempt=2, exit_code=3, status="failed")])
+    with (paths.run_dir(ended[3].id) / "metrics.jsonl").open("a") as out:
+        out.write('{"step": 5, "loss": 0.01}\n')
+    append_records(
+        paths.runs_log,
+        [replace(ended[3], status="running", attempt=2, exit_code=None, ended_at=None)],
+    )
+    patched = _listing(paths)
+    assert patched == _full_read(paths)
+    assert "failed" in patched and "loss=0.01" in patched
+    append_records(paths.runs_log, [replace(ended[3], attempt=2, ended_at="2026-11-27T11:00Z")])
+    _settle(paths)
+    assert _listing(paths) == _full_read(paths)
+    size = paths.runs_log.stat().st_size
+    runs_compaction.compact(paths.runs_log, paths.lock)
+    assert paths.runs_log.stat().st_size < size  # the file was rewritten: no cursor fits it
+    assert _listing(paths) == _full_read(paths)
+    assert _listing(paths, SWEEP) == _full_read(paths, SWEEP)
+    with paths.runs_log.open("ab") as out:
+        out.write(b'{"type": "run", "id": 7}\n{"torn')  # a bad line, then a torn last one
+    patched = _listing(paths)
+    assert patched == _full_read(paths)
+    assert patched.count("problem: ") == 2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"{not json",
+        b'{"format": 1}',
+        b"",
+    ],
+)
+def test_a_damaged_kept_listing_is_read_afresh(tmp_path: Path, damage: bytes) -> None:
+    paths, ended = _project(tmp_path)
+    _listing(paths)
+    paths.runs_listing.write_bytes(damage)
+    paths.runs_view.write_bytes(damage)
+    assert _listing(paths) == _full_read(paths)
+    append_records(paths.runs_log, [replace(ended[0], exit_code=2, status="failed")])
+    paths.runs_listing.write_bytes(damage)
+    assert _listing(paths) == _full_read(paths)
+
+
+def test_a_kept_table_cut_short_is_drawn_again(tmp_path: Path) -> None:
+    paths, _ended = _project(tmp_path)
+    _listing(paths)
+    whole = paths.runs_view.read_bytes()
+    paths.runs_view.write_bytes(whole[:-40])  # as a power cut may leave it
+    append_records(paths.runs_log, [])  # nothing appended: the view's cursor still fits
+    assert _listing(paths) == _full_read(paths)
+    assert paths.runs_view.read_bytes() == whole
+
+
+def test_kept_rows_that_are_not_rows_are_read_afresh(tmp_path: Path) -> None:
+    import orjson
+
+    paths, ended = _project(tmp_path)
+    _listing(paths)
+    kept: dict[str, Any] = orjson.loads(paths.runs_listing.read_bytes())
+    kept["rows"][ended[0].id] = [None, 1, 2]
+    paths.runs_listing.write_bytes(orjson.dumps(kept))
+    append_records(paths.runs_log, [replace(ended[4], exit_code=1, status="failed")])
+    assert _listing(paths) == _full_read(paths)
+
+
+def test_an_append_redraws_only_its_run_and_looks_at_no_other_runs_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths, ended = _project(tmp_path)
+    _listing(paths)
+    read: list[str] = []
+    stats: list[str] = []
+    real_refresh = RunMetrics.refresh
+
+    def counting_refresh(self: RunMetrics) -> Any:
+        read.append(str(self.roots))
+        return real_refresh(self)
+
+    def counting_stat(path: Any) -> Any:
+        stats.append(str(path))
+        return stat_signature(path)
+
+    monkeypatch.setattr(RunMetrics, "refresh", counting_refresh)
+    monkeypatch.setattr("wild.metrics.kept_views.stat_signature", counting_stat)
+    append_records(paths.runs_log, [replace(ended[2], exit_code=1, status="failed")])
+    assert "failed" in _listing(paths)
+    assert len(read) == 1 and ended[2].id in read[0]
+    assert not [s for s in stats if "/runs/" in s]  # no other run's folder or file looked at
+    read.clear()
+    _listing(paths)  # settled: nothing read
+    assert read == [] and not [s for s in stats if "/runs/" in s]
+
+
+def test_watching_the_listing_is_not_woken_by_its_own_kept_files(tmp_path: Path) -> None:
+    paths, ended = _project(tmp_path)
+    _listing(paths)  # a table of ended runs: kept in runs.view.json
+    rerun = replace(ended[1], status="running", attempt=2, exit_code=None, ended_at=None)
+    append_records(paths.runs_log, [rerun])  # a run not ended: the next draw drops the view
+    shown: list[str] = []
+    first = threading.Event()
+
+    def show() -> None:
+        shown.append(_listing(paths))  # writes runs.listing.json, removes runs.view.json
+        first.set()
+
+    watcher = threading.Thread(target=watch_runs, args=(paths, [], show), kwargs={"max_updates": 2})
+    watcher.start()
+    assert first.wait(10)
+    time.sleep(0.3)  # quiet: its own writes wake no redraw
+    assert len(shown) == 1
+    append_records(paths.runs_log, [replace(ended[0], exit_code=5, status="failed")])
+    watcher.join(10)
+    assert not watcher.is_alive() and len(shown) == 2
