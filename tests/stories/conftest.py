@@ -32,6 +32,15 @@ def fresh_project(story: str, where: Path) -> Path:
     return where
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that reads a story's finished sweep runs on one xdist worker (addopts'
+    `--dist loadgroup`): `_ran` is per worker, so spread out, each worker would run the same
+    torch sweeps again."""
+    for item in items:
+        if "story_project" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("story-sweeps"))
+
+
 @pytest.fixture(scope="session")
 def _ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {}

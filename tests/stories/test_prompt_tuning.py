@@ -258,5 +258,5 @@ def test_the_exploring_stage_proposes_the_story_sweep(tmp_path: Path) -> None:
     project = fresh_project("prompt-tuning", tmp_path)
     reply = story_step("No sweep is active. Propose one in a <sweep> tag.", project, "sweep")
     spec = json.loads(reply.split("<sweep>", 1)[1].split("</sweep>", 1)[0])
-    assert spec == json.loads((EXAMPLES / "prompt-tuning" / "sweep.json").read_text())
+    assert spec == json.loads((project / "sweep.json").read_text())  # the story's, at test size
     assert "36 runs" in reply
