@@ -6,7 +6,6 @@ while jobs keep appending without wild's lock.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from wild.parsers.alerts_file import plan_compaction
 from wild.parsers.jsonl import split_complete_lines
 from wild.store import files
-from wild.store.jsonl import append_bytes
+from wild.store.jsonl import append_bytes, replace_carrying_appends
 
 
 @dataclass(frozen=True)
@@ -66,11 +65,6 @@ def _append_archive(archive_path: Path, lines: tuple[bytes, ...]) -> tuple[int, 
     return len(todo), len(lines) - len(todo)
 
 
-def _whole_lines(data: bytes) -> bool:
-    """Bytes that end a line can be carried over at once; a torn line waits for its writer."""
-    return not data or data.endswith(b"\n")
-
-
 def compact(alerts_path: Path | str, archive_path: Path | str, lock_path: Path) -> CompactionReport:
     """Move every line of resolved alerts to the archive; rewrite alerts.jsonl atomically.
 
@@ -99,14 +93,5 @@ def _compact_open(fd: int, alerts_path: Path, archive_path: Path) -> CompactionR
     if not plan.archive:
         return CompactionReport(0, 0, 0, len(plan.keep), 0)
     appended, skipped = _append_archive(archive_path, plan.archive)
-    # From here on appenders that flock wait, and those that opened the old file before
-    # the rename retry on the new one; then take whatever was appended since our read.
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    tail = files.read_settled(fd, plan.end, usable=_whole_lines)
-    kept = b"".join(line + b"\n" for line in plan.keep)
-    files.atomic_write(alerts_path, kept + tail)
-    late = files.read_settled(fd, plan.end + len(tail), usable=_whole_lines)
-    if late:
-        append_bytes(alerts_path, late)
-    carried = tail.count(b"\n") + late.count(b"\n")
+    carried = replace_carrying_appends(alerts_path, fd, plan.end, plan.keep)
     return CompactionReport(plan.archived_ids, appended, skipped, len(plan.keep) + carried, carried)

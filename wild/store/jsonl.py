@@ -12,6 +12,7 @@ from pathlib import Path
 
 from wild.errors import WildError, with_filename
 from wild.parsers.jsonl import NEWLINE
+from wild.store import files
 from wild.store.write_guard import check_appendable, open_own_file
 
 # Files wild creates are group/world readable like any file an editor would make.
@@ -133,3 +134,25 @@ def append_lines(path: Path, lines: Sequence[bytes]) -> None:
         whole.append(line)
     if whole:
         append_bytes(path, b"".join(whole))
+
+
+def _whole_lines(data: bytes) -> bool:
+    """Bytes that end a line can be carried over at once; a torn line waits for its writer."""
+    return not data or data.endswith(b"\n")
+
+
+def replace_carrying_appends(path: Path, fd: int, read_to: int, keep: Sequence[bytes]) -> int:
+    """Replace the append-only file `path` (open as `fd`, read up to `read_to`) with the
+    lines `keep`, carrying over what appenders wrote meanwhile; returns the lines carried.
+
+    The compactions' shared protocol: from the exclusive flock on, appenders that flock
+    wait, and those that opened the old file before the rename retry on the new one; what
+    was appended after the read is carried, before the rename and after it."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    tail = files.read_settled(fd, read_to, usable=_whole_lines)
+    kept = b"".join(line + b"\n" for line in keep)
+    files.atomic_write(path, kept + tail)
+    late = files.read_settled(fd, read_to + len(tail), usable=_whole_lines)
+    if late:
+        append_bytes(path, late)
+    return tail.count(b"\n") + late.count(b"\n")

@@ -9,7 +9,6 @@ crash-safely while others append (the same protocol as `wild.store.alerts_compac
 
 from __future__ import annotations
 
-import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.runs import FILE, RunRecord
 from wild.store import files
-from wild.store.jsonl import append_bytes
+from wild.store.jsonl import replace_carrying_appends
 from wild.store.runs_log import parse_line
 
 # Below this size a rewrite saves too little to be worth a write, a fsync and a rename.
@@ -73,11 +72,6 @@ class CompactionReport:
     carried_lines: int
 
 
-def _whole_lines(data: bytes) -> bool:
-    """Bytes that end a line can be carried over at once; a torn line waits for its writer."""
-    return not data or data.endswith(b"\n")
-
-
 def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
     """Rewrite runs.jsonl with its latest line per id, atomically, under wild's lock.
 
@@ -98,14 +92,7 @@ def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
             plan = plan_compaction(files.pread_all(fd, 0), str(runs_path))
             if not plan.dropped:
                 return CompactionReport(0, len(plan.keep), 0)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            tail = files.read_settled(fd, plan.end, usable=_whole_lines)
-            kept = b"".join(line + b"\n" for line in plan.keep)
-            files.atomic_write(runs_path, kept + tail)
-            late = files.read_settled(fd, plan.end + len(tail), usable=_whole_lines)
-            if late:
-                append_bytes(runs_path, late)
-            carried = tail.count(b"\n") + late.count(b"\n")
+            carried = replace_carrying_appends(runs_path, fd, plan.end, plan.keep)
             return CompactionReport(plan.dropped, len(plan.keep) + carried, carried)
         finally:
             os.close(fd)  # also releases the exclusive flock
