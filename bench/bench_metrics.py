@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import orjson
-from figures import report
+from figures import report, timed_wild
 
 from wild.commands.init import init_wild
 from wild.metrics.follow import FileFollower
@@ -67,16 +66,6 @@ def project(root: Path, runs: int, shared: Path) -> WildPaths:
     return paths
 
 
-def timed(paths: WildPaths, *args: str) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "wild", "--dir", str(paths.root), *args],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    return time.perf_counter() - start
-
-
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
@@ -88,20 +77,20 @@ def main() -> None:
         os.utime(shared, (past, past))
         small = project(base / "small", 10, shared)
         big = project(base / "big", runs, shared)
-        first = timed(big, "--runs")
+        first = timed_wild(big.root, "--runs")
         report(
             f"first `wild --runs` at {runs} runs × {steps} steps (reads every file)",
             f"{first:.1f} s",
             "none: shown",
             None,
         )
-        timed(small, "--runs")
+        timed_wild(small.root, "--runs")
         for command in (["--runs"], ["--compare", SWEEP]):
             at_small: list[float] = []
             at_big: list[float] = []
             for _ in range(REPEAT):
-                at_small.append(timed(small, *command))
-                at_big.append(timed(big, *command))
+                at_small.append(timed_wild(small.root, *command))
+                at_big.append(timed_wild(big.root, *command))
             ratio = statistics.median(at_big) / statistics.median(at_small)
             report(
                 f"`wild {' '.join(command[:1])}` at {runs} runs × {steps} steps vs 10 runs (kept)",

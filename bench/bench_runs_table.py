@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from figures import report
+from figures import report, timed_wild
 
 from wild.commands.init import init_wild
 from wild.parsers.runs import RunRecord, SweepRecord
@@ -74,16 +73,6 @@ def settle(paths: WildPaths) -> None:
         os.utime(folder, (past, past))
 
 
-def timed(paths: WildPaths, *args: str) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "wild", "--dir", str(paths.root), *args],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    return time.perf_counter() - start
-
-
 def touch_one(paths: WildPaths, n: int) -> None:
     """A line appended for one run (a finished run's line again, as a rerun's end writes)."""
     run = RunRecord(
@@ -102,9 +91,9 @@ def main() -> None:
         print(f"runs.jsonl: {size / 1e6:.1f} MB at {runs} runs, compacted", flush=True)
         for command in (["--runs"], ["--status"]):
             name = " ".join(command)
-            first = timed(big, *command)
+            first = timed_wild(big.root, *command)
             report(f"first `wild {name}` at {runs} runs", f"{first * 1000:.0f} ms", "none", None)
-            timed(small, *command)
+            timed_wild(small.root, *command)
             for case in ("settled", "after an append"):
                 at_small: list[float] = []
                 at_big: list[float] = []
@@ -112,7 +101,7 @@ def main() -> None:
                     for paths, into in ((small, at_small), (big, at_big)):
                         if case != "settled":
                             touch_one(paths, n % 10)
-                        into.append(timed(paths, *command))
+                        into.append(timed_wild(paths.root, *command))
                 ratio = statistics.median(at_big) / statistics.median(at_small)
                 report(
                     f"`wild {name}` at {runs} runs vs 10 runs, {case}",

@@ -8,8 +8,11 @@ what it measured; `run_all.py` only counts the misses.
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 import orjson
@@ -70,3 +73,14 @@ def parse_figures(output: str) -> list[Figure]:
                 )
             )
     return found
+
+
+def timed_wild(state_dir: Path, *args: str) -> float:
+    """Seconds one `wild --dir STATE_DIR ARGS…` process takes, start to exit, as a user runs it."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "wild", "--dir", str(state_dir), *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - start

@@ -271,7 +271,7 @@ def test_the_gpu_scale_runs_the_larger_sweep(tmp_path: Path) -> None:
     assert TEST_STEPS["dit-training"] < dit.SCALES["cpu"].steps
 
 
-def test_the_story_runs_from_run_sh_with_no_torch_in_wild() -> None:
+def test_the_story_kit_and_its_dit_analysis_import_no_torch() -> None:
     """wild itself (the analysis, the scripted agent, `wild demo`) never imports torch."""
     code = (
         "import sys, wild_stories.agent, wild_stories.dit_training, wild_stories.run; "

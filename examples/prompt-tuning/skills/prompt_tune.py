@@ -22,7 +22,7 @@ scores the frozen model with the withheld token itself and with no prompt at all
 `--init` is where the prompt starts: `random` (normal, the scale of the model's embeddings)
 or `vocab` (the embeddings of tokens sampled from the vocabulary, the withheld `sort` token
 excluded, as Lester et al. initialise from sampled vocabulary). `--lr` is Adam's learning
-rate. `--scale` is `cpu` (the default, or `$WILD_STORY_SCALE`) or `gpu` (a larger model,
+rate. `--scale` is `cpu` (the default) or `gpu` (a larger model,
 longer inputs, more steps; CUDA when present).
 
 Every `eval_every` steps one line goes to `$WILD_RUN_DIR/metrics.jsonl` (`step`, `loss`,
@@ -389,13 +389,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--init", choices=("random", "vocab"), required=True)
     parser.add_argument("--lr", type=float, required=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--scale", choices=tuple(SCALES), default=None)
+    parser.add_argument("--scale", choices=tuple(SCALES), default="cpu")
     parser.add_argument("--steps", type=int, default=None, help="prompt-tuning steps")
     parser.add_argument("--cache", type=Path, default=Path("pretrained"))
     args = parser.parse_args(argv)
-    scale_name = args.scale or os.environ.get("WILD_STORY_SCALE") or "cpu"
-    if scale_name not in SCALES:
-        raise SystemExit(f"scale {scale_name!r}: use one of {', '.join(SCALES)}")
+    scale_name = args.scale
     if not 1 <= args.prompt_len <= MAX_PREFIX:
         raise SystemExit(f"--prompt_len must be 1 to {MAX_PREFIX}")
     scale = SCALES[scale_name]
