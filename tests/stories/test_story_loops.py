@@ -44,7 +44,7 @@ def test_the_story_runs_through_the_loop_and_concludes_as_expected(
     done = subprocess.run(
         [str(folder / "run.sh"), "--keep-in", str(project)],
         capture_output=True, text=True, timeout=900, check=False,
-        env={**env, "PYTHON": sys.executable, "PYTHONPATH": str(EXAMPLES)},  # the kit: a copy
+        env={**env, "PYTHON": sys.executable},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "✅ All work complete." in done.stdout
