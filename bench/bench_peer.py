@@ -1,7 +1,8 @@
 """The core's speed against open-ralph-wiggum (ORW) and the Python floor, in one run (issue 22).
 
-Run: `python bench/bench_peer.py [ROUNDS]`. ORW runs from its source with Bun, both set up
-once under the git-ignored `bench/.peers/` (no network is used by this script):
+Run: `python bench/bench_peer.py [ROUNDS] [--launch]` (`--launch`: only the launch figure,
+to compare two checkouts in turn within the same minutes). ORW runs from its source with Bun,
+both set up once under the git-ignored `bench/.peers/` (no network is used by this script):
 
     git clone https://github.com/Th0rgal/open-ralph-wiggum bench/.peers/orw
     npm install --prefix bench/.peers bun
@@ -274,13 +275,18 @@ def status_figure(projects: Projects, rounds: int) -> None:
 def main() -> None:
     package = Path(wild.__file__).parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
+    words = [word for word in sys.argv[1:] if word != "--launch"]
+    only_launch = "--launch" in sys.argv[1:]
+    rounds = int(words[0]) if words else ROUNDS
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder).resolve()
         orw = orw_without_sleep(tmp)
         if orw is None:
             print(f"ORW is not set up under {PEERS}: its figures are skipped (see this docstring)")
         projects = Projects(tmp)
+        if only_launch:
+            launch_figure(projects, rounds, orw)
+            return
         gap_figure(projects, rounds, orw)
         launch_figure(projects, rounds, orw)
         list_work_figure(projects, rounds, orw)

@@ -2,7 +2,9 @@
 
 Issue 8: launch → first agent running took 162 ms, most of it imports the agent's start does
 not need (the run backends and importlib.metadata, the barrier checker, the sweep parser).
-They load when first used, or once the agent runs; this fails when one creeps back in front.
+Issue 22: it was 4.4× `python -c 'import click, orjson'` starting the same agent; the sweep
+analysis' metrics and the checks' runner came off the start path too. They load when first
+used, or once the agent runs; this fails when one creeps back in front.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ LATE = (
     "wild.agents.orphan_watch",  # the watcher's, after the loop died
     "wild.commands.edits",  # only with --policy
     "wild.policy.presets",
+    # Issue 22: a sweep's analysis reads metrics (the trackers' decoders, the comparison across
+    # seeds, statistics with fractions and decimal); the checks' runner runs once work is done.
+    "wild.metrics.comparison",
+    "wild.metrics.kept",
+    "wild.parsers.run_compare",
+    "wild.parsers.early_stop",
+    "wild.runs.table",
+    "statistics",
+    "fractions",
+    "decimal",
+    "wild.completion.run",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"

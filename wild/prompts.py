@@ -11,15 +11,14 @@ from wild.completion.verdict import CheckOutcome
 from wild.parsers.alerts import Alert
 from wild.parsers.barriers import Barrier
 from wild.parsers.human import HumanInput
-from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.parsers.tasks import Task
 from wild.policy.model import HumanPolicy
-from wild.runs.table import run_table
 from wild.selection import task_key
 
 if TYPE_CHECKING:
     from wild.metrics.comparison import SweepMetrics
+    from wild.parsers.metric_summary import RunSummary
 
 # One built-in template each.
 KINDS = ("human-input", "alert", "task", "monitoring", "planning", "checks", "analysis")
@@ -281,6 +280,8 @@ def analysis_values(
     files each run has (`metrics`: read from its trackers' files). A big sweep shows its
     first ANALYSIS_ROWS runs and says how to list the rest, so the prompt stays small enough
     for any agent's command line."""
+    from wild.runs.table import run_table  # noqa: PLC0415 (a sweep's analysis only: not at launch)
+
     shown = runs[:ANALYSIS_ROWS]
     more = len(runs) - len(shown)
     rest = (

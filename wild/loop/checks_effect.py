@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from wild.barriers.approvals import load_approvals
 from wild.barriers.command_gate import gate
-from wild.completion.run import record, run_all, run_check, task_check
 from wild.completion.verdict import CheckOutcome
 from wild.errors import RefusedWriteError
 from wild.loop.files import LoopFiles
@@ -41,6 +40,9 @@ class LoopChecks:
     def perform(
         self, action: RunChecks | VerifyTask, files: LoopFiles, at: str
     ) -> ChecksFinished | TaskVerified:
+        # The checks' runner is needed only once work is done: not on the loop's start path.
+        from wild.completion.run import record, run_all, run_check, task_check  # noqa: PLC0415
+
         may_run = self._may_run()
         project = self.paths.project
         if isinstance(action, VerifyTask):

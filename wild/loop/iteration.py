@@ -21,7 +21,6 @@ from wild.clock import Clock
 from wild.loop import changes
 from wild.loop.model import LoopOptions, RunAgent
 from wild.loop.run_words import work_words
-from wild.metrics.comparison import sweep_metrics
 from wild.paths import WildPaths
 from wild.store.files import ENCODING, ERRORS
 from wild.store.write_guard import open_own_file
@@ -121,6 +120,10 @@ def build_request(
 def analysis_values(paths: WildPaths, ws: Workspace, sweep_id: str) -> dict[str, object]:
     """A sweep's analysis prompt input: its run table, and the metrics read from its runs'
     files (`RunAgent.analysis`: the decision names the sweep, the reading happens here)."""
+    # Only a sweep's analysis reads metrics: statistics, the metric decoders and the comparison
+    # stay out of the loop's start (launch → first agent, issue 22).
+    from wild.metrics.comparison import sweep_metrics  # noqa: PLC0415
+
     sweep = ws.runs.sweeps[sweep_id]
     return prompts.analysis_values(
         sweep,

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -176,6 +175,8 @@ def sweep_eta_s(runs: Sequence[RunRecord], now: datetime) -> float | None:
     ]
     if not took:
         return None
+    import statistics  # noqa: PLC0415 (fractions and decimal: not on the loop's start path)
+
     each = statistics.median(took)
     running = [r for r in runs if r.status == "running"]
     waiting = sum(1 for r in runs if r.status in ("queued", "planned"))
