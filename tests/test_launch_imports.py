@@ -58,7 +58,8 @@ LATE = (
     "wild.commands.edits",  # only with --policy
     "wild.policy.presets",
     # Issue 22: a sweep's analysis reads metrics (the trackers' decoders, the comparison across
-    # seeds, statistics with fractions and decimal); the checks' runner runs once work is done.
+    # seeds, statistics with fractions and decimal); the checks' runner runs once work is done;
+    # the logs are compacted once they grew.
     "wild.metrics.comparison",
     "wild.metrics.kept",
     "wild.parsers.run_compare",
@@ -68,6 +69,8 @@ LATE = (
     "fractions",
     "decimal",
     "wild.completion.run",
+    "wild.store.alerts_compaction",  # once alerts.jsonl grew
+    "wild.store.runs_compaction",  # once runs.jsonl grew
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"

@@ -41,7 +41,6 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import encode_alert
 from wild.paths import WildPaths
 from wild.policy.model import HumanPolicy
-from wild.store.alerts_compaction import compact
 from wild.store.alerts_log import append_alert, appended_since
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
@@ -199,6 +198,9 @@ class Effects:
         self.reporter.say(f"📌 Checkpoint {done.commit[:12]}: {plural(len(done.paths), 'file')}")
 
     def _compact(self, cause: str | None) -> None:
+        # Only once alerts.jsonl grew: not on the loop's start path (issue 22).
+        from wild.store.alerts_compaction import compact  # noqa: PLC0415
+
         report = compact(self.paths.alerts, self.paths.alerts_archive, self.paths.lock)
         self.events.append(
             "alerts-compacted",

@@ -36,7 +36,6 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers.alerts import make_alert
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
-from wild.store import runs_compaction
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
 from wild.store.files import update_text
@@ -143,6 +142,9 @@ class LoopRuns:
         """runs.jsonl rewritten with its latest line per id once most of it is history, so
         readers (`wild --runs`, `--status`, a restarted loop) read each run once, not its
         every line (the supervisor's reader then reads the new file from its start)."""
+        # Only where runs run: not on the loop's start path (issue 22).
+        from wild.store import runs_compaction  # noqa: PLC0415
+
         log = self.supervisor.log
         records = len(log.index.runs) + len(log.index.sweeps)
         if log.cursor is None or not runs_compaction.due(
