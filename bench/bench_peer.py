@@ -1,6 +1,7 @@
 """The core's speed against open-ralph-wiggum (ORW) and the Python floor, in one run (issue 22).
 
-Run: `python bench/bench_peer.py [ROUNDS]`. ORW runs from its source with Bun, both set up
+Run: `python bench/bench_peer.py [ROUNDS] [FIGURE…]`, FIGURE one of `gap`, `launch`,
+`list-work`, `status` (default: all four). ORW runs from its source with Bun, both set up
 once under the git-ignored `bench/.peers/` (no network is used by this script):
 
     git clone https://github.com/Th0rgal/open-ralph-wiggum bench/.peers/orw
@@ -251,7 +252,7 @@ def list_work_figure(projects: Projects, rounds: int, orw: Path | None) -> None:
     )
 
 
-def status_figure(projects: Projects, rounds: int) -> None:
+def status_figure(projects: Projects, rounds: int, orw: Path | None = None) -> None:
     root = projects.wild(5)
     tasks = root / ".wild" / "tasks.md"
     command = [sys.executable, "-m", "wild", "--status", "--dir", str(root / ".wild")]
@@ -271,20 +272,30 @@ def status_figure(projects: Projects, rounds: int) -> None:
     )
 
 
+FIGURES: dict[str, Callable[[Projects, int, Path | None], None]] = {
+    "gap": gap_figure,
+    "launch": launch_figure,
+    "list-work": list_work_figure,
+    "status": status_figure,
+}
+
+
 def main() -> None:
     package = Path(wild.__file__).parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
+    chosen = sys.argv[2:] or list(FIGURES)
+    unknown = [name for name in chosen if name not in FIGURES]
+    if unknown:
+        raise SystemExit(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder).resolve()
         orw = orw_without_sleep(tmp)
         if orw is None:
             print(f"ORW is not set up under {PEERS}: its figures are skipped (see this docstring)")
         projects = Projects(tmp)
-        gap_figure(projects, rounds, orw)
-        launch_figure(projects, rounds, orw)
-        list_work_figure(projects, rounds, orw)
-        status_figure(projects, rounds)
+        for name in chosen:
+            FIGURES[name](projects, rounds, orw)
 
 
 if __name__ == "__main__":
