@@ -199,7 +199,7 @@ def test_a_cache_that_cannot_be_written_costs_only_time(
     def refuse(path: Path, data: bytes) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("wild.store.files.atomic_write", refuse)
+    monkeypatch.setattr("wild.store.files.write_cache", refuse)
     assert status_now(paths, NOW, judge("running"), later) == fresh(paths, reads)
     assert status_now(paths, NOW, judge("running"), later) == fresh(paths, reads)
     assert reads == ["files", "state"] * 2 and not paths.status_cache.exists()

@@ -19,8 +19,10 @@ The cache is never trusted over the files:
   write in the same timestamp tick could keep size and times: git's "racy" rule);
 - the files' part is good only until the next policy or trust expiry (`valid_until`);
 - another folder, format or wild version, or any unreadable entry, is no cache at all.
-Writing it is an atomic replace and takes no lock; failing to write (a read-only folder)
-loses nothing but time.
+Writing it is an atomic replace with no fsync (`wild.store.files.write_cache`: a power loss
+may leave it old or empty, which reads as no cache) and takes no lock; failing to write (a
+read-only folder) loses nothing but time. A status right after an edit writes it, and two
+fsyncs cost it more than the rest of its write (issue 22 item 8).
 """
 
 from __future__ import annotations
@@ -215,9 +217,9 @@ def work_now(
 
 
 def _save(path: Path, entry: dict[str, Any]) -> None:
-    from wild.store.files import atomic_write
+    from wild.store.files import write_cache
 
     # A cache: failing to save it loses nothing. Text a file holds as undecodable bytes
     # (kept as surrogates) has no JSON form: such a status is read afresh every time.
     with contextlib.suppress(OSError, orjson.JSONEncodeError):
-        atomic_write(path, orjson.dumps(entry))
+        write_cache(path, orjson.dumps(entry))
