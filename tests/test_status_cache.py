@@ -292,3 +292,19 @@ def test_a_broken_or_foreign_work_cache_is_no_cache(
     paths.work_cache.write_bytes(orjson.dumps(kept))
     assert work_now(paths, NOW, later) == expected
     assert selections == ["queue"] * 8
+
+
+def test_a_read_after_an_edit_keeps_its_summary_without_an_fsync(
+    paths: WildPaths, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache is never trusted over its files, so it need not wait for the disk: a status or
+    a work list right after an edit of tasks.md (which rewrites the cache) syncs nothing."""
+    status_now(paths, NOW, judge("running"), later)  # the alerts' own summary written first
+    work_now(paths, NOW, later)
+    paths.tasks.write_text(TASKS + "- [ ] [P3] task-003: Edit\n")
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    assert status_now(paths, NOW, judge("running"), later)["tasks"]["total"] == 3
+    assert [item["id"] for item in work_now(paths, NOW, later)][-1] == "task-003"
+    assert reads == ["files", "state", "files"] and synced == []
