@@ -304,7 +304,12 @@ def test_a_read_after_an_edit_keeps_its_summary_without_an_fsync(
     paths.tasks.write_text(TASKS + "- [ ] [P3] task-003: Edit\n")
     synced: list[int] = []
     real = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     assert status_now(paths, NOW, judge("running"), later)["tasks"]["total"] == 3
     assert [item["id"] for item in work_now(paths, NOW, later)][-1] == "task-003"
     assert reads == ["files", "state", "files"] and synced == []
