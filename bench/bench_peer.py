@@ -1,8 +1,8 @@
 """The core's speed against open-ralph-wiggum (ORW) and the Python floor, in one run (issue 22).
 
-Run: `python bench/bench_peer.py [ROUNDS] [--launch]` (`--launch`: only the launch figure,
-to compare two checkouts in turn within the same minutes). ORW runs from its source with Bun,
-both set up once under the git-ignored `bench/.peers/` (no network is used by this script):
+Run: `python bench/bench_peer.py [ROUNDS] [FIGURE…]`, FIGURE one of `gap`, `launch`,
+`list-work`, `status` (default: all four). ORW runs from its source with Bun, both set up
+once under the git-ignored `bench/.peers/` (no network is used by this script):
 
     git clone https://github.com/Th0rgal/open-ralph-wiggum bench/.peers/orw
     npm install --prefix bench/.peers bun
@@ -17,7 +17,10 @@ machine slows both sides alike:
 - launch → first agent running: ≤ 2× the Python floor (`python -c 'import click, orjson'`
   starting the same agent, choosing nothing); ORW shown;
 - `wild --list-work --json`, small project: ≤ 1.3× `python -c 'import click, orjson'`;
-  ORW's `--list-tasks` shown;
+  ORW's `--list-tasks` shown. The project as a person lists it: its files last written more
+  than 2 s before (the window in which wild trusts no kept summary of a file,
+  `wild.commands.status_cache.RACY_NS`), so the queue kept in `work.cache.json` is used; the
+  same command right after an edit of tasks.md (the queue selected afresh) is shown too;
 - `wild --status` right after an edit of tasks.md: ≤ 1.5× that floor.
 
 Every wild command is a fresh `python -m wild` process; wild is byte-compiled first, as an
@@ -39,6 +42,7 @@ from figures import report
 
 import wild
 from wild.commands.init import init_wild
+from wild.commands.status_cache import RACY_NS
 from wild.paths import WildPaths
 
 ROUNDS = 7
@@ -238,6 +242,7 @@ def list_work_figure(projects: Projects, rounds: int, orw: Path | None) -> None:
     def orw_side() -> float:
         return run(orw_command, orw_root) if orw else 0.0
 
+    time.sleep(RACY_NS / 1e9 + 0.1)  # the files settled, as a person finds them
     mine, floors, orws = alternate(
         rounds, lambda: run(command, root), lambda: run(IMPORT, root), orw_side
     )
@@ -250,9 +255,24 @@ def list_work_figure(projects: Projects, rounds: int, orw: Path | None) -> None:
         "≤ 1.3× `python -c 'import click, orjson'`, same run (issue 22)",
         value <= 1.3 * floor,
     )
+    tasks = root / ".wild" / "tasks.md"
+
+    def after_edit() -> float:
+        with tasks.open("a") as handle:
+            handle.write("- [ ] [P3] edit: A note\n")
+        return run(command, root)
+
+    edited, floors = alternate(rounds, after_edit, lambda: run(IMPORT, root))
+    value, floor = statistics.median(edited), statistics.median(floors)
+    report(
+        "`wild --list-work --json` right after an edit",
+        f"{value:.1f} ms median = {value / floor:.2f}× `import click, orjson` ({floor:.1f} ms)",
+        "shown: the kept queue is selected afresh (no goal of its own)",
+        None,
+    )
 
 
-def status_figure(projects: Projects, rounds: int) -> None:
+def status_figure(projects: Projects, rounds: int, orw: Path | None = None) -> None:
     root = projects.wild(5)
     tasks = root / ".wild" / "tasks.md"
     command = [sys.executable, "-m", "wild", "--status", "--dir", str(root / ".wild")]
@@ -272,25 +292,30 @@ def status_figure(projects: Projects, rounds: int) -> None:
     )
 
 
+FIGURES: dict[str, Callable[[Projects, int, Path | None], None]] = {
+    "gap": gap_figure,
+    "launch": launch_figure,
+    "list-work": list_work_figure,
+    "status": status_figure,
+}
+
+
 def main() -> None:
     package = Path(wild.__file__).parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
-    words = [word for word in sys.argv[1:] if word != "--launch"]
-    only_launch = "--launch" in sys.argv[1:]
-    rounds = int(words[0]) if words else ROUNDS
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
+    chosen = sys.argv[2:] or list(FIGURES)
+    unknown = [name for name in chosen if name not in FIGURES]
+    if unknown:
+        raise SystemExit(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder).resolve()
         orw = orw_without_sleep(tmp)
         if orw is None:
             print(f"ORW is not set up under {PEERS}: its figures are skipped (see this docstring)")
         projects = Projects(tmp)
-        if only_launch:
-            launch_figure(projects, rounds, orw)
-            return
-        gap_figure(projects, rounds, orw)
-        launch_figure(projects, rounds, orw)
-        list_work_figure(projects, rounds, orw)
-        status_figure(projects, rounds)
+        for name in chosen:
+            FIGURES[name](projects, rounds, orw)
 
 
 if __name__ == "__main__":

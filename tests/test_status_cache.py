@@ -1,6 +1,7 @@
 """`wild --status` keeps its parts between calls and is never fooled by them: every change to a
 file it read, a change in the same timestamp tick, a policy's expiry, a moved folder or a
-broken cache entry means a fresh read; the loop's liveness is judged on every call."""
+broken cache entry means a fresh read; the loop's liveness is judged on every call.
+`wild --list-work` keeps its queue the same way (`work_now`)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ import orjson
 import pytest
 
 from wild.commands import status as status_module
-from wild.commands import status_facts
+from wild.commands import status_facts, work_queue
 from wild.commands.init import init_wild
 from wild.commands.status import status_data
-from wild.commands.status_cache import RACY_NS, file_inputs, settled, status_now
+from wild.commands.status_cache import (
+    RACY_NS,
+    file_inputs,
+    settled,
+    status_now,
+    work_inputs,
+    work_now,
+)
 from wild.liveness import Liveness
 from wild.parsers import human as human_md
 from wild.parsers.process_id import ProcessId
@@ -191,7 +199,7 @@ def test_a_cache_that_cannot_be_written_costs_only_time(
     def refuse(path: Path, data: bytes) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("wild.store.files.atomic_write", refuse)
+    monkeypatch.setattr("wild.store.files.write_cache", refuse)
     assert status_now(paths, NOW, judge("running"), later) == fresh(paths, reads)
     assert status_now(paths, NOW, judge("running"), later) == fresh(paths, reads)
     assert reads == ["files", "state"] * 2 and not paths.status_cache.exists()
@@ -206,3 +214,102 @@ def test_undecodable_bytes_in_a_file_are_shown_not_kept(paths: WildPaths, reads:
     assert status_now(paths, NOW, judge("running"), later) == first == fresh(paths, reads)
     assert first["next"]["title"] == "caf\udce9 run"
     assert reads == ["files", "state"] * 2
+
+
+@pytest.fixture
+def selections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each work queue selected from the files (not taken from the cache)."""
+    seen: list[str] = []
+    select = work_queue.list_work_data
+
+    def counted(ws: Any) -> Any:
+        seen.append("queue")
+        return select(ws)
+
+    monkeypatch.setattr(work_queue, "list_work_data", counted)
+    return seen
+
+
+def fresh_queue(paths: WildPaths) -> Any:
+    """The queue selected from the files as `wild --list-work` did before it kept one."""
+    return orjson.loads(orjson.dumps(work_queue.list_work_data(load_workspace(paths, NOW))))
+
+
+def test_a_kept_work_queue_is_the_fresh_queue(paths: WildPaths, selections: list[str]) -> None:
+    expected = fresh_queue(paths)
+    selections.clear()
+    assert work_now(paths, NOW, later) == work_now(paths, NOW, later) == expected
+    assert selections == ["queue"]  # the second read no file
+    assert [item["id"] for item in expected] == ["alert-1", "task-001"]
+
+
+@pytest.mark.parametrize("name", ["tasks", "alerts", "barriers", "human"])
+def test_a_work_file_rewritten_in_place_is_selected_again(
+    paths: WildPaths, selections: list[str], name: str
+) -> None:
+    work_now(paths, NOW, later)
+    rewrite_in_place(work_inputs(paths)[name])
+    assert work_now(paths, NOW, later) == fresh_queue(paths)
+    assert selections == ["queue", "queue", "queue"]  # the last one: `fresh_queue`'s own
+
+
+def test_the_work_queue_is_kept_past_changes_it_does_not_read(
+    paths: WildPaths, selections: list[str]
+) -> None:
+    """The queue is selected from four files alone and not from the time: a new policy, a
+    changed checks.md, a later clock or a status written beside it leave it kept."""
+    work_now(paths, NOW, later)
+    rewrite_in_place(paths.policy)
+    paths.checks.write_text(paths.checks.read_text() + "\n")
+    status_now(paths, NOW, judge("running"), later)
+    assert work_now(paths, NOW + timedelta(days=30), later) == fresh_queue(paths)
+    assert selections == ["queue", "queue"]
+
+
+def test_a_work_file_changed_just_before_is_not_trusted(
+    paths: WildPaths, selections: list[str]
+) -> None:
+    now_ns = os.stat(paths.tasks).st_mtime_ns
+    work_now(paths, NOW, lambda: now_ns + RACY_NS // 2)
+    work_now(paths, NOW, lambda: now_ns + RACY_NS // 2)
+    assert selections == ["queue", "queue"]
+
+
+def test_a_broken_or_foreign_work_cache_is_no_cache(
+    paths: WildPaths, selections: list[str]
+) -> None:
+    expected = fresh_queue(paths)
+    for entry in (b"{not json", b"[]", b'{"format": 99}', b"\xff\xfe"):
+        paths.work_cache.write_bytes(entry)
+        assert work_now(paths, NOW, later) == expected
+    for key, value in (("root", "/somewhere/else/.wild"), ("wild", "0.0.1")):
+        kept = orjson.loads(paths.work_cache.read_bytes())
+        kept[key] = value
+        paths.work_cache.write_bytes(orjson.dumps(kept))
+        assert work_now(paths, NOW, later) == expected
+    kept = orjson.loads(paths.work_cache.read_bytes())
+    kept["work"]["queue"] = "garbage"
+    paths.work_cache.write_bytes(orjson.dumps(kept))
+    assert work_now(paths, NOW, later) == expected
+    assert selections == ["queue"] * 8
+
+
+def test_a_read_after_an_edit_keeps_its_summary_without_an_fsync(
+    paths: WildPaths, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache is never trusted over its files, so it need not wait for the disk: a status or
+    a work list right after an edit of tasks.md (which rewrites the cache) syncs nothing."""
+    status_now(paths, NOW, judge("running"), later)  # the alerts' own summary written first
+    work_now(paths, NOW, later)
+    paths.tasks.write_text(TASKS + "- [ ] [P3] task-003: Edit\n")
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert status_now(paths, NOW, judge("running"), later)["tasks"]["total"] == 3
+    assert [item["id"] for item in work_now(paths, NOW, later)][-1] == "task-003"
+    assert reads == ["files", "state", "files"] and synced == []

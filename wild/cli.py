@@ -30,7 +30,6 @@ from wild.commands.actions import (
     action_words,
     misplaced_option,
 )
-from wild.commands.failures import crash_log, os_error_message
 from wild.errors import UsageError, WildError
 from wild.output import capped
 from wild.parsers.severity import SEVERITIES
@@ -60,11 +59,15 @@ class GuardedCommand(click.Command):
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(1)
         except OSError as exc:  # the system refused: a lock held, a file wild cannot use
+            from wild.commands.failures import os_error_message  # noqa: PLC0415  (on failure)
+
             has_dir = "wild_dir" in ctx.params
             folder = WildPaths.resolve(ctx.params["wild_dir"]).root if has_dir else None
             click.echo(f"Error: {capped(os_error_message(exc, folder))}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
+            from wild.commands.failures import crash_log  # noqa: PLC0415  (on failure)
+
             click.echo(
                 f"Error: wild crashed ({type(exc).__name__}: {capped(str(exc))}); "
                 + crash_log(exc),

@@ -104,6 +104,11 @@ class WildPaths:
         return self.root / "status.cache.json"
 
     @property
+    def work_cache(self) -> Path:
+        """The last work queue, for the next `wild --list-work` (`wild.commands.status_cache`)."""
+        return self.root / "work.cache.json"
+
+    @property
     def backup(self) -> Path:
         """The last good copies of tasks.md (`wild.store.tasks_backup`)."""
         return self.root / "backup"

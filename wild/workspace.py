@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from wild.barriers.approval_set import NO_APPROVALS, Approvals
 from wild.barriers.approvals import changing_store, load_checks, load_project
@@ -24,7 +24,6 @@ from wild.parsers import human as human_md
 from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
-from wild.parsers.events_log import AgentSpan, agent_spans
 from wild.parsers.lines import Problem, undecodable_lines
 from wild.parsers.runs import RunIndex
 from wild.paths import WildPaths, approvals_path
@@ -50,13 +49,17 @@ from wild.policy.trust import (
     trust_to_json,
 )
 from wild.store.alerts_summary import read_open_alerts
-from wild.store.events_log import read_events
 from wild.store.files import Signature, read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.runs_summary import read_summary
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
 from wild.workspace_view import Workspace
+
+if TYPE_CHECKING:
+    # events.log is read only when a change to the policy or checks must be dated: not by
+    # `wild --status` (issue 22 item 8).
+    from wild.parsers.events_log import AgentSpan
 
 EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wild edits
 
@@ -99,12 +102,19 @@ def read_accepted_checks(paths: WildPaths) -> ChecksBaseline | None:
 
 
 # When wild's agents ran: read from events.log only when a file's change must be dated.
-Spans = Callable[[], Iterable[AgentSpan]]
+Spans = Callable[[], Iterable["AgentSpan"]]
 
 
 def recorded_spans(paths: WildPaths) -> Spans:
     """The agent runs events.log records, read when asked."""
-    return lambda: agent_spans(read_events(paths.events)[0])
+
+    def spans() -> Iterable[AgentSpan]:
+        from wild.parsers.events_log import agent_spans  # noqa: PLC0415
+        from wild.store.events_log import read_events  # noqa: PLC0415
+
+        return agent_spans(read_events(paths.events)[0])
+
+    return spans
 
 
 def modified_at(path: Path) -> datetime | None:

@@ -81,12 +81,11 @@ def _status(call: Call) -> None:
 
 
 def _list_work(call: Call) -> None:
+    from wild.commands.status_cache import work_now
     from wild.commands.status_text import format_work
-    from wild.commands.work_queue import list_work_data
     from wild.output import to_json
-    from wild.workspace import load_workspace
 
-    items = list_work_data(load_workspace(call.paths, call.clock.now()))
+    items = work_now(call.paths, call.clock.now())
     call.out(to_json(items) if call.as_json else format_work(items))
 
 

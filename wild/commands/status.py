@@ -12,7 +12,6 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from wild.commands.status_facts import read_facts
 from wild.commands.status_view import Data, Judge, compose
 from wild.commands.work_queue import item_json
 from wild.liveness import check
@@ -146,6 +145,9 @@ def status_data(
 ) -> Data:
     """Everything `--status` shows, as plain data (the JSON form); `selection` when the caller
     has made it already (the dashboard shows the whole queue too)."""
+    # state.json's reader: a status recomputing only the files' part (`status_cache`) needs none.
+    from wild.commands.status_facts import read_facts  # noqa: PLC0415
+
     now = now or datetime.now(UTC)
     return compose(str(ws.paths.root), files_part(ws, selection), read_facts(ws.paths), now, judge)
 

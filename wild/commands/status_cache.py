@@ -1,12 +1,15 @@
-"""`wild --status` in O(what changed): the last status's two parts, kept in
-`.wild/status.cache.json` and used again while the files they came from stand unchanged.
+"""`wild --status` and `wild --list-work` in O(what changed): the last status's two parts,
+kept in `.wild/status.cache.json`, and the last work queue, kept in `.wild/work.cache.json`,
+each used again while the files it came from stand unchanged.
 
 Parsing every file costs a fresh process ~50 ms of imports alone (issue 8: a status should
 cost little more than importing click and orjson). So the status keeps its plain-data parts
 (`wild.commands.status`): what the files say, keyed by the stat signature of every file it
 was read from, and state.json's facts, keyed by state.json's. A status whose files have not
 moved needs only this module, `status_view` and `status_text`; the loop's part is judged
-against now (pid liveness, running times) on every call.
+against now (pid liveness, running times) on every call. The work queue is selected from
+four files alone (tasks.md, alerts.jsonl, barriers.md, human.md: `Workspace.snapshot`) and
+does not depend on the time, so it is kept apart, keyed by those four (issue 22 item 8).
 
 The cache is never trusted over the files:
 - signatures are taken before the files are read, so a write during the read leaves a stale
@@ -16,8 +19,10 @@ The cache is never trusted over the files:
   write in the same timestamp tick could keep size and times: git's "racy" rule);
 - the files' part is good only until the next policy or trust expiry (`valid_until`);
 - another folder, format or wild version, or any unreadable entry, is no cache at all.
-Writing it is an atomic replace and takes no lock; failing to write (a read-only folder)
-loses nothing but time.
+Writing it is an atomic replace with no fsync (`wild.store.files.write_cache`: a power loss
+may leave it old or empty, which reads as no cache) and takes no lock; failing to write (a
+read-only folder) loses nothing but time. A status right after an edit writes it, and two
+fsyncs cost it more than the rest of its write (issue 22 item 8).
 """
 
 from __future__ import annotations
@@ -28,14 +33,15 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from wild import __version__
-from wild.commands.status_view import Data, Judge, compose
-from wild.liveness import check
 from wild.paths import WildPaths, approvals_path
+
+if TYPE_CHECKING:  # imported when a status is composed: `wild --list-work` needs neither
+    from wild.commands.status_view import Data, Judge
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
@@ -82,14 +88,29 @@ def settled(found: Signature, taken_ns: int) -> bool:
     return max(found[1], found[4], found[5]) < taken_ns - RACY_NS
 
 
+def work_inputs(paths: WildPaths) -> dict[str, Path]:
+    """Every file the work queue is selected from (`Workspace.snapshot`)."""
+    return {
+        "tasks": paths.tasks,
+        "alerts": paths.alerts,
+        "barriers": paths.barriers,
+        "human": paths.human,
+    }
+
+
+def unchanged(entry: Any, inputs: dict[str, Signature]) -> bool:
+    """Whether a cache entry was made from files as `inputs` finds them, each settled then."""
+    if not isinstance(entry, dict) or entry.get("inputs") != inputs:
+        return False
+    taken = entry.get("takenNs")
+    return isinstance(taken, int) and all(settled(s, taken) for s in inputs.values())
+
+
 def kept_files(entry: Any, inputs: dict[str, Signature], now: datetime) -> Data | None:
     """The files' part from a cache entry, if every input is as it was and settled then."""
-    if not isinstance(entry, dict) or entry.get("inputs") != inputs:
+    if not unchanged(entry, inputs):
         return None
-    taken = entry.get("takenNs")
     until = entry.get("validUntil")
-    if not isinstance(taken, int) or not all(settled(s, taken) for s in inputs.values()):
-        return None
     if until is not None and (not isinstance(until, float) or now.timestamp() >= until):
         return None
     part = entry.get("part")
@@ -107,9 +128,17 @@ def kept_facts(entry: Any, state: Signature) -> Data | None:
     return facts if isinstance(facts, dict) else None
 
 
-def _load(paths: WildPaths) -> dict[str, Any]:
+def kept_queue(entry: Any, inputs: dict[str, Signature]) -> list[Data] | None:
+    """The work queue from a cache entry, if its four files are as they were and settled then."""
+    if not unchanged(entry, inputs):
+        return None
+    queue = entry.get("queue")
+    return queue if isinstance(queue, list) else None
+
+
+def _load(paths: WildPaths, path: Path) -> dict[str, Any]:
     try:
-        data = orjson.loads(paths.status_cache.read_bytes())
+        data = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return {}
     fits = isinstance(data, dict) and (
@@ -123,16 +152,20 @@ def _load(paths: WildPaths) -> dict[str, Any]:
 def status_now(
     paths: WildPaths,
     now: datetime,
-    judge: Judge = check,
+    judge: Judge | None = None,
     clock_ns: Callable[[], int] = time.time_ns,
 ) -> Data:
     """Everything `--status` shows: parts whose files stand unchanged come from the cache,
-    the rest is read from the files (and kept for the next status). `clock_ns` tells when
-    the signatures are taken, against the files' own times (tests move it)."""
+    the rest is read from the files (and kept for the next status). `judge` tells whether a
+    process still runs (`wild.liveness.check` by default); `clock_ns` tells when the
+    signatures are taken, against the files' own times (tests move it)."""
+    from wild.commands.status_view import compose
+    from wild.liveness import check
+
     taken_ns = clock_ns()  # before the signatures: what they show is at least this new
     inputs = {name: signature(path) for name, path in file_inputs(paths).items()}
     state = signature(paths.state)
-    kept = _load(paths)
+    kept = _load(paths, paths.status_cache)
     files_entry: Any = kept.get("files")
     state_entry: Any = kept.get("state")
     files = kept_files(files_entry, inputs, now)
@@ -150,7 +183,7 @@ def status_now(
             facts = read_facts(paths)
             state_entry = {"facts": facts}
         _save(
-            paths,
+            paths.status_cache,
             {
                 "format": FORMAT,
                 "wild": __version__,
@@ -159,13 +192,34 @@ def status_now(
                 "state": {**state_entry, "input": state, "takenNs": taken_ns},
             },
         )
-    return compose(str(paths.root), files, facts, now, judge)
+    return compose(str(paths.root), files, facts, now, check if judge is None else judge)
 
 
-def _save(paths: WildPaths, entry: dict[str, Any]) -> None:
-    from wild.store.files import atomic_write
+def work_now(
+    paths: WildPaths, now: datetime, clock_ns: Callable[[], int] = time.time_ns
+) -> list[Data]:
+    """The ordered work queue `--list-work` shows (`wild.commands.work_queue`): from the cache
+    while its four files stand unchanged, else selected from the files (and kept)."""
+    taken_ns = clock_ns()  # before the signatures, as in `status_now`
+    inputs = {name: signature(path) for name, path in work_inputs(paths).items()}
+    queue = kept_queue(_load(paths, paths.work_cache).get("work"), inputs)
+    if queue is None:
+        from wild.commands.work_queue import list_work_data
+        from wild.workspace import load_workspace
+
+        queue = list_work_data(load_workspace(paths, now))
+        entry = {"queue": queue, "inputs": inputs, "takenNs": taken_ns}
+        _save(
+            paths.work_cache,
+            {"format": FORMAT, "wild": __version__, "root": str(paths.root), "work": entry},
+        )
+    return queue
+
+
+def _save(path: Path, entry: dict[str, Any]) -> None:
+    from wild.store.files import write_cache
 
     # A cache: failing to save it loses nothing. Text a file holds as undecodable bytes
     # (kept as surrogates) has no JSON form: such a status is read afresh every time.
     with contextlib.suppress(OSError, orjson.JSONEncodeError):
-        atomic_write(paths.status_cache, orjson.dumps(entry))
+        write_cache(path, orjson.dumps(entry))

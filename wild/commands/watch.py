@@ -141,6 +141,7 @@ def watch_runs(
         {
             paths.metrics_cache.name,
             paths.status_cache.name,
+            paths.work_cache.name,
             paths.runs_listing.name,
             paths.runs_view.name,
         }

@@ -21,12 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from wild.clock import iso, parse_time
 from wild.parsers.alert_types import POLICY_LOOSENED
-from wild.parsers.events_log import AgentSpan
 from wild.parsers.policy import CommandApproval, Mode, read_approval, read_mode
 from wild.policy.model import DEFAULT_MODE, HumanPolicy, default_policy
+
+if TYPE_CHECKING:  # events.log is read only when a change to the policy must be dated
+    from wild.parsers.events_log import AgentSpan
 
 # `wild --approve @policy` accepts a looser human-policy.md; `@notify` approves its Notify
 # Command (no barrier id has an "@").

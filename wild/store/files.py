@@ -8,9 +8,9 @@ file changed between our read and our write we simply re-apply it to the new tex
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
+import functools
 import hashlib
 import os
 import stat
@@ -18,10 +18,14 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wild.errors import ConflictError, with_filename
 from wild.store.self_writes import SelfWrites
 from wild.store.write_guard import check_writable, open_own_file
+
+if TYPE_CHECKING:
+    import ctypes
 
 ENCODING = "utf-8"
 # Bytes that are not UTF-8 survive a read/write round trip as lone surrogates.
@@ -39,17 +43,25 @@ _OWN = SelfWrites()
 # renameat2(2) with RENAME_EXCHANGE swaps two names atomically (Linux ≥ 3.15, glibc ≥ 2.28).
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
-_libc = ctypes.CDLL(None, use_errno=True)
-_renameat2 = getattr(_libc, "renameat2", None)
-if _renameat2 is not None:
-    _renameat2.argtypes = [
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_uint,
-    ]
-    _renameat2.restype = ctypes.c_int
+
+
+@functools.cache
+def _renameat2() -> ctypes._CFunctionType | None:
+    """libc's renameat2, or None; looked up on the first swap: ctypes costs a read command
+    (which swaps nothing) ~2 ms to import (issue 22 item 8)."""
+    import ctypes  # noqa: PLC0415
+
+    found = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if found is not None:
+        found.argtypes = [
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_uint,
+        ]
+        found.restype = ctypes.c_int
+    return found
 
 
 def decode(data: bytes) -> str:
@@ -317,9 +329,10 @@ class _SavedMeanwhile(Exception):
 
 def _swap(a: Path, b: Path) -> int:
     """renameat2(a, b, RENAME_EXCHANGE): 0 when done (-1 where it does not exist)."""
-    if _renameat2 is None:
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return -1
-    return int(_renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE))
+    return int(renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE))
 
 
 def _exchange(
@@ -335,7 +348,9 @@ def _exchange(
     out is not that file any more, someone saved in between: their file is swapped back at
     once (raising _SavedMeanwhile), before anyone can read ours, which lacks their change.
     """
-    if _renameat2 is not None:
+    if _renameat2() is not None:
+        import ctypes  # noqa: PLC0415  (imported by `_renameat2` already)
+
         result = _swap(tmp, target)
         if result != 0 and must_exist and ctypes.get_errno() == errno.ENOENT:
             _discard(tmp)
