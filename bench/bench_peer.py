@@ -1,6 +1,7 @@
 """The core's speed against open-ralph-wiggum (ORW) and the Python floor, in one run (issue 22).
 
-Run: `python bench/bench_peer.py [ROUNDS]`. ORW runs from its source with Bun, both set up
+Run: `python bench/bench_peer.py [ROUNDS] [--gap]` (`--gap`: the gap between iterations
+alone). ORW runs from its source with Bun, both set up
 once under the git-ignored `bench/.peers/` (no network is used by this script):
 
     git clone https://github.com/Th0rgal/open-ralph-wiggum bench/.peers/orw
@@ -274,7 +275,8 @@ def status_figure(projects: Projects, rounds: int) -> None:
 def main() -> None:
     package = Path(wild.__file__).parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
+    numbers = [arg for arg in sys.argv[1:] if arg != "--gap"]
+    rounds = int(numbers[0]) if numbers else ROUNDS
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder).resolve()
         orw = orw_without_sleep(tmp)
@@ -282,6 +284,8 @@ def main() -> None:
             print(f"ORW is not set up under {PEERS}: its figures are skipped (see this docstring)")
         projects = Projects(tmp)
         gap_figure(projects, rounds, orw)
+        if "--gap" in sys.argv[1:]:
+            return
         launch_figure(projects, rounds, orw)
         list_work_figure(projects, rounds, orw)
         status_figure(projects, rounds)
