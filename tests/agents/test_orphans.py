@@ -255,7 +255,8 @@ def test_the_agent_starts_through_setpriv_when_it_is_there(
         assert argv[:4] == [sys.executable, "-I", "-S", "-c"]
     else:
         assert argv[:4] == [helper, "--pdeathsig", "KILL", "--"]
-    assert argv[-4:] == [str(os.getpid()), "sh", "-c", "echo hi"]  # the loop, then the agent
+    # the loop, no gate, then the agent
+    assert argv[-5:] == [str(os.getpid()), "-", "sh", "-c", "echo hi"]
 
 
 @pytest.mark.skipif(SETPRIV is None, reason="util-linux's setpriv is not installed")
@@ -274,6 +275,36 @@ def test_an_agent_whose_loop_died_before_the_signal_was_set_kills_itself(
         [*argv[:loop], "1", *argv[loop + 1 :]], capture_output=True, text=True, check=False
     )
     assert (orphaned.returncode, orphaned.stdout) == (-signal.SIGKILL, "")
+
+
+@pytest.mark.skipif(SETPRIV is None, reason="util-linux's setpriv is not installed")
+@pytest.mark.parametrize("helper", [SETPRIV, None, "no prctl"])
+def test_a_gated_agent_runs_only_once_told_go_and_never_at_end_of_file(
+    helper: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop writes the run's record while the agent waits at its gate (its stderr): a
+    newline lets it run, with stderr joined to stdout; end of file (the loop closed the gate,
+    or died) ends it having run nothing."""
+    if helper == "no prctl":
+        monkeypatch.setattr(orphans, "_prctl", lambda: None)
+    else:
+        monkeypatch.setattr(orphans, "setpriv", lambda: helper)
+    marker = tmp_path / "ran"
+    agent = ["sh", "-c", f"touch {marker}; echo out; echo err >&2"]
+    argv = orphans.dying_with_parent(agent, tmp_path, "/usr/bin:/bin", gated=True)
+    for word, runs in [(b"\n", True), (b"", False)]:
+        gate, go = os.pipe()
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=gate, cwd=tmp_path)
+        os.close(gate)
+        assert child.stdout is not None
+        if word:
+            os.write(go, word)
+        os.close(go)
+        output = child.stdout.read()
+        assert child.wait() == (0 if runs else orphans.GATE_CLOSED_EXIT)
+        assert (marker.exists(), output) == ((True, b"out\nerr\n") if runs else (False, b""))
+        child.stdout.close()
+        marker.unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize(("said", "swept"), [(b"done\n", False), (b"", True)])

@@ -499,6 +499,32 @@ def test_on_start_is_told_the_agents_pid(tmp_path: Path) -> None:
     assert told == [orjson.loads(record.read_bytes())["pid"]]
 
 
+def test_the_agents_program_runs_only_once_on_start_returned(tmp_path: Path) -> None:
+    """The loop writes the run's record and the pid in one durable write in `on_start`: the
+    agent waits at its gate until then, however long that takes (before: it ran at once)."""
+    record = tmp_path / "record.json"
+    seen: list[bool] = []
+
+    def slow_write(pid: int) -> None:
+        time.sleep(0.3)  # a slow disk: time enough for an ungated agent to have run
+        seen.append(record.exists())
+
+    run = run_agent(_request(tmp_path, [[{"record": str(record)}]], on_start=slow_write))
+    assert (seen, run.exit_code, record.exists()) == ([False], 0, True)
+
+
+def test_an_agent_whose_on_start_failed_never_ran(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+
+    def fail(pid: int) -> None:
+        time.sleep(0.3)  # time enough for an ungated agent to have run
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        run_agent(_request(tmp_path, [[{"record": str(record)}]], on_start=fail))
+    assert not record.exists()
+
+
 def test_a_failing_on_start_leaves_no_agent_running(tmp_path: Path) -> None:
     told: list[int] = []
 

@@ -72,10 +72,13 @@ def test_a_decision_that_starts_an_agent_is_written_with_its_run_record_once(
         real_save(path, state)
 
     on_disk: list[Any] = []
+
+    def agent_runs(request: Any) -> None:
+        request.on_start(os.getpid())  # as the runner does before the agent's program runs
+        on_disk.append(real_load(sim.paths.state))
+
     monkeypatch.setattr(driver, "save_state", counting_save)
-    sim.script = [
-        [{"call": lambda _request: on_disk.append(real_load(sim.paths.state))}, *say(TASK)]
-    ]
+    sim.script = [[{"call": agent_runs}, *say(TASK)]]
     assert sim.run().iterations == 2
     starts = [
         n
@@ -286,6 +289,33 @@ def test_a_write_between_starting_to_watch_and_the_first_read_is_not_lost(
     sim.queue_request("stop")
     sim.run()
     assert [kind for kind, _ in sim.worked_on()] == ["human-input"]
+
+
+def test_a_runs_record_and_its_agents_pid_are_one_durable_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record is written with the pid while the runner holds the agent at its gate: no
+    state.json write holds a run's record without its agent (before: record, then pid), and
+    an instant iteration writes state.json twice (the record with the pid, the judgment)."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    saved: list[Any] = []
+
+    def counting_save(path: Path, state: Any) -> None:
+        saved.append(state)
+        real_save(path, state)
+
+    def started(request: Any) -> None:
+        request.on_start(os.getpid())  # as the runner tells the agent's pid, at the gate
+
+    monkeypatch.setattr(driver, "save_state", counting_save)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    with_record = [state for state in saved if AGENT_RUN in state.extra]
+    assert len(with_record) == 2  # one write per run names its record
+    assert all(state.agent_process is not None for state in with_record)
+    first_run = next(n for n, state in enumerate(saved) if AGENT_RUN in state.extra)
+    second_run = next(n for n in range(first_run + 1, len(saved)) if AGENT_RUN in saved[n].extra)
+    assert second_run - first_run == 2  # the record with the pid, then the judgment
 
 
 def test_a_finished_run_and_its_judgment_are_one_durable_write(

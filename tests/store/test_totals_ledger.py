@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from wild.parsers import totals as ledger_format
 from wild.parsers.totals import Totals
 from wild.store import files, totals_ledger
 
@@ -46,3 +47,34 @@ def test_the_ledger_is_written_when_a_count_rises_not_at_every_tenth_of_a_second
         totals_ledger.record(state, totals)
     assert len(writes) == 3  # the record, the judgment, the time after 30 s more
     assert totals_ledger.recorded(state) == saves[-1]
+
+
+def test_the_ledger_is_parsed_again_only_when_another_writer_changed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each raise reads the ledger under its lock; bytes this process last read or wrote are
+    not parsed again (before: one parse of every project of the machine per raise)."""
+    parsed: list[bytes] = []
+    real_parse = ledger_format.parse_ledger
+
+    def counting_parse(data: bytes) -> dict[str, Totals]:
+        parsed.append(data)
+        return real_parse(data)
+
+    monkeypatch.setattr(totals_ledger, "parse_ledger", counting_parse)
+    state = tmp_path / "project" / ".wild" / "state.json"
+    other = tmp_path / "other" / ".wild" / "state.json"
+    for n in range(1, 6):
+        totals_ledger.record(state, Totals(iteration=n, counted=n - 1))
+    assert len(parsed) <= 1  # at most the first read (another test's bytes may be cached)
+    parsed.clear()
+    # Another process raises another project's figures: read and parsed again, kept.
+    ledger = totals_ledger.ledger_path()
+    written = ledger_format.render_ledger(
+        {**real_parse(ledger.read_bytes()), totals_ledger.project_of(other): Totals(iteration=7)}
+    )
+    files.atomic_write(ledger, written)
+    totals_ledger.record(state, Totals(iteration=6, counted=5))
+    assert parsed == [written]
+    assert totals_ledger.recorded(other) == Totals(iteration=7)
+    assert totals_ledger.recorded(state) == Totals(iteration=6, counted=5)

@@ -88,19 +88,30 @@ except (OSError, AttributeError):
     pass
 if os.getppid() != int(sys.argv[1]):
     os.kill(os.getpid(), signal.SIGKILL)
+if sys.argv[2] == "gated":
+    if os.read(2, 1) != b"\\n":
+        os._exit(125)
+    os.dup2(1, 2)
 try:
-    os.execvp(sys.argv[2], sys.argv[2:])
+    os.execvp(sys.argv[3], sys.argv[3:])
 except OSError as error:
-    sys.stderr.write(f"[wild] could not start {sys.argv[2]}: {error.strerror}\\n")
+    sys.stderr.write(f"[wild] could not start {sys.argv[3]}: {error.strerror}\\n")
     os._exit(127)
 """
 
 
 # The same with util-linux's setpriv, a C program: it sets the signal and execs a POSIX shell
 # that makes the same parent check ($PPID is read at the shell's start, after the prctl) and
-# execs the agent. About a millisecond where the Python program costs an interpreter's start
-# (15-30 ms) before the agent runs.
-_CHECK_PARENT_THEN_EXEC = 'if [ "$PPID" != "$1" ]; then kill -s KILL $$; fi; shift; exec "$@"'
+# execs the agent (`gated`: once the loop says go). About a millisecond where the Python
+# program costs an interpreter's start (15-30 ms) before the agent runs.
+_CHECK_PARENT_THEN_EXEC = (
+    'if [ "$PPID" != "$1" ]; then kill -s KILL $$; fi; '
+    'if [ "$2" = gated ]; then read -r go <&2 || exit 125; exec 2>&1; fi; '
+    'shift 2; exec "$@"'
+)
+# The gate alone, where no parent-death signal can be set: wait for the loop's word, then exec.
+_GATE_THEN_EXEC = 'read -r go <&2 || exit 125; exec 2>&1; exec "$@"'
+GATE_CLOSED_EXIT = 125  # the loop closed the gate (or died) before saying go: nothing ran
 
 
 @functools.cache  # looked up once: the loop's PATH does not change while it runs
@@ -115,22 +126,34 @@ def setpriv() -> str | None:
         return None
 
 
-def dying_with_parent(argv: Sequence[str], cwd: Path, path: str | None) -> list[str]:
+def dying_with_parent(
+    argv: Sequence[str], cwd: Path, path: str | None, *, gated: bool = False
+) -> list[str]:
     """`argv` run so that it gets SIGKILL when the thread that starts it dies (Linux).
+
+    `gated`: the child's stderr is the read end of a pipe, its gate: the program is exec'd
+    only once a newline arrives on it, with stderr joined to stdout; at end of file (the loop
+    closed it, or died) the child exits with GATE_CLOSED_EXIT having run nothing. The loop
+    makes the run's record durable while the child waits there, then says go
+    (`wild.agents.runner`). Stderr, not a descriptor of its own: a POSIX shell redirects only
+    descriptors 0-9, and the loop's are numbered higher.
 
     Raises FileNotFoundError or PermissionError, as exec would, when the program cannot run:
     the caller learns it here rather than from an exit status.
     """
     program = argv[0]
     found = find_program(program, cwd, path)
+    held = "gated" if gated else "-"
     if _prctl() is None:
-        return [str(found), *argv[1:]]
+        if not gated:
+            return [str(found), *argv[1:]]
+        return ["/bin/sh", "-c", _GATE_THEN_EXEC, "sh", *argv]
     loop = str(os.getpid())
     helper = setpriv()
     if helper is not None:
         return [helper, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _CHECK_PARENT_THEN_EXEC,
-                "sh", loop, *argv]  # fmt: skip
-    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, loop, *argv]
+                "sh", loop, held, *argv]  # fmt: skip
+    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, loop, held, *argv]
 
 
 def find_program(program: str, cwd: Path, path: str | None) -> Path:

@@ -15,6 +15,7 @@ ended by itself lives on until the loop ends.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
@@ -83,7 +84,9 @@ class AgentRequest:
     heartbeat_s: float = 60.0
     on_heartbeat: Callable[[Heartbeat], None] | None = None
     cancel: threading.Event | None = None  # set (e.g. on SIGINT) to kill the group at once
-    on_start: Callable[[int], None] | None = None  # told the agent's pid once it is spawned
+    # Told the agent's pid once it is spawned, while it waits at its gate: nothing of the
+    # agent's program runs until this returns (a raise kills it unstarted).
+    on_start: Callable[[int], None] | None = None
     output_format: OutputFormat = "text"
     clock: Clock = field(default_factory=SystemClock)
     # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
@@ -312,49 +315,79 @@ def run_agent(request: AgentRequest) -> AgentRun:
     """Run the agent to completion, timeout or cancel; its process group is handled either way."""
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **request.env, orphans.RUN_ENV: request.run_id}
-    # Never through a link planted at the log's name or in place of `logs/` (write_guard);
-    # no O_APPEND: the capped log places every byte itself.
-    log_fd = open_own_file(request.log_path, os.O_RDWR | os.O_CREAT, 0o666, own_folder=True)
-    capped = CappedLog(log_fd, max_bytes(env), users=2)  # this function and the pump
     read_fd, write_fd = os.pipe()
-    pump = Pump(read_fd, capped)
     try:
         with stdin_source(request.stdin) as stdin:
-            return _run(request, env, log=_Log(capped), pump=pump, write_fd=write_fd, stdin=stdin)
+            return _run(request, env, read_fd=read_fd, write_fd=write_fd, stdin=stdin)
     finally:
-        capped.release()
+        with contextlib.suppress(OSError):  # the pump's now, if it started
+            os.close(read_fd)
+
+
+def _open_log(request: AgentRequest, env: Mapping[str, str], read_fd: int) -> tuple[_Log, Pump]:
+    """The iteration log, its header written, and the pump that copies the agent's output in.
+    Never through a link planted at the log's name or in place of `logs/` (write_guard); no
+    O_APPEND: the capped log places every byte itself."""
+    log_fd = open_own_file(request.log_path, os.O_RDWR | os.O_CREAT, 0o666, own_folder=True)
+    capped = CappedLog(log_fd, max_bytes(env), users=2)  # `_run` and the pump
+    log = _Log(capped)
+    log.line(f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}")
+    log.start = log.size()
+    return log, Pump(os.dup(read_fd), capped)
 
 
 def _run(
     request: AgentRequest,
     env: dict[str, str],
     *,
-    log: _Log,
-    pump: Pump,
+    read_fd: int,
     write_fd: int,
     stdin: IO[bytes] | int | None,
 ) -> AgentRun:
-    log.line(f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}")
-    log.start = log.size()
     started = time.monotonic()
+    # The agent is held at a gate until `on_start` returns: the loop writes the run's record
+    # and the agent's pid in one durable write while the process chain starts; nothing of
+    # the run, its log included, exists before both are on disk.
+    gate, go = os.pipe()
     try:
         confined = confine(request.sandbox, request.argv, request.cwd, env.get("PATH"))
-        argv = orphans.dying_with_parent(confined, request.cwd, env.get("PATH"))
-        proc = spawn(argv, cwd=request.cwd, env=env, stdout=write_fd, stdin=stdin)
+        argv = orphans.dying_with_parent(confined, request.cwd, env.get("PATH"), gated=True)
+        # Its stderr is the gate until it passes it; then stderr joins stdout (the log).
+        proc = spawn(argv, cwd=request.cwd, env=env, stdout=write_fd, stdin=stdin, stderr=gate)
     except OSError as error:
-        log.line(f"could not start: {error.strerror}")
+        os.close(go)
+        log, pump = _open_log(request, env, read_fd)
+        try:
+            log.line(f"could not start: {error.strerror}")
+        finally:
+            log.capped.release()
         # An attempt that ended before it began: the loop records and judges it as any
         # failed run (a crash here would look like a killed loop to the next one).
         return _not_started(request, f"{request.argv[0]}: {error.strerror}")
     finally:
         os.close(write_fd)  # the agent holds the pipe now: its last writer's exit ends the pump
-    if request.on_start is not None:
-        try:
+        os.close(gate)
+    try:
+        if request.on_start is not None:
             request.on_start(proc.pid)
-        except BaseException:
-            kill_group(proc)  # nobody would supervise it: no orphan
-            orphans.sweep(request.run_id)
-            raise
+        log, pump = _open_log(request, env, read_fd)
+    except BaseException:
+        os.close(go)  # end of file at the gate: the agent's program never runs
+        kill_group(proc)  # nobody would supervise it: no orphan
+        orphans.sweep(request.run_id)
+        raise
+    try:
+        with contextlib.suppress(BrokenPipeError):  # it died at the gate: its exit is seen below
+            os.write(go, b"\n")  # go: the agent's program runs
+        os.close(go)
+        return _supervised(request, proc, log, pump, started)
+    finally:
+        log.capped.release()
+
+
+def _supervised(
+    request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, pump: Pump, started: float
+) -> AgentRun:
     outcome = _supervise(request, proc, log, started)
     duration = time.monotonic() - started
     pump.drain()  # all the agent wrote is in the log (a job it left may write on)

@@ -345,9 +345,17 @@ class Loop:
 
     def _run_agent(self, action: RunAgent) -> Event:
         """Run one agent process; its end, with the files it changed read, is the next event."""
-        # Durable before the run leaves any trace: a restart after a kill finds it (recovery).
+        # Durable before the agent's program runs, with its pid (`_agent_started`: the runner
+        # holds the spawned agent at a gate until then): a restart after a kill finds both.
         record = AgentRunRecord.starting(action, self.agent_runs)
-        self._set_state(run_started(self.model.state, record))
+        self._set_state(run_started(self.model.state, record), durable=False)
+        announced: list[str] = []
+
+        def agent_started(pid: int) -> None:
+            self._agent_started(pid)
+            if not announced:  # the run's first line, once its record is on disk
+                announced.append(self._announce(action))
+
         request = iteration.build_request(
             self.paths,
             self._setup,
@@ -360,16 +368,15 @@ class Loop:
             environ=self.environ,
             cancel=self.stop_event,
             clock=self.clock,
-            on_start=self._agent_started,
+            on_start=agent_started,
             run_id=record.run_id,
         )
         request = replace(request, on_heartbeat=self._heartbeat)
-        started = self.events.append(
-            "agent-start", cause=self.model.cause, **iteration.start(action)
-        )
         self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
+        # Not told (it could not start, or an in-process runner): its start is told now.
+        started = announced[0] if announced else self._announce(action)
         self.barriers.start()  # if the runner did not say the agent started (in-process)
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         # The record is kept: it is judged by the next decision, which writes state.json at
@@ -380,6 +387,10 @@ class Loop:
         ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
+
+    def _announce(self, action: RunAgent) -> str:
+        """The run's `agent-start` line; its id is the cause of its `agent-end`."""
+        return self.events.append("agent-start", cause=self.model.cause, **iteration.start(action))
 
     def _runs_step(self, action: SuperviseRuns | RecordSweep) -> Event:
         event = self.runs.perform(action)
@@ -394,7 +405,8 @@ class Loop:
             self._commit(self._timed(self.model, changed=False))
 
     def _agent_started(self, pid: int) -> None:
-        """The runner spawned the agent: state.json names it while it runs."""
+        """The runner spawned the agent, held at its gate: state.json names the run's record
+        and the agent, in one durable write, before the agent's program runs."""
         now = iso(self.clock.now())
         process = probe(pid, now) or ProcessId(pid, this_host(), started_at=now)
         self._set_state(replace(self.model.state, agent_process=process))

@@ -27,6 +27,10 @@ _recorded: dict[str, Totals] = {}
 # state.json counts at most this much less.
 TIME_GRAIN_S = 30.0
 _guard = threading.Lock()
+# The ledger's bytes as this process last read or wrote them, parsed: the loop reads back
+# what it wrote itself at every raise, and the ledger holds every project of the machine
+# (parsing it was the largest piece of Python work in an instant iteration). One slot.
+_parsed: list[tuple[bytes, dict[str, Totals]]] = []
 
 
 def ledger_path() -> Path:
@@ -52,10 +56,27 @@ def record(state_path: Path, totals: Totals) -> None:
     path = ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with wild_lock(path.with_name("totals.json.lock")):
-        projects = parse_ledger(read_bytes(path))
+        projects = _projects(read_bytes(path))
         now = projects.get(key, Totals()).at_least(totals)
         if projects.get(key) != now:
             projects[key] = now
-            atomic_write(path, render_ledger(projects))
+            data = render_ledger(projects)
+            atomic_write(path, data)
+            _remember(data, projects)
     with _guard:
         _recorded[key] = now
+
+
+def _projects(data: bytes) -> dict[str, Totals]:
+    """`parse_ledger(data)`, not parsed again when the bytes are those last seen here."""
+    with _guard:
+        if _parsed and _parsed[0][0] == data:
+            return dict(_parsed[0][1])
+    projects = parse_ledger(data)
+    _remember(data, projects)
+    return projects
+
+
+def _remember(data: bytes, projects: dict[str, Totals]) -> None:
+    with _guard:
+        _parsed[:] = [(data, dict(projects))]
