@@ -158,24 +158,24 @@ def test_the_next_runs_folders_are_made_ahead_and_claims_flush_only_their_folder
     assert taken == [True] and flushed == [paths.run_dir(ids[1])]
 
 
-def _parked_then_die(wild_dir: Path, where: str) -> int:
-    """The child's parked wrapper's pid, once the child died in its second step's commit."""
+def _launched_then_die(wild_dir: Path, where: str) -> int:
+    """The child's wrapper launcher's pid, once the child died in its second step's commit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, str(CHILD), str(wild_dir), "1", where, "parked"]
+    argv = [sys.executable, str(CHILD), str(wild_dir), "1", where, "launcher"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == -9, done.stderr
     return int(done.stdout.split()[0])
 
 
-def test_a_parked_wrapper_claimed_but_never_told_to_go_dies_with_its_loop(
+def test_a_run_claimed_but_never_asked_of_the_launcher_is_given_back_when_its_loop_died(
     tmp_path: Path,
 ) -> None:
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}', 3)
-    parked = _parked_then_die(paths.root, "after-claims")
-    wait_gone(parked, "the parked wrapper of a dead loop")
-    # Claimed, but the loop died before it said go: the wrapper started nothing, left nothing.
+    launcher = _launched_then_die(paths.root, "after-claims")
+    wait_gone(launcher, "the wrapper launcher of a dead loop")
+    # Claimed, but the loop died before it asked the launcher: nothing started, nothing left.
     assert attempts.claimed(paths.run_dir(ids[1]), 1)
     assert spawns.read_text().split() == ids[:1]
     assert not (paths.run_dir(ids[1]) / "pid").exists()
@@ -188,17 +188,19 @@ def test_a_parked_wrapper_claimed_but_never_told_to_go_dies_with_its_loop(
     assert Counter(spawns.read_text().split()) == Counter(ids)  # each started exactly once
 
 
-def test_a_parked_wrapper_told_to_go_before_its_loop_died_is_adopted_not_run_again(
+def test_a_run_the_launcher_started_before_its_loop_died_is_adopted_not_run_again(
     tmp_path: Path,
 ) -> None:
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}; sleep 0.2', 3)
-    parked = _parked_then_die(paths.root, "after-starts")
+    launcher = _launched_then_die(paths.root, "after-starts")
+    wait_gone(launcher, "the wrapper launcher of a dead loop")  # its run goes on without it
+    wrapper = int((paths.run_dir(ids[1]) / "pid").read_text())
     backend = local(paths, slots=1)
     sup = supervisor(paths, backend)
     drive(sup, backend)
     adopted = events(paths, "run-adopted")
-    assert [(e["run"], e["job"]) for e in adopted] == [(ids[1], str(parked))]
+    assert [(e["run"], e["job"]) for e in adopted] == [(ids[1], str(wrapper))]
     assert [sup.index.runs[run_id].status for run_id in ids] == ["finished"] * 3
     assert Counter(spawns.read_text().split()) == Counter(ids)
