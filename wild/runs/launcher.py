@@ -67,27 +67,41 @@ class Launcher:
             os.close(read_fd)
             os.close(answer_fd)
         self._buffer = b""
+        self._closed = False  # the loop's ends are closed (their numbers may be reused)
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
     def launch(self, args: Sequence[str], env: Mapping[str, str], run_dir: Path) -> int | None:
-        """Start the wrapper of `args` (a wrapper's arguments, its run's claim durable) with
-        `env`: its pid. None when the launcher started nothing (then spawn it the ordinary
-        way); a launcher that failed is closed. When the launcher dies or stalls before it
-        answers, the run's `pid` file says whether it let the wrapper run."""
-        try:
-            os.write(self._requests, request(args, env))
-            answer = self._answer()
-        except OSError:
-            answer = None
-        if answer is not None and answer.startswith("ok ") and answer[3:].isdigit():
-            return int(answer[3:])
-        if answer is not None:
-            return None  # it said why it started nothing (a `pid` it could not write)
-        self.close(kill=True)
-        return markers.read_pid(run_dir)  # written before the go: then it may run, so it is
+        """`launch_all` of one run."""
+        return self.launch_all([(args, env, run_dir)])[0]
+
+    def launch_all(
+        self, runs: Sequence[tuple[Sequence[str], Mapping[str, str], Path]]
+    ) -> list[int | None]:
+        """Start the wrapper of each run (its arguments, environment and folder; its claim
+        durable): their pids, asked for together and answered in order (one round trip for a
+        step's starts). None for a run the launcher started nothing for (then spawn it the
+        ordinary way). When the launcher dies or stalls before it answers, it is killed and
+        each unanswered run's `pid` file says whether it was let run (written before its go)."""
+        if not self._closed:
+            with contextlib.suppress(OSError):  # gone: no answer comes, each `pid` file tells
+                os.write(self._requests, b"".join(request(a, e) for a, e, _d in runs))
+        pids: list[int | None] = []
+        for _args, _env, run_dir in runs:
+            try:
+                answer = None if self._closed else self._answer()
+            except OSError:
+                answer = None
+            if answer is None:
+                self.close(kill=True)
+                pids.append(markers.read_pid(run_dir))
+            elif answer.startswith("ok ") and answer[3:].isdigit():
+                pids.append(int(answer[3:]))
+            else:
+                pids.append(None)  # it said why it started nothing (a `pid` it could not write)
+        return pids
 
     def _answer(self) -> str | None:
         """The next answer line; None at end of file or after ANSWER_TIMEOUT_S."""
@@ -107,15 +121,15 @@ class Launcher:
 
     def close(self, *, kill: bool = False) -> None:
         """Let the launcher go (end of file: it exits; wrappers it started run on); `kill`:
-        SIGKILL it first and wait, so nothing more can start from it."""
-        with contextlib.suppress(OSError):
+        SIGKILL it too and wait, so nothing more can start from it."""
+        if not self._closed:
+            self._closed = True
             os.close(self._requests)
+            os.close(self._answers)
         if kill:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
             self.proc.wait()
-        with contextlib.suppress(OSError):
-            os.close(self._answers)
         self.proc.poll()  # reaped now if it has exited; the backend reaps it later otherwise
 
 

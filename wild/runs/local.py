@@ -155,27 +155,59 @@ class LocalBackend:
         return [run for run, _gpus in chosen]
 
     def submit(self, run: RunRecord, env: Mapping[str, str]) -> Submitted:
-        refusal = never_fits(self.pool, run)
-        if refusal is not None:
-            raise WildError(f"run {run.id} cannot start: {refusal}")
-        gpus = self._planned.pop(run.id, None)
-        if gpus is None:
-            raise WildError(f"run {run.id}: submit it only after admit gave it its slots")
-        run_dir = self.paths.run_dir(run.id)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        child_env = self._child_env(env, gpus)
-        argv = self._argv(run, run_dir)
-        pid = self._launch(argv, child_env, run_dir)
-        if pid is None:
+        started = self.submit_all([(run, env)])[0]
+        if isinstance(started, WildError):
+            raise started
+        return started
+
+    def submit_all(
+        self, runs: Sequence[tuple[RunRecord, Mapping[str, str]]]
+    ) -> list[Submitted | WildError]:
+        """`submit` each run (admitted, its claim durable), the launcher asked for all of them
+        at once: what started each, or why it could not start."""
+        results: list[Submitted | WildError | None] = []
+        asked: list[tuple[int, list[str], dict[str, str], Path, tuple[str, ...]]] = []
+        for run, env in runs:
+            refusal = never_fits(self.pool, run)
+            gpus = self._planned.pop(run.id, None)
+            if refusal is not None:
+                results.append(WildError(f"run {run.id} cannot start: {refusal}"))
+            elif gpus is None:
+                message = f"run {run.id}: submit it only after admit gave it its slots"
+                results.append(WildError(message))
+            else:
+                run_dir = self.paths.run_dir(run.id)
+                try:
+                    run_dir.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    results.append(WildError(f"run {run.id}: cannot make {run_dir}: {error}"))
+                    continue
+                argv, child_env = self._argv(run, run_dir), self._child_env(env, gpus)
+                asked.append((len(results), argv, child_env, run_dir, gpus))
+                results.append(None)
+        pids = self._launch([(argv, env, run_dir) for _i, argv, env, run_dir, _g in asked])
+        for (at, argv, env, run_dir, gpus), launched in zip(asked, pids, strict=True):
+            run = runs[at][0]
+            if launched is not None:
+                self._launched.add(run.id)
+                results[at] = self._submitted(launched, gpus)
+                continue
             try:
-                with os.fdopen(self._open_log(run_dir), "ab") as log:
-                    proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
+                results[at] = self._submitted(self._spawn(run, argv, env, run_dir), gpus)
             except OSError as error:
-                raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error
-            self._children[run.id] = proc
-            pid = proc.pid
-        else:
-            self._launched.add(run.id)
+                results[at] = WildError(f"run {run.id}: cannot start its wrapper: {error}")
+        return [result for result in results if result is not None]
+
+    def _spawn(
+        self, run: RunRecord, argv: Sequence[str], env: Mapping[str, str], run_dir: Path
+    ) -> int:
+        """Start the run's wrapper on its own (no launcher): its pid."""
+        with os.fdopen(self._open_log(run_dir), "ab") as log:
+            proc = spawn(argv, env=env, stdout=log)  # new session, stdin /dev/null
+        self._children[run.id] = proc
+        return proc.pid
+
+    def _submitted(self, pid: int, gpus: tuple[str, ...]) -> Submitted:
         seen = probe(pid)
         fields: dict[str, Any] = {GPU_FIELD: list(gpus)}
         if seen is not None and seen.start_ticks is not None:
@@ -275,18 +307,22 @@ class LocalBackend:
             self._closed.append(self._launcher.proc)
             self._launcher = None
 
-    def _launch(self, argv: Sequence[str], env: Mapping[str, str], run_dir: Path) -> int | None:
-        """The pid of the run's wrapper the launcher started; None when it started none."""
-        if self._launcher is None and not self._launcher_failed:
+    def _launch(
+        self, runs: Sequence[tuple[Sequence[str], Mapping[str, str], Path]]
+    ) -> list[int | None]:
+        """The pid of each run's wrapper the launcher started (each run: its wrapper's command
+        line, environment and folder); None for one it started none for."""
+        if runs and self._launcher is None and not self._launcher_failed:
             self._start_launcher()
         launcher = self._launcher
-        if launcher is None:
-            return None
-        pid = launcher.launch(argv[4:], env, run_dir)  # argv: python -I -S wrapper.py ARGS
+        if launcher is None or not runs:
+            return [None] * len(runs)
+        # A wrapper's command line is `python -I -S wrapper.py ARGS`: the launcher takes ARGS.
+        pids = launcher.launch_all([(argv[4:], env, run_dir) for argv, env, run_dir in runs])
         if not launcher.alive():
             self._launcher_failed = True  # it died or stalled: not asked again
             self._let_launcher_go()
-        return pid
+        return pids
 
     def _await_orphan_launchers(self) -> None:
         """Wait (bounded) until no launcher of a dead loop is left: one may have read a

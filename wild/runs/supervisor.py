@@ -228,18 +228,25 @@ class RunSupervisor:
                     continue
                 marker = markers.read_marker(self.paths.run_dir(run.id))
                 done = decide.settled(run, observed, marker, self._last_metrics(run), self._now())
-                if done is None:
-                    continue
-                self._append(done)
-                ended.append(done)
-                self.events.append(
-                    "run-ended",
-                    run=run.id,
-                    attempt=run.attempt,
-                    status=done.status,
-                    exit_code=done.exit_code,
-                    reason=done.reason,
-                )
+                if done is not None:
+                    ended.append(done)
+        if ended:  # one append for the step's terminal lines, one for their events
+            append_records(self.log.path, ended)
+            self.events.append_all(
+                [
+                    (
+                        "run-ended",
+                        {
+                            "run": done.id,
+                            "attempt": done.attempt,
+                            "status": done.status,
+                            "exit_code": done.exit_code,
+                            "reason": done.reason,
+                        },
+                    )
+                    for done in ended
+                ]
+            )
         return ended
 
     def _start(
@@ -373,14 +380,14 @@ class RunSupervisor:
         begun: list[RunRecord] = []
         refused: list[RunRecord] = []
         events: list[tuple[str, dict[str, Any]]] = []
+        root = str(self.paths.root)
+        envs = []
         for run in claimed:
             self._signed_lines.pop(run.id, None)  # its queued line is not looked at again
-            run_dir = self.paths.run_dir(run.id)
-            env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
-            try:
-                submitted = backend.submit(run, env)
-            except (WildError, OSError) as error:
-                refused.append(self._refuse(run, str(error)))
+            envs.append(decide.run_env(run, root, str(self.paths.run_dir(run.id)), self._base_env))
+        for run, submitted in zip(claimed, _submit_each(backend, claimed, envs), strict=True):
+            if not isinstance(submitted, Submitted):
+                refused.append(self._refuse(run, str(submitted)))
                 continue
             begun.append(decide.started(run, submitted, self._now()))
             events.append(
@@ -451,6 +458,27 @@ class RunSupervisor:
 
     def _now(self) -> str:
         return iso_ms(self.clock.now())
+
+
+def _submit_each(
+    backend: RunBackend, runs: Sequence[RunRecord], envs: Sequence[Mapping[str, str]]
+) -> list[Submitted | WildError | OSError]:
+    """What started each run, or why it could not start: through the backend's `submit_all`
+    where it has one (all asked at once: the local backend's launcher answers a step's starts
+    in one round trip), else `submit` one by one."""
+    submit_all = getattr(backend, "submit_all", None)
+    if callable(submit_all) and runs:
+        results: list[Submitted | WildError | OSError] = submit_all(
+            list(zip(runs, envs, strict=True))
+        )
+        return results
+    results = []
+    for run, env in zip(runs, envs, strict=True):
+        try:
+            results.append(backend.submit(run, env))
+        except (WildError, OSError) as error:
+            results.append(error)
+    return results
 
 
 def _once_each(may_run: Callable[[str], bool]) -> Callable[[str], bool]:
