@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,38 @@ def test_a_step_starting_many_runs_writes_their_lines_and_events_once(
     assert 4 in event_writes  # and one for their four run-started events
     drive(sup, backend)
     assert Counter(run.status for run in sup.index.runs.values()) == {"finished": 6}
+
+
+def test_a_step_finding_many_runs_ended_writes_their_lines_and_events_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = project(tmp_path)
+    ids = queue(paths, "true", 4)
+    backend = local(paths, slots=4)
+    sup = supervisor(paths, backend)
+    assert len(sup.step().started) == 4
+    deadline = time.monotonic() + 30
+    while not all((paths.run_dir(i) / "exit").exists() for i in ids):
+        assert time.monotonic() < deadline, "the runs did not end"
+        time.sleep(0.01)
+    writes: list[list[str]] = []
+
+    def counted(path: Path, records: Any) -> None:
+        records = list(records)
+        writes.append([record.status for record in records])
+        append_records(path, records)
+
+    monkeypatch.setattr("wild.runs.supervisor.append_records", counted)
+    event_writes: list[list[bytes]] = []
+
+    def counted_lines(path: Path, lines: Any) -> None:
+        event_writes.append([line for line in lines if b'"run-ended"' in line])
+        append_lines(path, lines)
+
+    monkeypatch.setattr("wild.store.events_log.append_lines", counted_lines)
+    assert sorted(run.id for run in sup.step().ended) == ids
+    assert writes == [["finished"] * 4]  # one write for the four terminal lines
+    assert [len(ended) for ended in event_writes if ended] == [4]  # one for their events
 
 
 def test_every_run_of_a_sweep_starts_exactly_once_under_batched_starts(tmp_path: Path) -> None:

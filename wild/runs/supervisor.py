@@ -2,12 +2,14 @@
 
 `step()` does one pass: attempts a crashed loop started but never recorded are adopted (or
 marked lost, or given back when they surely never started), every active run is polled (one
-call per backend) and the ended ones get their terminal line with exit code, reason and last
-metrics, then each backend admits queued runs into its free slots and they are started: their
-claims made durable together first (a group commit), their `running` lines and events written
-with one append each. Every scheduling decision is an event in events.log. The decisions
-themselves are wild.runs.decide; the open runs are wild.runs.open_runs, kept current so a
-step costs what it starts and ends, not the sweep's size.
+call per backend) and the ended ones get their terminal lines with exit code, reason and last
+metrics (one append for the step's, one for their events), then each backend admits queued
+runs into its free slots and they are started: their claims made durable together first (a
+group commit), then asked of the backend together (`submit_all` where it has one), their
+`running` lines and events written with one append each. Every scheduling decision is an
+event in events.log. The decisions themselves are wild.runs.decide; the open runs are
+wild.runs.open_runs, kept current so a step costs what it starts and ends, not the sweep's
+size.
 """
 
 from __future__ import annotations
