@@ -34,7 +34,7 @@ from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
 
 PREPARED_AHEAD = 16  # queued runs whose folders a step that started runs makes ahead
-PARKED_AHEAD = 2  # queued runs whose wrappers a backend that can park starts ahead
+PARKED_AHEAD = 1  # queued runs a backend that can park is told of ahead (`_park`)
 
 
 @dataclass(frozen=True)
@@ -312,9 +312,9 @@ class RunSupervisor:
         return started, refused, held
 
     def _park(self, backend: RunBackend, ready: Iterator[RunRecord], taken: set[str]) -> None:
-        """Let a backend that can (`park`, wild.runs.parked) start the next ready runs'
-        wrappers ahead, so a start does not wait for an interpreter when a slot frees. Two
-        ahead: a run that ends at once leaves the first too little time to be ready."""
+        """Tell a backend that can (`park`) which ready runs come next, so it has what starts
+        them ready before a slot frees (the local backend: its wrapper launcher, while any
+        run is queued; wild.runs.launcher)."""
         park = getattr(backend, "park", None)
         if not callable(park):
             return
