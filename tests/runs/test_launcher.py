@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tests.loop_processes import wait_gone
 from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild.clock import SystemClock, iso_ms
-from wild.liveness import boot_id
+from wild.liveness import boot_id, probe
 from wild.runs import attempts, decide, wrapper
 from wild.runs.launcher import Launcher, launcher_argv, request
 from wild.runs.wrapper_command import wrapper_argv
@@ -155,3 +155,50 @@ def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_i
     assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
     assert events(paths, "run-unclaimed") == []
     assert sup.index.runs[run_id].status == "finished"
+
+
+# An agent loop stand-in (a child subreaper, wild.agents.orphans.guarded) running a sweep: its
+# launcher is SIGKILLed while a run goes, so the run's wrapper comes to the loop. The loop's
+# end kills the orphans it adopted, but not a run's wrapper: runs outlive their loop.
+SUBREAPER_LOOP = """
+import os, signal, sys, time
+from pathlib import Path
+from tests.runs.helpers import local, project, queue, supervisor
+from wild import procfs
+from wild.agents import orphans
+here = Path(sys.argv[1])
+with orphans.guarded("test-loop"):
+    paths = project(here)
+    [run_id] = queue(paths, "sleep 30")
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    sup.step()
+    wrapper = int(sup.index.runs[run_id].job_id)
+    os.kill(backend._launcher.pid, signal.SIGKILL)
+    backend._launcher.proc.wait()
+    deadline = time.monotonic() + 20
+    while procfs.stat_fields(wrapper)[procfs.PPID] != str(os.getpid()):
+        assert time.monotonic() < deadline, "the wrapper did not come to the loop"
+        time.sleep(0.01)
+(here / "wrapper").write_text(str(wrapper))
+"""
+
+
+def test_a_launched_wrapper_that_came_to_an_agent_loop_outlives_the_loop(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", SUBREAPER_LOOP, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    wrapper = int((tmp_path / "wrapper").read_text())
+    try:
+        assert probe(wrapper) is not None  # its run goes on
+    finally:
+        os.kill(wrapper, signal.SIGTERM)  # it stops its run and writes the marker
+        wait_gone(wrapper, "the run's wrapper")

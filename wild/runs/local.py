@@ -30,7 +30,7 @@ from wild.errors import WildError
 from wild.liveness import probe, this_host
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
-from wild.process import spawn
+from wild.process import spawn, started_for_us
 from wild.runs import launcher as launchers
 from wild.runs import markers
 from wild.runs.backend import BackendContext, Observed, Submitted
@@ -145,7 +145,7 @@ class LocalBackend:
         self._launcher_failed = False  # it could not start or broke: runs are spawned
         self._closed: list[subprocess.Popen[bytes]] = []  # launchers let go, to reap
         self._orphans_gone = False  # no launcher of a dead loop is left (adoption waits)
-        self._launched: set[str] = set()  # runs going in wrappers the launcher started
+        self._launched: dict[str, int] = {}  # runs going in wrappers the launcher started
 
     # -- the RunBackend protocol -----------------------------------------------------------
 
@@ -189,7 +189,8 @@ class LocalBackend:
         for (at, argv, env, run_dir, gpus), launched in zip(asked, pids, strict=True):
             run = runs[at][0]
             if launched is not None:
-                self._launched.add(run.id)
+                self._launched[run.id] = launched
+                started_for_us(launched)  # should its launcher die, an agent loop adopts it
                 results[at] = self._submitted(launched, gpus)
                 continue
             try:
@@ -231,7 +232,10 @@ class LocalBackend:
         seen: dict[str, Observed] = {}
         for run in active:
             seen[run.id] = self._observe(run)
-        self._launched = {i for i in self._launched if i in seen and seen[i].liveness == "running"}
+        for run_id, pid in list(self._launched.items()):
+            if run_id not in seen or seen[run_id].liveness != "running":
+                del self._launched[run_id]
+                started_for_us(pid, ours=False)
         return seen
 
     def cancel(self, run: RunRecord) -> None:
