@@ -2,7 +2,7 @@
 
 Run from the repository root: `PYTHONPATH=. python bench/bench_run_gap.py [RUNS] [HOLD_S]`
 (default 40, 0). A sweep of RUNS instant runs (each lasting HOLD_S more seconds after its
-start: real runs last long enough for the next run's parked wrapper to be ready) on ONE slot
+start: real runs have their wrapper launcher idle when they end) on ONE slot
 (`wild --sweep FILE --run --run-slots 1`): each run writes its id and the time its shell
 started (`date +%s%N`) and ends. The gap of run k+1
 is its start minus the modification time of run k's exit marker (written, then fsynced and
@@ -36,9 +36,9 @@ def shell(starts: Path, hold_s: float) -> str:
 
 
 def wild_gaps(runs: int, hold_s: float) -> tuple[list[float], list[float]]:
-    """Each gap, and the part of it until the next run's pid file was written: by the loop
-    just before it tells the parked wrapper to go (wild.runs.parked), so this part is the
-    loop's wake and step; by the wrapper when none was parked (its Python start too)."""
+    """Each gap, and the part of it until the next run's pid file was written: by the wrapper
+    launcher just after it forked the run's wrapper, before it lets it run (wild.runs.launcher),
+    so this part is the loop's wake and step, and the fork."""
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         os.environ["XDG_CONFIG_HOME"] = name  # the signing key and approvals: not the user's

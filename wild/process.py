@@ -41,6 +41,9 @@ Ending = Literal["exited", "timed-out", "cancelled"]
 # them from our own; the lock keeps a child from being born unregistered during a sweep.
 _spawning = threading.Lock()
 _spawned: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
+# Processes a helper of ours started for us (a run's wrapper the wrapper launcher forked,
+# wild.runs.launcher): as much ours as `spawn`'s children, should they come to the loop.
+_started_for_us: set[int] = set()
 
 
 @dataclass(frozen=True)
@@ -84,11 +87,22 @@ def spawn(
     return proc
 
 
+def started_for_us(pid: int, *, ours: bool = True) -> None:
+    """Count `pid` among our own children (`ours`: False once it is over), though a helper
+    of ours started it: a subreaper loop that adopts it (its helper died) leaves it be."""
+    with _spawning:
+        if ours:
+            _started_for_us.add(pid)
+        else:
+            _started_for_us.discard(pid)
+
+
 @contextlib.contextmanager
 def no_spawning() -> Iterator[set[int]]:
-    """Hold off new children; yields the pids of those `spawn` started and nobody reaped yet."""
+    """Hold off new children; yields the pids of those `spawn` started and nobody reaped yet,
+    and of those started for us (`started_for_us`)."""
     with _spawning:
-        yield {proc.pid for proc in list(_spawned) if proc.returncode is None}
+        yield {proc.pid for proc in list(_spawned) if proc.returncode is None} | _started_for_us
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:

@@ -2,15 +2,16 @@
 tests/runs/test_group_commit.py: `python group_commit_child.py WILD_DIR SLOTS WHERE`, WHERE
 "after-claims" (the step's claims are durable, no run started yet) or "after-starts" (every
 run of the step started, their `running` lines not yet written). With a fourth argument
-"parked", a first step runs whole (it starts runs and parks the next runs' wrappers, and
-prints the pid of the next one's), then it dies in the second step's commit, once the first
-runs have ended."""
+"launcher", a first step runs whole (it starts the wrapper launcher and the first runs in it,
+and prints the launcher's pid), then it dies in the second step's commit, once the first runs
+have ended."""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,14 @@ def main() -> None:
     where = sys.argv[3]
     backend = local(paths, slots=int(sys.argv[2]))
     sup = supervisor(paths, backend)
-    if sys.argv[4:] == ["parked"]:
+    if sys.argv[4:] == ["launcher"]:
         started = sup.step().started
-        parked = backend._parked[sorted(backend._parked)[0]]  # the next run's
-        print(parked.proc.pid, flush=True)
-        for run in started:  # until the first runs have ended: the parked run is next
-            backend._children[run.id].wait(timeout=30)
+        assert backend._launcher is not None and not backend._children  # all launched
+        print(backend._launcher.pid, flush=True)
+        deadline = time.monotonic() + 30
+        for run in started:  # until the first runs have ended: the next run is next
+            while not (paths.run_dir(run.id) / "exit").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
     if where == "after-claims":
         claim_all = attempts.claim_all
 

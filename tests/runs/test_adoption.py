@@ -87,9 +87,9 @@ def test_a_wrapper_killed_without_a_marker_fails_its_run_as_lost(tmp_path: Path)
     sup.step()
     with ready.open() as fifo:
         assert fifo.read() == "up\n"
-    wrapper = backend._children[ids[0]]
-    wrapper.send_signal(signal.SIGKILL)
-    wrapper.wait(timeout=30)
+    wrapper = int(sup.index.runs[ids[0]].job_id or "0")  # forked by the wrapper launcher
+    os.kill(wrapper, signal.SIGKILL)
+    assert _gone(wrapper)
     result = sup.step()
     assert [run.id for run in result.failed] == ids
     assert (result.failed[0].reason or "").startswith("lost: wrapper process")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,38 @@ def test_a_step_starting_many_runs_writes_their_lines_and_events_once(
     assert 4 in event_writes  # and one for their four run-started events
     drive(sup, backend)
     assert Counter(run.status for run in sup.index.runs.values()) == {"finished": 6}
+
+
+def test_a_step_finding_many_runs_ended_writes_their_lines_and_events_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = project(tmp_path)
+    ids = queue(paths, "true", 4)
+    backend = local(paths, slots=4)
+    sup = supervisor(paths, backend)
+    assert len(sup.step().started) == 4
+    deadline = time.monotonic() + 30
+    while not all((paths.run_dir(i) / "exit").exists() for i in ids):
+        assert time.monotonic() < deadline, "the runs did not end"
+        time.sleep(0.01)
+    writes: list[list[str]] = []
+
+    def counted(path: Path, records: Any) -> None:
+        records = list(records)
+        writes.append([record.status for record in records])
+        append_records(path, records)
+
+    monkeypatch.setattr("wild.runs.supervisor.append_records", counted)
+    event_writes: list[list[bytes]] = []
+
+    def counted_lines(path: Path, lines: Any) -> None:
+        event_writes.append([line for line in lines if b'"run-ended"' in line])
+        append_lines(path, lines)
+
+    monkeypatch.setattr("wild.store.events_log.append_lines", counted_lines)
+    assert sorted(run.id for run in sup.step().ended) == ids
+    assert writes == [["finished"] * 4]  # one write for the four terminal lines
+    assert [len(ended) for ended in event_writes if ended] == [4]  # one for their events
 
 
 def test_every_run_of_a_sweep_starts_exactly_once_under_batched_starts(tmp_path: Path) -> None:
@@ -158,24 +191,24 @@ def test_the_next_runs_folders_are_made_ahead_and_claims_flush_only_their_folder
     assert taken == [True] and flushed == [paths.run_dir(ids[1])]
 
 
-def _parked_then_die(wild_dir: Path, where: str) -> int:
-    """The child's parked wrapper's pid, once the child died in its second step's commit."""
+def _launched_then_die(wild_dir: Path, where: str) -> int:
+    """The child's wrapper launcher's pid, once the child died in its second step's commit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, str(CHILD), str(wild_dir), "1", where, "parked"]
+    argv = [sys.executable, str(CHILD), str(wild_dir), "1", where, "launcher"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == -9, done.stderr
     return int(done.stdout.split()[0])
 
 
-def test_a_parked_wrapper_claimed_but_never_told_to_go_dies_with_its_loop(
+def test_a_run_claimed_but_never_asked_of_the_launcher_is_given_back_when_its_loop_died(
     tmp_path: Path,
 ) -> None:
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}', 3)
-    parked = _parked_then_die(paths.root, "after-claims")
-    wait_gone(parked, "the parked wrapper of a dead loop")
-    # Claimed, but the loop died before it said go: the wrapper started nothing, left nothing.
+    launcher = _launched_then_die(paths.root, "after-claims")
+    wait_gone(launcher, "the wrapper launcher of a dead loop")
+    # Claimed, but the loop died before it asked the launcher: nothing started, nothing left.
     assert attempts.claimed(paths.run_dir(ids[1]), 1)
     assert spawns.read_text().split() == ids[:1]
     assert not (paths.run_dir(ids[1]) / "pid").exists()
@@ -188,17 +221,19 @@ def test_a_parked_wrapper_claimed_but_never_told_to_go_dies_with_its_loop(
     assert Counter(spawns.read_text().split()) == Counter(ids)  # each started exactly once
 
 
-def test_a_parked_wrapper_told_to_go_before_its_loop_died_is_adopted_not_run_again(
+def test_a_run_the_launcher_started_before_its_loop_died_is_adopted_not_run_again(
     tmp_path: Path,
 ) -> None:
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}; sleep 0.2', 3)
-    parked = _parked_then_die(paths.root, "after-starts")
+    launcher = _launched_then_die(paths.root, "after-starts")
+    wait_gone(launcher, "the wrapper launcher of a dead loop")  # its run goes on without it
+    wrapper = int((paths.run_dir(ids[1]) / "pid").read_text())
     backend = local(paths, slots=1)
     sup = supervisor(paths, backend)
     drive(sup, backend)
     adopted = events(paths, "run-adopted")
-    assert [(e["run"], e["job"]) for e in adopted] == [(ids[1], str(parked))]
+    assert [(e["run"], e["job"]) for e in adopted] == [(ids[1], str(wrapper))]
     assert [sup.index.runs[run_id].status for run_id in ids] == ["finished"] * 3
     assert Counter(spawns.read_text().split()) == Counter(ids)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild.errors import WildError
 from wild.liveness import probe
 from wild.parsers.runs import Resources, RunRecord
-from wild.runs.backend import BackendContext, Submitted
+from wild.runs.backend import BackendContext
 from wild.runs.local import LocalBackend
 
 pytestmark = pytest.mark.timeout(60)
@@ -152,7 +153,12 @@ def test_rerun_keeps_the_old_attempt_and_runs_a_new_one(tmp_path: Path) -> None:
 
 
 class _Broken(LocalBackend):
-    def submit(self, run: RunRecord, env: Mapping[str, str]) -> Submitted:
+    """No wrapper starts: no launcher, and spawning one fails."""
+
+    def _launch(self, runs: Sequence[Any]) -> list[int | None]:
+        return [None] * len(runs)
+
+    def _spawn(self, run: RunRecord, argv: Any, env: Mapping[str, str], run_dir: Path) -> int:
         raise OSError(13, "Permission denied")
 
 

@@ -9,6 +9,7 @@ folder's signature)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -81,9 +82,11 @@ def roots(
     return tuple(found)
 
 
+@functools.lru_cache(maxsize=256)
 def _regex(glob: str) -> re.Pattern[str]:
     """A glob as a regex over '/'-separated relative paths: `*` and `?` within a folder's
-    name, `**` for any folders."""
+    name, `**` for any folders. Kept per glob: every run ended looks its metrics up by the
+    same few globs (built afresh, 0.1 ms a run at 10,000 runs)."""
     out = []
     parts = glob.strip("/").split("/")
     for index, part in enumerate(parts):

@@ -1,13 +1,15 @@
 """The `local` run backend: a pool of CPU and GPU slots on this machine, each run a detached
 wrapper process that outlives the loop.
 
-`submit` starts `wrapper.py` in a session of its own (not the loop's: a SIGKILLed loop takes
-no run with it) and returns the wrapper's pid as the job id. `poll` looks at every active run
-in one pass: its exit marker, else whether the wrapper's pid is still that same process
-(start time from /proc, or its command line naming the run's folder), else gone (and what
-is left of its session is killed, so a lost run holds no slot). `cancel` sends SIGTERM to
-the wrapper, which kills the run's group and still writes the marker. `adopt` finds an
-attempt a crashed loop started but never recorded, by the `pid` file the wrapper wrote.
+`submit` starts the run's `wrapper.py` in a session of its own (not the loop's: a SIGKILLed
+loop takes no run with it), forked by the loop's wrapper launcher (wild.runs.launcher: no
+Python start per run) or, without one, spawned; it returns the wrapper's pid as the job id.
+`poll` looks at every active run in one pass: its exit marker, else whether the wrapper's
+pid is still that same process (start time from /proc, or its command line naming the run's
+folder), else gone (and what is left of its session is killed, so a lost run holds no slot).
+`cancel` sends SIGTERM to the wrapper, which kills the run's group and still writes the
+marker. `adopt` finds an attempt a crashed loop started but never recorded, by the `pid` file
+the wrapper (or the launcher) wrote.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,17 +30,18 @@ from wild.errors import WildError
 from wild.liveness import probe, this_host
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
-from wild.process import spawn
+from wild.process import spawn, started_for_us
+from wild.runs import launcher as launchers
 from wild.runs import markers
-from wild.runs import parked as parked_wrappers
 from wild.runs.backend import BackendContext, Observed, Submitted
-from wild.runs.parked import Parked
+from wild.runs.launcher import Launcher
 from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
 from wild.runs.wrapper_command import WRAPPER, wrapper_argv
 from wild.store.write_guard import open_own_file
 
 START_FIELD = "wrapper_start_ticks"  # on a run's line: the wrapper's start time, against pid reuse
 NVIDIA_SMI_TIMEOUT_S = 10.0
+ORPHAN_LAUNCHER_WAIT_S = 10.0  # a dead loop's launcher ends once it read its last request
 _AGENT_RUN_ENV = "WILD_AGENT_RUN"  # the agent's processes are swept by it: runs must not carry it
 
 
@@ -137,8 +141,11 @@ class LocalBackend:
         self.pool = Pool(cpus=run_slots(context.settings), gpus=gpus)
         self._planned: dict[str, tuple[str, ...]] = {}
         self._children: dict[str, subprocess.Popen[bytes]] = {}
-        self._parked: dict[str, Parked] = {}  # by run id
-        self._discarded: list[subprocess.Popen[bytes]] = []
+        self._launcher: Launcher | None = None
+        self._launcher_failed = False  # it could not start or broke: runs are spawned
+        self._closed: list[subprocess.Popen[bytes]] = []  # launchers let go, to reap
+        self._orphans_gone = False  # no launcher of a dead loop is left (adoption waits)
+        self._launched: dict[str, int] = {}  # runs going in wrappers the launcher started
 
     # -- the RunBackend protocol -----------------------------------------------------------
 
@@ -148,71 +155,87 @@ class LocalBackend:
         return [run for run, _gpus in chosen]
 
     def submit(self, run: RunRecord, env: Mapping[str, str]) -> Submitted:
-        refusal = never_fits(self.pool, run)
-        if refusal is not None:
-            raise WildError(f"run {run.id} cannot start: {refusal}")
-        gpus = self._planned.pop(run.id, None)
-        if gpus is None:
-            raise WildError(f"run {run.id}: submit it only after admit gave it its slots")
-        run_dir = self.paths.run_dir(run.id)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        child_env = self._child_env(env, gpus)
-        argv = self._argv(run, run_dir)
-        proc = self._go_parked(run, argv, child_env, run_dir)
-        if proc is None:
+        started = self.submit_all([(run, env)])[0]
+        if isinstance(started, WildError):
+            raise started
+        return started
+
+    def submit_all(
+        self, runs: Sequence[tuple[RunRecord, Mapping[str, str]]]
+    ) -> list[Submitted | WildError]:
+        """`submit` each run (admitted, its claim durable), the launcher asked for all of them
+        at once: what started each, or why it could not start."""
+        results: list[Submitted | WildError | None] = []
+        asked: list[tuple[int, list[str], dict[str, str], Path, tuple[str, ...]]] = []
+        for run, env in runs:
+            refusal = never_fits(self.pool, run)
+            gpus = self._planned.pop(run.id, None)
+            if refusal is not None:
+                results.append(WildError(f"run {run.id} cannot start: {refusal}"))
+            elif gpus is None:
+                message = f"run {run.id}: submit it only after admit gave it its slots"
+                results.append(WildError(message))
+            else:
+                run_dir = self.paths.run_dir(run.id)
+                try:
+                    run_dir.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    results.append(WildError(f"run {run.id}: cannot make {run_dir}: {error}"))
+                    continue
+                argv, child_env = self._argv(run, run_dir), self._child_env(env, gpus)
+                asked.append((len(results), argv, child_env, run_dir, gpus))
+                results.append(None)
+        pids = self._launch([(argv, env, run_dir) for _i, argv, env, run_dir, _g in asked])
+        for (at, argv, env, run_dir, gpus), launched in zip(asked, pids, strict=True):
+            run = runs[at][0]
+            if launched is not None:
+                self._launched[run.id] = launched
+                started_for_us(launched)  # should its launcher die, an agent loop adopts it
+                results[at] = self._submitted(launched, gpus)
+                continue
             try:
-                with os.fdopen(self._open_log(run_dir), "ab") as log:
-                    proc = spawn(argv, env=child_env, stdout=log)  # new session, stdin /dev/null
+                results[at] = self._submitted(self._spawn(run, argv, env, run_dir), gpus)
             except OSError as error:
-                raise WildError(f"run {run.id}: cannot start its wrapper: {error}") from error
+                results[at] = WildError(f"run {run.id}: cannot start its wrapper: {error}")
+        return [result for result in results if result is not None]
+
+    def _spawn(
+        self, run: RunRecord, argv: Sequence[str], env: Mapping[str, str], run_dir: Path
+    ) -> int:
+        """Start the run's wrapper on its own (no launcher): its pid."""
+        with os.fdopen(self._open_log(run_dir), "ab") as log:
+            proc = spawn(argv, env=env, stdout=log)  # new session, stdin /dev/null
         self._children[run.id] = proc
-        seen = probe(proc.pid)
+        return proc.pid
+
+    def _submitted(self, pid: int, gpus: tuple[str, ...]) -> Submitted:
+        seen = probe(pid)
         fields: dict[str, Any] = {GPU_FIELD: list(gpus)}
         if seen is not None and seen.start_ticks is not None:
             fields[START_FIELD] = seen.start_ticks
-        return Submitted(job_id=str(proc.pid), host=this_host(), fields=fields)
+        return Submitted(job_id=str(pid), host=this_host(), fields=fields)
 
     def park(self, heads: Sequence[tuple[RunRecord, Mapping[str, str]]]) -> None:
-        """Start the wrappers of `heads` (the next runs to start, each with its environment)
-        ahead, parked until `submit` says go (wild.runs.parked); a parked wrapper of another
-        run is discarded. A run's GPUs are known only when it is admitted: a wrapper is
-        parked with those it would get from an empty pool (none for a CPU run; on a machine
-        with one GPU, that one), and one admitted with others starts afresh instead."""
-        wanted: dict[str, Parked] = {}
-        for run, env in heads:
-            if never_fits(self.pool, run) is not None:
-                continue
-            run_dir = self.paths.run_dir(run.id)
-            argv = self._argv(run, run_dir)
-            child_env = self._child_env(env, _gpus_from_empty_pool(self.pool, run))
-            parked = self._parked.pop(run.id, None)
-            if parked is not None and parked.fits(argv, child_env) and parked.proc.poll() is None:
-                wanted[run.id] = parked
-                continue
-            if parked is not None:
-                self._discard(parked)
-            try:
-                run_dir.mkdir(parents=True, exist_ok=True)
-                log = self._open_log(run_dir)
-                try:
-                    wanted[run.id] = parked_wrappers.park(run.id, run.attempt, argv, child_env, log)
-                finally:
-                    os.close(log)
-            except OSError:
-                continue  # it starts the ordinary way when admitted (and says why, if it fails)
-        for parked in self._parked.values():
-            self._discard(parked)
-        self._parked = wanted
+        """Have the wrapper launcher ready while runs are queued (`heads`: the next ones), so
+        a start waits for no interpreter; let it go when none is (it exits)."""
+        if not heads and not self._launched:  # it reaps the wrappers it started: kept till then
+            self._let_launcher_go()
+        elif self._launcher is None and not self._launcher_failed:
+            self._start_launcher()
 
     def close(self) -> None:
-        """Discard the parked wrappers (they would exit with the loop anyway)."""
-        self.park(())
+        """Let the launcher go (it would exit with the loop anyway)."""
+        self._let_launcher_go()
 
     def poll(self, active: Sequence[RunRecord]) -> dict[str, Observed]:
         self._reap()
         seen: dict[str, Observed] = {}
         for run in active:
             seen[run.id] = self._observe(run)
+        for run_id, pid in list(self._launched.items()):
+            if run_id not in seen or seen[run_id].liveness != "running":
+                del self._launched[run_id]
+                started_for_us(pid, ours=False)
         return seen
 
     def cancel(self, run: RunRecord) -> None:
@@ -228,6 +251,7 @@ class LocalBackend:
     def adopt(self, run: RunRecord) -> Submitted | None:
         """The handle of an attempt started but never recorded (the loop died in between):
         its wrapper, found by the `pid` file, if it runs or has ended; None if none is found."""
+        self._await_orphan_launchers()
         run_dir = self.paths.run_dir(run.id)
         marker = markers.read_marker(run_dir)
         pid = markers.read_pid(run_dir)
@@ -247,6 +271,7 @@ class LocalBackend:
         tell: no pid file (a wrapper writes it before it starts the instruction), no exit
         marker and no wrapper process of it. Only for a claim taken in this boot (the page
         cache kept every write): then a loop died between its claims and the start."""
+        self._await_orphan_launchers()
         run_dir = self.paths.run_dir(run.id)
         return (
             markers.read_pid(run_dir) is None
@@ -272,7 +297,47 @@ class LocalBackend:
         for run_id, proc in list(self._children.items()):
             if proc.poll() is not None:
                 del self._children[run_id]
-        self._discarded = [proc for proc in self._discarded if proc.poll() is None]
+        self._closed = [proc for proc in self._closed if proc.poll() is None]
+
+    def _start_launcher(self) -> None:
+        try:
+            self._launcher = Launcher(sys.executable, self.paths.runs)
+        except OSError:
+            self._launcher_failed = True  # runs are spawned one by one, as without it
+
+    def _let_launcher_go(self) -> None:
+        if self._launcher is not None:
+            self._launcher.close()
+            self._closed.append(self._launcher.proc)
+            self._launcher = None
+
+    def _launch(
+        self, runs: Sequence[tuple[Sequence[str], Mapping[str, str], Path]]
+    ) -> list[int | None]:
+        """The pid of each run's wrapper the launcher started (each run: its wrapper's command
+        line, environment and folder); None for one it started none for."""
+        if runs and self._launcher is None and not self._launcher_failed:
+            self._start_launcher()
+        launcher = self._launcher
+        if launcher is None or not runs:
+            return [None] * len(runs)
+        # A wrapper's command line is `python -I -S wrapper.py ARGS`: the launcher takes ARGS.
+        pids = launcher.launch_all([(argv[4:], env, run_dir) for argv, env, run_dir in runs])
+        if not launcher.alive():
+            self._launcher_failed = True  # it died or stalled: not asked again
+            self._let_launcher_go()
+        return pids
+
+    def _await_orphan_launchers(self) -> None:
+        """Wait (bounded) until no launcher of a dead loop is left: one may have read a
+        request and not yet written its run's `pid` (then the run would look never started)."""
+        if self._orphans_gone:
+            return
+        own = self._launcher.pid if self._launcher is not None else None
+        deadline = time.monotonic() + ORPHAN_LAUNCHER_WAIT_S
+        while launchers.orphans(self.paths.runs, own) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._orphans_gone = True
 
     def _child_env(self, env: Mapping[str, str], gpus: tuple[str, ...]) -> dict[str, str]:
         child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}
@@ -289,26 +354,6 @@ class LocalBackend:
         `runs/<id>/log` (write_guard), or the run's output would go to the file it names."""
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         return open_own_file(run_dir / markers.LOG, flags, own_folder=True)
-
-    def _go_parked(
-        self, run: RunRecord, argv: Sequence[str], env: Mapping[str, str], run_dir: Path
-    ) -> subprocess.Popen[bytes] | None:
-        """The wrapper parked for `run` (claimed by now), started, if it starts exactly what a
-        fresh one would; else None (and it is discarded)."""
-        parked = self._parked.pop(run.id, None)
-        if parked is None:
-            return None
-        if parked.fits(argv, env) and parked.proc.poll() is None:
-            if parked_wrappers.go(parked, run_dir):  # closes its pipe either way
-                return parked.proc
-            self._discarded.append(parked.proc)  # gone before it read go: reap it
-            return None
-        self._discard(parked)
-        return None
-
-    def _discard(self, parked: Parked) -> None:
-        parked_wrappers.discard(parked)
-        self._discarded.append(parked.proc)
 
     def _observe(self, run: RunRecord) -> Observed:
         run_dir = self.paths.run_dir(run.id)
@@ -355,12 +400,6 @@ class LocalBackend:
                 os.kill(member, signal.SIGKILL)
 
 
-def _gpus_from_empty_pool(pool: Pool, run: RunRecord) -> tuple[str, ...]:
-    """The GPUs `plan` would give `run` if nothing ran: a parked wrapper's guess at its own."""
-    chosen = plan(pool, [run], [])
-    return chosen[0][1] if chosen else ()
-
-
 def wrapper_alive(paths: WildPaths, run: RunRecord, pid: int) -> bool:
     """Whether `pid` still is the wrapper of `run`'s attempt (its start time, as recorded,
     or else its command line: pids get reused)."""
@@ -383,7 +422,15 @@ def find_wrapper(paths: WildPaths, run: RunRecord) -> int | None:
 
 
 def is_wrapper_of(paths: WildPaths, run: RunRecord, pid: int) -> bool:
-    """Whether `pid` is this attempt's wrapper, by its command line (pids get reused)."""
+    """Whether `pid` is this attempt's wrapper, by its command line (pids get reused); a
+    wrapper the launcher forked has the launcher's, and is known by its name and the run's
+    `pid` file, which the launcher wrote before it let it run."""
     argv = _cmdline(pid)
     wanted = [str(paths.run_dir(run.id)), str(run.attempt)]
-    return str(WRAPPER) in argv and all(item in argv for item in wanted) and probe(pid) is not None
+    if str(WRAPPER) not in argv or probe(pid) is None:
+        return False
+    if all(item in argv for item in wanted):
+        return True
+    run_dir = paths.run_dir(run.id)
+    launched = launchers.is_launched_wrapper(pid) and markers.read_pid(run_dir) == pid
+    return launched

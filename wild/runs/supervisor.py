@@ -2,12 +2,14 @@
 
 `step()` does one pass: attempts a crashed loop started but never recorded are adopted (or
 marked lost, or given back when they surely never started), every active run is polled (one
-call per backend) and the ended ones get their terminal line with exit code, reason and last
-metrics, then each backend admits queued runs into its free slots and they are started: their
-claims made durable together first (a group commit), their `running` lines and events written
-with one append each. Every scheduling decision is an event in events.log. The decisions
-themselves are wild.runs.decide; the open runs are wild.runs.open_runs, kept current so a
-step costs what it starts and ends, not the sweep's size.
+call per backend) and the ended ones get their terminal lines with exit code, reason and last
+metrics (one append for the step's, one for their events), then each backend admits queued
+runs into its free slots and they are started: their claims made durable together first (a
+group commit), then asked of the backend together (`submit_all` where it has one), their
+`running` lines and events written with one append each. Every scheduling decision is an
+event in events.log. The decisions themselves are wild.runs.decide; the open runs are
+wild.runs.open_runs, kept current so a step costs what it starts and ends, not the sweep's
+size.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
 
 PREPARED_AHEAD = 16  # queued runs whose folders a step that started runs makes ahead
-PARKED_AHEAD = 2  # queued runs whose wrappers a backend that can park starts ahead
+PARKED_AHEAD = 1  # queued runs a backend that can park is told of ahead (`_park`)
 
 
 @dataclass(frozen=True)
@@ -228,18 +230,25 @@ class RunSupervisor:
                     continue
                 marker = markers.read_marker(self.paths.run_dir(run.id))
                 done = decide.settled(run, observed, marker, self._last_metrics(run), self._now())
-                if done is None:
-                    continue
-                self._append(done)
-                ended.append(done)
-                self.events.append(
-                    "run-ended",
-                    run=run.id,
-                    attempt=run.attempt,
-                    status=done.status,
-                    exit_code=done.exit_code,
-                    reason=done.reason,
-                )
+                if done is not None:
+                    ended.append(done)
+        if ended:  # one append for the step's terminal lines, one for their events
+            append_records(self.log.path, ended)
+            self.events.append_all(
+                [
+                    (
+                        "run-ended",
+                        {
+                            "run": done.id,
+                            "attempt": done.attempt,
+                            "status": done.status,
+                            "exit_code": done.exit_code,
+                            "reason": done.reason,
+                        },
+                    )
+                    for done in ended
+                ]
+            )
         return ended
 
     def _start(
@@ -303,9 +312,9 @@ class RunSupervisor:
         return started, refused, held
 
     def _park(self, backend: RunBackend, ready: Iterator[RunRecord], taken: set[str]) -> None:
-        """Let a backend that can (`park`, wild.runs.parked) start the next ready runs'
-        wrappers ahead, so a start does not wait for an interpreter when a slot frees. Two
-        ahead: a run that ends at once leaves the first too little time to be ready."""
+        """Tell a backend that can (`park`) which ready runs come next, so it has what starts
+        them ready before a slot frees (the local backend: its wrapper launcher, while any
+        run is queued; wild.runs.launcher)."""
         park = getattr(backend, "park", None)
         if not callable(park):
             return
@@ -373,14 +382,14 @@ class RunSupervisor:
         begun: list[RunRecord] = []
         refused: list[RunRecord] = []
         events: list[tuple[str, dict[str, Any]]] = []
+        root = str(self.paths.root)
+        envs = []
         for run in claimed:
             self._signed_lines.pop(run.id, None)  # its queued line is not looked at again
-            run_dir = self.paths.run_dir(run.id)
-            env = decide.run_env(run, str(self.paths.root), str(run_dir), self._base_env)
-            try:
-                submitted = backend.submit(run, env)
-            except (WildError, OSError) as error:
-                refused.append(self._refuse(run, str(error)))
+            envs.append(decide.run_env(run, root, str(self.paths.run_dir(run.id)), self._base_env))
+        for run, submitted in zip(claimed, _submit_each(backend, claimed, envs), strict=True):
+            if not isinstance(submitted, Submitted):
+                refused.append(self._refuse(run, str(submitted)))
                 continue
             begun.append(decide.started(run, submitted, self._now()))
             events.append(
@@ -451,6 +460,27 @@ class RunSupervisor:
 
     def _now(self) -> str:
         return iso_ms(self.clock.now())
+
+
+def _submit_each(
+    backend: RunBackend, runs: Sequence[RunRecord], envs: Sequence[Mapping[str, str]]
+) -> list[Submitted | WildError | OSError]:
+    """What started each run, or why it could not start: through the backend's `submit_all`
+    where it has one (all asked at once: the local backend's launcher answers a step's starts
+    in one round trip), else `submit` one by one."""
+    submit_all = getattr(backend, "submit_all", None)
+    if callable(submit_all) and runs:
+        results: list[Submitted | WildError | OSError] = submit_all(
+            list(zip(runs, envs, strict=True))
+        )
+        return results
+    results = []
+    for run, env in zip(runs, envs, strict=True):
+        try:
+            results.append(backend.submit(run, env))
+        except (WildError, OSError) as error:
+            results.append(error)
+    return results
 
 
 def _once_each(may_run: Callable[[str], bool]) -> Callable[[str], bool]:

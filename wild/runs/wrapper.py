@@ -10,11 +10,12 @@ whole group (SIGTERM, then SIGKILL after a grace) and writes DIR/exit atomically
 fsync, rename), a JSON object:
 `{"run", "attempt", "exit_code", "signal", "ended_at", "host", "reason"}`.
 
-With `--go-fd N` the wrapper is started ahead of its run and parked (wild.runs.parked): it
-starts its interpreter and loads what it needs, then blocks reading descriptor N (a pipe whose
-only writer is the loop). One byte `g` (sent once the run's claim is durable and its `pid` file
-written by the loop) starts the run; end of file (the loop died, or chose another run) ends the
-wrapper at once, having written nothing and started nothing.
+With `--launcher --runs DIR` it is the loop's wrapper launcher instead (wild.runs.launcher):
+one interpreter that forks each run's wrapper when the loop asks, after the run's claim is
+durable, writes its `pid` file, then lets it run; the forked wrapper runs as above, in a
+session of its own, its name (/proc/<pid>/comm) `wild-run`. At end of file on its stdin (the
+loop let it go, or died) the launcher exits, having started only what it was asked to.
+
 `reason` is "timeout", "stopped", "start_failed" (then `detail` says why) or null. A run
 killed by signal N has `exit_code` 128 + N and `signal` its name, as a shell reports it.
 
@@ -46,7 +47,7 @@ else:
 if TYPE_CHECKING:
     import types
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, BinaryIO, NoReturn
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
 KILLED_WAIT_S = 30.0  # how long SIGKILLed members may take to disappear
@@ -57,7 +58,7 @@ _STOP_SIGNALS = {_signal.SIGTERM, _signal.SIGINT}
 _WAIT_SIGNALS = {_signal.SIGCHLD, *_STOP_SIGNALS}
 _USAGE = (
     "usage: wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W "
-    "[--time-limit S] [--grace S] [--go-fd N] -- INSTRUCTION"
+    "[--time-limit S] [--grace S] -- INSTRUCTION"
 )
 # Aliases `signal.Signals` does not name a number by (it says SIGABRT, SIGCHLD, SIGIO).
 _SIGNAL_ALIASES = frozenset({"SIGIOT", "SIGCLD", "SIGPOLL"})
@@ -74,8 +75,6 @@ class Arguments:
         limit = values.get("--time-limit")
         self.time_limit = None if limit is None else float(limit)
         self.grace = float(values.get("--grace", GRACE_S))
-        go_fd = values.get("--go-fd")
-        self.go_fd = None if go_fd is None else int(go_fd)
         self.instruction = instruction
 
 
@@ -86,7 +85,6 @@ class UsageError(Exception):
 def parse_arguments(argv: Sequence[str]) -> Arguments:
     """`--name value` pairs (or `--name=value`), then `--` and the one instruction."""
     names = {"--run-dir", "--run-id", "--attempt", "--workdir", "--time-limit", "--grace"}
-    names.add("--go-fd")
     values: dict[str, str] = {}
     rest = list(argv)
     while rest and rest[0] != "--":
@@ -236,15 +234,18 @@ def _procfs() -> types.ModuleType:
     return _loaded["procfs"]
 
 
-def _open_log(run_dir: str) -> int:
+def _open_log(run_dir: str, *, append: bool = False) -> int:
     """DIR/log, to write to, never through a symbolic link: a link planted at its name (or
     in place of the run folder) would append the run's output to any file the user can
     write. O_NOFOLLOW, relative to a descriptor of the run folder (as wild.store.write_guard
     opens wild's own files; this script imports nothing of wild)."""
     folder = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        # No O_APPEND: the capped log places every byte itself.
+        # No O_APPEND for the capped log: it places every byte itself. `append`: for the
+        # wrapper's own stdout and stderr (as the loop opens it for a wrapper it spawns).
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        if append:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         return os.open("log", flags, 0o644, dir_fd=folder)
     finally:
         os.close(folder)
@@ -494,12 +495,12 @@ def _start_failed(args: Arguments, exit_path: str, detail: str) -> int:
     return START_FAILED_EXIT
 
 
-GO = b"g"  # what the loop writes to a parked wrapper's descriptor to start its run
+GO = b"g"  # what the launcher writes to a wrapper it forked to start its run
 
 
 def wait_for_go(fd: int) -> bool:
-    """Block on the parked wrapper's descriptor: True on `GO`; False on end of file (its
-    only writer, the loop, closed it or died) or anything else."""
+    """Block on the launched wrapper's descriptor: True on `GO`; False on end of file (its
+    only writer, the launcher, closed it or died) or anything else."""
     try:
         data = os.read(fd, 1)
     except OSError:
@@ -509,26 +510,176 @@ def wait_for_go(fd: int) -> bool:
     return data == GO
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+LAUNCHER_FLAG = "--launcher"
+# /proc/<pid>/comm of a wrapper the launcher forked: its command line is the launcher's, so
+# this name (with the run's `pid` file naming it) is what tells it is a run's wrapper.
+LAUNCHED_NAME = "wild-run"
+
+
+def read_request(reader: BinaryIO) -> tuple[list[str], dict[str, str]] | None:
+    """One launch request (wild.runs.launcher.request): `SIZE\n`, then SIZE bytes of fields
+    joined by NUL: the count of wrapper arguments, the arguments, then `NAME=VALUE` per
+    variable of the run's environment. None at end of file or on a torn request."""
+    header = reader.readline()
+    if not header.endswith(b"\n") or not header[:-1].isdigit():
+        return None
+    size = int(header)
+    blob = reader.read(size)
+    if len(blob) != size:
+        return None
+    fields = blob.decode("utf-8", "surrogateescape").split("\0")
+    if not fields[0].isdigit() or int(fields[0]) > len(fields) - 1:
+        return None
+    count = int(fields[0])
+    env = {}
+    for item in fields[1 + count :]:
+        name, _equals, value = item.partition("=")
+        env[name] = value
+    return fields[1 : 1 + count], env
+
+
+def launcher(words: Sequence[str]) -> int:
+    """`wrapper.py --launcher --runs DIR`: one interpreter that starts every run's wrapper by
+    fork (wild.runs.launcher), so no run waits for a Python start. It reads requests on its
+    stdin (a pipe whose write end only the loop holds) and answers each on its stdout with
+    `ok PID` (the run's own wrapper process, detached in a session of its own, runs it) or
+    `no REASON` (nothing was started). At end of file (the loop closed its end or died) it
+    exits; the wrappers it started run on, each on its own, as any wrapper does."""
+    if len(words) != 2 or words[0] != "--runs":
+        print(f"usage: wrapper.py {LAUNCHER_FLAG} --runs DIR", file=sys.stderr)
+        return USAGE_EXIT
+    _capped_log()  # loaded once here: every wrapper forked from here has them
+    _procfs()
+    # Each launched wrapper is reaped as it exits, not left a zombie until the next request:
+    # one outliving the launcher would go to the nearest subreaper (an agent loop is one).
+    _signal.signal(_signal.SIGCHLD, lambda _signum, _frame: _reap_launched())
+    reader = open(0, "rb", closefd=False)  # noqa: SIM115  # fd 0 stays the launcher's for its life
+    while True:
+        _reap_launched()
+        try:
+            request = read_request(reader)
+        except OSError:
+            request = None
+        if request is None:
+            return 0  # the loop is gone or let the launcher go
+        argv, env = request
+        try:
+            answer = launch(parse_arguments(argv), env)
+        except UsageError as error:
+            answer = f"no {error}"
+        except OSError as error:
+            answer = f"no cannot fork a wrapper: {error.strerror}"
+        try:
+            os.write(1, (answer.replace("\n", " ") + "\n").encode(errors="replace"))
+        except OSError:
+            return 0  # the loop is gone: it reads no answer (the wrapper, if told go, runs on)
+
+
+def _reap_launched() -> None:
+    """Collect the launched wrappers that exited (they are the launcher's children)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def launch(args: Arguments, env: dict[str, str]) -> str:
+    """Fork the wrapper of `args`, write its `pid` file, then let it run: `ok PID`; or `no
+    REASON` when it was not let run (it then exits having started and written nothing). The
+    `pid` is written before the run may start, so a loop that dies meanwhile adopts it."""
+    hold_read, hold_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(hold_write)
+        _launched(args, env, hold_read)  # never returns
+    os.close(hold_read)
     try:
-        args = parse_arguments(sys.argv[1:] if argv is None else argv)
+        try:
+            write_whole(os.path.join(args.run_dir, "pid"), f"{pid}\n", durable=False)
+        except OSError as error:
+            return f"no {args.run_dir}/pid: {error.strerror}"
+        try:
+            os.write(hold_write, GO)
+        except OSError:
+            return f"no the wrapper {pid} was gone before its go"
+    finally:
+        os.close(hold_write)
+    return f"ok {pid}"
+
+
+def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
+    """The forked wrapper: detached (a session of its own, a subreaper, none of the loop's
+    pipes), it waits for the launcher's go, then runs as any wrapper does."""
+    code = 1
+    try:
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # its own children are its to reap
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)  # the loop's request pipe: its end of file is the launcher's to see
+        os.dup2(null, 1)  # the launcher's answers
+        os.close(null)
+        try:
+            with open("/proc/self/comm", "w", encoding="ascii") as comm:
+                comm.write(LAUNCHED_NAME)
+        except OSError:
+            pass
+        become_subreaper()
+        if not wait_for_go(hold_fd):
+            code = 0
+            _exit(code)
+        log = _open_log(args.run_dir, append=True)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.environ.clear()
+        os.environ.update(env)
+        code = run(args, pid_written=True)
+    except BaseException:  # its traceback to the run's log, as a wrapper's
+        try:
+            import traceback
+
+            traceback.print_exc()
+        except BaseException:  # noqa: S110
+            pass
+    _exit(code)
+
+
+def _exit(code: int) -> NoReturn:
+    """Leave the forked wrapper without the launcher's exit handlers (what it buffered is
+    flushed first)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: S110
+            pass
+    os._exit(code)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == [LAUNCHER_FLAG]:
+        return launcher(words[1:])
+    try:
+        args = parse_arguments(words)
     except UsageError as error:
         print(f"{_USAGE}\nwrapper.py: error: {error}", file=sys.stderr)
         return USAGE_EXIT
-    if args.go_fd is not None:
-        # Parked: what costs time (the capped log's modules, the subreaper's `prctl`) is
-        # done while the previous run still holds the slot; nothing is written until go.
-        _capped_log()
-        become_subreaper()
-        if not wait_for_go(args.go_fd):
-            return 0  # never claimed for this wrapper: it started nothing and leaves nothing
+    return run(args, pid_written=False)
+
+
+def run(args: Arguments, *, pid_written: bool) -> int:
+    """Run the instruction of `args` to its end and write its marker; the exit code.
+    `pid_written`: who started this wrapper wrote its `pid` file before it let it run."""
     run_dir = args.run_dir
     stops: list[int] = []
     # Until the signals are blocked below, a stop is remembered by a handler, never lost.
     for signum in _STOP_SIGNALS:
         _signal.signal(signum, lambda received, _frame: stops.append(received))
     os.makedirs(run_dir, exist_ok=True)
-    if args.go_fd is None:  # a parked wrapper's loop wrote its pid file before it said go
+    if not pid_written:  # a launched wrapper's pid was written before its go
         # Not fsynced: the pid only finds a live wrapper (a crashed loop's adoption); after a
         # machine crash there is none to find, and whether the run ended is the marker's to say.
         write_whole(os.path.join(run_dir, "pid"), f"{os.getpid()}\n", durable=False)

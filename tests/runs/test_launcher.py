@@ -1,0 +1,204 @@
+"""The wrapper launcher (wild.runs.launcher): one interpreter per loop forks every run's
+wrapper. Each run still has a wrapper process of its own, started exactly once, only when the
+loop asks (after its claim); the launcher exits at end of file (the loop let it go or died),
+and a loop that died while a launcher still had its request adopts the run rather than
+starting it again (tests/runs/test_group_commit.py kills loops inside a step's commit)."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.loop_processes import wait_gone
+from tests.runs.helpers import drive, events, local, project, queue, supervisor
+from wild.clock import SystemClock, iso_ms
+from wild.liveness import boot_id, probe
+from wild.runs import attempts, decide, wrapper
+from wild.runs.launcher import Launcher, launcher_argv, request
+from wild.runs.wrapper_command import wrapper_argv
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+BOUND_S = 20
+# What a command line and an environment can hold: no NUL, no unpaired surrogate.
+_NO_NUL = st.text(alphabet=st.characters(blacklist_characters="\0", blacklist_categories=["Cs"]))
+
+
+@given(
+    st.lists(_NO_NUL, min_size=1, max_size=5),
+    st.dictionaries(_NO_NUL.filter(lambda name: "=" not in name), _NO_NUL, max_size=5),
+)
+def test_a_request_reads_back_as_written(args: list[str], env: dict[str, str]) -> None:
+    assert wrapper.read_request(io.BytesIO(request(args, env))) == (args, env)
+
+
+@pytest.mark.parametrize("sent", [b"", b"12\nshort"])
+def test_a_launcher_at_end_of_file_exits_having_started_nothing(
+    tmp_path: Path, sent: bytes
+) -> None:
+    argv = launcher_argv(sys.executable, tmp_path / "runs")
+    done = subprocess.run(argv, input=sent, capture_output=True, timeout=BOUND_S, check=False)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not (tmp_path / "runs").exists()
+
+
+def _args(run_dir: Path, instruction: str) -> list[str]:
+    argv = ["--run-dir", str(run_dir), "--run-id", run_dir.name, "--attempt", "1"]
+    return [*argv, "--workdir", str(run_dir.parent), "--", instruction]
+
+
+def test_each_run_asked_for_runs_once_in_a_detached_wrapper_of_its_own(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    run_dirs = [tmp_path / f"r{number}" for number in range(3)]
+    for run_dir in run_dirs:
+        run_dir.mkdir()
+    launcher = Launcher(sys.executable, tmp_path)
+    line = 'echo "$RUN $(cut -d" " -f4,6 /proc/$PPID/stat)" >> ' + str(ran)
+    pids = [launcher.launch(_args(d, line), {"RUN": d.name}, d) for d in run_dirs]
+    for run_dir in run_dirs:
+        wait_gone(int((run_dir / "pid").read_text()), "a launched wrapper")
+    launcher.close()
+    wait_gone(launcher.pid, "a launcher let go")
+    assert [int((d / "pid").read_text()) for d in run_dirs] == pids
+    assert len(set(pids)) == 3 and launcher.pid not in pids
+    seen = dict(line.split(" ", 1) for line in ran.read_text().splitlines())
+    # Each wrapper is the launcher's child, leader of a session of its own.
+    assert seen == {d.name: f"{launcher.pid} {pid}" for d, pid in zip(run_dirs, pids, strict=True)}
+    assert all('"exit_code": 0' in (d / "exit").read_text() for d in run_dirs)
+
+
+def test_a_sweep_starts_in_wrappers_forked_by_one_launcher_each_run_once(tmp_path: Path) -> None:
+    paths = project(tmp_path)
+    spawns = tmp_path / "spawns"
+    # Each run writes its id and its wrapper's parent: the launcher.
+    line = f'echo "$WILD_RUN_ID $(cut -d" " -f4 /proc/$PPID/stat)" >> {spawns}'
+    ids = queue(paths, line, 8)
+    backend = local(paths, slots=3)
+    sup = supervisor(paths, backend)
+    sup.step()
+    launcher = backend._launcher
+    assert launcher is not None
+    drive(sup, backend)
+    started = dict(line.split() for line in spawns.read_text().splitlines())
+    assert Counter(line.split()[0] for line in spawns.read_text().splitlines()) == Counter(ids)
+    assert set(started.values()) == {str(launcher.pid)}  # one interpreter for all 8 runs
+    jobs = {e["run"]: e["job"] for e in events(paths, "run-started")}
+    assert jobs == {i: (paths.run_dir(i) / "pid").read_text().strip() for i in ids}
+    assert backend._children == {}  # no wrapper was spawned on its own
+    sup.step()  # nothing queued or running: the launcher is let go
+    assert backend._launcher is None
+    wait_gone(launcher.pid, "the launcher of a finished sweep")
+
+
+def test_the_launched_wrappers_hold_none_of_the_launchers_pipes(tmp_path: Path) -> None:
+    """End of file on the launcher's stdin must mean the loop let go or died, and on its
+    stdout that the launcher is gone: a wrapper holding either pipe would blur both."""
+    paths = project(tmp_path)
+    ids = queue(paths, f'touch {tmp_path}/"$WILD_RUN_ID"; sleep 0.3', 2)
+    backend = local(paths, slots=2)
+    sup = supervisor(paths, backend)
+    sup.step()
+    launcher = backend._launcher
+    assert launcher is not None
+    for run_id in ids:  # each run has started: its wrapper is past its setup
+        while not (tmp_path / run_id).exists():
+            time.sleep(0.01)
+
+    def pipes(pid: int) -> list[str]:
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        return sorted(link for link in links if link.startswith("pipe:"))
+
+    its_own = sorted(os.readlink(f"/proc/{launcher.pid}/fd/{fd}") for fd in (0, 1))
+    assert pipes(launcher.pid) == its_own  # stdin and stdout, nothing else of the loop's
+    for run_id in ids:
+        assert not set(pipes(int(sup.index.runs[run_id].job_id or "0"))) & set(its_own)
+    drive(sup, backend)
+
+
+def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_is_adopted(
+    tmp_path: Path,
+) -> None:
+    """The loop died right after it asked the launcher: the launcher has read the request but
+    not yet written the run's `pid`. The next loop must not take that for a run that never
+    started (it would start it again): it waits until the dead loop's launcher is gone."""
+    paths = project(tmp_path)
+    spawns = tmp_path / "spawns"
+    [run_id] = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}')
+    run = supervisor(paths, local(paths)).index.runs[run_id]
+    run_dir = paths.run_dir(run_id)
+    claim = attempts.claim_text(iso_ms(SystemClock().now()), 999_999, boot_id())
+    assert attempts.claim_all([(run_dir, 1, claim)]) == [True]
+    dead = Launcher(sys.executable, paths.runs)
+    os.kill(dead.pid, signal.SIGSTOP)  # it has not read its request yet when the loop dies
+    argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=str(tmp_path))
+    env = decide.run_env(run, str(paths.root), str(run_dir), dict(os.environ))
+    os.write(dead._requests, request(argv[4:], env))
+    os.close(dead._requests)  # the loop is gone
+    resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
+    resume.start()
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    resume.join()
+    dead.proc.wait(timeout=BOUND_S)
+    assert spawns.read_text().split() == [run_id]  # once: adopted, not started again
+    assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
+    assert events(paths, "run-unclaimed") == []
+    assert sup.index.runs[run_id].status == "finished"
+
+
+# An agent loop stand-in (a child subreaper, wild.agents.orphans.guarded) running a sweep: its
+# launcher is SIGKILLed while a run goes, so the run's wrapper comes to the loop. The loop's
+# end kills the orphans it adopted, but not a run's wrapper: runs outlive their loop.
+SUBREAPER_LOOP = """
+import os, signal, sys, time
+from pathlib import Path
+from tests.runs.helpers import local, project, queue, supervisor
+from wild import procfs
+from wild.agents import orphans
+here = Path(sys.argv[1])
+with orphans.guarded("test-loop"):
+    paths = project(here)
+    [run_id] = queue(paths, "sleep 30")
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    sup.step()
+    wrapper = int(sup.index.runs[run_id].job_id)
+    os.kill(backend._launcher.pid, signal.SIGKILL)
+    backend._launcher.proc.wait()
+    deadline = time.monotonic() + 20
+    while procfs.stat_fields(wrapper)[procfs.PPID] != str(os.getpid()):
+        assert time.monotonic() < deadline, "the wrapper did not come to the loop"
+        time.sleep(0.01)
+(here / "wrapper").write_text(str(wrapper))
+"""
+
+
+def test_a_launched_wrapper_that_came_to_an_agent_loop_outlives_the_loop(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", SUBREAPER_LOOP, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    wrapper = int((tmp_path / "wrapper").read_text())
+    try:
+        assert probe(wrapper) is not None  # its run goes on
+    finally:
+        os.kill(wrapper, signal.SIGTERM)  # it stops its run and writes the marker
+        wait_gone(wrapper, "the run's wrapper")
