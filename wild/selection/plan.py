@@ -40,17 +40,28 @@ class TaskPlan(NamedTuple):
         ]
 
     def blocked_items(self) -> list[WorkItem]:
-        """The waiting tasks' queue items, in file order."""
+        """The waiting tasks' queue items, in file order.
+
+        Made as the tuples they are, every field given in `WorkItem`'s order: one per waiting
+        task (often thousands), and the named tuple's own `__new__` with keywords costs three
+        times as much (tests/test_selection.py compares them with `WorkItem(...)`).
+        """
         tasks = self.tasks
+        new = tuple.__new__
         return [
-            WorkItem(
-                "blocked",
-                key,
-                (task := tasks[at]).text,
-                reason,
-                waiting_on,
-                priority=task.priority,
-                status=task.status,
+            new(
+                WorkItem,
+                (
+                    "blocked",
+                    key,
+                    (task := tasks[at]).text,
+                    reason,
+                    waiting_on,
+                    False,  # urgent
+                    None,  # severity
+                    task.priority,
+                    task.status,
+                ),
             )
             for at, key, reason, waiting_on in self.blocked
         ]
