@@ -71,7 +71,7 @@ def prompts_with(text: str) -> dict[str, str]:
     )
     task = tasks_md.parse("- [/] [P1] task-001: Train\n  - [x] Load\n").tasks[0]
     subtasks = (replace(task.subtasks[0], text=text),)
-    task = replace(task, id=text, text=text, blocked_by=(text,), subtasks=subtasks)
+    task = task._replace(id=text, text=text, blocked_by=(text,), subtasks=subtasks)
     barrier = parse_barriers("## [WAITING] gate\n- Type: manual\n").barriers[0]
     barrier = replace(barrier, id=text, type=text, result=text, check=text, file=text)
     queue = human_md.parse(HUMAN)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,6 +12,7 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.selection import WorkItem, WorkSnapshot, select_work
+from wild.selection.cycles import cycle_members
 
 
 def snapshot(
@@ -288,3 +291,69 @@ def test_an_id_that_merely_contains_cycle_is_not_reported() -> None:
         ("blocked", "task-2", "waiting for task recycle-1"),
     ]
     assert problems == ()
+
+
+def test_blocked_items_are_the_work_items_their_fields_make() -> None:
+    """The plan makes blocked items as bare tuples (fast); they must be the `WorkItem(...)`
+    that the same fields make, every default included."""
+    snap = snapshot(TASKS, BARRIERS)
+    blocked = [item for item in select_work(snap).queue if item.kind == "blocked"]
+    assert len(blocked) == 4
+    for item in blocked:
+        task = next(t for t in snap.tasks if t.id == item.id)
+        expected = WorkItem(
+            "blocked",
+            item.id,
+            task.text,
+            item.reason,
+            item.barriers,
+            priority=task.priority,
+            status=task.status,
+        )
+        assert type(item) is WorkItem
+        assert item == expected
+        assert item._asdict() == expected._asdict()
+    assert [item.barriers for item in blocked] == [(), (), ("gate",), ()]
+
+
+def _on_some_cycle(deps: dict[str, list[str]], start: str) -> bool:
+    """Whether `start` reaches itself along `deps` (the brute-force definition)."""
+    seen: set[str] = set()
+    todo = list(deps.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node == start:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo.extend(deps.get(node, ()))
+    return False
+
+
+@given(
+    st.lists(
+        st.tuples(ids, st.sampled_from(" x/-"), st.lists(ids, max_size=3)),
+        max_size=10,
+    )
+)
+def test_cycles_found_are_real_and_found_whenever_there_is_one(
+    spec: list[tuple[str, str, list[str]]],
+) -> None:
+    """`cycle_members` (peeled in one pass first, then searched): each path it names is a real
+    cycle among unfinished tasks, and it names one whenever the graph has one."""
+    text = "".join(
+        f"- [{mark}] {tid}: x\n" + (f"  - dependsOn: {', '.join(deps)}\n" if deps else "")
+        for tid, mark, deps in spec
+    )
+    tasks = tasks_md.parse(text).tasks
+    by_id: dict[str, tasks_md.Task] = {}
+    for task in tasks:
+        by_id.setdefault(task.id or "", task)
+    unfinished = {key for key, task in by_id.items() if task.status in ("todo", "in-progress")}
+    linked = [(key, task) for key, task in by_id.items() if key in unfinished and task.depends_on]
+    found = cycle_members(by_id, linked)
+    graph = {key: [d for d in task.depends_on if d in unfinished] for key, task in linked}
+    for member, path in found.items():
+        assert member in path and path[0] == path[-1]
+        assert all(b in graph.get(a, ()) for a, b in itertools.pairwise(path))
+    assert bool(found) == any(_on_some_cycle(graph, key) for key in graph)

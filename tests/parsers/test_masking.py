@@ -102,3 +102,13 @@ def test_blocks_cover_whole_lines_in_order(lines: list[str], eol: str, last_eol:
         previous_end = block.end
     assert all(block.closer is None for block in blocks[:-1])
     assert len(masking.masked_lines(text)) == count
+
+
+def test_markers_are_found_after_many_of_their_first_characters() -> None:
+    """The scan looks for a marker from its first character (`<`, a backtick, `~`): one that
+    stands alone, or starts something else, is passed over, not taken for the marker."""
+    noise = "a < b, `x`, ~y, <!- no, `` no, ~~ no\n" * 50
+    text = noise + "  <!--\n- [ ] task-1: hidden\n-->\n" + noise + "~~~\n" + noise + "~~~\n"
+    opened = [(b.kind, b.start, b.end) for b in masking.scan(text)]
+    assert opened == [("HTML comment", 50, 53), ("code block", 103, 155)]
+    assert tasks.parse(text).tasks == ()

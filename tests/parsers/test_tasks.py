@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wild.parsers import masking
 from wild.parsers.lines import Problem, Span, split_lines
 from wild.parsers.tasks import (
     Subtask,
@@ -27,7 +28,8 @@ from wild.parsers.tasks import (
     reparse,
     set_status,
 )
-from wild.parsers.tasks.grammar import VALUE
+from wild.parsers.tasks.grammar import VALUE, WHOLE_TASK
+from wild.parsers.tasks.parser import _Parser
 from wild.parsers.tasks.records import new_task
 from wild.store.files import read_text, update_text
 
@@ -512,8 +514,8 @@ def test_reparse_after_checkbox_edits_changes_only_those_tasks() -> None:
     assert edited == parse(again, "t.md")
     assert edited.lines == tuple(split_lines(again))
     assert edited.tasks == (
-        dataclasses.replace(before.tasks[0], status="in-progress"),
-        dataclasses.replace(before.tasks[1], status="complete"),
+        before.tasks[0]._replace(status="in-progress"),
+        before.tasks[1]._replace(status="complete"),
     )
     assert _messages(edited) == [
         't.md:5: bad checkbox "[?]": use [ ] todo, [/] in-progress, [x] complete or [-] cancelled'
@@ -622,7 +624,7 @@ def _changed_indexes(before: str, after: str) -> set[int]:
 
 
 def _without_spans(tasks: tuple[Task, ...]) -> list[Task]:
-    return [dataclasses.replace(task, span=Span(0, 0)) for task in tasks]
+    return [task._replace(span=Span(0, 0)) for task in tasks]
 
 
 @given(st.text())
@@ -665,7 +667,7 @@ def test_set_status_changes_only_the_task_line(
     after = set_status(text, task_id, status)
     assert _changed_indexes(text, after) <= {task.span.start}
     edited = find(parse(after), task_id)
-    assert edited == dataclasses.replace(task, status=status)
+    assert edited == task._replace(status=status)
 
 
 def _set_status_by_parsing(text: str, task_id: str, status: TaskStatus) -> str:
@@ -698,10 +700,7 @@ def test_assign_missing_ids_changes_only_lines_of_tasks_without_ids(text: str) -
     assert len(new_doc.tasks) == len(doc.tasks)
     first = int(next_task_id(doc).removeprefix("task-"))
     new_ids = iter(f"task-{n:03d}" for n in range(first, first + len(missing)))
-    expected = [
-        dataclasses.replace(task, id=next(new_ids)) if task.id is None else task
-        for task in doc.tasks
-    ]
+    expected = [task._replace(id=next(new_ids)) if task.id is None else task for task in doc.tasks]
     assert list(new_doc.tasks) == expected
 
 
@@ -785,8 +784,9 @@ def test_prose_with_a_spaced_colon_is_still_a_task() -> None:
 
 
 def test_the_parsers_fast_task_builder_makes_the_record_task_makes() -> None:
-    """`new_task` sets slots directly (a frozen dataclass's __init__ was a third of a parse):
-    every field of Task and Span must be set, in order, to what `Task(...)` would hold."""
+    """`new_task` builds the tuple and sets Span's slots directly (a frozen dataclass's
+    __init__ was a third of a parse): every field of Task and Span must be set, in order, to
+    what `Task(...)` would hold."""
     subtask = Subtask("Load checkpoint files", "complete", 4)
     made = new_task(
         "task-003", "Analyze", 1, "in-progress", ("task-002",), ("b-1",), (subtask,), 2, 5, "true"
@@ -805,7 +805,7 @@ def test_the_parsers_fast_task_builder_makes_the_record_task_makes() -> None:
     assert made == expected
     assert type(made) is Task and type(made.span) is Span
     assert hash(made) == hash(expected)
-    names = [field.name for field in dataclasses.fields(Task)]
+    names = list(Task._fields)
     span_at = names.index("span")
     # A field added to Task (or Span) needs its argument in new_task, in the same place.
     assert list(inspect.signature(new_task).parameters) == [
@@ -814,8 +814,10 @@ def test_the_parsers_fast_task_builder_makes_the_record_task_makes() -> None:
         *(field.name for field in dataclasses.fields(Span)),
         *names[span_at + 1 :],
     ]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         made.status = "todo"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.span.start = 0  # type: ignore[misc]
 
 
 @given(st.text(alphabet=" ,\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\u200bab-1é", max_size=24))
@@ -826,3 +828,51 @@ def test_relation_ids_are_split_as_the_value_pattern_reads_them(values: str) -> 
     (task,) = doc.tasks
     assert task.depends_on == tuple(VALUE.findall(values))
     assert task.blocked_by == tuple(VALUE.findall(values))
+
+
+# --- a whole task with one match ------------------------------------------------------------
+
+
+def _parse_line_by_line(text: str) -> TaskList:
+    """`parse`, reading every line alone (the parser's general path, without `WHOLE_TASK`)."""
+    lines = split_lines(text)
+    parser = _Parser("tasks.md", whole_tasks=False)
+    tasks = parser.run(text, lines, masking.scan(text))
+    return TaskList(tuple(lines), tasks, tuple(parser.problems))
+
+
+@st.composite
+def task_blocks(draw: st.DrawFn) -> str:
+    """A task line and the lines under it, mostly in the shape `WHOLE_TASK` reads whole."""
+    head = draw(task_lines())
+    children = draw(st.lists(child_lines(), max_size=3))
+    prefix = draw(st.sampled_from(["", "", "", "[P12] ", "[P99999999999999999] ", "[P1x] "]))
+    if prefix and head.startswith("- ["):
+        head = head.replace("] ", f"] {prefix}", 1)
+    endings = [
+        draw(st.sampled_from(["\n", "\n", "\r\n", "\r\n\n"])) for _ in range(len(children) + 1)
+    ]
+    return "".join(line + end for line, end in zip([head, *children], endings, strict=True))
+
+
+@given(st.lists(st.one_of(task_blocks(), task_blocks(), FRAGMENTS), max_size=12), st.booleans())
+def test_reading_a_whole_task_at_once_agrees_with_reading_each_line(
+    parts: list[str], cut_last_ending: bool
+) -> None:
+    text = "\n".join(parts)
+    if cut_last_ending:
+        text = text.rstrip("\n")
+    assert parse(text) == _parse_line_by_line(text)
+
+
+def test_the_common_task_shape_is_read_with_one_match() -> None:
+    """The shape of nearly every task in a big file: its relations come with it in one match
+    (without, a 10,000-task parse matches twice as many lines)."""
+    text = "- [x] [P1] task-002: Train it\r\n  - dependsOn: a, b c\n  - Blocked-By:x\n  - [ ] s\n"
+    whole = WHOLE_TASK.match(text)
+    assert whole is not None
+    assert whole.groups() == ("x", "P1", "task-002", " Train it\r", " a, b c", "x")
+    assert whole.end() == text.index("  - [ ]")
+    assert parse(text) == _parse_line_by_line(text)
+    for other in ("- [x] Train: it\n", "- [?] t-1: x\n", "  - [ ] t-1: x\n", "- [ ] t-1: x"):
+        assert WHOLE_TASK.match(other) is None

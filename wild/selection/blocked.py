@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from wild.parsers.barriers import Barrier
 from wild.parsers.tasks import Task
 
+_WAITING_FOR_TASK = "waiting for task "
+
 
 def blocked_reason(
     task: Task,
@@ -21,12 +23,21 @@ def blocked_reason(
     Called for every task with dependencies or barriers on every selection: one pass, and
     the common case (one unfinished dependency) builds one string.
     """
+    cycle = cycles.get(key)
+    depends_on = task.depends_on
+    if cycle is None and len(depends_on) == 1 and not task.blocked_by:
+        # Most tasks that wait: on one task, found and not cancelled (the rest goes below).
+        dep = depends_on[0]
+        other = by_id.get(dep)
+        if other is not None and other.status != "cancelled":
+            if other.status == "complete":
+                return None, (), False
+            return _WAITING_FOR_TASK + dep, (), False
     reasons: list[str] = []
     unknown = False
-    cycle = cycles.get(key)
     if cycle is not None:
         reasons.append("dependency cycle: " + " → ".join(cycle))
-    for dep in task.depends_on:
+    for dep in depends_on:
         other = by_id.get(dep)
         if other is None:
             unknown = True
@@ -36,7 +47,7 @@ def blocked_reason(
         elif other.status == "cancelled":
             reasons.append(f"depends on {dep}, which was cancelled")
         elif cycle is None:
-            reasons.append(f"waiting for task {dep}")
+            reasons.append(_WAITING_FOR_TASK + dep)
     waiting_on: list[str] = []
     for barrier_id in task.blocked_by:
         barrier = barriers.get(barrier_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from wild.parsers.tasks import Task
-from wild.selection.items import OPEN
 
 
 def cycle_members(
@@ -18,27 +17,21 @@ def cycle_members(
     """
     # Peel off tasks that cannot reach a cycle: those waiting on nothing unfinished, and
     # those waiting only on peeled ones. Dependencies usually come earlier in the file, so
-    # one pass in file order peels most (all, without a cycle).
-    has_deps = {key for key, _ in linked}
-    waits: dict[str, list[str]] = {}
-    peeled: set[str] = set()
+    # one pass in file order peels most (all, without a cycle). `pending` holds the tasks
+    # not peeled yet: every one of them is unfinished (`linked` holds only those), so a
+    # dependency outside it, finished, unknown or peeled, cannot lead to a cycle.
+    pending = {key for key, _ in linked}
+    kept: list[tuple[str, Task]] = []
     for key, task in linked:
-        targets: list[str] = []
-        peel = True
-        for dep in task.depends_on:
-            other = tasks.get(dep)
-            if other is not None and other.status in OPEN:
-                targets.append(dep)
-                if peel and dep in has_deps and dep not in peeled:
-                    peel = False
-        waits[key] = targets
-        if peel:
-            peeled.add(key)
+        if pending.isdisjoint(task.depends_on):
+            pending.discard(key)
+        else:
+            kept.append((key, task))
     # The rest, with their links to each other, peeled the thorough way: repeatedly.
     deps = {
-        key: [d for d in targets if d in has_deps and d not in peeled]
-        for key, targets in waits.items()
-        if key not in peeled
+        key: [dep for dep in task.depends_on if dep in pending]
+        for key, task in kept
+        if key in pending
     }
     if not deps:
         return {}

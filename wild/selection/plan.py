@@ -11,7 +11,7 @@ from wild.selection.items import HUMAN_WAIT, OPEN, WorkItem, WorkSnapshot, task_
 
 
 class TaskPlan(NamedTuple):
-    """Which open tasks can run and which wait, before any `WorkItem` is made for them.
+    """Which open tasks can run and which wait; the waiting ones' queue items are made.
 
     Tasks are named by their place in `tasks` (file order).
     """
@@ -19,7 +19,7 @@ class TaskPlan(NamedTuple):
     tasks: tuple[Task, ...]
     active: list[int]  # can run, already in progress: file order
     todo: list[tuple[int, int]]  # can start: (priority, place)
-    blocked: list[tuple[int, str, str, tuple[str, ...]]]  # (place, key, reason, barriers)
+    blocked: list[tuple[int, WorkItem]]  # (place, its "blocked" queue item), file order
     problems: list[str]
 
     def ready(self) -> list[Task]:
@@ -41,19 +41,14 @@ class TaskPlan(NamedTuple):
 
     def blocked_items(self) -> list[WorkItem]:
         """The waiting tasks' queue items, in file order."""
-        tasks = self.tasks
-        return [
-            WorkItem(
-                "blocked",
-                key,
-                (task := tasks[at]).text,
-                reason,
-                waiting_on,
-                priority=task.priority,
-                status=task.status,
-            )
-            for at, key, reason, waiting_on in self.blocked
-        ]
+        return [item for _, item in self.blocked]
+
+
+def _blocked(task: Task, key: str, reason: str, waiting_on: tuple[str, ...] = ()) -> WorkItem:
+    """The queue item of a task that waits (the plan makes the common one inline, faster)."""
+    return WorkItem(
+        "blocked", key, task.text, reason, waiting_on, priority=task.priority, status=task.status
+    )
 
 
 def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
@@ -69,7 +64,7 @@ def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
     active: list[int] = []
     todo: list[tuple[int, int]] = []
     later: list[int] = []
-    blocked: list[tuple[int, str, str, tuple[str, ...]]] = []
+    blocked: list[tuple[int, WorkItem]] = []
     problems: list[tuple[int, str]] = []
     for at, task in enumerate(tasks):
         task_id = task.id
@@ -80,7 +75,7 @@ def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
                 # safely: it waits until a human renames it.
                 line = task.span.start + 1
                 duplicate = f"duplicate id {task_id} (line {line}); give it a new id"
-                blocked.append((at, f"line-{line}", duplicate, ()))
+                blocked.append((at, _blocked(task, f"line-{line}", duplicate)))
                 problems.append((at, f"{task_id}: {duplicate}"))
         elif status not in OPEN:
             continue
@@ -94,12 +89,14 @@ def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
     linked = [(t.id, t) for t in checked if t.id is not None and t.depends_on]
     cycles = cycle_members(by_id, linked)
     barriers = {b.id: b for b in snapshot.barriers}
+    # `WorkItem(...)` with keywords costs three times the tuple it makes: the waiting tasks'
+    # items (often thousands) are made as tuples, every field in WorkItem's order
+    # (tests/test_selection.py compares them with `WorkItem(...)`).
+    new = tuple.__new__
     for at, task in zip(later, checked, strict=True):
         key = task.id if task.id is not None else task_key(task)
-        reason: str | None
-        waiting_on: tuple[str, ...]
         if key in awaiting:
-            blocked.append((at, key, HUMAN_WAIT, ()))
+            blocked.append((at, _blocked(task, key, HUMAN_WAIT)))
             continue
         reason, waiting_on, unknown = blocked_reason(task, key, by_id, barriers, cycles)
         if reason is None:
@@ -108,7 +105,18 @@ def plan_tasks(snapshot: WorkSnapshot) -> TaskPlan:
             else:
                 todo.append((task.priority, at))
             continue
-        blocked.append((at, key, reason, waiting_on))
+        item = (  # urgent False and severity None: WorkItem's defaults
+            "blocked",
+            key,
+            task.text,
+            reason,
+            waiting_on,
+            False,
+            None,
+            task.priority,
+            task.status,
+        )
+        blocked.append((at, new(WorkItem, item)))
         # Typos in task ids and cycles need a human; a barrier the agent has not written
         # yet is normal (it creates one when it launches the job), so only the reason says so.
         if unknown or key in cycles:

@@ -53,7 +53,7 @@ def select_work(snapshot: WorkSnapshot) -> Selection:
     if first.kind != "blocked":
         return Selection(kind=first.kind, item=first, queue=queue, problems=problems)
     # Everything waits; only blocked tasks wait on barriers.
-    wanted = {b for *_, waiting_on in parts.tasks.blocked for b in waiting_on}
+    wanted = {b for _, item in parts.tasks.blocked for b in item.barriers}
     waiting = tuple(b for b in snapshot.barriers if b.id in wanted and b.status == "waiting")
     return Selection(
         kind="blocked",

@@ -59,6 +59,22 @@ LINE = re.compile(
     """,
     re.VERBOSE,
 )
+# A whole task at once, for the common shape: a task line at column 0 with a valid box, an
+# ASCII-number priority (or none) and an id, then at most one dependsOn and one blockedBy line,
+# each line ended by "\n". It reads what `LINE` reads on those lines (the parser's slow path
+# takes every other shape, and continues a task this one started). Groups, in order: box,
+# priority, id, the rest of the task line, the dependsOn values, the blockedBy values.
+WHOLE_TASK = re.compile(
+    rf"""
+    [-*+][ \t]+\[([ /xX-])\](?!\()[ \t]*
+    (?:\[([Pp][0-9]+)\][ \t]*|)
+    ({_ID}):(?=[ \t]|\r?\n)
+    ([^\n]*)\n
+    (?:[ \t]+[-*+][ \t]+(?i:depends[-_]?on)[ \t]*:([^\n]*)\n|)
+    (?:[ \t]+[-*+][ \t]+(?i:blocked[-_]?by)[ \t]*:([^\n]*)\n|)
+    """,
+    re.VERBOSE,
+)
 CHECKBOX_GROUPS = frozenset(("box", "prio", "id"))
 RELATION_GROUPS = frozenset(("key", "bare_key"))
 # Relation values: `a, b`, `a,b` and `a b` all name two ids (ids hold neither commas nor spaces).

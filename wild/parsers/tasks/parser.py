@@ -5,6 +5,7 @@ The format it reads is described in `wild.parsers.tasks`.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import NamedTuple
 
 from wild.parsers import masking
@@ -13,6 +14,7 @@ from wild.parsers.tasks.grammar import (
     LINE,
     SPACED_ID,
     STATUS_OF_BOX,
+    WHOLE_TASK,
     priority_number,
 )
 from wild.parsers.tasks.records import (
@@ -40,15 +42,18 @@ class _Parser:
     10,000-task file must parse in well under 100 ms, and per-line calls cost that much.
     """
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, *, whole_tasks: bool = True) -> None:
         self.file = file
+        # Whether the common shape of a task (`grammar.WHOLE_TASK`) is read with one match;
+        # False reads every line alone (the tests compare the two).
+        self.whole_tasks = whole_tasks
         self.problems: list[Problem] = []
         self.first_line_of: dict[str, int] = {}
 
     def run(  # noqa: PLR0915
-        self, lines: list[str], blocks: tuple[masking.Block, ...]
+        self, source: str, lines: list[str], blocks: tuple[masking.Block, ...]
     ) -> tuple[Task, ...]:
-        """The tasks of `lines`, whose comments and fences are `blocks`.
+        """The tasks of `lines` (`split_lines(source)`), whose comments and fences are `blocks`.
 
         (PLR0915: splitting this loop into per-line calls is what made parsing too slow.)
         """
@@ -71,6 +76,11 @@ class _Parser:
         block = next(hidden, None)
         opens, ends = (len(lines), 0) if block is None else (block.start, block.end)
         match_line = LINE.match
+        # A task in its common shape is read with one match over its lines in `source`, and
+        # the lines it took are skipped: half the lines of a big file are relation lines.
+        match_whole = WHOLE_TASK.match if self.whole_tasks else None
+        offsets = list(accumulate(map(len, lines), initial=0)) if match_whole else []
+        numbered = enumerate(lines)
         status_of = STATUS_OF_BOX.get
         first_line_of = self.first_line_of.setdefault
         make = new_task
@@ -81,7 +91,7 @@ class _Parser:
         # Lines keep their endings; every rule below treats "\r\n" as trailing whitespace.
         # The open task is closed (`add(make(...))`) where a line at column 0 ends it, and
         # at the end: written out each time, since a call per task is what this loop avoids.
-        for index, line in enumerate(lines):
+        for index, line in numbered:
             if index >= opens:
                 if index == opens and line[0] not in " \t\r\n":
                     # Opening at column 0, it ends the task above like any such line.
@@ -128,6 +138,31 @@ class _Parser:
                     )
                     start = -1
                 broken = False
+                if (
+                    match_whole is not None
+                    and line[0] in "-*+"
+                    and (whole := match_whole(source, offsets[index])) is not None
+                ):
+                    box, prio, line_id, rest, depends, blocks_on = whole.groups()
+                    line_priority = DEFAULT_PRIORITY if prio is None else priorities.get(prio)
+                    # A tag not read yet goes the line-by-line way, which reads (or reports) it.
+                    if line_priority is not None:
+                        if first_line_of(line_id, index) != index:
+                            self._report_duplicate(index, line_id)
+                        task_id = line_id
+                        text = rest.strip()
+                        priority = line_priority
+                        status = STATUS_OF_BOX[box]
+                        start = last = index
+                        subtasks = check = None
+                        depends_on = blocked_by = ()
+                        if depends is not None:
+                            depends_on = tuple(depends.replace(",", " ").split())
+                            last, _ = next(numbered)
+                        if blocks_on is not None:
+                            blocked_by = tuple(blocks_on.replace(",", " ").split())
+                            last, _ = next(numbered)
+                        continue
             match = match_line(line)
             if match is None:
                 if not at_column_0 and not line.isspace():
@@ -258,7 +293,7 @@ def scan(text: str, file: str) -> Scanned:
     lines = split_lines(text)
     parser = _Parser(file)
     blocks = masking.scan(text)
-    tasks = parser.run(lines, blocks)
+    tasks = parser.run(text, lines, blocks)
     open_block = masking.left_open(blocks)
     unclosed = None if open_block is None else open_block.closer
     return Scanned(TaskList(tuple(lines), tasks, tuple(parser.problems)), unclosed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from wild.parsers.lines import Problem, Span
 
@@ -24,9 +24,14 @@ class Subtask:
     line: int  # 1-based, as editors show it
 
 
-@dataclass(frozen=True, slots=True)
-class Task:
-    """One top-level task line and the indented lines that belong to it."""
+class Task(NamedTuple):
+    """One top-level task line and the indented lines that belong to it.
+
+    A named tuple rather than a frozen dataclass, as `WorkItem` is: a parse makes one per task
+    (often 10,000), and a tuple is made about four times faster than a frozen dataclass's
+    slots are set (docs/benchmarks.md, "Parse + select, third pass"). It is as immutable;
+    change a copy with `task._replace(status=...)`.
+    """
 
     id: str | None
     text: str
@@ -40,20 +45,13 @@ class Task:
 
 
 # A frozen dataclass's `__init__` sets each field through `object.__setattr__`, which looks the
-# name up on every call: at 10,000 tasks a parse spent a third of its time there. The parser
-# builds its records through the slots' own setters instead; the records are the same.
+# name up on every call; `Span(start, end)` cost a parse of 10,000 tasks ~5 ms. The parser
+# builds its spans through the slots' own setters instead, and each task as the tuple it is
+# (`Task(...)` goes through a generated `__new__` with keyword handling).
 _new = object.__new__
 _set_start: Any = Span.__dict__["start"].__set__
 _set_end: Any = Span.__dict__["end"].__set__
-_set_id: Any = Task.__dict__["id"].__set__
-_set_text: Any = Task.__dict__["text"].__set__
-_set_priority: Any = Task.__dict__["priority"].__set__
-_set_status: Any = Task.__dict__["status"].__set__
-_set_depends_on: Any = Task.__dict__["depends_on"].__set__
-_set_blocked_by: Any = Task.__dict__["blocked_by"].__set__
-_set_subtasks: Any = Task.__dict__["subtasks"].__set__
-_set_span: Any = Task.__dict__["span"].__set__
-_set_check: Any = Task.__dict__["check"].__set__
+_new_tuple = tuple.__new__
 
 
 def new_task(  # noqa: PLR0917 (one argument per field, in the fields' order: the parser calls it per task)
@@ -73,16 +71,9 @@ def new_task(  # noqa: PLR0917 (one argument per field, in the fields' order: th
     span = _new(Span)
     _set_start(span, start)
     _set_end(span, end)
-    task = _new(Task)
-    _set_id(task, task_id)
-    _set_text(task, text)
-    _set_priority(task, priority)
-    _set_status(task, status)
-    _set_depends_on(task, depends_on)
-    _set_blocked_by(task, blocked_by)
-    _set_subtasks(task, subtasks)
-    _set_span(task, span)
-    _set_check(task, check)
+    task: Task = _new_tuple(
+        Task, (task_id, text, priority, status, depends_on, blocked_by, subtasks, span, check)
+    )
     return task
 
 

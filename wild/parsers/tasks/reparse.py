@@ -7,7 +7,6 @@ parse costs more than its whole budget for one iteration.
 from __future__ import annotations
 
 import bisect
-from dataclasses import replace
 
 from wild.parsers.lines import split_lines
 from wild.parsers.tasks.grammar import CHECKBOX_GROUPS, LINE, STATUS_OF_BOX
@@ -36,7 +35,7 @@ def reparse(previous: TaskList, text: str, file: str = "tasks.md") -> TaskList:
         status = None if at is None else _new_status(before, after)
         if at is None or status is None:
             return parse(text, file)
-        changed[at] = replace(tasks[at], status=status)
+        changed[at] = tasks[at]._replace(status=status)
     if changed:
         tasks = tuple(changed.get(at, task) for at, task in enumerate(tasks))
     return TaskList(tuple(lines), tasks, previous.problems)
