@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import tracemalloc
 from pathlib import Path
+
+import orjson
 
 from wild.parsers.alerts import INCOMPLETE
 from wild.parsers.lines import Problem
@@ -64,3 +67,57 @@ def test_a_replaced_file_is_read_again_from_the_start(tmp_path: Path) -> None:
     replacement.replace(path)
     log.refresh()
     assert (list(log.index.sweeps), list(log.index.runs)) == (["s1"], [])
+
+
+def _queued_runs(count: int) -> list[RunRecord]:
+    """A sweep's queued runs as wild writes them: each with its program and signature."""
+    return [
+        dataclasses.replace(
+            RUN,
+            id=f"s1-{n:05d}",
+            params={"i": n},
+            resolved_instruction=f"sh -c 'echo \"$WILD_RUN_ID\" >> spawns' --i={n}",
+            raw={"command": "sh -c 'echo \"$WILD_RUN_ID\" >> spawns'", "signature": f"{n:064x}"},
+        )
+        for n in range(count)
+    ]
+
+
+def test_a_sweeps_lines_are_appended_holding_little_more_than_their_bytes(
+    tmp_path: Path,
+) -> None:
+    # A 10,000-run sweep is one append: its encoded lines were kept in a list before the
+    # join, each holding a ~4 KiB buffer for ~600 bytes of text (60 MB for 6 MB written).
+    path, runs = tmp_path / "runs.jsonl", _queued_runs(2000)
+    tracemalloc.start()
+    try:
+        append_records(path, [SWEEP, *runs])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 3 * path.stat().st_size
+    assert len(read_runs(path).index.runs) == 2000
+
+
+def test_runs_read_back_share_what_repeats_and_copy_nothing(tmp_path: Path) -> None:
+    # The loop's index holds every run of a sweep: a record costs less than the line's
+    # object it is read from (its repeating strings are one each, no field is copied).
+    path = tmp_path / "runs.jsonl"
+    append_records(path, [SWEEP, *_queued_runs(2000)])
+    lines = path.read_bytes().splitlines()[1:]
+    tracemalloc.start()
+    try:
+        objects = [orjson.loads(line) for line in lines]
+        as_objects, _ = tracemalloc.get_traced_memory()
+        del objects
+        tracemalloc.reset_peak()
+        start, _ = tracemalloc.get_traced_memory()
+        index = read_runs(path).index
+        as_index = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    first, second = index.runs["s1-00000"], index.runs["s1-00001"]
+    assert first.sweep is second.sweep and first.status is second.status
+    assert first.raw["command"] is second.raw["command"]
+    assert dict(first.params) == {"i": 0} and first.raw["params"] == {"i": 0}
+    assert as_index < as_objects
