@@ -10,10 +10,11 @@ crash-safely while others append (the same protocol as `wild.store.alerts_compac
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from wild.parsers.jsonl import split_complete_lines
+from wild.parsers.jsonl import NEWLINE
 from wild.parsers.runs import FILE, RunRecord
 from wild.store import files
 from wild.store.jsonl import replace_carrying_appends
@@ -43,12 +44,16 @@ def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
     """Each sweep's and run's latest line, at the place of its first line (so a listing in
     file order keeps its order); a line wild cannot read stays where it is, byte for byte
     (bad input is never lost: its problem is still reported, and a person can mend it)."""
-    lines, end = split_complete_lines(data)
+    end = data.rfind(NEWLINE) + 1
     slots: list[bytes] = []
     where: dict[tuple[bool, str], int] = {}
-    for line in lines:
+    read = 0
+    # Line by line, not split at once: a split held a copy of the whole file (tens of MB
+    # in a 10,000-run sweep) beside it; here only the lines kept are copies.
+    for line in _lines(data, end):
         if not line.strip():
             continue
+        read += 1
         record, _problems = parse_line(line, 0, file)
         if record is None:
             slots.append(line)
@@ -59,8 +64,16 @@ def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
         else:
             where[key] = len(slots)
             slots.append(line)
-    dropped = sum(1 for line in lines if line.strip()) - len(slots)
-    return CompactionPlan(tuple(slots), end, dropped)
+    return CompactionPlan(tuple(slots), end, read - len(slots))
+
+
+def _lines(data: bytes, end: int) -> Iterator[bytes]:
+    """The complete lines of `data[:end]`, without their newline, one at a time."""
+    start = 0
+    while start < end:
+        stop = data.index(NEWLINE, start)
+        yield data[start:stop]
+        start = stop + 1
 
 
 @dataclass(frozen=True)
