@@ -11,6 +11,7 @@ import orjson
 from wild.parsers.alerts import INCOMPLETE
 from wild.parsers.lines import Problem
 from wild.parsers.runs import RunRecord, SweepRecord, encode_record
+from wild.store.runs_compaction import compact
 from wild.store.runs_log import RunLog, append_records, read_runs
 
 SWEEP = SweepRecord(id="s1", name="n", spec={"name": "n"}, status="active", run_ids=("s1-001",))
@@ -121,3 +122,30 @@ def test_runs_read_back_share_what_repeats_and_copy_nothing(tmp_path: Path) -> N
     assert first.raw["command"] is second.raw["command"]
     assert dict(first.params) == {"i": 0} and first.raw["params"] == {"i": 0}
     assert as_index < as_objects
+
+
+def test_a_compacted_file_is_read_again_without_the_old_index_beside_the_new(
+    tmp_path: Path,
+) -> None:
+    # After each compaction the loop reads runs.jsonl again from its start: holding the old
+    # index (the whole sweep's records) while the new one was built doubled its memory.
+    path = tmp_path / "runs.jsonl"
+    runs = _queued_runs(2000)
+    append_records(path, [SWEEP, *runs])
+    append_records(path, [dataclasses.replace(run, status="running") for run in runs])
+    tracemalloc.start()
+    try:
+        log = read_runs(path)
+        assert compact(path, tmp_path / ".lock").dropped == 2000
+        tracemalloc.reset_peak()
+        log.refresh()
+        _, again = tracemalloc.get_traced_memory()
+        assert len(log.index.runs) == 2000 and log.problems == []
+        del log
+        tracemalloc.reset_peak()
+        alone = read_runs(path)
+        _, first = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert alone.index.runs["s1-00000"].status == "running"
+    assert again <= 1.25 * first

@@ -91,12 +91,16 @@ class RunLog:
 
     def refresh(self) -> tuple[Record, ...]:
         """Read what was appended since the last refresh; returns the new records."""
-        read = read_on(
-            self.path,
-            self.cursor,
-            lambda data, base: parse_appended(data, base, str(self.path)),
-            str(self.path),
-        )
+
+        def parse(data: bytes, base: int) -> Parsed:
+            if base == 0 and self.cursor is not None and self.cursor.line_count:
+                # Read again from the start (compacted, replaced): the old index is let go
+                # before the new one is built, not held beside it (a 10,000-run sweep's
+                # index is tens of MB). From here on the read cannot fail (`read_on`).
+                self.index = RunIndex()
+            return parse_appended(data, base, str(self.path))
+
+        read = read_on(self.path, self.cursor, parse, str(self.path))
         self.problems = [p for p in self.problems if p != self.unreadable]
         self.unreadable = read.unreadable
         if read.unreadable is not None:  # the index stays as it was; the next refresh retries
