@@ -149,3 +149,20 @@ def test_a_compacted_file_is_read_again_without_the_old_index_beside_the_new(
         tracemalloc.stop()
     assert alone.index.runs["s1-00000"].status == "running"
     assert again <= 1.25 * first
+
+
+def test_a_whole_read_holds_the_file_once_beside_its_records(tmp_path: Path) -> None:
+    # The loop's first read of a 10,000-run sweep, and each read after a compaction, is the
+    # whole file: split at once, its lines were a second copy of it beside the bytes read.
+    path = tmp_path / "runs.jsonl"
+    append_records(path, [SWEEP, *_queued_runs(2000)])
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        log = read_runs(path)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(log.index.runs) == 2000 and log.cursor is not None
+    assert log.cursor.line_count == 2001 and log.cursor.offset == size
+    assert peak - kept <= 1.5 * size

@@ -10,11 +10,10 @@ crash-safely while others append (the same protocol as `wild.store.alerts_compac
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from wild.parsers.jsonl import NEWLINE
+from wild.parsers.jsonl import complete_lines
 from wild.parsers.runs import FILE, RunRecord
 from wild.store import files
 from wild.store.jsonl import replace_carrying_appends
@@ -44,13 +43,13 @@ def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
     """Each sweep's and run's latest line, at the place of its first line (so a listing in
     file order keeps its order); a line wild cannot read stays where it is, byte for byte
     (bad input is never lost: its problem is still reported, and a person can mend it)."""
-    end = data.rfind(NEWLINE) + 1
+    lines, end = complete_lines(data)
     slots: list[bytes] = []
     where: dict[tuple[bool, str], int] = {}
     read = 0
     # Line by line, not split at once: a split held a copy of the whole file (tens of MB
     # in a 10,000-run sweep) beside it; here only the lines kept are copies.
-    for line in _lines(data, end):
+    for line in lines:
         if not line.strip():
             continue
         read += 1
@@ -65,15 +64,6 @@ def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
             where[key] = len(slots)
             slots.append(line)
     return CompactionPlan(tuple(slots), end, read - len(slots))
-
-
-def _lines(data: bytes, end: int) -> Iterator[bytes]:
-    """The complete lines of `data[:end]`, without their newline, one at a time."""
-    start = 0
-    while start < end:
-        stop = data.index(NEWLINE, start)
-        yield data[start:stop]
-        start = stop + 1
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from wild.parsers.alerts import INCOMPLETE, MAX_LINE_BYTES
 from wild.parsers.alerts_file import AlertCursor
-from wild.parsers.jsonl import split_complete_lines, trailing_object_start
+from wild.parsers.jsonl import complete_lines, trailing_object_start
 from wild.parsers.lines import Problem
 from wild.parsers.runs import FILE, Record, RunIndex, encode_record, parse_record
 from wild.store.jsonl import append_bytes
@@ -61,9 +61,10 @@ class Parsed:
 
 def parse_appended(data: bytes, lines_before: int, file: str = FILE) -> Parsed:
     """The records in `data`, read from just after line `lines_before` of the file."""
-    lines, consumed = split_complete_lines(data)
+    lines, consumed = complete_lines(data)
     records: list[Record] = []
     problems: list[Problem] = []
+    line_no = lines_before
     for line_no, line in enumerate(lines, start=lines_before + 1):
         if not line.strip():
             continue
@@ -71,8 +72,8 @@ def parse_appended(data: bytes, lines_before: int, file: str = FILE) -> Parsed:
         records.extend([record] if record is not None else [])
         problems.extend(found)
     if consumed < len(data):
-        problems.append(Problem(file, lines_before + len(lines) + 1, INCOMPLETE))
-    return Parsed(tuple(records), tuple(problems), len(lines), consumed)
+        problems.append(Problem(file, line_no + 1, INCOMPLETE))
+    return Parsed(tuple(records), tuple(problems), line_no - lines_before, consumed)
 
 
 @dataclass
