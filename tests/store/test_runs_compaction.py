@@ -5,6 +5,7 @@ compaction lost (real files, appender processes)."""
 from __future__ import annotations
 
 import multiprocessing
+import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,25 @@ def test_compaction_keeps_the_latest_state_of_every_run(tmp_path: Path) -> None:
     assert [p.message for p in after.problems] == [p.message for p in before.problems]
     assert b"not json at all\n" in path.read_bytes()
     assert compact(path, lock) == CompactionReport(0, 52, 0)  # nothing left to drop
+
+
+def test_compaction_holds_little_more_than_the_file_and_what_it_keeps(tmp_path: Path) -> None:
+    # At 10,000 runs runs.jsonl is tens of MB: the whole file split into lines, and the
+    # kept lines copied three times over, made the loop's peak memory grow with the sweep.
+    path, lock = tmp_path / "runs.jsonl", tmp_path / ".lock"
+    runs = [queued(f"s1-{n:04d}") for n in range(2000)]
+    sweep = SweepRecord("s1", "s1", {"name": "s1"}, "active", tuple(r.id for r in runs))
+    append_records(path, [sweep, *[line for run in runs for line in history(run)]])
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        report = compact(path, lock)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.dropped == 4000
+    kept = path.stat().st_size
+    assert peak <= size + 3 * kept
 
 
 def _append_histories(path: str, worker: int, count: int, go: Any) -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import tracemalloc
 from pathlib import Path
+
+import orjson
 
 from wild.parsers.alerts import INCOMPLETE
 from wild.parsers.lines import Problem
 from wild.parsers.runs import RunRecord, SweepRecord, encode_record
+from wild.store.runs_compaction import compact
 from wild.store.runs_log import RunLog, append_records, read_runs
 
 SWEEP = SweepRecord(id="s1", name="n", spec={"name": "n"}, status="active", run_ids=("s1-001",))
@@ -64,3 +68,101 @@ def test_a_replaced_file_is_read_again_from_the_start(tmp_path: Path) -> None:
     replacement.replace(path)
     log.refresh()
     assert (list(log.index.sweeps), list(log.index.runs)) == (["s1"], [])
+
+
+def _queued_runs(count: int) -> list[RunRecord]:
+    """A sweep's queued runs as wild writes them: each with its program and signature."""
+    return [
+        dataclasses.replace(
+            RUN,
+            id=f"s1-{n:05d}",
+            params={"i": n},
+            resolved_instruction=f"sh -c 'echo \"$WILD_RUN_ID\" >> spawns' --i={n}",
+            raw={"command": "sh -c 'echo \"$WILD_RUN_ID\" >> spawns'", "signature": f"{n:064x}"},
+        )
+        for n in range(count)
+    ]
+
+
+def test_a_sweeps_lines_are_appended_holding_little_more_than_their_bytes(
+    tmp_path: Path,
+) -> None:
+    # A 10,000-run sweep is one append: its encoded lines were kept in a list before the
+    # join, each holding a ~4 KiB buffer for ~600 bytes of text (60 MB for 6 MB written).
+    path, runs = tmp_path / "runs.jsonl", _queued_runs(2000)
+    tracemalloc.start()
+    try:
+        append_records(path, [SWEEP, *runs])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 3 * path.stat().st_size
+    assert len(read_runs(path).index.runs) == 2000
+
+
+def test_runs_read_back_share_what_repeats_and_copy_nothing(tmp_path: Path) -> None:
+    # The loop's index holds every run of a sweep: a record costs less than the line's
+    # object it is read from (its repeating strings are one each, no field is copied).
+    path = tmp_path / "runs.jsonl"
+    append_records(path, [SWEEP, *_queued_runs(2000)])
+    lines = path.read_bytes().splitlines()[1:]
+    tracemalloc.start()
+    try:
+        objects = [orjson.loads(line) for line in lines]
+        as_objects, _ = tracemalloc.get_traced_memory()
+        del objects
+        tracemalloc.reset_peak()
+        start, _ = tracemalloc.get_traced_memory()
+        index = read_runs(path).index
+        as_index = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    first, second = index.runs["s1-00000"], index.runs["s1-00001"]
+    assert first.sweep is second.sweep and first.status is second.status
+    assert first.raw["command"] is second.raw["command"]
+    assert dict(first.params) == {"i": 0} and first.raw["params"] == {"i": 0}
+    assert as_index < as_objects
+
+
+def test_a_compacted_file_is_read_again_without_the_old_index_beside_the_new(
+    tmp_path: Path,
+) -> None:
+    # After each compaction the loop reads runs.jsonl again from its start: holding the old
+    # index (the whole sweep's records) while the new one was built doubled its memory.
+    path = tmp_path / "runs.jsonl"
+    runs = _queued_runs(2000)
+    append_records(path, [SWEEP, *runs])
+    append_records(path, [dataclasses.replace(run, status="running") for run in runs])
+    tracemalloc.start()
+    try:
+        log = read_runs(path)
+        assert compact(path, tmp_path / ".lock").dropped == 2000
+        tracemalloc.reset_peak()
+        log.refresh()
+        _, again = tracemalloc.get_traced_memory()
+        assert len(log.index.runs) == 2000 and log.problems == []
+        del log
+        tracemalloc.reset_peak()
+        alone = read_runs(path)
+        _, first = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert alone.index.runs["s1-00000"].status == "running"
+    assert again <= 1.25 * first
+
+
+def test_a_whole_read_holds_the_file_once_beside_its_records(tmp_path: Path) -> None:
+    # The loop's first read of a 10,000-run sweep, and each read after a compaction, is the
+    # whole file: split at once, its lines were a second copy of it beside the bytes read.
+    path = tmp_path / "runs.jsonl"
+    append_records(path, [SWEEP, *_queued_runs(2000)])
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        log = read_runs(path)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(log.index.runs) == 2000 and log.cursor is not None
+    assert log.cursor.line_count == 2001 and log.cursor.offset == size
+    assert peak - kept <= 1.5 * size

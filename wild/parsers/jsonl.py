@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -44,6 +45,21 @@ def split_complete_lines(data: bytes) -> tuple[list[bytes], int]:
     if end == 0:
         return [], 0
     return data[: end - 1].split(NEWLINE), end
+
+
+def complete_lines(data: bytes) -> tuple[Iterator[bytes], int]:
+    """`split_complete_lines`, the lines one at a time: a reader of a file of tens of MB
+    (runs.jsonl at 10,000 runs) holds one line's copy at a time, not a second whole file."""
+    end = data.rfind(NEWLINE) + 1
+    return _lines(data, end), end
+
+
+def _lines(data: bytes, end: int) -> Iterator[bytes]:
+    start = 0
+    while start < end:
+        stop = data.index(NEWLINE, start)
+        yield data[start:stop]
+        start = stop + 1
 
 
 # JSON's four whitespace bytes: what may follow an object's closing brace on its line.

@@ -12,6 +12,7 @@ This module is the contract shared by sweeps (wild.runs.sweeps), the backends
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -140,6 +141,22 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# A run line's fields whose values repeat from run to run (the sweep's id and program, the
+# status, the backend, …): one string each, not one per record, in a reader that holds
+# thousands of records (the loop's index of a 10,000-run sweep).
+_SHARED_VALUES = frozenset(
+    {"kind", "sweep", "status", "backend", "workdir", "command", "host", "reason"}
+)
+
+
+def _shared(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The line's object with its repeating string values interned (equal, so the same)."""
+    return {
+        key: sys.intern(value) if key in _SHARED_VALUES and type(value) is str else value
+        for key, value in obj.items()
+    }
+
+
 def _run(obj: Mapping[str, Any], line_no: int) -> RunRecord | str:
     status, sweep = obj.get("status"), obj.get("sweep")
     if status not in RUN_STATUSES:
@@ -149,29 +166,31 @@ def _run(obj: Mapping[str, Any], line_no: int) -> RunRecord | str:
     instruction = obj.get("resolved_instruction")
     if not isinstance(instruction, str) or not instruction.strip():
         return 'a run line needs its "resolved_instruction"'
-    params, metrics = obj.get("params"), obj.get("metrics")
+    raw = _shared(obj)
+    params, metrics = raw.get("params"), raw.get("metrics")
     attempt, exit_code = obj.get("attempt", 1), obj.get("exit_code")
     return RunRecord(
         id=obj["id"],
-        sweep=sweep,
-        params=types.MappingProxyType(dict(params)) if isinstance(params, Mapping) else {},
+        sweep=raw["sweep"],
+        # The line's own objects, seen read-only (not copies: one of each per record).
+        params=types.MappingProxyType(params) if isinstance(params, dict) else {},
         resolved_instruction=instruction,
-        status=status,
-        backend=_text(obj.get("backend")) or "local",
-        workdir=_text(obj.get("workdir")) or ".",
+        status=raw["status"],
+        backend=_text(raw.get("backend")) or "local",
+        workdir=_text(raw.get("workdir")) or ".",
         resources=Resources.from_json(obj.get("resources")),
         attempt=attempt if _count(attempt) and attempt >= 1 else 1,
         job_id=_text(obj.get("job_id")),
-        host=_text(obj.get("host")),
+        host=_text(raw.get("host")),
         exit_code=exit_code
         if isinstance(exit_code, int) and not isinstance(exit_code, bool)
         else None,
-        reason=_text(obj.get("reason")),
+        reason=_text(raw.get("reason")),
         queued_at=_text(obj.get("queued_at")),
         started_at=_text(obj.get("started_at")),
         ended_at=_text(obj.get("ended_at")),
-        metrics=types.MappingProxyType(dict(metrics)) if isinstance(metrics, Mapping) else None,
-        raw=types.MappingProxyType(dict(obj)),
+        metrics=types.MappingProxyType(metrics) if isinstance(metrics, dict) else None,
+        raw=types.MappingProxyType(raw),
         line=line_no,
     )
 

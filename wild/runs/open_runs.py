@@ -10,6 +10,7 @@ queued runs that ask the command gate the same question.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator
 
 from wild.parsers.runs import Record, RunIndex, RunRecord
@@ -22,7 +23,9 @@ class OpenRuns:
     """The queued and running run ids of one `RunIndex`, fed the records applied to it."""
 
     def __init__(self) -> None:
-        self.index: RunIndex | None = None
+        # Which index this follows, by a weak reference: holding it kept a replaced index
+        # (the whole sweep's records) alive while its successor was read.
+        self._index: weakref.ref[RunIndex] | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -37,8 +40,8 @@ class OpenRuns:
     def follow(self, index: RunIndex, records: Iterable[Record]) -> None:
         """Bring this up to date with `index`, to which `records` were just applied (a
         different index than last time: it was read again from the start, so start over)."""
-        if index is not self.index:
-            self.index = index
+        if self._index is None or index is not self._index():
+            self._index = weakref.ref(index)
             self._reset()
             records = index.runs.values()
         for record in records:

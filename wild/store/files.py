@@ -218,7 +218,7 @@ def _current_umask() -> int:
     return mask
 
 
-def _write_temp(path: Path, data: bytes) -> tuple[Path, Path]:
+def _write_temp(path: Path, data: bytes | bytearray) -> tuple[Path, Path]:
     """Write and fsync `data` beside `path`'s real target; returns (target, temp file).
 
     Same folder because os.replace cannot cross filesystems; symlinks are followed so a
@@ -264,7 +264,7 @@ def _commit(target: Path, tmp: Path) -> None:
     fsync_dir(target.parent)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes | bytearray) -> None:
     """Replace `path` so that a kill -9 at any instant leaves the old or the new bytes.
 
     The data is durable before the rename (else the new name may point at an empty file

@@ -49,6 +49,14 @@ def continues(cursor: AlertCursor, fd: int, st: os.stat_result) -> bool:
     )
 
 
+def _cursor_from(st: os.stat_result, data: bytes, offset: int, lines: int) -> AlertCursor:
+    """`cursor_at` for having read the file up to `offset`, from `data`, its bytes from the
+    start (no read that could fail)."""
+    head = content_hash(data[: min(FINGERPRINT_BYTES, offset)])
+    tail = content_hash(data[max(0, offset - FINGERPRINT_BYTES) : offset])
+    return AlertCursor(st.st_dev, st.st_ino, offset, lines, head, tail)
+
+
 # The cursor of a file that is not there: no real file continues it.
 NO_FILE = AlertCursor(0, 0, 0, 0, content_hash(b""), content_hash(b""))
 
@@ -94,8 +102,20 @@ def read_on(
         st = os.fstat(fd)  # the file we read, not whatever the name points at by now
         keep = since is not None and continues(since, fd, st)
         start, base = (since.offset, since.line_count) if keep and since else (0, 0)
-        parsed = parse(pread_all(fd, start, st.st_size), base)
-        cursor = cursor_at(fd, st, start + parsed.consumed, base + parsed.lines)
+        data = pread_all(fd, start, st.st_size)
+        if keep:
+            parsed = parse(data, base)
+            cursor = cursor_at(fd, st, start + parsed.consumed, base + parsed.lines)
+        else:
+            # The cursor from the bytes just read, before they are parsed: once `parse` is
+            # called on a file read from its start, nothing fails, so a reader may let go of
+            # what it knew of the old file as the parse begins (wild.store.runs_log).
+            # (A parser that stops elsewhere than the last newline gets `cursor_at`'s.)
+            consumed = data.rfind(b"\n") + 1
+            cursor = _cursor_from(st, data, consumed, data.count(b"\n", 0, consumed))
+            parsed = parse(data, 0)
+            if (parsed.consumed, parsed.lines) != (cursor.offset, cursor.line_count):
+                cursor = cursor_at(fd, st, parsed.consumed, parsed.lines)
     except OSError as error:  # a folder opens, then fails to read: EISDIR
         return _unreadable(since, parse, file, error)
     finally:

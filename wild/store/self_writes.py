@@ -19,7 +19,7 @@ def _key(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(path)
 
 
-def _digest(data: bytes) -> str:
+def _digest(data: bytes | bytearray) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
@@ -30,7 +30,7 @@ class SelfWrites:
         self._lock = threading.Lock()
         self._known: dict[str, tuple[int, str]] = {}
 
-    def remember(self, path: str | os.PathLike[str], data: bytes) -> None:
+    def remember(self, path: str | os.PathLike[str], data: bytes | bytearray) -> None:
         """Record `data`, the file's whole content once wild's write lands."""
         with self._lock:
             self._known[_key(path)] = (len(data), _digest(data))
