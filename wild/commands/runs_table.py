@@ -151,13 +151,20 @@ def table_text(
     if not cells:
         lines = ["No runs yet; start a sweep with `wild --sweep FILE`."]
     else:
-        heads = "ID STATUS ATTEMPT EXIT LIMIT STEP ELAPSED ETA PARAMS METRICS"
-        table: list[Sequence[str]] = [heads.split(), *cells]
+        table: list[Sequence[str]] = [HEADS, *cells]
         columns = list(zip(*table, strict=True))
         # One format for every row (a str.format per row: 10,000 rows in a few ms).
         layout = "  ".join(f"{{:<{max(map(len, column))}}}" for column in columns[:9]) + "  {}"
         lines = [layout.format(*row) for row in table]
-    return "\n".join([*lines, *stopped_early_lines(early), *(f"problem: {p}" for p in problems)])
+    return "\n".join([*lines, *tail_lines(early, problems)])
+
+
+HEADS = ("ID", "STATUS", "ATTEMPT", "EXIT", "LIMIT", "STEP", "ELAPSED", "ETA", "PARAMS", "METRICS")
+
+
+def tail_lines(early: Iterable[tuple[str, str, str | None]], problems: Sequence[str]) -> list[str]:
+    """The lines after the table: the early-stopped runs, then the problems."""
+    return [*stopped_early_lines(early), *(f"problem: {p}" for p in problems)]
 
 
 def live_json(
