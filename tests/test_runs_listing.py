@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 from wild.commands import runs_cmds
 from wild.commands.init import init_wild
-from wild.commands.runs_table import format_live, live_rows
+from wild.commands.runs_table import format_live, live_json, live_rows
 from wild.commands.watch import watch_runs
 from wild.metrics.follow import RunMetrics
+from wild.output import to_json
 from wild.parsers.early_stop import EARLY_STOP
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.paths import WildPaths
@@ -92,6 +93,19 @@ def _full_read(paths: WildPaths, sweep: str | None = None) -> str:
 
 def _listing(paths: WildPaths, sweep: str | None = None) -> str:
     return runs_cmds.runs_listing(paths, sweep, NOW, as_json=False)
+
+
+def _full_json(paths: WildPaths, sweep: str | None = None) -> str:
+    """`wild --runs --json` as every line of runs.jsonl and every run's files give it."""
+    index, runs, _problems = runs_cmds.list_runs(paths, sweep)
+    rows = live_rows(paths, index, runs, NOW)
+    ended = [run for run, *_ in rows]
+    notes = runs_cmds.gate_notes(paths, ended, NOW)
+    return to_json(live_json(rows, notes, runs_cmds.deterministic_failures(paths, ended)))
+
+
+def _listing_json(paths: WildPaths, sweep: str | None = None) -> str:
+    return runs_cmds.runs_listing(paths, sweep, NOW, as_json=True)
 
 
 def test_the_patched_listing_agrees_with_a_full_read_after_appends_and_compaction(
@@ -266,9 +280,10 @@ def _step(paths: WildPaths, ended: list[RunRecord], step: tuple[Any, ...]) -> No
     elif kind == "torn":
         with paths.runs_log.open("ab") as out:
             out.write(b'{"torn')
-    elif kind == "view" and paths.runs_view.exists():  # damaged: cut short, or another's
-        whole = paths.runs_view.read_bytes()
-        paths.runs_view.write_bytes(whole[:-3] if len(whole) % 2 else whole.replace(b"1", b"2"))
+    elif kind == "view":  # the kept views damaged: cut short, or another's
+        for view in (paths.runs_view, paths.runs_json_view):
+            whole = view.read_bytes() if view.exists() else b""
+            view.write_bytes(whole[:-3] if len(whole) % 2 else whole.replace(b"1", b"2"))
     _settle(paths)  # files settled, as a while after a run ended
 
 
@@ -278,14 +293,17 @@ def test_a_table_patched_in_place_agrees_with_a_full_read_at_every_step(
     steps: list[tuple[Any, ...]], sweep: bool
 ) -> None:
     """Any sequence of ended runs redrawn (wider, narrower), runs stopped early, run again,
-    added, compacted, bad and torn lines, damaged views: each listing is the full read's."""
+    added, compacted, bad and torn lines, damaged views: each listing, table and JSON, is
+    the full read's."""
     with tempfile.TemporaryDirectory() as tmp:
         paths, ended = _project(Path(tmp))
         name = SWEEP if sweep else None
         assert _listing(paths, name) == _full_read(paths, name)
+        assert _listing_json(paths, name) == _full_json(paths, name)
         for step in steps:
             _step(paths, ended, step)
             assert _listing(paths, name) == _full_read(paths, name), step
+            assert _listing_json(paths, name) == _full_json(paths, name), step
 
 
 def test_an_ended_runs_line_appended_patches_the_kept_table_without_its_rows(
@@ -307,3 +325,20 @@ def test_an_ended_runs_line_appended_patches_the_kept_table_without_its_rows(
     patched = _listing(paths)
     monkeypatch.undo()
     assert patched == _full_read(paths) and "failed" in patched
+
+
+def test_an_ended_runs_line_appended_patches_the_kept_json_without_reading_runs_jsonl_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths, ended = _project(tmp_path)
+    _listing_json(paths)
+
+    def no_full_read(*_args: Any) -> Any:
+        raise AssertionError("runs.jsonl was read whole")
+
+    monkeypatch.setattr(runs_cmds, "read_runs", no_full_read)
+    append_records(paths.runs_log, [replace(ended[2], exit_code=1, status="failed")])
+    _settle(paths)
+    patched = _listing_json(paths)
+    monkeypatch.undo()
+    assert patched == _full_json(paths) and '"status": "failed"' in patched

@@ -143,6 +143,7 @@ def watch_runs(
             paths.status_cache.name,
             paths.runs_listing.name,
             paths.runs_view.name,
+            paths.runs_json_view.name,
         }
     )
     with TreeWatcher([paths.root, *folders], waker, ignored):
