@@ -1,5 +1,6 @@
-"""Issue 23's scale goal for the run listings: `wild --runs` and `wild --status` at 10,000 runs
-cost ≤ 1.2× the same command at 10 runs, settled and right after a run's line was appended.
+"""Issue 23's scale goal for the run listings: `wild --runs`, `wild --runs --json` and
+`wild --status` at 10,000 runs cost ≤ 1.2× the same command at 10 runs, settled and right
+after a run's line was appended.
 
 Run: `python bench/bench_runs_table.py [RUNS]` (default 10000). Each project's runs.jsonl is
 written through the real writer (`wild.store.runs_log.append_records`), as a loop writes it:
@@ -89,7 +90,7 @@ def main() -> None:
         small, big = project(base / "small", 10), project(base / "big", runs)
         size = big.runs_log.stat().st_size
         print(f"runs.jsonl: {size / 1e6:.1f} MB at {runs} runs, compacted", flush=True)
-        for command in (["--runs"], ["--status"]):
+        for command in (["--runs"], ["--runs", "--json"], ["--status"]):
             name = " ".join(command)
             first = timed_wild(big.root, *command)
             report(f"first `wild {name}` at {runs} runs", f"{first * 1000:.0f} ms", "none", None)

@@ -6,6 +6,7 @@ and no look at an ended run's files once its row settled (issue 23: `--runs` at 
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -14,12 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wild.commands import runs_cmds
 from wild.commands.init import init_wild
-from wild.commands.runs_table import format_live, live_rows
+from wild.commands.runs_table import format_live, live_json, live_rows
 from wild.commands.watch import watch_runs
 from wild.metrics.follow import RunMetrics
+from wild.output import to_json
+from wild.parsers.early_stop import EARLY_STOP
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.paths import WildPaths
 from wild.store import runs_compaction
@@ -88,6 +93,19 @@ def _full_read(paths: WildPaths, sweep: str | None = None) -> str:
 
 def _listing(paths: WildPaths, sweep: str | None = None) -> str:
     return runs_cmds.runs_listing(paths, sweep, NOW, as_json=False)
+
+
+def _full_json(paths: WildPaths, sweep: str | None = None) -> str:
+    """`wild --runs --json` as every line of runs.jsonl and every run's files give it."""
+    index, runs, _problems = runs_cmds.list_runs(paths, sweep)
+    rows = live_rows(paths, index, runs, NOW)
+    ended = [run for run, *_ in rows]
+    notes = runs_cmds.gate_notes(paths, ended, NOW)
+    return to_json(live_json(rows, notes, runs_cmds.deterministic_failures(paths, ended)))
+
+
+def _listing_json(paths: WildPaths, sweep: str | None = None) -> str:
+    return runs_cmds.runs_listing(paths, sweep, NOW, as_json=True)
 
 
 def test_the_patched_listing_agrees_with_a_full_read_after_appends_and_compaction(
@@ -211,3 +229,116 @@ def test_watching_the_listing_is_not_woken_by_its_own_kept_files(tmp_path: Path)
     append_records(paths.runs_log, [replace(ended[0], exit_code=5, status="failed")])
     watcher.join(10)
     assert not watcher.is_alive() and len(shown) == 2
+
+
+# What may happen to runs.jsonl and the runs' files between two listings.
+_STEPS = st.one_of(
+    st.tuples(
+        st.just("end"),
+        st.integers(0, 4),
+        st.sampled_from(["finished", "failed", "stopped"]),
+        st.sampled_from([None, 0, 1, 137, 12345]),
+        st.integers(1, 12),
+        st.sampled_from([0, 7, 123456789]),  # a seed that widens or narrows PARAMS
+    ),
+    st.tuples(st.just("early"), st.integers(0, 4)),
+    st.tuples(st.just("running"), st.integers(0, 4)),
+    st.tuples(st.just("metrics"), st.integers(0, 4)),
+    st.tuples(st.just("new"), st.integers(0, 99)),
+    st.sampled_from([("compact",), ("bad",), ("torn",), ("view",), ("settle",)]),
+)
+
+
+def _step(paths: WildPaths, ended: list[RunRecord], step: tuple[Any, ...]) -> None:
+    kind = step[0]
+    if kind == "end":
+        _, n, status, exit_code, attempt, seed = step
+        run = ended[n]
+        params = {**run.params, "seed": seed}
+        ended[n] = replace(run, status=status, exit_code=exit_code, attempt=attempt, params=params)
+        append_records(paths.runs_log, [ended[n]])
+    elif kind == "early":
+        reason = f"{EARLY_STOP}: worse than the median"
+        append_records(paths.runs_log, [replace(ended[step[1]], status="stopped", reason=reason)])
+    elif kind == "running":
+        run = replace(ended[step[1]], status="running", exit_code=None, ended_at=None)
+        append_records(paths.runs_log, [run])
+    elif kind == "metrics":  # a run again, writing metrics (an ended run writes none)
+        run = replace(ended[step[1]], status="running", exit_code=None, ended_at=None)
+        append_records(paths.runs_log, [run])
+        with (paths.run_dir(run.id) / "metrics.jsonl").open("a") as out:
+            out.write(f'{{"step": 9, "loss": {step[1] / 1000}}}\n')
+        return  # its files not settled yet
+    elif kind == "new":
+        run = replace(ended[0], id=f"{SWEEP}-n{step[1]}", status="failed", exit_code=2)
+        append_records(paths.runs_log, [run])
+    elif kind == "compact":
+        runs_compaction.compact(paths.runs_log, paths.lock)
+    elif kind == "bad":
+        with paths.runs_log.open("ab") as out:
+            out.write(b'{"type": "run", "id": 7}\n')
+    elif kind == "torn":
+        with paths.runs_log.open("ab") as out:
+            out.write(b'{"torn')
+    elif kind == "view":  # the kept views damaged: cut short, or another's
+        for view in (paths.runs_view, paths.runs_json_view):
+            whole = view.read_bytes() if view.exists() else b""
+            view.write_bytes(whole[:-3] if len(whole) % 2 else whole.replace(b"1", b"2"))
+    _settle(paths)  # files settled, as a while after a run ended
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_STEPS, min_size=1, max_size=8), sweep=st.booleans())
+def test_a_table_patched_in_place_agrees_with_a_full_read_at_every_step(
+    steps: list[tuple[Any, ...]], sweep: bool
+) -> None:
+    """Any sequence of ended runs redrawn (wider, narrower), runs stopped early, run again,
+    added, compacted, bad and torn lines, damaged views: each listing, table and JSON, is
+    the full read's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths, ended = _project(Path(tmp))
+        name = SWEEP if sweep else None
+        assert _listing(paths, name) == _full_read(paths, name)
+        assert _listing_json(paths, name) == _full_json(paths, name)
+        for step in steps:
+            _step(paths, ended, step)
+            assert _listing(paths, name) == _full_read(paths, name), step
+            assert _listing_json(paths, name) == _full_json(paths, name), step
+
+
+def test_an_ended_runs_line_appended_patches_the_kept_table_without_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept rows (runs.listing.json, megabytes at 10,000 runs) are not loaded: the run's
+    line is replaced in the kept table's text."""
+    from wild.commands import runs_listing
+
+    paths, ended = _project(tmp_path)
+    _listing(paths)
+
+    def no_rows(_paths: WildPaths) -> Any:
+        raise AssertionError("the kept rows were loaded")
+
+    monkeypatch.setattr(runs_listing, "_load", no_rows)
+    append_records(paths.runs_log, [replace(ended[2], exit_code=1, status="failed")])
+    _settle(paths)
+    patched = _listing(paths)
+    monkeypatch.undo()
+    assert patched == _full_read(paths) and "failed" in patched
+
+
+def test_an_ended_runs_line_appended_patches_the_kept_json_without_reading_runs_jsonl_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths, ended = _project(tmp_path)
+    _listing_json(paths)
+
+    def no_full_read(*_args: Any) -> Any:
+        raise AssertionError("runs.jsonl was read whole")
+
+    monkeypatch.setattr(runs_cmds, "read_runs", no_full_read)
+    append_records(paths.runs_log, [replace(ended[2], exit_code=1, status="failed")])
+    _settle(paths)
+    patched = _listing_json(paths)
+    monkeypatch.undo()
+    assert patched == _full_json(paths) and '"status": "failed"' in patched

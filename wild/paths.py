@@ -94,6 +94,11 @@ class WildPaths:
         return self.root / "runs.view.json"
 
     @property
+    def runs_json_view(self) -> Path:
+        """The last `wild --runs --json`, while runs.jsonl stands (`wild.commands.runs_listing`)."""
+        return self.root / "runs.json-view.json"
+
+    @property
     def metrics_cache(self) -> Path:
         """Each run's metrics summary, kept while its files stand (`wild.metrics.kept`)."""
         return self.root / "metrics.cache.json"

@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,7 +20,7 @@ from wild.paths import WildPaths
 from wild.policy.trust import hold_policy
 from wild.runs import attempts, decide, retry, signing
 from wild.runs.record_sweep import record_sweep
-from wild.store.runs_log import read_runs
+from wild.store.runs_log import RunLog, read_runs
 from wild.workspace import read_trust, require_initialised, stated_policy
 
 
@@ -80,40 +81,49 @@ def list_runs(
     paths: WildPaths, sweep_id: str | None
 ) -> tuple[RunIndex, list[RunRecord], list[str]]:
     """The runs (of one sweep, or all in file order) and the file's problems as text."""
+    log, runs = listed_runs(paths, sweep_id)
+    return log.index, runs, [str(p) for p in log.problems]
+
+
+def listed_runs(paths: WildPaths, sweep_id: str | None) -> tuple[RunLog, list[RunRecord]]:
+    """runs.jsonl read whole, and its runs (of one sweep, or all in file order)."""
     require_initialised(paths)
     log = read_runs(paths.runs_log)
-    problems = [str(p) for p in log.problems]
     if sweep_id is None:
-        return log.index, list(log.index.runs.values()), problems
+        return log, list(log.index.runs.values())
     if sweep_id not in log.index.sweeps:
         known = ", ".join(log.index.sweeps) or "none yet"
         raise WildError(
             f"{paths.runs_log}: no sweep {sweep_id} (known: {known}); "
             "list them all with `wild --runs`"
         )
-    return log.index, list(log.index.of_sweep(sweep_id)), problems
+    return log, list(log.index.of_sweep(sweep_id))
 
 
 def runs_listing(paths: WildPaths, sweep_id: str | None, now: datetime, *, as_json: bool) -> str:
     """`wild --runs [--sweep ID]`: the runs judged now, with their live figures."""
-    from wild.commands.runs_table import format_live, live_json, live_rows  # noqa: PLC0415
+    from wild.commands import runs_listing as kept_listing  # noqa: PLC0415
+    from wild.commands.runs_table import format_live, live_figures, live_json  # noqa: PLC0415
     from wild.metrics import kept_views  # noqa: PLC0415
     from wild.output import to_json  # noqa: PLC0415
 
-    if not as_json:
-        from wild.commands.runs_listing import listing_text  # noqa: PLC0415
-
-        require_initialised(paths)
-        text = listing_text(paths, sweep_id, now, lambda runs: run_notes(paths, runs, now))
-        if text is not None:
-            return text
+    require_initialised(paths)
+    if as_json:
+        repeated_of = partial(deterministic_failures, paths)
+        shown = kept_listing.listing_json(paths, sweep_id, now, repeated_of)
+    else:
+        notes_of = partial(run_notes, paths, now=now)
+        shown = kept_listing.listing_text(paths, sweep_id, now, notes_of)
+    if shown is not None:
+        return shown
     name = f"runs {sweep_id or '*'} {'json' if as_json else 'text'}"
     kept = kept_views.kept_view(paths, name)
     if kept is not None:
         return kept
     taken, runs_log = time.time_ns(), kept_views.runs_log_signature(paths)  # before the read
-    index, runs, problems = list_runs(paths, sweep_id)
-    rows = live_rows(paths, index, runs, now)
+    log, runs = listed_runs(paths, sweep_id)
+    index, problems = log.index, [str(p) for p in log.problems]
+    rows, settled = live_figures(paths, index, runs, now)
     notes = gate_notes(paths, [run for run, *_ in rows], now)
     repeated = deterministic_failures(paths, [run for run, *_ in rows])
     text = (
@@ -125,6 +135,8 @@ def runs_listing(paths: WildPaths, sweep_id: str | None, now: datetime, *, as_js
     if not problems and all(run.terminal for run, *_ in rows):
         ids = [run.id for run in runs]
         kept_views.keep_view(paths, name, text, run_ids=ids, runs_log=runs_log, taken_ns=taken)
+        if as_json and settled and log.cursor is not None and rows:
+            kept_listing.keep_json(paths, sweep_id, log.cursor, text, index.sweeps)
     return text
 
 

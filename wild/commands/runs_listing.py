@@ -24,27 +24,38 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any, cast
 
 import orjson
 
 from wild import __version__
 from wild.clock import iso
-from wild.commands.runs_table import elapsed_s, eta_s, row_cells, table_text, total_steps
+from wild.commands import runs_patch
+from wild.commands.runs_table import (
+    HEADS,
+    elapsed_s,
+    eta_s,
+    row_cells,
+    table_text,
+    tail_lines,
+    total_steps,
+)
 from wild.errors import WildError
 from wild.metrics import kept
 from wild.parsers.alerts_file import AlertCursor
+from wild.parsers.early_stop import early_stopped
 from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord, encode_record, parse_record
 from wild.parsers.runs_summary import RunsSummary, advance, empty, summary_from, summary_obj
 from wild.paths import WildPaths
 from wild.runs.judge import judged
 from wild.store.files import write_cache
-from wild.store.offset_read import read_on
-from wild.store.runs_log import parse_appended
+from wild.store.offset_read import OffsetRead, read_on
+from wild.store.runs_log import Parsed, parse_appended
 
 FORMAT = 1
 FEW = 16  # runs drawn from their own files; more are summed up through metrics.cache.json
@@ -135,7 +146,7 @@ def listing_text(
     (the caller reads it the usual way and says why). `notes_of` says why each of the runs
     drawn waits or failed (a note in its status)."""
     name = sweep_id or "*"
-    shown = _shown(paths, name)
+    shown = _shown(paths, name, now, notes_of)
     if shown is not None:  # runs.jsonl as it was when this table was drawn of ended runs
         return shown
     stored = _load(paths)
@@ -168,7 +179,8 @@ def listing_text(
             for r in order
         ]
         problems = [str(p) for p in summary.problems_in(str(paths.runs_log))] + torn
-        text = table_text([cells[r] if r in cells else rows[r][5] for r in order], early, problems)
+        table = [cells[r] if r in cells else rows[r][5] for r in order]
+        text = table_text(table, early, problems)
     except (TypeError, ValueError, KeyError, IndexError):  # a kept row that is not one
         if stored.summary is None:
             return None
@@ -181,42 +193,183 @@ def listing_text(
         if kept_now.entries:
             paths.runs_view.unlink(missing_ok=True)
         else:
-            data = text.encode()
-            cursor = summary.cursor.to_json()
-            head = {"format": FORMAT, "wild": __version__, "name": name, "cursor": cursor}
-            head["bytes"] = len(data)  # a file cut short (a power cut) is no view
-            write_cache(paths.runs_view, orjson.dumps(head) + b"\n" + data)
+            tail = tail_lines(early, problems)
+            end = len(text) - (len("\n".join(tail)) + 1 if tail else 0)
+            # A torn last line's problem goes once its writer ends the line: no patching.
+            layout = runs_patch.layout_of([HEADS, *table], text, end) if not torn else None
+            stopped = [run_id for run_id, status, reason in early if early_stopped(status, reason)]
+            specs = {sweep_id: dict(sweep.spec) for sweep_id, sweep in summary.sweeps.items()}
+            basis = Basis(layout, specs, stopped) if table and layout is not None else None
+            _keep_view(paths, name, summary.cursor, text, basis)
     return text
 
 
-def _shown(paths: WildPaths, name: str) -> str | None:
-    """The table kept under `name`, if it was drawn of ended, settled runs alone and
-    runs.jsonl continues with nothing after the line it was drawn from. The file is a JSON
-    header line, then the text: the header is checked before the text is read."""
+@dataclass(frozen=True)
+class Basis:
+    """What patching a kept table needs besides its text: its layout, each sweep's spec (what
+    of a sweep its rows depend on) and the runs stopped early (named after the table)."""
+
+    layout: runs_patch.Layout
+    specs: dict[str, Any]
+    stopped: Sequence[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"layout": self.layout.to_json(), "specs": self.specs, "stopped": self.stopped}
+
+    @staticmethod
+    def from_json(obj: Any) -> Basis | None:
+        if not isinstance(obj, dict):
+            return None
+        layout = runs_patch.Layout.from_json(obj.get("layout"))
+        specs, stopped = obj.get("specs"), obj.get("stopped")
+        if layout is None or not isinstance(specs, dict) or not isinstance(stopped, list):
+            return None
+        if not all(isinstance(spec, dict) for spec in specs.values()):
+            return None
+        return Basis(layout, specs, stopped)
+
+
+def _keep_view(
+    paths: WildPaths, name: str, cursor: AlertCursor, text: str, basis: Basis | None
+) -> None:
+    """runs.view.json: the table, and when it can be patched the `Basis` of a patch."""
+    write_view(paths.runs_view, name, cursor, text.encode(), basis.to_json() if basis else None)
+
+
+def write_view(
+    path: Path, name: str, cursor: AlertCursor, data: bytes, patch: dict[str, Any] | None
+) -> None:
+    """A kept listing: a JSON header line (what it was drawn from and, when it can be patched,
+    what a patch needs), then the text."""
+    head: dict[str, Any] = {"format": FORMAT, "wild": __version__, "name": name}
+    head["cursor"] = cursor.to_json()
+    head["bytes"] = len(data)  # a file cut short (a power cut) is no view
+    if patch is not None:
+        head["patch"] = patch
+    write_cache(path, orjson.dumps(head) + b"\n" + data)
+
+
+@dataclass(frozen=True)
+class View:
+    """A kept listing that runs.jsonl still continues: its text, what a patch needs (None
+    when it cannot be patched) and the complete lines appended since (none: it stands)."""
+
+    data: bytes
+    patch: Any
+    appended: OffsetRead[Parsed]
+
+    @property
+    def text(self) -> str:
+        return self.data.decode(errors="replace")
+
+    @property
+    def stands(self) -> bool:
+        return not self.appended.parsed.lines
+
+
+def read_view(paths: WildPaths, path: Path, name: str) -> View | None:
+    """The listing kept in `path` under `name`, if runs.jsonl continues the file it was drawn
+    from with complete, good lines (a bad or torn one is reported: drawn whole). The header
+    is checked before the text is read."""
+    log = paths.runs_log
     try:
-        with paths.runs_view.open("rb") as kept_file:
+        with path.open("rb") as kept_file:
             head = orjson.loads(kept_file.readline())
-            if not _fits(paths, head, name):
+            if not _fits(head, name):
+                return None
+            since = AlertCursor.from_json(head.get("cursor"))
+            if since is None:
+                return None
+            found = read_on(
+                log, since, lambda data, base: parse_appended(data, base, str(log)), str(log)
+            )
+            if found.fresh or found.unreadable is not None or found.parsed.problems:
+                return None
+            if found.parsed.lines and head.get("patch") is None:
                 return None
             data = kept_file.read()
     except (OSError, orjson.JSONDecodeError):
         return None
-    return data.decode(errors="replace") if len(data) == head.get("bytes") else None
+    if len(data) != head.get("bytes"):
+        return None
+    return View(data, head.get("patch"), found)
 
 
-def _fits(paths: WildPaths, head: Any, name: str) -> bool:
-    if not isinstance(head, dict) or (head.get("format"), head.get("wild"), head.get("name")) != (
-        FORMAT,
-        __version__,
-        name,
-    ):
-        return False
-    cursor = AlertCursor.from_json(head.get("cursor"))
-    if cursor is None:
-        return False
-    log = paths.runs_log
-    found = read_on(log, cursor, lambda data, base: parse_appended(data, base, str(log)), str(log))
-    return not found.fresh and found.cursor == cursor
+def _shown(paths: WildPaths, name: str, now: datetime, notes_of: Notes) -> str | None:
+    """The table kept under `name`, if it was drawn of ended, settled runs alone and
+    runs.jsonl continues with nothing after the line it was drawn from; or patched in place
+    when what was appended since only ended runs it shows (`_patched`)."""
+    view = read_view(paths, paths.runs_view, name)
+    if view is None or view.stands:
+        return view.text if view is not None else None
+    basis = Basis.from_json(view.patch)
+    if basis is None:
+        return None
+    found = view.appended
+    return _patched(paths, view.text, found, name=name, basis=basis, now=now, notes_of=notes_of)
+
+
+def ended_runs(found: OffsetRead[Parsed]) -> list[RunRecord] | None:
+    """The runs named by the lines appended, at their latest, if each line is an ended run's
+    and none was stopped early (a patch redraws them); None otherwise."""
+    latest: dict[str, RunRecord] = {}
+    for record in found.parsed.records:
+        if not isinstance(record, RunRecord) or not record.terminal:
+            return None  # a sweep's line, or a run not ended: drawn whole
+        if early_stopped(record.status, record.reason):
+            return None  # the lines after the table would change
+        latest[record.id] = record
+    return list(latest.values())
+
+
+def spec_index(runs: Sequence[RunRecord], specs: Mapping[str, Any]) -> RunIndex:
+    """`runs` with their sweeps as far as a row depends on them: their specs (their metrics,
+    objective, total steps), kept in a view's header instead of the sweeps' lines."""
+    sweeps = {k: SweepRecord(k, "", spec, "active") for k, spec in specs.items()}
+    return RunIndex(runs={run.id: run for run in runs}, sweeps=sweeps)
+
+
+def _fits(head: Any, name: str) -> bool:
+    return isinstance(head, dict) and (
+        head.get("format"),
+        head.get("wild"),
+        head.get("name"),
+    ) == (FORMAT, __version__, name)
+
+
+def _patched(
+    paths: WildPaths,
+    text: str,
+    found: OffsetRead[Parsed],
+    *,
+    name: str,
+    basis: Basis,
+    now: datetime,
+    notes_of: Notes,
+) -> str | None:
+    """The kept table with the lines of the runs appended since redrawn in place, when each
+    of them is a run it shows, ended as it was and not by early stopping, with settled files
+    and cells that fit the widths; else None (the table is drawn from the kept rows)."""
+    appended = ended_runs(found)
+    if appended is None or any(run.id in basis.stopped for run in appended):
+        return None  # drawn from the kept rows
+    stamp = iso(now)
+    runs = [judged(paths, run, stamp) for run in appended]
+    index = spec_index(runs, basis.specs)
+    notes = notes_of(runs)
+    layout = basis.layout
+    for run in runs:
+        summary, entry = kept.fresh_entry(paths, index, run)
+        if not kept.settled(entry):
+            return None
+        cells = row_cells(run, summary, elapsed_s(run, now), None, notes.get(run.id))
+        replaced = runs_patch.replace_row(text, layout, run.id, cells)
+        if replaced is None:
+            return None
+        text, layout = replaced
+    with contextlib.suppress(OSError, ValueError):  # a cache: losing it costs time
+        _keep_view(paths, name, found.cursor, text, replace(basis, layout=layout))
+    return text
 
 
 def _read(paths: WildPaths, stored: Kept) -> tuple[Kept, dict[str, RunRecord], list[str]] | None:
@@ -342,3 +495,58 @@ def _left(
     sweep = index.sweeps.get(run.sweep)
     total = total_steps(summary, sweep.spec if sweep is not None else None)
     return eta_s(summary.step, spent, total, took.get(run.sweep, []))
+
+
+def listing_json(
+    paths: WildPaths,
+    sweep_id: str | None,
+    now: datetime,
+    repeated_of: Callable[[list[RunRecord]], set[str]],
+) -> str | None:
+    """`wild --runs --json [--sweep ID]` as kept in runs.json-view.json: as it stands, or
+    with the objects of the ended runs appended since redrawn in place (their files settled);
+    None when it must be drawn whole (`keep_json` keeps it then). `repeated_of` names the
+    deterministic failures among the runs redrawn."""
+    from wild.commands.runs_table import live_json  # noqa: PLC0415
+    from wild.output import to_json  # noqa: PLC0415
+
+    name = sweep_id or "*"
+    view = read_view(paths, paths.runs_json_view, name)
+    if view is None or view.stands:
+        return view.text if view is not None else None
+    specs = view.patch.get("specs") if isinstance(view.patch, dict) else None
+    if not isinstance(specs, dict) or not all(isinstance(s, dict) for s in specs.values()):
+        return None
+    appended = ended_runs(view.appended)
+    if appended is None:
+        return None
+    runs = [judged(paths, run, iso(now)) for run in appended]
+    index = spec_index(runs, specs)
+    repeated = repeated_of(runs)
+    data: bytes | None = view.data
+    for run in runs:
+        summary, entry = kept.fresh_entry(paths, index, run)
+        if not kept.settled(entry) or data is None:
+            return None
+        element = to_json(live_json([(run, summary, elapsed_s(run, now), None)], {}, repeated))
+        data = runs_patch.replace_element(data, run.id, element.encode())
+    if data is None:
+        return None
+    with contextlib.suppress(OSError, ValueError):  # a cache: losing it costs time
+        write_view(paths.runs_json_view, name, view.appended.cursor, data, {"specs": specs})
+    return data.decode(errors="replace")
+
+
+def keep_json(
+    paths: WildPaths,
+    sweep_id: str | None,
+    cursor: AlertCursor,
+    text: str,
+    sweeps: Mapping[str, SweepRecord],
+) -> None:
+    """Keep `wild --runs --json`'s `text`, drawn whole from runs.jsonl up to `cursor` of ended
+    runs whose files had settled, for `listing_json` to show or patch."""
+    specs = {sweep_id: dict(sweep.spec) for sweep_id, sweep in sweeps.items()}
+    with contextlib.suppress(OSError, ValueError):  # a cache: losing it costs time
+        data = text.encode()
+        write_view(paths.runs_json_view, sweep_id or "*", cursor, data, {"specs": specs})

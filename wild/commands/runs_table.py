@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from wild.clock import duration_text, iso, parse_time
-from wild.metrics.kept import encode, summaries
+from wild.metrics.kept import encode, settled, summary_entries
 from wild.parsers.early_stop import stopped_early_lines
 from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunIndex, RunRecord, run_line
@@ -56,9 +56,18 @@ def live_rows(
     paths: WildPaths, index: RunIndex, runs: Sequence[RunRecord], now: datetime
 ) -> list[tuple[RunRecord, RunSummary, float | None, float | None]]:
     """Each run judged now, with its summary, elapsed seconds and ETA."""
+    return live_figures(paths, index, runs, now)[0]
+
+
+def live_figures(
+    paths: WildPaths, index: RunIndex, runs: Sequence[RunRecord], now: datetime
+) -> tuple[list[tuple[RunRecord, RunSummary, float | None, float | None]], bool]:
+    """`live_rows`, and whether every run's files had settled when read (`settled`): rows
+    no later write of the same instant can change, which a listing may keep."""
     stamp = iso(now)
     current = [judged(paths, run, stamp) for run in runs]
-    kept = summaries(paths, index, current)
+    entries = summary_entries(paths, index, current)
+    kept = {run_id: summary for run_id, (summary, _) in entries.items()}
     took: dict[str, list[float]] = {}
     for run in index.runs.values():
         if run.status == "finished" and (spent := elapsed_s(run, now)) is not None:
@@ -73,7 +82,7 @@ def live_rows(
             total = total_steps(summary, sweep.spec if sweep is not None else None)
             left = eta_s(summary.step, spent, total, took.get(run.sweep, []))
         out.append((run, summary, spent, left))
-    return out
+    return out, all(settled(entry) for _, entry in entries.values())
 
 
 def number_text(value: float | None) -> str:
@@ -151,13 +160,20 @@ def table_text(
     if not cells:
         lines = ["No runs yet; start a sweep with `wild --sweep FILE`."]
     else:
-        heads = "ID STATUS ATTEMPT EXIT LIMIT STEP ELAPSED ETA PARAMS METRICS"
-        table: list[Sequence[str]] = [heads.split(), *cells]
+        table: list[Sequence[str]] = [HEADS, *cells]
         columns = list(zip(*table, strict=True))
         # One format for every row (a str.format per row: 10,000 rows in a few ms).
         layout = "  ".join(f"{{:<{max(map(len, column))}}}" for column in columns[:9]) + "  {}"
         lines = [layout.format(*row) for row in table]
-    return "\n".join([*lines, *stopped_early_lines(early), *(f"problem: {p}" for p in problems)])
+    return "\n".join([*lines, *tail_lines(early, problems)])
+
+
+HEADS = ("ID", "STATUS", "ATTEMPT", "EXIT", "LIMIT", "STEP", "ELAPSED", "ETA", "PARAMS", "METRICS")
+
+
+def tail_lines(early: Iterable[tuple[str, str, str | None]], problems: Sequence[str]) -> list[str]:
+    """The lines after the table: the early-stopped runs, then the problems."""
+    return [*stopped_early_lines(early), *(f"problem: {p}" for p in problems)]
 
 
 def live_json(

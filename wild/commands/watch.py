@@ -144,6 +144,7 @@ def watch_runs(
             paths.work_cache.name,
             paths.runs_listing.name,
             paths.runs_view.name,
+            paths.runs_json_view.name,
         }
     )
     with TreeWatcher([paths.root, *folders], waker, ignored):
