@@ -97,7 +97,12 @@ def test_a_log_is_never_overwritten(tmp_path: Path) -> None:
     (tmp_path / "iteration-3.log").write_text("the first run")
     assert fresh_name(tmp_path, 3) == "iteration-3.2"
     (tmp_path / "iteration-3.2.prompt.md").write_text("a prompt, its log not started")
-    assert fresh_name(tmp_path, 3) == "iteration-3.3"
+    assert fresh_name(tmp_path, 3) == "iteration-3.2"  # its run never began: no run had 3.2
+    (tmp_path / "iteration-3.2.prompt.md").unlink()
+    (tmp_path / "iteration-3.2.prompt.md").symlink_to(tmp_path / "elsewhere")
+    assert fresh_name(tmp_path, 3) == "iteration-3.3"  # a link: never written through
+    (tmp_path / "iteration-3.3.prompt.md").mkdir()
+    assert fresh_name(tmp_path, 3) == "iteration-3.4"
 
 
 def test_the_interrupted_note_keeps_the_loops_context_window() -> None:

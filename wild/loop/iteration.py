@@ -6,7 +6,9 @@ stdin); the agent's output goes to `.wild/logs/iteration-N.log`.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -81,10 +83,7 @@ def build_request(
         paths.logs.mkdir(exist_ok=True)
     name = fresh_name(paths.logs, iteration)
     prompt_file = paths.logs / f"{name}.prompt.md"
-    fd = open_own_file(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, own_folder=True)
-    with os.fdopen(fd, "wb") as handle:
-        # The files' bytes that are not UTF-8 reach the agent as they are, never a crash.
-        handle.write(prompt.encode(ENCODING, ERRORS))
+    _write_prompt(prompt_file, prompt)
     argv = build_command(
         setup.agent,
         prompt,
@@ -135,14 +134,37 @@ def analysis_values(paths: WildPaths, ws: Workspace, sweep_id: str) -> dict[str,
 
 
 def fresh_name(logs: Path, iteration: int) -> str:
-    """`iteration-N`, or `iteration-N.2`, `.3`… when its log or prompt exists: a log is never
-    overwritten, even when state.json was lost and the numbers start again. A link at either
+    """`iteration-N`, or `iteration-N.2`, `.3`… when its log exists: a log is never
+    overwritten, even when state.json was lost and the numbers start again. A prompt with no
+    log beside it is a run that never began (its log is opened only once the run's record is
+    durable, before the agent's program runs: `wild.agents.runner`), so its number was given
+    to no run and is given again; its prompt is replaced (`_write_prompt`). A link at either
     name, even a dangling one, counts as taken: wild never writes through it."""
     name, copy = f"iteration-{iteration}", 1
-    while os.path.lexists(logs / f"{name}.log") or os.path.lexists(logs / f"{name}.prompt.md"):
+    while os.path.lexists(logs / f"{name}.log") or not _replaceable(logs / f"{name}.prompt.md"):
         copy += 1
         name = f"iteration-{iteration}.{copy}"
     return name
+
+
+def _replaceable(prompt_file: Path) -> bool:
+    """Nothing there, or a plain file (a prompt whose run never began); a link, a folder or
+    anything else at that name is left alone."""
+    try:
+        return stat.S_ISREG(os.lstat(prompt_file).st_mode)
+    except FileNotFoundError:
+        return True
+
+
+def _write_prompt(prompt_file: Path, prompt: str) -> None:
+    """The prompt, in a file of its own: one a run that never began left is replaced; never
+    through a link (O_EXCL after the unlink: a link planted meanwhile is refused)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(prompt_file)
+    fd = open_own_file(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, own_folder=True)
+    with os.fdopen(fd, "wb") as handle:
+        # The files' bytes that are not UTF-8 reach the agent as they are, never a crash.
+        handle.write(prompt.encode(ENCODING, ERRORS))
 
 
 def start(action: RunAgent) -> dict[str, object]:
