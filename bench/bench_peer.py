@@ -255,14 +255,7 @@ def list_work_figure(projects: Projects, rounds: int, orw: Path | None) -> None:
         "≤ 1.3× `python -c 'import click, orjson'`, same run (issue 22)",
         value <= 1.3 * floor,
     )
-    tasks = root / ".wild" / "tasks.md"
-
-    def after_edit() -> float:
-        with tasks.open("a") as handle:
-            handle.write("- [ ] [P3] edit: A note\n")
-        return run(command, root)
-
-    edited, floors = alternate(rounds, after_edit, lambda: run(IMPORT, root))
+    edited, floors = alternate(rounds, after_edit(command, root), lambda: run(IMPORT, root))
     value, floor = statistics.median(edited), statistics.median(floors)
     report(
         "`wild --list-work --json` right after an edit",
@@ -272,17 +265,22 @@ def list_work_figure(projects: Projects, rounds: int, orw: Path | None) -> None:
     )
 
 
-def status_figure(projects: Projects, rounds: int, orw: Path | None = None) -> None:
-    root = projects.wild(5)
+def after_edit(command: list[str], root: Path) -> Callable[[], float]:
+    """A timing of `command` right after a task is appended to the project's tasks.md."""
     tasks = root / ".wild" / "tasks.md"
-    command = [sys.executable, "-m", "wild", "--status", "--dir", str(root / ".wild")]
 
-    def after_edit() -> float:
+    def edited() -> float:
         with tasks.open("a") as handle:
             handle.write("- [ ] [P3] edit: A note\n")
         return run(command, root)
 
-    mine, floors = alternate(rounds, after_edit, lambda: run(IMPORT, root))
+    return edited
+
+
+def status_figure(projects: Projects, rounds: int, orw: Path | None = None) -> None:
+    root = projects.wild(5)
+    command = [sys.executable, "-m", "wild", "--status", "--dir", str(root / ".wild")]
+    mine, floors = alternate(rounds, after_edit(command, root), lambda: run(IMPORT, root))
     value, floor = statistics.median(mine), statistics.median(floors)
     report(
         "`wild --status` right after an edit",
