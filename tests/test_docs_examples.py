@@ -294,10 +294,12 @@ def _serves_alone(command: str) -> bool:
 VALUED = {"--port", "--dir"}
 # A dashboard served alone: started as a job of its own (job control on, so it does not ignore
 # SIGINT as a non-interactive shell's background job would), Ctrl-C once its URL is printed
-# (30 s at most), its status kept for the line's check.
+# (30 s at most), its status kept for the line's check. The last line's output is removed
+# first: the job truncates the file only once it runs, and a URL read from the previous
+# dashboard's output interrupted this one before it had started (exit 130, under load).
 SERVE_ALONE = (
-    "set -m; {command} > .serve.out 2>&1 & pid=$!; set +m; "
-    "for _ in $(seq 300); do grep -q 'http://' .serve.out && break; sleep 0.1; done; "
+    "rm -f .serve.out; set -m; {command} > .serve.out 2>&1 & pid=$!; set +m; "
+    "for _ in $(seq 300); do grep -qs 'http://' .serve.out && break; sleep 0.1; done; "
     "kill -INT $pid; wait $pid; status=$?; cat .serve.out; (exit $status)"
 )
 
