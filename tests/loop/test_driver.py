@@ -291,12 +291,9 @@ def test_a_write_between_starting_to_watch_and_the_first_read_is_not_lost(
     assert [kind for kind, _ in sim.worked_on()] == ["human-input"]
 
 
-def test_a_runs_record_and_its_agents_pid_are_one_durable_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The record is written with the pid while the runner holds the agent at its gate: no
-    state.json write holds a run's record without its agent (before: record, then pid), and
-    an instant iteration writes state.json twice (the record with the pid, the judgment)."""
+def _states_saved_over_two_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every state.json write of a loop over two tasks, each an instant agent told started at
+    its gate (`on_start`, as the real runner does), in order."""
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
     saved: list[Any] = []
 
@@ -310,6 +307,16 @@ def test_a_runs_record_and_its_agents_pid_are_one_durable_write(
     monkeypatch.setattr(driver, "save_state", counting_save)
     sim.script = [[{"call": started}, *say(TASK)]]
     assert sim.run().iterations == 2
+    return saved
+
+
+def test_a_runs_record_and_its_agents_pid_are_one_durable_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record is written with the pid while the runner holds the agent at its gate: no
+    state.json write holds a run's record without its agent (before: record, then pid), and
+    an instant iteration writes state.json twice (the record with the pid, the judgment)."""
+    saved = _states_saved_over_two_runs(tmp_path, monkeypatch)
     with_record = [state for state in saved if AGENT_RUN in state.extra]
     assert len(with_record) == 2  # one write per run names its record
     assert all(state.agent_process is not None for state in with_record)
@@ -323,19 +330,7 @@ def test_a_finished_run_and_its_judgment_are_one_durable_write(
 ) -> None:
     """After an agent ran, state.json is written once: the judgment, which carries the run's
     end too (never the run's end alone, then the judgment)."""
-    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
-    saved: list[Any] = []
-
-    def counting_save(path: Path, state: Any) -> None:
-        saved.append(state)
-        real_save(path, state)
-
-    def started(request: Any) -> None:
-        request.on_start(os.getpid())  # as the runner tells the agent's pid once spawned
-
-    monkeypatch.setattr(driver, "save_state", counting_save)
-    sim.script = [[{"call": started}, *say(TASK)]]
-    assert sim.run().iterations == 2
+    saved = _states_saved_over_two_runs(tmp_path, monkeypatch)
     ran = [n for n in range(1, len(saved)) if saved[n - 1].agent_process is not None]
     assert len(ran) == 2  # the write after each run's pid was named
     for n in ran:  # is the judgment: the record is gone, the pid with it

@@ -81,6 +81,15 @@ def wait_children(backend: LocalBackend, limit_s: float = BOUND_S) -> None:
             procs[0].wait(timeout=0.05)
 
 
+def driven(paths: WildPaths, slots: int = 4) -> RunSupervisor:
+    """A fresh supervisor over a fresh local backend (as a restarted loop's), stepped until no
+    run is queued or running."""
+    backend = local(paths, slots=slots)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    return sup
+
+
 def drive(sup: RunSupervisor, backend: LocalBackend, limit_s: float = BOUND_S) -> list[StepResult]:
     """Step until no run is queued or running; the results of every step."""
     results = []

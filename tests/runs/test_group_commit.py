@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.loop_processes import wait_gone
-from tests.runs.helpers import drive, events, local, project, queue, supervisor
+from tests.runs.helpers import drive, driven, events, local, project, queue, supervisor
 from wild.runs import attempts
 from wild.store.jsonl import append_lines
 from wild.store.runs_log import append_records
@@ -103,9 +103,7 @@ def test_every_run_of_a_sweep_starts_exactly_once_under_batched_starts(tmp_path:
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}', 24)
-    backend = local(paths, slots=5)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
+    sup = driven(paths, slots=5)
     assert Counter(spawns.read_text().split()) == Counter(ids)
     assert all(sup.index.runs[run_id].status == "finished" for run_id in ids)
     assert sorted(e["run"] for e in events(paths, "run-started")) == ids
@@ -131,9 +129,7 @@ def test_a_loop_killed_after_starting_a_batch_before_its_lines_adopts_every_run(
     spawns = tmp_path / "spawns"
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}; sleep 0.2', 5)
     _die_in_the_commit(paths.root, "after-starts")
-    backend = local(paths, slots=3)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
+    sup = driven(paths, slots=3)
     assert sorted(e["run"] for e in events(paths, "run-adopted")) == ids[:3]
     assert {run_id: sup.index.runs[run_id].status for run_id in ids} == dict.fromkeys(
         ids, "finished"
@@ -149,9 +145,7 @@ def test_a_loop_killed_after_its_claims_before_any_start_starts_each_once(
     ids = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}', 5)
     _die_in_the_commit(paths.root, "after-claims")
     assert all(attempts.claimed(paths.run_dir(run_id), 1) for run_id in ids[:3])
-    backend = local(paths, slots=3)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
+    sup = driven(paths, slots=3)
     runs = sup.index.runs
     # Claimed in this boot, with no pid file, marker or wrapper: never started, so the
     # claims are given back and the runs start as the others do, once each.
@@ -166,9 +160,7 @@ def test_a_claim_from_another_boot_is_lost_not_run_again(tmp_path: Path) -> None
     paths = project(tmp_path)
     ids = queue(paths, "true", 1)
     attempts.claim(paths.run_dir(ids[0]), 1, attempts.claim_text("t", 1, "another-boot"))
-    backend = local(paths)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
+    sup = driven(paths, slots=4)
     run = sup.index.runs[ids[0]]
     assert run.status == "failed" and "was being started when the loop stopped" in str(run.reason)
     assert events(paths, "run-unclaimed") == []
@@ -213,9 +205,7 @@ def test_a_run_claimed_but_never_asked_of_the_launcher_is_given_back_when_its_lo
     assert spawns.read_text().split() == ids[:1]
     assert not (paths.run_dir(ids[1]) / "pid").exists()
     assert not (paths.run_dir(ids[1]) / "exit").exists()
-    backend = local(paths, slots=1)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
+    sup = driven(paths, slots=1)
     assert [e["run"] for e in events(paths, "run-unclaimed")] == ids[1:2]
     assert [sup.index.runs[run_id].status for run_id in ids] == ["finished"] * 3
     assert Counter(spawns.read_text().split()) == Counter(ids)  # each started exactly once
@@ -230,9 +220,7 @@ def test_a_run_the_launcher_started_before_its_loop_died_is_adopted_not_run_agai
     launcher = _launched_then_die(paths.root, "after-starts")
     wait_gone(launcher, "the wrapper launcher of a dead loop")  # its run goes on without it
     wrapper = int((paths.run_dir(ids[1]) / "pid").read_text())
-    backend = local(paths, slots=1)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
+    sup = driven(paths, slots=1)
     adopted = events(paths, "run-adopted")
     assert [(e["run"], e["job"]) for e in adopted] == [(ids[1], str(wrapper))]
     assert [sup.index.runs[run_id].status for run_id in ids] == ["finished"] * 3
