@@ -173,3 +173,50 @@ def test_once_recorded_an_approval_wild_did_not_write_is_void(tmp_path: Path) ->
     assert remove_void(project, path=store) == {command_hash("make forged")}
     assert command_hash("make forged") not in orjson.loads(store.read_bytes())["projects"][key]
     assert remove_void(project, path=store) == frozenset()
+
+
+def test_the_store_is_parsed_again_only_when_its_bytes_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop reads the store as each agent starts and as it ends (`record_present`,
+    `remove_void`): bytes this process last parsed are not parsed again (before: two parses
+    of every project of the machine per iteration). A forged approval of the same size,
+    written with the file's old times put back, is still found: the bytes differ."""
+    from types import SimpleNamespace
+
+    from wild.barriers import approvals as approvals_module
+    from wild.barriers.approvals import load_project, record_present, remove_void
+
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    approve(project, "make before", path=store)
+    record_present(project, "in the store when an agent started", path=store)
+    parsed: list[bytes] = []
+
+    def counting_loads(data: bytes) -> object:
+        parsed.append(data)
+        return orjson.loads(data)
+
+    counting = SimpleNamespace(
+        loads=counting_loads, dumps=orjson.dumps, JSONDecodeError=orjson.JSONDecodeError,
+        OPT_INDENT_2=orjson.OPT_INDENT_2,
+    )  # fmt: skip
+    monkeypatch.setattr(approvals_module, "orjson", counting)
+    for _ in range(5):  # five iterations: the store as each agent starts and ends
+        record_present(project, "in the store when an agent started", path=store)
+        assert remove_void(project, path=store) == frozenset()
+        assert load_project(project, path=store)[0].allows("make before")
+    assert len(parsed) <= 1  # at most once (the bytes wild wrote last were not parsed yet)
+    parsed.clear()
+    # An agent swaps the approved hash for a forged one (in "projects", which comes first;
+    # "recorded" still names the old one): same size, same times.
+    before = store.stat()
+    forged = store.read_bytes().replace(
+        command_hash("make before").encode(), command_hash("make forgex").encode(), 1
+    )
+    store.write_bytes(forged)
+    os.utime(store, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert store.stat().st_size == before.st_size
+    assert remove_void(project, path=store) == {command_hash("make forgex")}
+    assert len(parsed) == 1
+    assert not load_project(project, path=store)[0].allows("make forgex")

@@ -20,6 +20,7 @@ run ends and raises an alert (`wild.commands.approval_guard`).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -63,9 +64,34 @@ class _Store:
     checks: dict[str, object] = field(default_factory=dict)  # -> wild.policy.checks_trust's
 
 
+# The store's bytes as this process last parsed them, with what they hold (one slot): the
+# loop reads the store as each agent starts and again as it ends (the void-approval guard),
+# and the file holds every project of the machine. Bytes equal to these are not parsed again;
+# any other bytes are, whatever their size or times (no signature can hide a forged approval).
+_parsed: list[tuple[bytes, _Store]] = []
+_parsed_guard = threading.Lock()
+
+
 def _load_all(path: Path, *, strict: bool) -> _Store:
-    """Every project's entries; a damaged file reads as empty (nothing approved) unless strict."""
+    """Every project's entries; a damaged file reads as empty (nothing approved) unless strict.
+    Each call gets its own dicts (`changing_store` edits them); the values in them are shared
+    with the other calls reading the same bytes and are only ever replaced, never changed."""
     data = read_bytes(path)
+    with _parsed_guard:
+        if _parsed and _parsed[0][0] == data:
+            return _copy(_parsed[0][1])
+    store = _parse(path, data, strict=strict)
+    if store.projects or store.trust or store.recorded or store.checks:
+        with _parsed_guard:
+            _parsed[:] = [(data, _copy(store))]
+    return store
+
+
+def _copy(store: _Store) -> _Store:
+    return _Store(dict(store.projects), dict(store.trust), dict(store.recorded), dict(store.checks))
+
+
+def _parse(path: Path, data: bytes, *, strict: bool) -> _Store:
     if not data.strip():
         return _Store({}, {}, {})
     try:
