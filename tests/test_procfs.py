@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,30 @@ def test_a_process_children_are_listed_where_the_kernel_keeps_the_lists() -> Non
         child.kill()
         child.wait()
     assert procfs.children(2**22 + 1) is None  # beyond any pid: no such process
+
+
+def test_real_path_agrees_with_realpath_wherever_a_path_leads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file, a folder, links inside and out, a chain, `..` after a link, a dangling link, a
+    loop, a missing file or folder, a relative path: the same answer as `os.path.realpath`."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f").write_text("x")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "a" / "to-b").symlink_to("b")
+    (tmp_path / "a" / "to-f").symlink_to(tmp_path / "a" / "b" / "f")
+    (tmp_path / "a" / "chain").symlink_to("to-f")
+    (tmp_path / "a" / "to-out").symlink_to(tmp_path / "out")
+    (tmp_path / "a" / "dangling").symlink_to("nowhere")
+    (tmp_path / "a" / "loop1").symlink_to("loop2")
+    (tmp_path / "a" / "loop2").symlink_to("loop1")
+    monkeypatch.chdir(tmp_path / "a")
+    cases = [
+        tmp_path / "a" / "b" / "f", tmp_path / "a" / "b", tmp_path / "a" / "to-b" / "f",
+        tmp_path / "a" / "chain", tmp_path / "a" / "to-out", tmp_path / "a" / "to-b" / ".." / "b",
+        tmp_path / "a" / "dangling", tmp_path / "a" / "loop1", tmp_path / "a" / "b" / "missing",
+        tmp_path / "missing" / "deeper", Path("to-b/f"), Path("."), Path("b/./f"),
+    ]  # fmt: skip
+    for case in cases:
+        assert procfs.real_path(case) == os.path.realpath(case), case
+        assert procfs.real_path(str(case)) == os.path.realpath(case), case

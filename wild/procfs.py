@@ -1,6 +1,7 @@
 """Linux's /proc, read in one place: a process's stat fields, its children (where the kernel
-lists them), and whether a process or a process group still runs. A zombie (Z) or dead (X)
-process has exited: it only waits to be reaped, so it counts as gone everywhere.
+lists them), whether a process or a process group still runs, and a file's real path. A
+zombie (Z) or dead (X) process has exited: it only waits to be reaped, so it counts as gone
+everywhere.
 
 Standard library only, no wild imports: the run wrapper (`wild/runs/wrapper.py`) loads this
 file by its path.
@@ -80,3 +81,25 @@ def group_alive(pgid: int) -> bool:
                 return True
         return False
     return True
+
+
+def real_path(path: str | os.PathLike[str]) -> str:
+    """`os.path.realpath(path)`, where the path exists in three system calls: the name the
+    kernel gives the file it resolved (an O_PATH descriptor, which needs no read access, seen
+    through /proc/self/fd), not one lstat per component of the path (~7 µs against ~18 µs
+    for a file five folders deep; a loop's iteration asks ~70 times: every write is checked
+    for links leaving the project). Where it does not exist (the part that does is resolved),
+    through a link loop, a file deleted meanwhile or without /proc: `os.path.realpath`."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return os.path.realpath(path)
+    try:
+        found = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        found = ""
+    finally:
+        os.close(fd)
+    if not found.startswith("/") or found.endswith(" (deleted)"):
+        return os.path.realpath(path)
+    return found

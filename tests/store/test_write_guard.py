@@ -110,3 +110,26 @@ def test_a_missing_file_may_be_created(tmp_path: Path) -> None:
     atomic_write(tasks, b"new\n")
     assert tasks.read_text() == "new\n"
     assert os.access(tasks, os.W_OK)
+
+
+def test_a_write_resolves_its_paths_without_an_lstat_per_component(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every write asks where its path leads (a link out of the project is refused): the
+    kernel's answer for a file that exists, not one lstat per folder of the path (~70 of
+    these per loop iteration, each ~18 µs in `os.path.realpath` five folders deep)."""
+    state = _wild(tmp_path) / "state.json"
+    state.write_text("{}")
+    lstats: list[object] = []
+    real_lstat = os.lstat
+
+    def counting_lstat(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        lstats.append(path)
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting_lstat)
+    for _ in range(3):
+        atomic_write(state, b'{"n": 1}')
+        update_text(state, lambda text: text + " ", state.parent / ".lock")
+    assert lstats == []
+    assert state.read_bytes() == b'{"n": 1} '

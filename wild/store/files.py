@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wild.errors import ConflictError, with_filename
+from wild.procfs import real_path
 from wild.store.self_writes import SelfWrites
 from wild.store.write_guard import check_writable, open_own_file
 
@@ -226,7 +227,7 @@ def _write_temp(path: Path, data: bytes | bytearray) -> tuple[Path, Path]:
     user made read-only, or a link leading out of the project, is refused (`write_guard`).
     """
     check_writable(path)
-    target = Path(os.path.realpath(path))
+    target = Path(real_path(path))
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:

@@ -13,10 +13,12 @@ import os
 import threading
 from collections.abc import Callable
 
+from wild.procfs import real_path
+
 
 def _key(path: str | os.PathLike[str]) -> str:
     """One spelling per file, so a path remembered by a writer matches a watcher's event path."""
-    return os.path.realpath(path)
+    return real_path(path)
 
 
 def _digest(data: bytes | bytearray) -> str:

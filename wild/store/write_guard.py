@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from wild.errors import RefusedWriteError
+from wild.procfs import real_path
 
 # Set to 1 to let wild write through links that leave the project (docs/formats.md).
 ALLOW_OUTSIDE_ENV = "WILD_ALLOW_OUTSIDE_SYMLINKS"
@@ -31,8 +32,8 @@ def link_refusal(path: Path, environ: Mapping[str, str] | None = None) -> str | 
     that folder's own path resolved first; a link inside it is followed.
     """
     env = os.environ if environ is None else environ
-    folder = Path(os.path.realpath(path.parent))
-    target = Path(os.path.realpath(path))
+    folder = Path(real_path(path.parent))
+    target = Path(real_path(path))
     project = folder.parent
     if target == folder / path.name or _inside(target, project):
         return None
