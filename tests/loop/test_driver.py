@@ -25,6 +25,7 @@ from wild.loop.agent_record import AGENT_RUN, ended
 from wild.parsers.alerts import status_update
 from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
+from wild.store import files
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import read_events
 from wild.store.self_writes import SelfWrites
@@ -336,3 +337,44 @@ def test_a_finished_run_and_its_judgment_are_one_durable_write(
     for n in ran:  # is the judgment: the record is gone, the pid with it
         assert AGENT_RUN not in saved[n].extra
         assert saved[n].agent_process is None
+
+
+def test_a_runs_tick_and_the_next_tasks_mark_are_one_tasks_md_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tasks.md is written once per iteration: the finished task's tick is held until the
+    next decision marks the next task, and both are one write (before: two, each two fsyncs).
+    Whenever an agent's run is recorded, tasks.md on disk already holds its task's mark and
+    the tick of the run before."""
+    from wild.parsers.tasks import parse as parse_tasks
+
+    sim = new_project(
+        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n- [ ] [P1] task-003: C\n"
+    )
+    written: list[dict[str, str]] = []
+    on_disk_at_start: list[dict[str, str]] = []
+    real_update = files.update_text
+
+    def statuses(text: str) -> dict[str, str]:
+        return {str(task.id): task.status for task in parse_tasks(text).tasks}
+
+    def counting_update(path: Path, edit: Any, lock: Path, **kwargs: Any) -> str:
+        text = real_update(path, edit, lock, **kwargs)
+        if path == sim.paths.tasks:
+            written.append(statuses(text))
+        return text
+
+    def started(request: Any) -> None:
+        request.on_start(os.getpid())
+        on_disk_at_start.append(statuses(sim.paths.tasks.read_text()))
+
+    monkeypatch.setattr(effects, "update_text", counting_update)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 3
+    assert [list(w.values()) for w in written] == [
+        ["in-progress", "todo", "todo"],
+        ["complete", "in-progress", "todo"],
+        ["complete", "complete", "in-progress"],
+        ["complete", "complete", "complete"],
+    ]  # before: six writes, a tick and a mark apart
+    assert on_disk_at_start == written[:3]

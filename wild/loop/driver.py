@@ -35,9 +35,11 @@ from wild.loop.model import (
     AgentFinished,
     Continue,
     ControlRequested,
+    EditFile,
     End,
     Event,
     IoFailed,
+    Log,
     LoopModel,
     LoopOptions,
     LoopResult,
@@ -158,6 +160,7 @@ class Loop:
             if restore is not None:
                 restore()
             if self._model is not None:
+                self._write_held()
                 ended = replace(self.model, state=replace(self.model.state, active=False))
                 self._commit(self._timed(ended, changed=True))
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
@@ -273,6 +276,8 @@ class Loop:
             self.barriers.start()
         touched: set[Watched] = set()
         for action in actions:
+            if not isinstance(action, Continue | Say | Log | EditFile):
+                self._write_held()  # before the files are read, waited on or acted on
             if isinstance(action, End):
                 return action.result
             if isinstance(action, RunAgent):
@@ -296,8 +301,23 @@ class Loop:
             else:
                 self.out(action.text)
             return set()
+        if isinstance(action, EditFile) and action.file == "tasks":
+            # Written with the next decision's edits (an agent run's tick with the next
+            # task's mark): one tasks.md write, its two fsyncs, per iteration, not two.
+            self.files.hold(action.edit)
+            return {"tasks"}
+        if not isinstance(action, Log):
+            self._write_held()
         policy = policy_at(self.model, self._moment())
         return self.effects.perform(action, policy, self.clock.now(), self.model.cause)
+
+    def _write_held(self) -> None:
+        """Write the tasks.md edits held since the last write, in one write."""
+        edit = self.files.take_held()
+        if edit is not None:
+            held = EditFile("tasks", edit)
+            policy = policy_at(self.model, self._moment())
+            self.effects.perform(held, policy, self.clock.now(), self.model.cause)
 
     def _next_event(self, touched: set[Watched]) -> Event:
         """After the loop's own writes: read what they changed, then decide again."""

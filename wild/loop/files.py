@@ -91,6 +91,10 @@ class LoopFiles:
         self._tasks_damage: str | None = None  # tasks.md damaged: where its good copy is
         # The approval store outside `.wild/` (no file event tells of it): stat on each view.
         self._trust: tuple[Signature, _Trust] | None = None
+        # tasks.md edits decided but not written yet (`hold`): the view shows them, and they
+        # are written together, once, by the next action that is not a decision's bookkeeping.
+        self._held: list[Callable[[str], str]] = []
+        self._unwritten = False  # the held edits were taken and not written: read disk again
 
     def path_of(self, name: Watched) -> Path:
         if name == "runs":
@@ -131,15 +135,42 @@ class LoopFiles:
             else:
                 signature = stat_signature(self.path_of(name))
                 known = self._reads.get(name)
-                if known is None or known.signature != signature:
+                unwritten = name == "tasks" and self._unwritten
+                if known is None or known.signature != signature or unwritten:
                     self.reads += 1
-                    self._keep(name, signature, read_text(self.path_of(name)))
+                    text = read_text(self.path_of(name))
+                    if name == "tasks":  # someone else's save: the held edits go on top
+                        self._unwritten = False
+                        text = _edited(text, self._held)
+                    self._keep(name, signature, text)
                     if name == "tasks":
                         self._back_up_tasks(signature)
 
     def wrote(self, name: FileName, text: str) -> None:
         """The loop itself just wrote `text` to the file: no need to read it back."""
         self._keep(name, stat_signature(self.path_of(name)), text)
+        if name == "tasks":
+            self._unwritten = False
+
+    def hold(self, edit: Callable[[str], str]) -> None:
+        """A tasks.md edit the loop decided, seen by the view now and written by `take_held`'s
+        caller with the edits held after it: an agent run's tick and the next task's mark
+        are one write, not two (the file on disk meanwhile is the one before both, which a
+        kill between the judgment and the tick already left)."""
+        if "tasks" not in self._reads:
+            self.refresh(("tasks",))
+        known = self._reads["tasks"]
+        self._held.append(edit)
+        self._keep("tasks", known.signature, edit(known.text))
+
+    def take_held(self) -> Callable[[str], str] | None:
+        """The held tasks.md edits as one edit, to be written now (None: nothing held); until
+        `wrote` says it was, tasks.md is read from disk again (a refused write keeps nothing)."""
+        if not self._held:
+            return None
+        edits, self._held = self._held, []
+        self._unwritten = True
+        return lambda text: _edited(text, edits)
 
     def view(self, now: datetime) -> Workspace:
         """The documents as one workspace (the policy's expiry judged at `now`)."""
@@ -222,3 +253,9 @@ class LoopFiles:
             self._alerts_seen = seen
             self._alerts = self.alert_log.index.all()
             self._open_alerts = open_alerts_of(self._alerts)
+
+
+def _edited(text: str, edits: list[Callable[[str], str]]) -> str:
+    for edit in edits:
+        text = edit(text)
+    return text
