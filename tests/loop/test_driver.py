@@ -45,9 +45,9 @@ def test_state_json_is_read_once_per_run_and_written_on_every_change(
         reads.append(path)
         return real_load(path, *args)
 
-    def counting_save(path: Path, state: Any) -> None:
+    def counting_save(path: Path, state: Any, **kwargs: Any) -> None:
         writes.append(state.iteration)
-        real_save(path, state)
+        real_save(path, state, **kwargs)
 
     monkeypatch.setattr(driver, "load_state", counting_load)
     monkeypatch.setattr(driver, "save_state", counting_save)
@@ -68,9 +68,9 @@ def test_a_decision_that_starts_an_agent_is_written_with_its_run_record_once(
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
     saved: list[Any] = []
 
-    def counting_save(path: Path, state: Any) -> None:
+    def counting_save(path: Path, state: Any, **kwargs: Any) -> None:
         saved.append(state)
-        real_save(path, state)
+        real_save(path, state, **kwargs)
 
     on_disk: list[Any] = []
 
@@ -298,9 +298,9 @@ def _states_saved_over_two_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
     saved: list[Any] = []
 
-    def counting_save(path: Path, state: Any) -> None:
+    def counting_save(path: Path, state: Any, **kwargs: Any) -> None:
         saved.append(state)
-        real_save(path, state)
+        real_save(path, state, **kwargs)
 
     def started(request: Any) -> None:
         request.on_start(os.getpid())  # as the runner tells the agent's pid, at the gate
@@ -378,3 +378,38 @@ def test_a_runs_tick_and_the_next_tasks_mark_are_one_tasks_md_write(
         ["complete", "complete", "complete"],
     ]  # before: six writes, a tick and a mark apart
     assert on_disk_at_start == written[:3]
+
+
+def test_the_ledgers_raise_meets_the_next_decision_and_is_settled_before_a_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The totals ledger's write after a judgment (two fsyncs of a file outside the project)
+    is made in a thread while the loop decides what comes next, not on the loop's thread
+    before it; whenever an agent's program is let go, and when the loop ends, the ledger on
+    disk holds state.json's counts (a restart after a damaged state.json takes them)."""
+    from wild.parsers.totals import Totals
+    from wild.store import totals_ledger
+
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    writers: list[str] = []
+    covered_at_go: list[bool] = []
+    real_write = files.atomic_write
+
+    def noting_write(path: Path, data: bytes) -> None:
+        writers.append(threading.current_thread().name)
+        real_write(path, data)
+
+    def covered() -> bool:
+        on_disk = real_load(sim.paths.state).state
+        return totals_ledger.recorded(sim.paths.state).covers(Totals.of(on_disk))
+
+    def started(request: Any) -> None:
+        request.on_start(os.getpid())  # then the runner lets the agent's program run
+        covered_at_go.append(covered())
+
+    monkeypatch.setattr(totals_ledger, "atomic_write", noting_write)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    assert writers and set(writers) == {"wild-totals-ledger"}  # before: all on MainThread
+    assert covered_at_go == [True, True]
+    assert covered()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,25 @@ def test_the_ledger_is_parsed_again_only_when_another_writer_changed_it(
     assert parsed == [written]
     assert totals_ledger.recorded(other) == Totals(iteration=7)
     assert totals_ledger.recorded(state) == Totals(iteration=6, counted=5)
+
+
+def test_a_raise_made_soon_is_written_in_order_and_its_failure_told_at_settle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`record_soon` writes in a thread; `settle` waits for it and raises what the write
+    raised (once), in the caller's thread: the loop handles it as any failed write."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    totals_ledger.record_soon(state, Totals(iteration=1, counted=1))
+    totals_ledger.record_soon(state, Totals(iteration=2, counted=2))  # waits for the first
+    totals_ledger.settle()
+    assert totals_ledger.recorded(state) == Totals(iteration=2, counted=2)
+
+    def full_disk(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(totals_ledger, "atomic_write", full_disk)
+    totals_ledger.record_soon(state, Totals(iteration=3, counted=3))  # returns at once
+    with pytest.raises(OSError, match="No space left"):
+        totals_ledger.settle()
+    totals_ledger.settle()  # told once
+    assert totals_ledger.recorded(state) == Totals(iteration=2, counted=2)

@@ -63,6 +63,7 @@ from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.process_id import ProcessId
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
+from wild.store import totals_ledger
 from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
@@ -163,6 +164,7 @@ class Loop:
                 self._write_held()
                 ended = replace(self.model, state=replace(self.model.state, active=False))
                 self._commit(self._timed(ended, changed=True))
+                totals_ledger.settle()
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
         return result
 
@@ -231,8 +233,8 @@ class Loop:
         self._model = model
         if before is None or before.state != model.state or self._unsaved:
             self._unsaved = not durable
-            if durable:
-                save_state(self.paths.state, model.state)
+            if durable:  # the ledger's raise meets the next decision (settled before a go)
+                save_state(self.paths.state, model.state, ledger_soon=True)
 
     def _cycle(self, watcher: Watcher) -> LoopResult:
         event: Event = Tick()
@@ -429,7 +431,9 @@ class Loop:
         and the agent, in one durable write, before the agent's program runs."""
         now = iso(self.clock.now())
         process = probe(pid, now) or ProcessId(pid, this_host(), started_at=now)
+        totals_ledger.settle()  # a failed raise fails the start before the record is written
         self._set_state(replace(self.model.state, agent_process=process))
+        totals_ledger.settle()  # the ledger holds every count before an agent can run
         self.barriers.start()
 
     def _set_state(self, state: LoopState, *, durable: bool = True) -> None:

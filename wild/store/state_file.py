@@ -73,13 +73,17 @@ def peek_state(path: Path) -> LoopState | None:
     return loaded.state if isinstance(loaded, LoadedState) else None
 
 
-def save_state(path: Path, state: LoopState) -> None:
-    """Write state.json atomically, and raise the ledger's totals to its own; the caller
-    holds the `.wild/.lock` if others may write."""
+def save_state(path: Path, state: LoopState, *, ledger_soon: bool = False) -> None:
+    """Write state.json atomically, and raise the ledger's totals to its own (`ledger_soon`:
+    in a thread, settled by `totals_ledger.settle`); the caller holds the `.wild/.lock` if
+    others may write."""
     if path.is_symlink():  # wild's own file, replaced by a link (an agent's doing)
         _move_aside(path, SystemClock())  # kept to look at; never written through
     atomic_write(path, render_state(state))
-    totals_ledger.record(path, Totals.of(state))
+    if ledger_soon:
+        totals_ledger.record_soon(path, Totals.of(state))
+    else:
+        totals_ledger.record(path, Totals.of(state))
 
 
 def _aside_path(path: Path, clock: Clock) -> Path:

@@ -67,6 +67,42 @@ def record(state_path: Path, totals: Totals) -> None:
         _recorded[key] = now
 
 
+# The raise `record_soon` started and not yet settled, and what it raised (one at a time).
+_soon: list[threading.Thread] = []
+_soon_failed: list[BaseException] = []
+
+
+def record_soon(state_path: Path, totals: Totals) -> None:
+    """`record` in a thread of its own, so the loop makes its next decision while the ledger's
+    two fsyncs wait for the disk; `settle` waits for it. The loop settles before an agent's
+    program runs (only an agent could damage state.json meanwhile) and when it ends: until
+    then state.json, durable first, holds the higher figures, which a restart takes."""
+    settle()  # in order: a raise never overtakes the one before it
+    key = project_of(state_path)
+    with _guard:
+        if _recorded.get(key, Totals()).covers(totals, TIME_GRAIN_S):
+            return
+
+    def raising() -> None:
+        try:
+            record(state_path, totals)
+        except BaseException as error:  # told by `settle`, in the loop's own thread
+            _soon_failed.append(error)
+
+    thread = threading.Thread(target=raising, name="wild-totals-ledger")
+    _soon.append(thread)
+    thread.start()
+
+
+def settle() -> None:
+    """Wait for the raise `record_soon` started, if any; raise what it raised (an OSError:
+    the loop's own handling of a failed write)."""
+    while _soon:
+        _soon.pop().join()
+    if _soon_failed:
+        raise _soon_failed.pop()
+
+
 def _projects(data: bytes) -> dict[str, Totals]:
     """`parse_ledger(data)`, not parsed again when the bytes are those last seen here."""
     with _guard:
