@@ -71,6 +71,10 @@ LATE = (
     "wild.completion.run",
     "wild.store.alerts_compaction",  # once alerts.jsonl grew
     "wild.store.runs_compaction",  # once runs.jsonl grew
+    # The agent's output is read once it ended: the stream-json reader and the rate-limit
+    # detector, with zoneinfo (a reset time's zone).
+    "wild.agents.stream_json",
+    "zoneinfo",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"

@@ -25,14 +25,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from wild.agents import orphans
 from wild.agents.registry import OutputFormat
 from wild.agents.run_result import AgentRun
 from wild.agents.sandbox import Sandbox, confine
 from wild.agents.signals import parse_signals
-from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
 from wild.agents.tracking import RunTree
 from wild.agents.tree import Proc
 from wild.clock import Clock, SystemClock, iso
@@ -40,6 +39,9 @@ from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 from wild.store.capped_log import CappedLog, Pump, max_bytes
 from wild.store.write_guard import open_own_file
 from wild.tail import tail_of
+
+if TYPE_CHECKING:
+    from wild.agents.stream_json import RateLimit
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
 MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
@@ -257,6 +259,10 @@ class _Reading:
 
 
 def _read_output(request: AgentRequest, fd: int, start: int, end: int, failed: bool) -> _Reading:
+    # Read once the agent ended: its parsers (with zoneinfo, for a reset time's zone) are
+    # not on the way to the first agent's start (issue 22 item 8).
+    from wild.agents.stream_json import StreamJsonReader, detect_rate_limit  # noqa: PLC0415
+
     now = request.clock.now()
     if request.output_format == "text":
         text = _text_tail(fd, start, end)
