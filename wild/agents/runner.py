@@ -89,6 +89,9 @@ class AgentRequest:
     # Told the agent's pid once it is spawned, while it waits at its gate: nothing of the
     # agent's program runs until this returns (a raise kills it unstarted).
     on_start: Callable[[int], None] | None = None
+    # Called once the gate is open and the agent's program runs: work that must not delay
+    # its start (the loop's barrier checker). A raise kills the run.
+    on_running: Callable[[], None] | None = None
     output_format: OutputFormat = "text"
     clock: Clock = field(default_factory=SystemClock)
     # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
@@ -386,9 +389,22 @@ def _run(
         with contextlib.suppress(BrokenPipeError):  # it died at the gate: its exit is seen below
             os.write(go, b"\n")  # go: the agent's program runs
         os.close(go)
+        _running(request, proc)
         return _supervised(request, proc, log, pump, started)
     finally:
         log.capped.release()
+
+
+def _running(request: AgentRequest, proc: subprocess.Popen[bytes]) -> None:
+    """`request.on_running`, the agent's program running; a raise kills the run."""
+    if request.on_running is None:
+        return
+    try:
+        request.on_running()
+    except BaseException:
+        kill_group(proc)  # nobody would supervise it: no orphan
+        orphans.sweep(request.run_id)
+        raise
 
 
 def _supervised(
