@@ -85,6 +85,9 @@ LATE = (
     # detector, with zoneinfo (a reset time's zone).
     "wild.agents.stream_json",
     "zoneinfo",
+    # Random ids come from os.urandom: secrets (with hmac) only makes a webhook's token.
+    "secrets",
+    "hmac",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"

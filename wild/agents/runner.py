@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shlex
 import subprocess
 import threading
@@ -95,7 +94,7 @@ class AgentRequest:
     output_format: OutputFormat = "text"
     clock: Clock = field(default_factory=SystemClock)
     # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
-    run_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    run_id: str = field(default_factory=lambda: os.urandom(8).hex())  # as secrets.token_hex
     sandbox: Sandbox | None = None  # --sandbox: the agent runs under bwrap
 
     def __post_init__(self) -> None:
