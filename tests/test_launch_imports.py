@@ -16,19 +16,28 @@ from pathlib import Path
 import orjson
 
 # Run the loop in a fresh interpreter; list the modules loaded when the agent is about to be
-# spawned (its command is being built: the runner's last step before the fork), and at the end.
+# spawned (its command is being built: the runner's last step before the fork), when its gate
+# opens (the runner's one-byte write: the agent's program runs from then on), and at the end.
 PROBE = """
+import os
 import sys
 import orjson
 from wild.agents import orphans
 from wild.cli import cli
 real = orphans.dying_with_parent
+real_write = os.write
 at_spawn = []
+at_go = []
 def listing(*args, **kwargs):
     if not at_spawn:
         at_spawn.append(sorted(sys.modules))
     return real(*args, **kwargs)
+def writing(fd, data):
+    if at_spawn and not at_go and data == b"\\n":
+        at_go.append(sorted(sys.modules))
+    return real_write(fd, data)
 orphans.dying_with_parent = listing
+os.write = writing
 try:
     cli.main(sys.argv[2:], prog_name="wild", standalone_mode=False)
 except SystemExit:
@@ -36,6 +45,7 @@ except SystemExit:
 finally:
     with open(sys.argv[1], "wb") as out:
         out.write(orjson.dumps({"spawn": at_spawn[0] if at_spawn else None,
+                                "go": at_go[0] if at_go else None,
                                 "end": sorted(sys.modules)}))
 """
 
@@ -50,7 +60,7 @@ LATE = (
     "wild.runs.markers",
     "wild.parsers.sweeps",  # only when a reply holds a sweep
     "wild.agents.sweep_tags",
-    "wild.barriers.checker",  # started once the agent runs
+    "wild.barriers.checker",  # started once the agent runs (its gate open)
     "concurrent.futures",
     "wild.barriers.webhook",  # only with --webhook-port
     "http.server",
@@ -71,6 +81,13 @@ LATE = (
     "wild.completion.run",
     "wild.store.alerts_compaction",  # once alerts.jsonl grew
     "wild.store.runs_compaction",  # once runs.jsonl grew
+    # The agent's output is read once it ended: the stream-json reader and the rate-limit
+    # detector, with zoneinfo (a reset time's zone).
+    "wild.agents.stream_json",
+    "zoneinfo",
+    # Random ids come from os.urandom: secrets (with hmac) only makes a webhook's token.
+    "secrets",
+    "hmac",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"
@@ -99,5 +116,9 @@ def test_the_first_agent_starts_before_what_only_later_work_needs(tmp_path: Path
     assert found["spawn"] is not None, result.stdout + result.stderr  # the agent was started
     assert "wild.loop.driver" in found["spawn"]
     assert late(found["spawn"]) == []
+    # Nor while it waits at its gate (the run's record written, its log opened): the checker
+    # starts once the agent's program runs.
+    assert found["go"] is not None, result.stdout + result.stderr
+    assert late(found["go"]) == []
     # The listing can fail: the checker, started once the agent ran, shows up at the end.
     assert "wild.barriers.checker" in found["end"]

@@ -412,3 +412,48 @@ def test_the_loops_family_finds_a_timed_out_runs_env_i_setsid_grandchild(tmp_pat
         assert (tmp_path / "after-run").read_text() == "True False True"
     finally:
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
+
+
+# A loop stand-in that counts its looks at /proc as its guard starts: once with no child, once
+# with a child it started before (which the guard must not take for an orphan of its own).
+START_HOST = """
+import os
+import subprocess
+import sys
+from pathlib import Path
+from wild.agents import orphans
+here = Path(sys.argv[1])
+scans = []
+real_scandir = os.scandir
+def counting(path="."):
+    if os.fspath(path) == "/proc":
+        scans.append(path)
+    return real_scandir(path)
+os.scandir = counting
+with orphans.guarded("test-loop"):
+    alone = len(scans)
+child = subprocess.Popen(["sleep", "30"])
+scans.clear()
+with orphans.guarded("test-loop-2"):
+    with_child = len(scans)
+    adopted = child.pid in orphans.adopted()
+child.kill()
+child.wait()
+(here / "scans").write_text(f"{alone} {with_child} {adopted}")
+"""
+
+
+def test_a_guard_started_with_no_child_reads_no_process_table(tmp_path: Path) -> None:
+    """A loop's start has no child yet: one system call says so, where the guard read every
+    process of the machine (issue 22 item 8); with a child, the table is read as before, and
+    that child is not taken for an orphan."""
+    host = subprocess.run(
+        [sys.executable, "-c", START_HOST, str(tmp_path)],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=DEADLINE_S,
+        check=False,
+    )
+    assert host.returncode == 0
+    alone, with_child, adopted = (tmp_path / "scans").read_text().split()
+    assert (alone, adopted) == ("0", "False")
+    assert int(with_child) >= 1

@@ -537,3 +537,36 @@ def test_a_failing_on_start_leaves_no_agent_running(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="disk full"):
         run_agent(_request(tmp_path, [[{"sleep": 600}]], on_start=fail))
     assert probe(told[0]) is None
+
+
+def test_on_running_is_called_once_the_agents_program_runs(tmp_path: Path) -> None:
+    """Work that must not delay the agent (the loop's barrier checker) runs in `on_running`,
+    after the gate opened: the agent's program runs meanwhile (issue 22 item 8: it ran at the
+    gate, in `on_start`, the agent waiting for its import and first pass)."""
+    record = tmp_path / "record.json"
+    order: list[str] = []
+
+    def running() -> None:
+        order.append("running")
+        _wait_until(record.exists)  # the agent's program ran while the callback waits
+
+    run = run_agent(
+        _request(
+            tmp_path,
+            [[{"record": str(record)}]],
+            on_start=lambda _pid: order.append("start"),
+            on_running=running,
+        )
+    )
+    assert (order, run.exit_code) == (["start", "running"], 0)
+
+
+def test_a_failing_on_running_leaves_no_agent_running(tmp_path: Path) -> None:
+    told: list[int] = []
+
+    def fail() -> None:
+        raise OSError("no thread")
+
+    with pytest.raises(OSError, match="no thread"):
+        run_agent(_request(tmp_path, [[{"sleep": 600}]], on_start=told.append, on_running=fail))
+    assert probe(told[0]) is None

@@ -101,3 +101,33 @@ def test_a_raise_made_soon_is_written_in_order_and_its_failure_told_at_settle(
         totals_ledger.settle()
     totals_ledger.settle()  # told once
     assert totals_ledger.recorded(state) == Totals(iteration=2, counted=2)
+
+def test_a_loop_start_reads_its_own_projects_totals_not_every_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger holds every project the machine ever ran (hundreds after a benchmark); a
+    loop's start reads its own entry only (issue 22 item 8: before, it built one record per
+    project of the machine, ~3 ms at 550)."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    others = {str(tmp_path / f"other-{n}"): Totals(iteration=n) for n in range(1, 201)}
+    mine = Totals(iteration=3, counted=2, running_s=4.5, cost_usd=0.25, tokens=9)
+    entries = {**others, totals_ledger.project_of(state): mine}
+    totals_ledger.ledger_path().parent.mkdir(parents=True, exist_ok=True)
+    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(entries))
+    built: list[object] = []
+    real = Totals.from_json.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Totals], raw: object) -> Totals:
+        built.append(raw)
+        return real(cls, raw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Totals, "from_json", classmethod(counting))
+    assert totals_ledger.recorded(state) == mine
+    assert len(built) == 1
+    assert totals_ledger.recorded(tmp_path / "never" / ".wild" / "state.json") == Totals()
+    assert len(built) == 1  # none recorded: nothing to build
+    # The same figures as the whole ledger parsed.
+    data = totals_ledger.ledger_path().read_bytes()
+    for key, totals in ledger_format.parse_ledger(data).items():
+        assert ledger_format.ledger_entry(data, key) == totals
+    assert ledger_format.ledger_entry(b"not json", str(tmp_path)) == Totals()

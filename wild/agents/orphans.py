@@ -313,6 +313,18 @@ def _children(procs: Mapping[int, tree.Proc] | None = None) -> set[int]:
     return {pid for pid in _pids() if _parent(pid) == me}
 
 
+def _children_at_start() -> set[int]:
+    """`_children()` as the guard starts, with no look at /proc where the process has no child
+    at all (a loop's start: it has spawned nothing yet), which one system call tells: the
+    kernel keeps no children lists here (no CONFIG_PROC_CHILDREN), and every process of the
+    machine was read (issue 22 item 8: ~90 files before the first agent's start)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)  # reaps nothing
+    except ChildProcessError:
+        return set()  # no child: nor any descendant that could be adopted meanwhile
+    return _children()
+
+
 def adopted(procs: Mapping[int, tree.Proc] | None = None) -> set[int]:
     """Inside `guarded`: the orphans reparented to us (children we did not start: descendants
     of an agent whose parent died), zombies included. Outside it, none: the process's other
@@ -369,7 +381,7 @@ def guarded(loop_id: str) -> Iterator[None]:
     global _guarded_from  # noqa: PLW0603 - one guard per process: the loop's
     was_subreaper = is_subreaper()
     become_subreaper()
-    _guarded_from = _children()
+    _guarded_from = _children_at_start()
     read_end, write_end = os.pipe()  # not inheritable: agents never hold the write end
     try:
         with os.fdopen(read_end, "rb", buffering=0) as source:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shlex
 import subprocess
 import threading
@@ -25,14 +24,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from wild.agents import orphans
 from wild.agents.registry import OutputFormat
 from wild.agents.run_result import AgentRun
 from wild.agents.sandbox import Sandbox, confine
 from wild.agents.signals import parse_signals
-from wild.agents.stream_json import RateLimit, StreamJsonReader, detect_rate_limit
 from wild.agents.tracking import RunTree
 from wild.agents.tree import Proc
 from wild.clock import Clock, SystemClock, iso
@@ -40,6 +38,9 @@ from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 from wild.store.capped_log import CappedLog, Pump, max_bytes
 from wild.store.write_guard import open_own_file
 from wild.tail import tail_of
+
+if TYPE_CHECKING:
+    from wild.agents.stream_json import RateLimit
 
 TEXT_TAIL = 64 * 1024  # what a text agent's final text is read from
 MAX_EVENT_LINE = 16 * 1024 * 1024  # a longer stream-json line (a huge tool result) is skipped
@@ -87,10 +88,13 @@ class AgentRequest:
     # Told the agent's pid once it is spawned, while it waits at its gate: nothing of the
     # agent's program runs until this returns (a raise kills it unstarted).
     on_start: Callable[[int], None] | None = None
+    # Called once the gate is open and the agent's program runs: work that must not delay
+    # its start (the loop's barrier checker). A raise kills the run.
+    on_running: Callable[[], None] | None = None
     output_format: OutputFormat = "text"
     clock: Clock = field(default_factory=SystemClock)
     # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
-    run_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    run_id: str = field(default_factory=lambda: os.urandom(8).hex())  # as secrets.token_hex
     sandbox: Sandbox | None = None  # --sandbox: the agent runs under bwrap
 
     def __post_init__(self) -> None:
@@ -257,6 +261,10 @@ class _Reading:
 
 
 def _read_output(request: AgentRequest, fd: int, start: int, end: int, failed: bool) -> _Reading:
+    # Read once the agent ended: its parsers (with zoneinfo, for a reset time's zone) are
+    # not on the way to the first agent's start (issue 22 item 8).
+    from wild.agents.stream_json import StreamJsonReader, detect_rate_limit  # noqa: PLC0415
+
     now = request.clock.now()
     if request.output_format == "text":
         text = _text_tail(fd, start, end)
@@ -380,9 +388,22 @@ def _run(
         with contextlib.suppress(BrokenPipeError):  # it died at the gate: its exit is seen below
             os.write(go, b"\n")  # go: the agent's program runs
         os.close(go)
+        _running(request, proc)
         return _supervised(request, proc, log, pump, started)
     finally:
         log.capped.release()
+
+
+def _running(request: AgentRequest, proc: subprocess.Popen[bytes]) -> None:
+    """`request.on_running`, the agent's program running; a raise kills the run."""
+    if request.on_running is None:
+        return
+    try:
+        request.on_running()
+    except BaseException:
+        kill_group(proc)  # nobody would supervise it: no orphan
+        orphans.sweep(request.run_id)
+        raise
 
 
 def _supervised(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -139,6 +138,8 @@ def webhook_credentials(
     token_file = paths.root / "webhook-token"
     if not token_file.exists():
         # Private from the first byte: the token is a password for the loopback endpoint.
+        import secrets  # noqa: PLC0415 (with --webhook-port only: not on a plain launch's way)
+
         fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_urlsafe(32) + "\n")

@@ -393,7 +393,9 @@ class Loop:
             on_start=agent_started,
             run_id=record.run_id,
         )
-        request = replace(request, on_heartbeat=self._heartbeat)
+        # The barrier checker starts once the agent's program runs, not at its gate: its import
+        # and first pass would delay the agent's start (issue 22 item 8).
+        request = replace(request, on_heartbeat=self._heartbeat, on_running=self.barriers.start)
         self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
@@ -434,7 +436,6 @@ class Loop:
         totals_ledger.settle()  # a failed raise fails the start before the record is written
         self._set_state(replace(self.model.state, agent_process=process))
         totals_ledger.settle()  # the ledger holds every count before an agent can run
-        self.barriers.start()
 
     def _set_state(self, state: LoopState, *, durable: bool = True) -> None:
         """A fact, not a decision: written straight into the state `decide` keeps (not

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 from collections.abc import Callable
 from dataclasses import replace
@@ -79,8 +78,10 @@ def notice(record: AgentRunRecord) -> str:
 
 
 def new_loop_id() -> str:
-    """Names one run of the loop; its agent runs are `<id>.<iteration>`."""
-    return secrets.token_hex(6)
+    """Names one run of the loop; its agent runs are `<id>.<iteration>`. The kernel's random
+    bytes, as `secrets.token_hex` reads them: `secrets` (with hmac) is not on the way to the
+    first agent's start."""
+    return os.urandom(6).hex()
 
 
 def take_over(

@@ -121,14 +121,24 @@ def raised(state: LoopState, totals: Totals) -> LoopState:
 
 def parse_ledger(data: bytes) -> dict[str, Totals]:
     """Each project's totals; damaged bytes read as no entries (the caller says so)."""
+    return {str(key): Totals.from_json(value) for key, value in _ledger_entries(data).items()}
+
+
+def ledger_entry(data: bytes, project: str) -> Totals:
+    """One project's totals (none recorded, or damaged bytes: all zero), as
+    `parse_ledger(data).get(project, Totals())` without reading every other project's: the
+    ledger holds every project the machine ever ran, and a loop's start reads its own."""
+    raw = _ledger_entries(data).get(project)
+    return Totals() if raw is None else Totals.from_json(raw)
+
+
+def _ledger_entries(data: bytes) -> dict[Any, Any]:
     try:
         document = orjson.loads(data) if data.strip() else {}
     except orjson.JSONDecodeError:
         return {}
     projects = document.get("projects") if isinstance(document, dict) else None
-    if not isinstance(projects, dict):
-        return {}
-    return {str(key): Totals.from_json(value) for key, value in projects.items()}
+    return projects if isinstance(projects, dict) else {}
 
 
 def render_ledger(projects: Mapping[str, Totals]) -> bytes:

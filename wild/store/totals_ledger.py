@@ -16,7 +16,7 @@ import os
 import threading
 from pathlib import Path
 
-from wild.parsers.totals import Totals, parse_ledger, render_ledger
+from wild.parsers.totals import Totals, ledger_entry, parse_ledger, render_ledger
 from wild.paths import approvals_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
@@ -44,7 +44,7 @@ def project_of(state_path: Path) -> str:
 
 def recorded(state_path: Path) -> Totals:
     """The ledger's totals for the project of `state_path` (none recorded: all zero)."""
-    return parse_ledger(read_bytes(ledger_path())).get(project_of(state_path), Totals())
+    return ledger_entry(read_bytes(ledger_path()), project_of(state_path))
 
 
 def record(state_path: Path, totals: Totals) -> None:
