@@ -98,6 +98,8 @@ def rest_part(ws: Workspace) -> Data:
         },
         "fileProblems": [str(p) for p in ws.problems[own:]],
         "policyProblems": trust_problems(ws) + held_runs(ws),
+        # Nothing of the queue's other files for the selection to read (`status_tasks`).
+        "queueFromTasksAlone": not (ws.open_alerts or ws.barriers.barriers or ws.human.inputs),
     }
 
 

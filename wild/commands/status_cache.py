@@ -43,7 +43,7 @@ from wild.paths import WildPaths, approvals_path
 if TYPE_CHECKING:  # imported when a status is composed: `wild --list-work` needs neither
     from wild.commands.status_view import Data, Judge
 
-FORMAT = 1
+FORMAT = 2  # 2: the files' part's rest kept apart ("rest", wild.commands.status_tasks)
 RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
 Signature = list[int] | None
 

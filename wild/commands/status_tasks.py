@@ -16,8 +16,6 @@ from collections import Counter
 from typing import Any
 
 from wild.commands.work_queue import item_json
-from wild.parsers import barriers as barriers_md
-from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
 from wild.runs.stage import open_analyses, staged
@@ -84,20 +82,31 @@ def read_files_part(paths: WildPaths, rest: Data) -> Data:
     """The files' part after a change to tasks.md (or its backups) alone: tasks.md and the
     queue's other three files read now, joined to the `rest` kept from the files as they are."""
     tasks, damaged = read_tasks(paths)
+    return join(
+        rest,
+        tasks,
+        select_work(_snapshot(paths, tasks, alone=rest["queueFromTasksAlone"])),
+        tasks_file=str(paths.tasks),
+        notices=() if damaged is None else (damaged,),
+        refusals=refusals_of(paths),
+    )
+
+
+def _snapshot(paths: WildPaths, tasks: tasks_md.TaskList, *, alone: bool) -> WorkSnapshot:
+    """What the queue is selected from; `alone` when the rest was kept from alerts, barriers and
+    human input that held nothing the selection reads (a young project's common case): their
+    files stand as they were, so they are neither read nor their parsers imported."""
+    if alone:
+        return WorkSnapshot(tasks=tasks.tasks)
+    from wild.parsers import barriers as barriers_md  # noqa: PLC0415
+    from wild.parsers import human as human_md  # noqa: PLC0415
+
     alerts, _ = read_alerts(paths)
-    snapshot = WorkSnapshot(
+    return WorkSnapshot(
         tasks=tasks.tasks,
         alerts=open_alerts_of(alerts),
         barriers=barriers_md.parse(read_text(paths.barriers), str(paths.barriers)).barriers,
         human=human_md.parse(read_text(paths.human), str(paths.human)).inputs,
-    )
-    return join(
-        rest,
-        tasks,
-        select_work(snapshot),
-        tasks_file=str(paths.tasks),
-        notices=() if damaged is None else (damaged,),
-        refusals=refusals_of(paths),
     )
 
 

@@ -8,14 +8,17 @@ checks, runs or approval store (issue 22 item 8).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wild.parsers import tasks as tasks_md
-from wild.parsers.alerts import Alert
 from wild.parsers.lines import Problem, undecodable_lines
 from wild.paths import WildPaths
-from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import read_text
 from wild.store.tasks_backup import damage_notice
 from wild.store.write_guard import link_refusal, refusal
+
+if TYPE_CHECKING:
+    from wild.parsers.alerts import Alert
 
 EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wild edits
 
@@ -23,6 +26,9 @@ EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wi
 def read_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...]]:
     """The open alerts and every problem of alerts.jsonl, by way of its summary (which this
     read brings up to date: a read command may write that cache file, nothing else)."""
+    # Imported here: a status after an edit of tasks.md may read tasks.md alone.
+    from wild.store.alerts_summary import read_open_alerts  # noqa: PLC0415
+
     return read_open_alerts(paths.alerts, paths.alerts_summary, file=str(paths.alerts))
 
 
