@@ -198,3 +198,35 @@ def test_a_status_after_the_loop_wrote_state_json_reads_it_alone(
     assert "wild.parsers.state" in modules  # it did read state.json again (this can fail)
     others = [m for m in parsing(modules) if m not in {"wild.parsers.state", "wild.store"}]
     assert [m for m in others if not m.startswith("wild.store.")] == []
+
+
+def test_a_status_after_an_edit_of_tasks_md_reads_only_the_queues_files(
+    wild_dir: Path, tmp_path: Path
+) -> None:
+    """The rest of the files' part (policy, checks, runs, approvals) stays kept: only tasks.md
+    and the files the queue is selected from are read again (wild.commands.status_tasks)."""
+    listing = tmp_path / "modules.txt"
+    args = [sys.executable, "-c", SETTLED, str(listing), "--status", "--dir", str(wild_dir)]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    with (wild_dir / "tasks.md").open("a") as tasks:
+        tasks.write("- [ ] [P3] edit: A note\n")
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    modules = listing.read_text().splitlines()
+    assert "wild.parsers.tasks" in modules  # it did read tasks.md again (this can fail)
+    rest = (
+        "wild.workspace",
+        "wild.parsers.policy",
+        "wild.parsers.checks",
+        "wild.parsers.runs",
+        "wild.parsers.runs_summary",
+        "wild.barriers.approvals",
+        "wild.policy",
+        # A project as `wild --init` makes it: no alert, barrier or human input for the queue,
+        # so those files are not read again either, nor hashed.
+        "wild.parsers.barriers",
+        "wild.parsers.human",
+        "wild.parsers.alerts",
+        "wild.store.alerts_summary",
+        "hashlib",
+    )
+    assert heavy(modules, rest) == []

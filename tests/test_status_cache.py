@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from wild.commands import status as status_module
-from wild.commands import status_facts, work_queue
+from wild.commands import status_facts, status_tasks, work_queue
 from wild.commands.init import init_wild
 from wild.commands.status import status_data
 from wild.commands.status_cache import (
@@ -71,19 +71,26 @@ def paths(tmp_path: Path) -> WildPaths:
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The parts read from the files (not taken from the cache), in order."""
+    """The parts read from the files (not taken from the cache), in order: "tasks" when only
+    the part tasks.md feeds was (the rest of the files' part kept)."""
     seen: list[str] = []
     files, facts = status_module.read_files_part, status_facts.read_facts
+    tasks_fed = status_tasks.read_files_part
 
     def read_files(paths: WildPaths, now: datetime) -> Any:
         seen.append("files")
         return files(paths, now)
+
+    def read_tasks_fed(paths: WildPaths, rest: Any) -> Any:
+        seen.append("tasks")
+        return tasks_fed(paths, rest)
 
     def read_facts(paths: WildPaths) -> Any:
         seen.append("state")
         return facts(paths)
 
     monkeypatch.setattr(status_module, "read_files_part", read_files)
+    monkeypatch.setattr(status_tasks, "read_files_part", read_tasks_fed)
     monkeypatch.setattr(status_facts, "read_facts", read_facts)
     return seen
 
@@ -130,7 +137,8 @@ def test_a_file_rewritten_in_place_is_read_again(
     status_now(paths, NOW, judge("running"), later)
     rewrite_in_place(file_inputs(paths)[name])
     data = status_now(paths, NOW, judge("running"), later)
-    assert reads == ["files", "state", "files"]
+    # tasks.md alone: its part is read again, joined to the rest kept (status_tasks)
+    assert reads == ["files", "state", "tasks" if name == "tasks" else "files"]
     assert data == fresh(paths, reads)
 
 
@@ -146,7 +154,8 @@ def test_a_change_to_every_other_input_is_seen(paths: WildPaths, reads: list[str
     status_now(paths, NOW, judge("running"), later)
     paths.tasks.chmod(0o444)  # read-only: its work is refused, and the status says so
     data = status_now(paths, NOW, judge("running"), later)
-    assert reads == ["files", "state", "files", "files", "files", "files"]
+    # The backups and tasks.md's mode feed tasks.md's part alone (`TASKS_FED`).
+    assert reads == ["files", "state", "files", "tasks", "files", "tasks"]
     assert any("tasks.md" in p and "read-only" in p for p in data["problems"]) or os.geteuid()
     save_state(paths.state, LoopState(active=False, iteration=4))
     assert status_now(paths, NOW, judge("running"), later)["loop"]["iteration"] == 4
@@ -190,7 +199,12 @@ def test_a_broken_or_foreign_cache_is_no_cache(paths: WildPaths, reads: list[str
     kept["files"]["part"] = "garbage"
     paths.status_cache.write_bytes(orjson.dumps(kept))
     assert status_now(paths, NOW, judge("running"), later) == expected
-    assert reads == ["files", "state"] * 5 + ["files"]  # the state part was still good
+    kept = orjson.loads(paths.status_cache.read_bytes())
+    kept["files"]["part"] = kept["rest"]["part"] = "garbage"
+    paths.status_cache.write_bytes(orjson.dumps(kept))
+    assert status_now(paths, NOW, judge("running"), later) == expected
+    # The state part was still good; a good rest is joined to tasks.md's part read again.
+    assert reads == ["files", "state"] * 5 + ["tasks", "files"]
 
 
 def test_a_cache_that_cannot_be_written_costs_only_time(
@@ -312,4 +326,4 @@ def test_a_read_after_an_edit_keeps_its_summary_without_an_fsync(
     monkeypatch.setattr(os, "fsync", fsync)
     assert status_now(paths, NOW, judge("running"), later)["tasks"]["total"] == 3
     assert [item["id"] for item in work_now(paths, NOW, later)][-1] == "task-003"
-    assert reads == ["files", "state", "files"] and synced == []
+    assert reads == ["files", "state", "tasks"] and synced == []

@@ -48,12 +48,16 @@ from wild.policy.trust import (
     trust_of,
     trust_to_json,
 )
-from wild.store.alerts_summary import read_open_alerts
 from wild.store.files import Signature, read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.runs_summary import read_summary
-from wild.store.tasks_backup import damage_notice
-from wild.store.write_guard import link_refusal, refusal
+from wild.store.work_files import (
+    open_alerts_of,
+    read_alerts,
+    read_tasks,
+    refusals_of,
+    tasks_problems,
+)
 from wild.workspace_view import Workspace
 
 if TYPE_CHECKING:
@@ -61,33 +65,12 @@ if TYPE_CHECKING:
     # `wild --status` (issue 22 item 8).
     from wild.parsers.events_log import AgentSpan
 
-EDITED_FILES = ("tasks", "barriers", "human", "policy")  # the Markdown files wild edits
-
 
 def require_initialised(paths: WildPaths) -> None:
     if not paths.root.is_dir():
         raise WildError(
             f"{paths.root} does not exist; run `wild --init` first (or pass --dir PATH)"
         )
-
-
-def read_alerts(paths: WildPaths) -> tuple[tuple[Alert, ...], tuple[Problem, ...]]:
-    """The open alerts and every problem of alerts.jsonl, by way of its summary (which this
-    read brings up to date: a read command may write that cache file, nothing else)."""
-    return read_open_alerts(paths.alerts, paths.alerts_summary, file=str(paths.alerts))
-
-
-def refusals_of(paths: WildPaths) -> tuple[tuple[str, str], ...]:
-    """The edited files wild must not write now, each with what the human can do about it."""
-    found = [(name, refusal(getattr(paths, name))) for name in EDITED_FILES]
-    # An append replaces nothing: alerts.jsonl is refused only as a link out of the project.
-    found.append(("alerts", link_refusal(paths.alerts)))
-    return tuple((name, message) for name, message in found if message is not None)
-
-
-def open_alerts_of(alerts: tuple[Alert, ...]) -> tuple[Alert, ...]:
-    """The alerts still to be dealt with: every one not resolved."""
-    return tuple(a for a in alerts if a.status != "resolved")
 
 
 def read_trust(paths: WildPaths) -> tuple[Approvals, RecordedTrust | None]:
@@ -291,14 +274,6 @@ def _parsed(cache: ParseCache | None, path: Path, parse: Callable[[str, str], _T
     return make() if cache is None else cache.get(path, make)
 
 
-def _tasks(paths: WildPaths) -> tuple[tasks_md.TaskList, str | None]:
-    """tasks.md parsed, and the notice if it was damaged (its good copy in .wild/backup/)."""
-    text = read_text(paths.tasks)
-    tasks = tasks_md.parse(text, file=str(paths.tasks))
-    present = text != "" or paths.tasks.exists()
-    return tasks, damage_notice(paths, text if present else None, len(tasks.tasks))
-
-
 def load_workspace(
     paths: WildPaths, now: datetime, cache: ParseCache | None = None, *, run_summary: bool = False
 ) -> Workspace:
@@ -309,7 +284,7 @@ def load_workspace(
     require_initialised(paths)
     alerts, alert_problems = read_alerts(paths)
     tasks, damaged = (
-        _tasks(paths) if cache is None else cache.get(paths.tasks, lambda: _tasks(paths))
+        read_tasks(paths) if cache is None else cache.get(paths.tasks, lambda: read_tasks(paths))
     )
     approvals, recorded = read_trust(paths)
     if run_summary:
@@ -371,14 +346,15 @@ def assemble_workspace(
     file_checks = checks if checks is not None else checks_md.parse("")
     held_checks = checks_in_force(file_checks, checks_recorded, checks_by_human)
     documents = (
-        (tasks.lines, paths.tasks),
         (barriers.lines, paths.barriers),
         (human.lines, paths.human),
         (policy_doc.lines, paths.policy),
         (file_checks.lines, paths.checks),
     )
     problems = (
-        *tasks.problems,
+        # tasks.md's first, all of them: a status after an edit of tasks.md alone joins them
+        # to the rest it kept (`wild.commands.status_tasks`).
+        *tasks_problems(tasks, str(paths.tasks)),
         *alert_problems,
         *barriers.problems,
         *human.problems,

@@ -112,7 +112,7 @@ def test_status_counts_and_stage_from_the_summary_match_a_full_workspace(
     paths = WildPaths(tmp_path / ".wild")
     init_wild(paths)
     records = write_history(paths.runs_log, 20, 15)
-    files, _ = read_files_part(paths, NOW)
+    files, _, _ = read_files_part(paths, NOW)
     assert files["research"] == research_json(load_workspace(paths, NOW))
     assert files["research"]["stage"] == "running"
     assert files["research"]["runs"] == {
@@ -124,7 +124,7 @@ def test_status_counts_and_stage_from_the_summary_match_a_full_workspace(
     }
     for run in records[15:]:  # the rest end: every run of the sweep has ended
         append_records(paths.runs_log, [replace(run, status="finished", exit_code=0)])
-    files, _ = read_files_part(paths, NOW)
+    files, _, _ = read_files_part(paths, NOW)
     assert files["research"] == research_json(load_workspace(paths, NOW))
     assert files["research"]["stage"] == "exploring"
     assert files["research"]["runs"]["finished"] == 17

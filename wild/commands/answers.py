@@ -16,7 +16,8 @@ from wild.parsers.alerts import status_update
 from wild.paths import WildPaths
 from wild.store.alerts_log import append_alert
 from wild.store.files import update_text
-from wild.workspace import read_alerts, require_initialised
+from wild.store.work_files import read_alerts
+from wild.workspace import require_initialised
 
 
 def answer_alert(

@@ -12,14 +12,15 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+from wild.commands.status_tasks import join
 from wild.commands.status_view import Data, Judge, compose
-from wild.commands.work_queue import item_json
 from wild.liveness import check
 from wild.parsers.human import HumanQueue
 from wild.paths import WildPaths
 from wild.policy.model import policy_from_document
-from wild.runs.stage import counts, stage_in
+from wild.runs.stage import analysis_tasks, counts, stage_in, sweeps_running
 from wild.selection import Selection, select_work
+from wild.store.work_files import tasks_problems
 from wild.workspace import load_workspace, trust_problems
 from wild.workspace_view import Workspace
 
@@ -40,16 +41,25 @@ def questions_json(human: HumanQueue) -> list[dict[str, Any]]:
 def files_part(ws: Workspace, selection: Selection | None = None) -> Data:
     """What the files say, as plain data: all of the status but the loop's part. It does not
     depend on the time, except through the expiries `valid_until` names."""
-    selection = selection if selection is not None else select_work(ws.snapshot())
-    tasks = Counter(t.status for t in ws.tasks.tasks)
-    # Items made from tasks carry a priority; held inputs and escalated alerts do not.
-    blocked_tasks = sum(
-        1 for item in selection.queue if item.kind == "blocked" and item.priority is not None
+    return join(
+        rest_part(ws),
+        ws.tasks,
+        selection if selection is not None else select_work(ws.snapshot()),
+        tasks_file=str(ws.paths.tasks),
+        notices=ws.notices,
+        refusals=ws.refusals,
     )
+
+
+def rest_part(ws: Workspace) -> Data:
+    """What the files but tasks.md say, as plain data (`status_tasks.join` adds tasks.md's)."""
     alerts = [a for a in ws.alerts if a.status != "resolved"]
     severities = Counter(a.severity for a in alerts)
     barrier_counts = Counter(b.status for b in ws.barriers.barriers)
     check_counts = Counter(c.status for c in ws.checks.checks)
+    states = ws.runs.runs if ws.run_states is None else ws.run_states
+    # The problems of every file but tasks.md: `assemble_workspace` puts tasks.md's first.
+    own = len(tasks_problems(ws.tasks, str(ws.paths.tasks)))
     return {
         "questions": questions_json(ws.human),
         "policy": {
@@ -58,7 +68,12 @@ def files_part(ws: Workspace, selection: Selection | None = None) -> Data:
             "note": ws.policy_note,
         },
         "human": {"pending": sum(1 for h in ws.human.inputs if h.status == "pending")},
-        "research": research_json(ws),
+        "research": {
+            "running": sweeps_running(ws.runs.sweeps, states, ws.open_alerts),
+            "analyses": sorted(analysis_tasks(ws.runs.sweeps)),
+            "sweeps": len(ws.runs.sweeps),
+            "runs": counts(states.values()).to_json(),
+        },
         "alerts": {
             "active": len(alerts),
             "inProgress": sum(1 for a in alerts if a.status == "in-progress"),
@@ -67,14 +82,6 @@ def files_part(ws: Workspace, selection: Selection | None = None) -> Data:
             "critical": severities["critical"],
             "warning": severities["warning"],
             "info": severities["info"],
-        },
-        "tasks": {
-            "total": len(ws.tasks.tasks),
-            "complete": tasks["complete"],
-            "inProgress": tasks["in-progress"],
-            "todo": tasks["todo"],
-            "cancelled": tasks["cancelled"],
-            "blocked": blocked_tasks,
         },
         "barriers": {
             "waiting": barrier_counts["waiting"],
@@ -89,14 +96,10 @@ def files_part(ws: Workspace, selection: Selection | None = None) -> Data:
             "strategy": ws.checks.strategy,
             "mode": ws.checks.mode,
         },
-        "next": _next_json(selection),
-        # state.json's problems go between these two (`status_view.compose`).
-        "fileProblems": [str(p) for p in ws.problems],
-        "moreProblems": list(selection.problems)
-        + [message for _, message in ws.refusals]
-        + list(ws.notices)
-        + trust_problems(ws)
-        + held_runs(ws),
+        "fileProblems": [str(p) for p in ws.problems[own:]],
+        "policyProblems": trust_problems(ws) + held_runs(ws),
+        # Nothing of the queue's other files for the selection to read (`status_tasks`).
+        "queueFromTasksAlone": not (ws.open_alerts or ws.barriers.barriers or ws.human.inputs),
     }
 
 
@@ -130,11 +133,24 @@ def valid_until(ws: Workspace, now: datetime) -> datetime | None:
     return min(later, default=None)
 
 
-def read_files_part(paths: WildPaths, now: datetime) -> tuple[Data, float | None]:
-    """The files' part read from the files now, and until when it holds (a POSIX time)."""
+def read_files_part(paths: WildPaths, now: datetime) -> tuple[Data, Data, float | None]:
+    """The files' part read from the files now, the rest of it (`rest_part`: all but what
+    tasks.md feeds), and until when both hold (a POSIX time)."""
     ws = load_workspace(paths, now, run_summary=True)  # O(appended) in runs.jsonl
     until = valid_until(ws, now)
-    return files_part(ws), None if until is None else until.timestamp()
+    rest = rest_part(ws)
+    return (
+        join(
+            rest,
+            ws.tasks,
+            select_work(ws.snapshot()),
+            tasks_file=str(paths.tasks),
+            notices=ws.notices,
+            refusals=ws.refusals,
+        ),
+        rest,
+        None if until is None else until.timestamp(),
+    )
 
 
 def status_data(
@@ -150,14 +166,6 @@ def status_data(
 
     now = now or datetime.now(UTC)
     return compose(str(ws.paths.root), files_part(ws, selection), read_facts(ws.paths), now, judge)
-
-
-def _next_json(selection: Selection) -> dict[str, Any]:
-    if selection.item is None:
-        return {"kind": "complete"}
-    data = item_json(selection.item)
-    data["kind"] = selection.kind
-    return data
 
 
 def research_json(ws: Workspace) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from wild.paths import WildPaths, approvals_path
 if TYPE_CHECKING:  # imported when a status is composed: `wild --list-work` needs neither
     from wild.commands.status_view import Data, Judge
 
-FORMAT = 1
+FORMAT = 2  # 2: the files' part's rest kept apart ("rest", wild.commands.status_tasks)
 RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
 Signature = list[int] | None
 
@@ -88,6 +88,17 @@ def settled(found: Signature, taken_ns: int) -> bool:
     return max(found[1], found[4], found[5]) < taken_ns - RACY_NS
 
 
+# What tasks.md feeds alone: a status after an edit of these recomputes only its own half of
+# the files' part, joined to the kept rest (`wild.commands.status_tasks`).
+TASKS_FED = ("tasks", "backup")
+
+
+def rest_inputs(inputs: dict[str, Signature]) -> dict[str, Signature]:
+    """The signatures of the files the rest of the files' part is read from: all but
+    tasks.md's own (`TASKS_FED`)."""
+    return {name: found for name, found in inputs.items() if name not in TASKS_FED}
+
+
 def work_inputs(paths: WildPaths) -> dict[str, Path]:
     """Every file the work queue is selected from (`Workspace.snapshot`)."""
     return {
@@ -115,6 +126,12 @@ def kept_files(entry: Any, inputs: dict[str, Signature], now: datetime) -> Data 
         return None
     part = entry.get("part")
     return part if isinstance(part, dict) else None
+
+
+def kept_rest(entry: Any, inputs: dict[str, Signature], now: datetime) -> Data | None:
+    """The rest of the files' part (all but what tasks.md feeds) from a cache entry, if every
+    file it was read from is as it was and settled then."""
+    return kept_files(entry, rest_inputs(inputs), now)
 
 
 def kept_facts(entry: Any, state: Signature) -> Data | None:
@@ -167,15 +184,30 @@ def status_now(
     state = signature(paths.state)
     kept = _load(paths, paths.status_cache)
     files_entry: Any = kept.get("files")
+    rest_entry: Any = kept.get("rest")
     state_entry: Any = kept.get("state")
     files = kept_files(files_entry, inputs, now)
     facts = kept_facts(state_entry, state)
     if files is None or facts is None:
-        # The parsers, for what changed only: state.json alone while a loop runs.
+        # The parsers, for what changed only: state.json alone while a loop runs, tasks.md
+        # and the queue's files alone after an edit of tasks.md.
         if files is None:
-            from wild.commands.status import read_files_part
+            rest = kept_rest(rest_entry, inputs, now)
+            if rest is not None:
+                from wild.commands.status_tasks import read_files_part
 
-            files, until = read_files_part(paths, now)
+                files = read_files_part(paths, rest)
+                until = rest_entry["validUntil"]
+            else:
+                from wild.commands.status import read_files_part as read_all
+
+                files, rest, until = read_all(paths, now)
+                rest_entry = {
+                    "part": rest,
+                    "validUntil": until,
+                    "inputs": rest_inputs(inputs),
+                    "takenNs": taken_ns,
+                }
             files_entry = {"part": files, "validUntil": until}
         if facts is None:
             from wild.commands.status_facts import read_facts
@@ -189,6 +221,7 @@ def status_now(
                 "wild": __version__,
                 "root": str(paths.root),
                 "files": {**files_entry, "inputs": inputs, "takenNs": taken_ns},
+                "rest": rest_entry,
                 "state": {**state_entry, "input": state, "takenNs": taken_ns},
             },
         )

@@ -6,10 +6,12 @@ not all that `wild --status` shows (the state's facts, the runs' stages, the pol
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wild.selection import WorkItem, select_work
-from wild.workspace_view import Workspace
+
+if TYPE_CHECKING:  # a status after an edit of tasks.md needs `item_json`, not the workspace
+    from wild.workspace_view import Workspace
 
 
 def item_json(item: WorkItem) -> dict[str, Any]:

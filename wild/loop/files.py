@@ -33,13 +33,12 @@ from wild.store.files import Signature as FileSignature
 from wild.store.files import read_text, stat_signature
 from wild.store.runs_log import RunLog
 from wild.store.tasks_backup import TasksBackup
+from wild.store.work_files import open_alerts_of, refusals_of
 from wild.wake import WakeReason
 from wild.workspace import (
     assemble_workspace,
-    open_alerts_of,
     read_accepted_checks,
     read_trust,
-    refusals_of,
 )
 from wild.workspace_view import Workspace
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from wild.parsers.alerts import Alert
-from wild.parsers.runs import RunIndex, RunStatus, SweepRecord
-from wild.parsers.tasks import Task
+if TYPE_CHECKING:  # records named, not made: a status after an edit of tasks.md reads no runs
+    from wild.parsers.alerts import Alert
+    from wild.parsers.runs import RunIndex, RunStatus, SweepRecord
+    from wild.parsers.tasks import Task
 
 Stage = Literal["exploring", "running", "analyzing"]
 RUN_ALERT_TYPE = "run-failed"
@@ -87,13 +88,38 @@ def stage_of(
     open_task_ids: frozenset[str],
 ) -> Stage:
     """The research stage the files show now."""
+    return staged(sweeps_running(sweeps, runs, open_alerts), analysis_tasks(sweeps), open_task_ids)
+
+
+def sweeps_running(
+    sweeps: Mapping[str, SweepRecord], runs: Mapping[str, RunState], open_alerts: Iterable[Alert]
+) -> bool:
+    """Whether an active sweep is not done: the stage is `running` whatever the tasks say."""
     about = open_run_alerts(open_alerts)
     active = [s for s in sweeps.values() if s.status == "active"]
-    if any(not sweep_done(s, runs, about) for s in active):
+    return any(not sweep_done(s, runs, about) for s in active)
+
+
+def analysis_tasks(sweeps: Mapping[str, SweepRecord]) -> frozenset[str]:
+    """The ids of the sweeps' analysis tasks."""
+    return frozenset(s.task for s in sweeps.values() if s.task)
+
+
+def open_analyses(analyses: frozenset[str], tasks: Iterable[Task]) -> frozenset[str]:
+    """Those of the analysis tasks `analyses` that are open in `tasks`."""
+    if not analyses:
+        return frozenset()
+    return frozenset(
+        t.id for t in tasks if t.id in analyses and t.status in ("todo", "in-progress")
+    )
+
+
+def staged(running: bool, analyses: frozenset[str], open_task_ids: frozenset[str]) -> Stage:
+    """The stage from its two parts: the sweeps (`running`) and the analysis tasks, of which
+    those in `open_task_ids` are open (a status after an edit of tasks.md keeps the first)."""
+    if running:
         return "running"
-    if any(s.task is not None and s.task in open_task_ids for s in sweeps.values()):
-        return "analyzing"
-    return "exploring"
+    return "analyzing" if not analyses.isdisjoint(open_task_ids) else "exploring"
 
 
 def stage_in(
@@ -107,8 +133,6 @@ def stage_in(
     sweeps it looks at nothing, with them only at their analysis tasks."""
     if not runs.sweeps:
         return "exploring"
-    analyses = {s.task for s in runs.sweeps.values() if s.task}
-    open_tasks = frozenset(
-        t.id for t in tasks if t.id in analyses and t.status in ("todo", "in-progress")
-    )
+    analyses = analysis_tasks(runs.sweeps)
+    open_tasks = open_analyses(analyses, tasks)
     return stage_of(runs.sweeps, runs.runs if states is None else states, open_alerts, open_tasks)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from wild.parsers.barriers import Barrier
-from wild.parsers.tasks import Task
+if TYPE_CHECKING:  # records named, not made
+    from wild.parsers.barriers import Barrier
+    from wild.parsers.tasks import Task
 
 _WAITING_FOR_TASK = "waiting for task "
 

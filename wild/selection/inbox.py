@@ -5,13 +5,16 @@ only a human can resolve (`wild.parsers.alert_types.HUMAN_ONLY`) always waits fo
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from wild.clock import parse_time
 from wild.parsers.alert_types import human_only
-from wild.parsers.alerts import Alert
-from wild.parsers.human import HumanInput
 from wild.parsers.severity import rank
 from wild.selection.items import HUMAN_ONLY_WAIT, HUMAN_WAIT, WorkItem
+
+if TYPE_CHECKING:  # records named, not made
+    from wild.parsers.alerts import Alert
+    from wild.parsers.human import HumanInput
 
 
 def _sort_time(text: str) -> float:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from wild.parsers.alerts import Alert
-from wild.parsers.barriers import Barrier
-from wild.parsers.human import HumanInput
-from wild.parsers.tasks import Task
+if TYPE_CHECKING:  # records named, not made: a status after an edit of tasks.md may read
+    # only tasks.md (wild.commands.status_tasks)
+    from wild.parsers.alerts import Alert
+    from wild.parsers.barriers import Barrier
+    from wild.parsers.human import HumanInput
+    from wild.parsers.tasks import Task
 
 WorkKind = Literal["human-input", "alert", "task", "blocked"]
 SelectionKind = Literal["human-input", "alert", "task", "blocked", "complete"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from wild.parsers.barriers import CHECKABLE_TYPES
 from wild.selection.inbox import alert_items, human_items
 from wild.selection.items import Selection, WorkItem, WorkSnapshot
 from wild.selection.plan import TaskPlan, plan_tasks
@@ -52,7 +51,10 @@ def select_work(snapshot: WorkSnapshot) -> Selection:
     first = queue[0]
     if first.kind != "blocked":
         return Selection(kind=first.kind, item=first, queue=queue, problems=problems)
-    # Everything waits; only blocked tasks wait on barriers.
+    # Everything waits; only blocked tasks wait on barriers (their parser imported only then:
+    # a status after an edit of tasks.md may read tasks.md alone).
+    from wild.parsers.barriers import CHECKABLE_TYPES  # noqa: PLC0415
+
     wanted = {b for _, item in parts.tasks.blocked for b in item.barriers}
     waiting = tuple(b for b in snapshot.barriers if b.id in wanted and b.status == "waiting")
     return Selection(
