@@ -102,6 +102,7 @@ def test_a_raise_made_soon_is_written_in_order_and_its_failure_told_at_settle(
     totals_ledger.settle()  # told once
     assert totals_ledger.recorded(state) == Totals(iteration=2, counted=2)
 
+
 def test_a_loop_start_reads_its_own_projects_totals_not_every_projects(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
