@@ -83,6 +83,45 @@ def test_an_instruction_that_cannot_start_still_leaves_a_marker(tmp_path: Path) 
     assert "missing" in found["detail"] and "missing" in (run_dir / "log").read_text()
 
 
+def _arguments(workdir: Path, instruction: str) -> wrapper.Arguments:
+    words = ["--run-dir", str(workdir), "--run-id", "r", "--attempt", "1", "--workdir"]
+    return wrapper.parse_arguments([*words, str(workdir), "--", instruction])
+
+
+def _no_fork() -> int:
+    raise AssertionError("the wrapper forked a Python process to start its shell")
+
+
+def test_the_shell_is_spawned_without_a_fork_in_the_workdir_in_a_group_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The instruction's shell starts by posix_spawn (no copy of the wrapper's memory, issue
+    23's overhead per run): in the workdir, the leader of its own group, stdin /dev/null,
+    stdout and stderr to the pipe; the wrapper is back in its own folder after."""
+    monkeypatch.setattr(os, "fork", _no_fork)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    args = _arguments(workdir, "pwd; echo err >&2; ps -o pgid= -p $$; cat; echo end")
+    here = os.getcwd()
+    read_fd, write_fd = os.pipe()
+    pid = wrapper._start(args, write_fd)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        out = pipe.read().decode().split()
+    assert os.waitpid(pid, 0)[1] == 0
+    assert out == [str(workdir), "err", str(pid), "end"]  # `cat` read nothing: /dev/null
+    assert os.getcwd() == here
+
+
+def test_a_shell_that_cannot_start_names_what_failed(tmp_path: Path) -> None:
+    args = _arguments(tmp_path / "missing", "true")
+    here = os.getcwd()
+    with pytest.raises(FileNotFoundError) as raised:
+        wrapper._start(args, 1)
+    assert str(raised.value) == f"[Errno 2] No such file or directory: '{tmp_path / 'missing'}'"
+    assert os.getcwd() == here
+
+
 def _gone(pid: int) -> bool:
     return probe(pid) is None
 
