@@ -251,3 +251,22 @@ def test_a_link_at_the_run_log_is_never_appended_through(tmp_path: Path, danglin
         assert not outside.exists()
     else:
         assert outside.read_bytes() == b"ssh-ed25519 AAAA mine\n"
+
+
+def test_becoming_a_subreaper_makes_its_prctl_once_per_process() -> None:
+    """A launcher makes prctl's function before it forks: a launched wrapper that becomes a
+    subreaper defines no class of its own (each is memory a fork must copy)."""
+    import _ctypes
+
+    pid = os.fork()
+    if pid == 0:  # the child becomes the subreaper, not the test's process
+        code = 1
+        try:
+            made = wrapper._prctl()
+            before = len(_ctypes.CFuncPtr.__subclasses__())
+            took = wrapper.become_subreaper() and wrapper.become_subreaper()
+            after = len(_ctypes.CFuncPtr.__subclasses__())
+            code = 0 if took and made is wrapper._prctl() and after == before else 3
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0

@@ -252,26 +252,40 @@ def _open_log(run_dir: str, *, append: bool = False) -> int:
 
 
 def become_subreaper() -> bool:
-    """prctl(PR_SET_CHILD_SUBREAPER) through `_ctypes` (the `ctypes` package costs ~10 ms
-    to import and load libc by): orphans of the run come to the wrapper, not to init.
+    """prctl(PR_SET_CHILD_SUBREAPER): orphans of the run come to the wrapper, not to init.
     Whether it took."""
+    prctl = _prctl()
     try:
-        import _ctypes
-
-        class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # what ctypes.c_int is
-            _type_ = "i"
-
-        class _Function(_ctypes.CFuncPtr):  # what ctypes.CDLL's functions are
-            _flags_ = _ctypes.FUNCFLAG_CDECL
-            _restype_ = _Int
-
-        class _Libc:  # what ctypes.CDLL(None) is, to CFuncPtr
-            _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]
-
-        prctl = _Function(("prctl", _Libc))  # type: ignore[arg-type]
-        return bool(prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (ImportError, OSError, AttributeError, TypeError):
+        return prctl is not None and bool(prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, TypeError):
         return False  # not Linux, or no prctl: orphans go to init, as without a wrapper
+
+
+_prctl_function: list[Any] = []  # made once: a launcher makes it before it forks any wrapper
+
+
+def _prctl() -> Any:
+    """libc's prctl through `_ctypes` (the `ctypes` package costs ~10 ms to import and load
+    libc by); None where there is none. Made once per process: each of its three classes
+    costs a launched wrapper memory of its own (copied pages) when made after the fork."""
+    if not _prctl_function:
+        try:
+            import _ctypes
+
+            class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # what ctypes.c_int is
+                _type_ = "i"
+
+            class _Function(_ctypes.CFuncPtr):  # what ctypes.CDLL's functions are
+                _flags_ = _ctypes.FUNCFLAG_CDECL
+                _restype_ = _Int
+
+            class _Libc:  # what ctypes.CDLL(None) is, to CFuncPtr
+                _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]
+
+            _prctl_function.append(_Function(("prctl", _Libc)))  # type: ignore[arg-type]
+        except (ImportError, OSError, AttributeError, TypeError):
+            _prctl_function.append(None)
+    return _prctl_function[0]
 
 
 def _note(log: Any, text: str) -> None:
@@ -552,6 +566,7 @@ def launcher(words: Sequence[str]) -> int:
         return USAGE_EXIT
     _capped_log()  # loaded once here: every wrapper forked from here has them
     _procfs()
+    _prctl()
     # Each launched wrapper is reaped as it exits, not left a zombie until the next request:
     # one outliving the launcher would go to the nearest subreaper (an agent loop is one).
     _signal.signal(_signal.SIGCHLD, lambda _signum, _frame: _reap_launched())
