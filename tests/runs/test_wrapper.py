@@ -270,3 +270,50 @@ def test_becoming_a_subreaper_makes_its_prctl_once_per_process() -> None:
         finally:
             os._exit(code)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+# Runs the wrapper in a process of its own, counting the threads it starts.
+COUNT_THREADS = """
+import sys, threading
+from wild.runs import wrapper
+started = []
+start = threading.Thread.start
+def counted(thread):
+    started.append(thread.name)
+    start(thread)
+threading.Thread.start = counted
+code = wrapper.main(sys.argv[1:])
+print(len(started), code)
+"""
+
+
+def threads_started(run_dir: Path, instruction: str) -> tuple[int, int]:
+    argv = ["--run-dir", str(run_dir), "--run-id", "r", "--attempt", "1"]
+    argv += ["--workdir", str(run_dir.parent), "--", instruction]
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT_THREADS, *argv],
+        capture_output=True, text=True, timeout=BOUND_S, check=True,
+    )  # fmt: skip
+    count, code = done.stdout.split()
+    return int(count), int(code)
+
+
+def test_an_instant_run_is_logged_without_a_pump_thread(tmp_path: Path) -> None:
+    """A run over at once, leaving nothing behind, has its output copied by the wrapper
+    itself: no thread started (issue 23: ~0.5 ms of CPU per launched wrapper)."""
+    run_dir = tmp_path / "r"
+    assert threads_started(run_dir, "echo out; echo err >&2; exit 4") == (0, 4)
+    assert (run_dir / "log").read_text().startswith("out\nerr\n")
+    assert marker(run_dir)["exit_code"] == 4
+
+
+def test_a_run_that_goes_on_or_fills_its_pipe_is_copied_by_a_pump(tmp_path: Path) -> None:
+    """A run still going after the instant wait, or blocked on a full pipe (more than a pipe
+    holds, written at once), gets its pump: every byte reaches the log."""
+    for name, instruction in [
+        ("slow", "sleep 0.3; head -c 200000 /dev/zero | tr '\\0' x"),
+        ("full", "head -c 200000 /dev/zero | tr '\\0' x"),
+    ]:
+        run_dir = tmp_path / name
+        assert threads_started(run_dir, instruction) == (1, 0)
+        assert (run_dir / "log").read_text().partition("[wild wrapper")[0] == "x" * 200000
