@@ -83,6 +83,45 @@ def test_an_instruction_that_cannot_start_still_leaves_a_marker(tmp_path: Path) 
     assert "missing" in found["detail"] and "missing" in (run_dir / "log").read_text()
 
 
+def _arguments(workdir: Path, instruction: str) -> wrapper.Arguments:
+    words = ["--run-dir", str(workdir), "--run-id", "r", "--attempt", "1", "--workdir"]
+    return wrapper.parse_arguments([*words, str(workdir), "--", instruction])
+
+
+def _no_fork() -> int:
+    raise AssertionError("the wrapper forked a Python process to start its shell")
+
+
+def test_the_shell_is_spawned_without_a_fork_in_the_workdir_in_a_group_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The instruction's shell starts by posix_spawn (no copy of the wrapper's memory, issue
+    23's overhead per run): in the workdir, the leader of its own group, stdin /dev/null,
+    stdout and stderr to the pipe; the wrapper is back in its own folder after."""
+    monkeypatch.setattr(os, "fork", _no_fork)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    args = _arguments(workdir, "pwd; echo err >&2; ps -o pgid= -p $$; cat; echo end")
+    here = os.getcwd()
+    read_fd, write_fd = os.pipe()
+    pid = wrapper._start(args, write_fd)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        out = pipe.read().decode().split()
+    assert os.waitpid(pid, 0)[1] == 0
+    assert out == [str(workdir), "err", str(pid), "end"]  # `cat` read nothing: /dev/null
+    assert os.getcwd() == here
+
+
+def test_a_shell_that_cannot_start_names_what_failed(tmp_path: Path) -> None:
+    args = _arguments(tmp_path / "missing", "true")
+    here = os.getcwd()
+    with pytest.raises(FileNotFoundError) as raised:
+        wrapper._start(args, 1)
+    assert str(raised.value) == f"[Errno 2] No such file or directory: '{tmp_path / 'missing'}'"
+    assert os.getcwd() == here
+
+
 def _gone(pid: int) -> bool:
     return probe(pid) is None
 
@@ -212,3 +251,69 @@ def test_a_link_at_the_run_log_is_never_appended_through(tmp_path: Path, danglin
         assert not outside.exists()
     else:
         assert outside.read_bytes() == b"ssh-ed25519 AAAA mine\n"
+
+
+def test_becoming_a_subreaper_makes_its_prctl_once_per_process() -> None:
+    """A launcher makes prctl's function before it forks: a launched wrapper that becomes a
+    subreaper defines no class of its own (each is memory a fork must copy)."""
+    import _ctypes
+
+    pid = os.fork()
+    if pid == 0:  # the child becomes the subreaper, not the test's process
+        code = 1
+        try:
+            made = wrapper._prctl()
+            before = len(_ctypes.CFuncPtr.__subclasses__())
+            took = wrapper.become_subreaper() and wrapper.become_subreaper()
+            after = len(_ctypes.CFuncPtr.__subclasses__())
+            code = 0 if took and made is wrapper._prctl() and after == before else 3
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+# Runs the wrapper in a process of its own, counting the threads it starts.
+COUNT_THREADS = """
+import sys, threading
+from wild.runs import wrapper
+started = []
+start = threading.Thread.start
+def counted(thread):
+    started.append(thread.name)
+    start(thread)
+threading.Thread.start = counted
+code = wrapper.main(sys.argv[1:])
+print(len(started), code)
+"""
+
+
+def threads_started(run_dir: Path, instruction: str) -> tuple[int, int]:
+    argv = ["--run-dir", str(run_dir), "--run-id", "r", "--attempt", "1"]
+    argv += ["--workdir", str(run_dir.parent), "--", instruction]
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT_THREADS, *argv],
+        capture_output=True, text=True, timeout=BOUND_S, check=True,
+    )  # fmt: skip
+    count, code = done.stdout.split()
+    return int(count), int(code)
+
+
+def test_an_instant_run_is_logged_without_a_pump_thread(tmp_path: Path) -> None:
+    """A run over at once, leaving nothing behind, has its output copied by the wrapper
+    itself: no thread started (issue 23: ~0.5 ms of CPU per launched wrapper)."""
+    run_dir = tmp_path / "r"
+    assert threads_started(run_dir, "echo out; echo err >&2; exit 4") == (0, 4)
+    assert (run_dir / "log").read_text().startswith("out\nerr\n")
+    assert marker(run_dir)["exit_code"] == 4
+
+
+def test_a_run_that_goes_on_or_fills_its_pipe_is_copied_by_a_pump(tmp_path: Path) -> None:
+    """A run still going after the instant wait, or blocked on a full pipe (more than a pipe
+    holds, written at once), gets its pump: every byte reaches the log."""
+    for name, instruction in [
+        ("slow", "sleep 0.3; head -c 200000 /dev/zero | tr '\\0' x"),
+        ("full", "head -c 200000 /dev/zero | tr '\\0' x"),
+    ]:
+        run_dir = tmp_path / name
+        assert threads_started(run_dir, instruction) == (1, 0)
+        assert (run_dir / "log").read_text().partition("[wild wrapper")[0] == "x" * 200000

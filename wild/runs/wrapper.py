@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
 KILLED_WAIT_S = 30.0  # how long SIGKILLed members may take to disappear
+INSTANT_S = 0.05  # a run over this soon, leaving nothing behind, needs no pump thread
 START_FAILED_EXIT = 127  # as a shell reports a command it could not run
 USAGE_EXIT = 2  # as argparse exits on a bad command line
 _PR_SET_CHILD_SUBREAPER = 36
@@ -252,26 +253,40 @@ def _open_log(run_dir: str, *, append: bool = False) -> int:
 
 
 def become_subreaper() -> bool:
-    """prctl(PR_SET_CHILD_SUBREAPER) through `_ctypes` (the `ctypes` package costs ~10 ms
-    to import and load libc by): orphans of the run come to the wrapper, not to init.
+    """prctl(PR_SET_CHILD_SUBREAPER): orphans of the run come to the wrapper, not to init.
     Whether it took."""
+    prctl = _prctl()
     try:
-        import _ctypes
-
-        class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # what ctypes.c_int is
-            _type_ = "i"
-
-        class _Function(_ctypes.CFuncPtr):  # what ctypes.CDLL's functions are
-            _flags_ = _ctypes.FUNCFLAG_CDECL
-            _restype_ = _Int
-
-        class _Libc:  # what ctypes.CDLL(None) is, to CFuncPtr
-            _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]
-
-        prctl = _Function(("prctl", _Libc))  # type: ignore[arg-type]
-        return bool(prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (ImportError, OSError, AttributeError, TypeError):
+        return prctl is not None and bool(prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, TypeError):
         return False  # not Linux, or no prctl: orphans go to init, as without a wrapper
+
+
+_prctl_function: list[Any] = []  # made once: a launcher makes it before it forks any wrapper
+
+
+def _prctl() -> Any:
+    """libc's prctl through `_ctypes` (the `ctypes` package costs ~10 ms to import and load
+    libc by); None where there is none. Made once per process: each of its three classes
+    costs a launched wrapper memory of its own (copied pages) when made after the fork."""
+    if not _prctl_function:
+        try:
+            import _ctypes
+
+            class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # what ctypes.c_int is
+                _type_ = "i"
+
+            class _Function(_ctypes.CFuncPtr):  # what ctypes.CDLL's functions are
+                _flags_ = _ctypes.FUNCFLAG_CDECL
+                _restype_ = _Int
+
+            class _Libc:  # what ctypes.CDLL(None) is, to CFuncPtr
+                _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]
+
+            _prctl_function.append(_Function(("prctl", _Libc)))  # type: ignore[arg-type]
+        except (ImportError, OSError, AttributeError, TypeError):
+            _prctl_function.append(None)
+    return _prctl_function[0]
 
 
 def _note(log: Any, text: str) -> None:
@@ -403,9 +418,10 @@ def _kill_strays(child: _Child, grace_s: float, log: Any) -> None:
         child.wait(0.05)
 
 
-def _supervise(child: _Child, args: Arguments, log: Any) -> str | None:
-    """Wait for the instruction's end, its time limit or a stop; the marker's reason."""
-    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+def _supervise(child: _Child, args: Arguments, log: Any, started: float) -> str | None:
+    """Wait for the instruction's end, its time limit (from `started`, monotonic) or a stop;
+    the marker's reason."""
+    deadline = None if args.time_limit is None else started + args.time_limit
     reason: str | None = None
     child.reap()
     while child.status is None:
@@ -422,6 +438,37 @@ def _supervise(child: _Child, args: Arguments, log: Any) -> str | None:
     _kill_group(child, args.grace)  # also what the instruction left in the background
     _kill_strays(child, args.grace, log)
     return reason
+
+
+def _over_at_once(child: _Child, args: Arguments, stops: list[int]) -> bool:
+    """Wait up to INSTANT_S (or the time limit, if shorter) for the instruction to end: True
+    when it did and left nothing behind (its group gone, no process adopted), so nothing can
+    write to its pipe any more. A stop received meanwhile is added to `stops` (then False).
+    What the run writes meanwhile waits in the pipe: a run that fills it is not over, and its
+    output is copied by a pump from then on."""
+    deadline = time.monotonic() + min(INSTANT_S, args.time_limit or INSTANT_S)
+    child.reap()
+    while child.status is None and not stops:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        stop = child.wait(left)
+        if stop is not None:
+            stops.append(stop)
+    return not stops and child.done() and not _children()
+
+
+def _copy_pipe(read_fd: int, log: Any) -> None:
+    """Copy what the ended run left in its pipe into the log (a `CappedLog`), then close the
+    pipe. No writer is left, so end of file comes; a read that would block ends it too."""
+    os.set_blocking(read_fd, False)
+    try:
+        while chunk := os.read(read_fd, 64 * 1024):
+            log.write(chunk)
+    except OSError:  # nothing more to read now, or the disk is full: as a pump, stop copying
+        pass
+    finally:
+        os.close(read_fd)
 
 
 def _exit_fields(status: int | None) -> tuple[int, str | None]:
@@ -456,37 +503,39 @@ def marker_text(
 
 
 def _start(args: Arguments, write_fd: int) -> int:
-    """Fork and exec `/bin/sh -c INSTRUCTION` in the workdir, leader of a process group of its
-    own, stdin /dev/null, stdout and stderr to `write_fd`; its pid. An OSError (with the
-    child's errno) when the workdir or the shell cannot be reached: the child reports it on a
-    close-on-exec pipe, which the exec closes empty."""
-    report_read, report_write = os.pipe()  # both close-on-exec
-    pid = os.fork()
-    if pid == 0:  # the child: only system calls until exec, then the shell
+    """Start `/bin/sh -c INSTRUCTION` in the workdir, leader of a process group of its own,
+    stdin /dev/null, stdout and stderr to `write_fd`; its pid. An OSError naming the path
+    when the workdir or the shell cannot be reached.
+
+    By `os.posix_spawn` (a vfork: the child shares the wrapper's memory until its exec), not
+    `os.fork` + exec: a fork copies a Python process's page tables and faults in its pages on
+    write, ~0.6 ms of CPU per run (docs/benchmarks.md, "overhead per run"). Python 3.11's
+    posix_spawn has no chdir action, so the wrapper enters the workdir itself around the spawn
+    (the shell inherits it) and returns to where it was: the same failure, with the same
+    message, as a chdir in the child."""
+    # O_PATH: a folder the wrapper may not read (or one since removed) is still returned to.
+    here = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.chdir(args.workdir)
         try:
-            os.setpgid(0, 0)
-            os.chdir(args.workdir)
-            null = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(null, 0)
-            os.dup2(write_fd, 1)
-            os.dup2(write_fd, 2)
-            os.execv("/bin/sh", ["/bin/sh", "-c", args.instruction])
+            return os.posix_spawn(
+                "/bin/sh",
+                ["/bin/sh", "-c", args.instruction],
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, write_fd, 2),
+                ],
+                setpgroup=0,
+            )
         except OSError as error:
-            where = f": {error.filename!r}" if error.filename is not None else ""
-            text = f"{error.errno or 0}:{error.strerror}{where}"
-            os.write(report_write, text.encode(errors="replace"))
-        finally:
-            os._exit(START_FAILED_EXIT)
-    os.close(report_write)
-    report = b""
-    while chunk := os.read(report_read, 4096):
-        report += chunk
-    os.close(report_read)
-    if report:
-        os.waitpid(pid, 0)
-        number, _colon, message = report.decode(errors="replace").partition(":")
-        raise OSError(int(number) if number.isdigit() else 0, message)
-    return pid
+            if error.filename is None:  # posix_spawn names no path: the shell is what failed
+                raise OSError(error.errno, error.strerror, "/bin/sh") from None
+            raise
+    finally:
+        os.fchdir(here)
+        os.close(here)
 
 
 def _start_failed(args: Arguments, exit_path: str, detail: str) -> int:
@@ -550,6 +599,7 @@ def launcher(words: Sequence[str]) -> int:
         return USAGE_EXIT
     _capped_log()  # loaded once here: every wrapper forked from here has them
     _procfs()
+    _prctl()
     # Each launched wrapper is reaped as it exits, not left a zombie until the next request:
     # one outliving the launcher would go to the nearest subreaper (an agent loop is one).
     _signal.signal(_signal.SIGCHLD, lambda _signum, _frame: _reap_launched())
@@ -707,18 +757,26 @@ def run(args: Arguments, *, pid_written: bool) -> int:
     # this thread only: the pump, started after, inherits the blocked signals). What the
     # run writes meanwhile waits in the pipe.
     _signal.pthread_sigmask(_signal.SIG_BLOCK, _WAIT_SIGNALS)
-    capped_log = _capped_log()
-    log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=2)
-    pump = capped_log.Pump(read_fd, log)
+    started = time.monotonic()
     child = _Child(pid)
-    if stops:
-        _note(log, f"{signal_name(stops[0])} received: stopping the run")
-        _kill_group(child, args.grace)
-        reason: str | None = "stopped"
+    capped_log = _capped_log()
+    reason: str | None = None
+    if _over_at_once(child, args, stops):
+        # Nothing of the run is left to write to the pipe: its output is copied here, with
+        # no pump thread (a thread costs a launched wrapper ~0.5 ms of CPU, issue 23).
+        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=1)
+        _copy_pipe(read_fd, log)
     else:
-        reason = _supervise(child, args, log)
+        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=2)
+        pump = capped_log.Pump(read_fd, log)
+        if stops:
+            _note(log, f"{signal_name(stops[0])} received: stopping the run")
+            _kill_group(child, args.grace)
+            reason = "stopped"
+        else:
+            reason = _supervise(child, args, log, started)
+        pump.drain()  # the run's last output before the wrapper's own last line
     exit_code, sig = _exit_fields(child.status)
-    pump.drain()  # the run's last output before the wrapper's own last line
     _note(log, f"ended: exit code {exit_code}" + (f" ({sig})" if sig else ""))
     write_atomically(exit_path, marker_text(args, exit_code, sig, reason))
     log.release()
