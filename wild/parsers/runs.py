@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard, get_args
 
@@ -290,9 +290,11 @@ def encode_record(record: Record) -> bytes:
 
 @dataclass
 class RunIndex:
-    """The latest record per id, fed line by line in file order."""
+    """The latest record per id, fed line by line in file order. `runs` is a dict, or the
+    loop's lean table (wild.parsers.run_table) that reads an ended or queued run's line again
+    when asked."""
 
-    runs: dict[str, RunRecord] = field(default_factory=dict)
+    runs: MutableMapping[str, RunRecord] = field(default_factory=dict)
     sweeps: dict[str, SweepRecord] = field(default_factory=dict)
 
     def apply(self, records: Iterable[Record]) -> None:
