@@ -5,8 +5,7 @@ the plot."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
-from types import MappingProxyType
+from dataclasses import dataclass
 
 from wild.errors import UsageError, WildError
 from wild.metrics.kept import summaries
@@ -15,7 +14,10 @@ from wild.parsers.run_compare import Comparison, compare, format_comparison
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
 
-_NOTHING: Mapping[str, object] = MappingProxyType({})
+
+def _compared(run: RunRecord) -> RunRecord:
+    """What `compare` reads of a run (id, sweep, params, status, reason), nothing else."""
+    return RunRecord(run.id, run.sweep, run.params, "", run.status, reason=run.reason)
 
 
 def find_sweep(paths: WildPaths, index: RunIndex, name: str) -> SweepRecord:
@@ -44,7 +46,7 @@ def sweep_comparison(
         # One whole record at a time: the comparison keeps of each run only what it shows
         # (a 10,000-run sweep's records, its lines' objects, were tens of MB at the end).
         for run in index.each_of_sweep(sweep.id):
-            runs.append(replace(run, raw=_NOTHING, metrics=None))
+            runs.append(_compared(run))
             yield run
 
     kept = summaries(paths, index, each())
