@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import tracemalloc
 from pathlib import Path
 
 import orjson
@@ -16,12 +17,12 @@ from click.testing import CliRunner
 from wild import prompts
 from wild.cli import cli
 from wild.commands.init import init_wild
-from wild.metrics.comparison import sweep_metrics
+from wild.metrics.comparison import sweep_comparison, sweep_metrics
 from wild.parsers.metric_summary import RunSummary
 from wild.parsers.run_compare import band, compare, seed_like, spans_decades
 from wild.parsers.runs import RunRecord, RunStatus, SweepRecord, run_line, sweep_line
 from wild.paths import WildPaths
-from wild.store.runs_log import read_runs
+from wild.store.runs_log import RunLog, read_runs
 
 SPEC = {"name": "lr", "objective": {"metric": "val_loss", "mode": "min"}}
 # (lr, seed, status, val_loss curve)
@@ -165,3 +166,43 @@ def test_compare_is_pure_over_summaries() -> None:
     run = RunRecord("a", "s", {"lr": 1, "seed": 0}, "x", "finished")
     found = compare([run], {"a": RunSummary({"acc": 0.5})}, "acc", "max")
     assert found.groups[0].best and found.groups[0].values == (0.5,)
+
+
+def test_the_comparison_keeps_of_each_run_what_it_shows_not_its_line(tmp_path: Path) -> None:
+    # `wild --sweep FILE --run` ends with the comparison of every run of its sweep: it held
+    # every run's whole record (the line's object) at once, tens of MB at 10,000 runs. Read
+    # through the loop's lean index, each record is read, summed up and let go: lines with
+    # a big field wild does not know cost the comparison no more than thin ones.
+    notes = "n" * 20_000
+
+    def peak_of(folder: Path, extra: dict[str, str]) -> int:
+        paths = WildPaths(folder / ".wild")
+        init_wild(paths)
+        runs = [
+            RunRecord(f"s1-{n:03d}", "s1", {"lr": n % 4, "seed": n}, "true", "finished")
+            for n in range(100)
+        ]
+        sweep = SweepRecord("s1", "lr", SPEC, "done", tuple(r.id for r in runs))
+        lines = [sweep_line(sweep), *({**run_line(r), **extra} for r in runs)]
+        paths.runs_log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+        for run in runs:
+            paths.run_dir(run.id).mkdir(parents=True)
+            (paths.run_dir(run.id) / "metrics.jsonl").write_text('{"step": 1, "val_loss": 0.5}\n')
+        log = RunLog(paths.runs_log, lean=True)
+        log.refresh()
+        sweep_comparison(paths, log.index, log.index.sweeps["s1"])  # readers imported, kept
+        tracemalloc.start()
+        try:
+            start, _ = tracemalloc.get_traced_memory()
+            comparison = sweep_comparison(paths, log.index, log.index.sweeps["s1"])
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert [len(group.runs) for group in comparison.groups] == [25, 25, 25, 25]
+        return peak - start
+
+    (tmp_path / "thin").mkdir()
+    (tmp_path / "fat").mkdir()
+    thin = peak_of(tmp_path / "thin", {})
+    fat = peak_of(tmp_path / "fat", {"notes": notes})
+    assert fat - thin < 100 * len(notes) / 4

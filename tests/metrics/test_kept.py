@@ -4,11 +4,12 @@ file comes, or the sweep's objective differs."""
 from __future__ import annotations
 
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from wild.metrics import kept
+from wild.metrics import kept, kept_views
 from wild.metrics.follow import RunMetrics
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
@@ -81,3 +82,23 @@ def test_a_damaged_cache_is_no_cache(tmp_path: Path) -> None:
     paths.metrics_cache.write_text('{"format": 1, "wild": "x", "runs": {"s1-000": 5}}')
     index = _index()
     assert kept.summaries(paths, index, list(index.runs.values()))["s1-000"].value == 0.25
+
+
+def test_the_cache_is_written_an_entry_at_a_time_and_reads_back_whole(tmp_path: Path) -> None:
+    # At the end of a 10,000-run `wild --sweep FILE --run` the cache's whole text, encoded at
+    # once beside its entries, was the top of the loop's memory: it is written in parts.
+    paths = WildPaths(tmp_path / ".wild")
+    paths.root.mkdir()
+    entry = {"key": "k" * 200, "inputs": [["/p" * 100, [1, 2, 3]]], "takenNs": 1, "summary": {}}
+    runs = {f"s1-{n:05d}": {**entry, "takenNs": n} for n in range(2000)}
+    views = {"runs": {"text": "t" * 100, "takenNs": 5}}
+    kept_views.save_cache(paths, {"runs": runs, "views": views})  # warm: its imports
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        kept_views.save_cache(paths, {"runs": runs, "views": views})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert kept_views.load_cache(paths) == {"runs": runs, "views": views}
+    assert (peak - start) * 10 < paths.metrics_cache.stat().st_size

@@ -28,7 +28,8 @@ def run(run_id: str, status: str, *, sweep: str = "s1", backend: str = "local") 
 
 def fed(index: RunIndex, tracker: OpenRuns, *records: RunRecord) -> None:
     index.apply(records)
-    tracker.follow(index, records)
+    for record in records:
+        tracker.record(record)
 
 
 def test_open_runs_follow_the_records_by_status_in_queue_order() -> None:
@@ -64,9 +65,8 @@ def test_open_runs_count_the_queue_by_backend_and_program() -> None:
 def test_a_new_index_is_followed_from_its_start() -> None:
     index, tracker = RunIndex(), OpenRuns()
     fed(index, tracker, run("r0", "queued"))
-    again = RunIndex()  # the file was read again from the start (replaced, compacted)
-    again.apply([run("r0", "running"), run("r1", "queued")])
-    tracker.follow(again, [])
+    tracker.reset()  # the file was read again from the start (replaced, compacted)
+    fed(RunIndex(), tracker, run("r0", "running"), run("r1", "queued"))
     assert list(tracker.running) == ["r0"] and list(tracker.queued_ids()) == ["r1"]
 
 

@@ -6,6 +6,7 @@ import os
 import secrets
 import subprocess
 import sys
+import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -175,3 +176,27 @@ def test_a_drawn_id_already_taken_is_drawn_again(
     first = record_sweep(paths, spec(GRID), now=NOW).sweep
     second = record_sweep(paths, spec(GRID), now=NOW).sweep
     assert (first and first.id, second and second.id) == ("s20261125-aaaa", "s20261125-bbbb")
+
+
+def test_a_big_sweep_is_recorded_without_all_its_records_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recording a 10,000-run sweep held its planned runs, their signed copies and their
+    # encoded lines together (~5 times runs.jsonl's size); now each run is planned, signed
+    # and encoded as the one append is built: what is held is about its bytes.
+    monkeypatch.delenv("WILD_RUN_BACKEND", raising=False)
+    paths = WildPaths(init_wild_dir(tmp_path))
+    text = '{"name": "big", "base_command": "python t.py", "parameters": {"i": %s}}'
+    big = spec(text % list(range(2000)))
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        outcome = record_sweep(paths, big, now=NOW)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert outcome.sweep is not None and len(outcome.runs) == 2000
+    runs = read_runs(paths.runs_log).index.of_sweep(outcome.sweep.id)
+    assert [r.resolved_instruction for r in runs[:2]] == ["python t.py --i=0", "python t.py --i=1"]
+    assert [r.raw["signature"] for r in runs] == [r.raw["signature"] for r in outcome.runs]
+    assert peak - start <= 3 * paths.runs_log.stat().st_size

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -57,16 +57,16 @@ def test_a_crash_between_archive_and_rewrite_loses_and_duplicates_nothing(
     path, archive, lock = tmp_path / "alerts.jsonl", tmp_path / "archive.jsonl", tmp_path / ".lock"
     archive.write_bytes(line("old", "resolved"))
     path.write_bytes(line("a") + line("b") + line("a", "resolved"))
-    real_write = files.atomic_write
+    real_write = files.atomic_write_parts
 
-    def crash(target: Path, data: bytes) -> None:
+    def crash(target: Path, parts: Iterable[bytes]) -> None:
         raise RuntimeError("killed")
 
-    monkeypatch.setattr(files, "atomic_write", crash)
+    monkeypatch.setattr(files, "atomic_write_parts", crash)
     with pytest.raises(RuntimeError):
         compact(path, archive, lock)
     assert lines_of(archive) == [line("old", "resolved"), line("a"), line("a", "resolved")]
-    monkeypatch.setattr(files, "atomic_write", real_write)
+    monkeypatch.setattr(files, "atomic_write_parts", real_write)
     with path.open("ab") as handle:
         handle.write(line("b", "resolved") + line("c"))
     assert compact(path, archive, lock) == CompactionReport(2, 2, 2, 1, 0)
@@ -121,7 +121,7 @@ def test_lines_appended_during_compaction_are_carried_over(
 
     # one append lands after our read, the other after the final pre-rename read
     _run_first(monkeypatch, alerts_compaction, "_append_archive", job_appends_without_any_lock)
-    _run_first(monkeypatch, files, "atomic_write", shell_appends_to_the_old_file)
+    _run_first(monkeypatch, files, "atomic_write_parts", shell_appends_to_the_old_file)
     assert compact(path, archive, lock) == CompactionReport(1, 2, 0, 4, 3)
     assert lines_of(path) == [
         line("b"),

@@ -10,7 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from wild.parsers.runs import Record, RunIndex, RunRecord, SweepRecord, encode_record
+from wild.store import runs_compaction
 from wild.store.runs_compaction import (
     MIN_BYTES,
     CompactionReport,
@@ -136,3 +139,28 @@ def test_nothing_appended_during_compaction_is_lost(tmp_path: Path) -> None:
     assert {run.status for run in log.index.runs.values()} == {"finished"}
     compact(path, lock)
     assert len([x for x in path.read_bytes().splitlines() if x.strip()]) == len(expected)
+
+
+def test_compaction_holds_a_place_per_line_kept_not_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loop compacts runs.jsonl as a 10,000-run sweep goes on: reading the whole file and
+    # copying the kept lines into one buffer held the file two or three times over (tens of
+    # MB). Now it is read a chunk at a time, each kept line's place is remembered (an int),
+    # and the new file is written line by line, each line read again as it is written.
+    monkeypatch.setattr(runs_compaction, "READ_BYTES", 1 << 16)
+    path, lock = tmp_path / "runs.jsonl", tmp_path / ".lock"
+    runs = [queued(f"s1-{n:05d}") for n in range(2000)]
+    sweep = SweepRecord("s1", "s1", {"name": "s1"}, "active", tuple(r.id for r in runs))
+    append_records(path, [sweep, *[line for run in runs for line in history(run)]])
+    before = read_runs(path)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        report = compact(path, lock)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report == CompactionReport(dropped=4000, kept_lines=2001, carried_lines=0)
+    assert states(read_runs(path).index) == states(before.index)
+    assert peak * 4 <= size

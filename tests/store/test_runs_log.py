@@ -10,6 +10,7 @@ import orjson
 
 from wild.parsers.alerts import INCOMPLETE
 from wild.parsers.lines import Problem
+from wild.parsers.run_table import facts_of, running_runs, sweep_facts
 from wild.parsers.runs import RunRecord, SweepRecord, encode_record
 from wild.store.runs_compaction import compact
 from wild.store.runs_log import RunLog, append_records, read_runs
@@ -166,3 +167,54 @@ def test_a_whole_read_holds_the_file_once_beside_its_records(tmp_path: Path) -> 
     assert len(log.index.runs) == 2000 and log.cursor is not None
     assert log.cursor.line_count == 2001 and log.cursor.offset == size
     assert peak - kept <= 1.5 * size
+
+
+def test_a_lean_log_holds_a_place_per_run_not_its_record(tmp_path: Path) -> None:
+    # The loop's index of a 10,000-run sweep held every run's record (~1.6 KB queued, 2.5 KB
+    # ended): the supervisor's lean log keeps the running runs' records and, for the others,
+    # where their line is, reading it again when a record is asked for.
+    path = tmp_path / "runs.jsonl"
+    runs = _queued_runs(2000)
+    append_records(path, [SWEEP, *runs])
+    append_records(path, [dataclasses.replace(runs[0], status="running")])
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        plain = read_runs(path)
+        as_records = tracemalloc.get_traced_memory()[0] - start
+        start, _ = tracemalloc.get_traced_memory()
+        lean = RunLog(path, lean=True)
+        lean.refresh()
+        as_places = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert as_places * 5 <= as_records
+    assert len(lean.index.runs) == len(plain.index.runs) == 2000
+    for run_id in ("s1-00000", "s1-00001", "s1-01999"):
+        assert lean.index.runs[run_id] == plain.index.runs[run_id]
+        assert lean.index.runs[run_id].raw == plain.index.runs[run_id].raw
+        assert lean.index.runs[run_id].line == plain.index.runs[run_id].line
+    assert [r.id for r in running_runs(lean.index)] == ["s1-00000"]
+    assert sweep_facts(lean.index, "s1") == facts_of(list(plain.index.runs.values()))
+
+
+def test_a_lean_log_reads_each_run_from_the_file_as_it_is_now(tmp_path: Path) -> None:
+    # Its places are byte offsets: after a compaction (or any replacement) the file is read
+    # again from its start, and a record asked for before that is found all the same.
+    path = tmp_path / "runs.jsonl"
+    runs = _queued_runs(50)
+    append_records(path, [SWEEP, *runs])
+    append_records(path, [dataclasses.replace(run, status="running") for run in runs[:40]])
+    lean = RunLog(path, lean=True)
+    lean.refresh()
+    assert compact(path, tmp_path / ".lock").dropped == 40
+    ended = dataclasses.replace(runs[3], status="finished", exit_code=0)
+    append_records(path, [ended])
+    assert lean.index.runs["s1-00003"].status == "running"  # as of the last read
+    assert lean.index.runs.get("s1-00044") == dataclasses.replace(runs[44], line=46)
+    lean.refresh()
+    assert dataclasses.replace(lean.index.runs["s1-00003"], line=0) == ended
+    assert dataclasses.replace(lean.index.runs["s1-00044"], line=0) == runs[44]
+    assert lean.problems == []
+    counts = sweep_facts(lean.index, "s1").counts
+    assert (counts["queued"], counts["running"], counts["finished"]) == (10, 39, 1)

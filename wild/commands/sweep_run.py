@@ -184,7 +184,7 @@ def _refuse_held(paths: WildPaths, clock: Clock, open_runs: Sequence[RunRecord])
 
 def _interrupted(supervisor: RunSupervisor, term: Terminal) -> None:
     """Ctrl-C: on a terminal, ask whether to stop the runs; else leave them and say how."""
-    going = [run for run in supervisor.index.runs.values() if not run.terminal]
+    going = supervisor.open_runs()
     if not going:
         return
     sweeps = sorted({run.sweep for run in going})
@@ -205,6 +205,7 @@ def _finish(paths: WildPaths, index: RunIndex, sweeps: list[str], term: Terminal
     """Each sweep's comparison table (as `wild --compare`); a WildError if runs failed."""
     from wild.metrics.comparison import sweep_comparison  # noqa: PLC0415
     from wild.parsers.run_compare import format_comparison  # noqa: PLC0415
+    from wild.parsers.run_table import run_ids_of  # noqa: PLC0415
 
     failed = []
     for sweep_id in sweeps:
@@ -214,7 +215,7 @@ def _finish(paths: WildPaths, index: RunIndex, sweeps: list[str], term: Terminal
         term.out("")
         comparison = sweep_comparison(paths, index, sweep)
         term.out(format_comparison(comparison, f"{sweep.id} ({sweep.name})"))
-        failed += [run.id for run in index.of_sweep(sweep_id) if run.status == "failed"]
+        failed += run_ids_of(index, sweep_id, "failed")
     if failed:
         raise WildError(
             f"{plural(len(failed), 'run')} failed: {', '.join(failed)}; read their logs with "

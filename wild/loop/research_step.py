@@ -15,13 +15,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from wild.agents.run_result import AgentRun
-from wild.clock import duration_text, iso, parse_time
+from wild.clock import duration_text, iso
 from wild.loop import claims, research
 from wild.loop.model import (
     Action,
@@ -44,6 +43,7 @@ from wild.output import plural
 from wild.parsers.alert_answer import answer_of
 from wild.parsers.alerts import make_alert, status_update
 from wild.parsers.control import ControlRequest
+from wild.parsers.run_table import eta_s, facts_of, sweep_facts
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.parsers.state import push_summary
 from wild.runs import retry, stage
@@ -139,55 +139,32 @@ def progress(model: LoopModel, event: RunsSupervised, now: datetime) -> list[str
 
 def sweep_progress(index: RunIndex, sweep_id: str, now: datetime) -> str:
     """`🏃 sweep s1 (lr): 5/12 done (4 finished, 1 failed), 2 running, ETA ~3m10s`: the
-    loop's progress line, and `wild --run-sweeps`'."""
-    runs = index.of_sweep(sweep_id)
+    loop's progress line, and `wild --run-sweeps`'. From the sweep's facts (counts by
+    status, finished durations: wild.parsers.run_table), not from every run's record."""
+    facts = sweep_facts(index, sweep_id)
     sweep = index.sweeps.get(sweep_id)
-    tally = stage.counts(runs)
-    ended = tally.finished + tally.failed + tally.stopped
+    counts = facts.counts
+    finished, failed, stopped = counts["finished"], counts["failed"], counts["stopped"]
+    ended = finished + failed + stopped
     detail = ", ".join(
         f"{n} {word}"
-        for n, word in (
-            (tally.finished, "finished"),
-            (tally.failed, "failed"),
-            (tally.stopped, "stopped"),
-        )
+        for n, word in ((finished, "finished"), (failed, "failed"), (stopped, "stopped"))
         if n
     )
-    left = sweep_eta_s(runs, now)
-    eta = f", ETA ~{duration_text(left)}" if left is not None and ended < len(runs) else ""
+    left = eta_s(facts, now)
+    eta = f", ETA ~{duration_text(left)}" if left is not None and ended < facts.total else ""
     name = f" ({sweep.name})" if sweep is not None else ""
     detail = f" ({detail})" if detail else ""
     return (
-        f"🏃 sweep {sweep_id}{name}: {ended}/{plural(len(runs), 'run')} done{detail}, "
-        f"{tally.running} running{eta}"
+        f"🏃 sweep {sweep_id}{name}: {ended}/{plural(facts.total, 'run')} done{detail}, "
+        f"{counts['running']} running{eta}"
     )
 
 
 def sweep_eta_s(runs: Sequence[RunRecord], now: datetime) -> float | None:
     """Seconds until a sweep's last run ends: its finished runs' median time for each run
     still to go, as many at once as run now, less what the running ones have done."""
-    took = [
-        (end - start).total_seconds()
-        for run in runs
-        if run.status == "finished"
-        and (start := parse_time(run.started_at)) is not None
-        and (end := parse_time(run.ended_at)) is not None
-    ]
-    if not took:
-        return None
-    import statistics  # noqa: PLC0415 (fractions and decimal: not on the loop's start path)
-
-    each = statistics.median(took)
-    running = [r for r in runs if r.status == "running"]
-    waiting = sum(1 for r in runs if r.status in ("queued", "planned"))
-    done = [
-        (now - start).total_seconds()
-        for r in running
-        if (start := parse_time(r.started_at)) is not None
-    ]
-    current = max((each - spent for spent in done), default=0.0)
-    waves = math.ceil(waiting / max(len(running), 1))
-    return max(0.0, current) + waves * each
+    return eta_s(facts_of(runs), now)
 
 
 def backend_alert(problem: str, at: Moment) -> dict[str, object]:

@@ -4,15 +4,20 @@ the plot."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from wild.errors import UsageError, WildError
 from wild.metrics.kept import summaries
 from wild.parsers.metric_summary import Mode, RunSummary, objective_of
 from wild.parsers.run_compare import Comparison, compare, format_comparison
-from wild.parsers.runs import RunIndex, SweepRecord
+from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
+
+
+def _compared(run: RunRecord) -> RunRecord:
+    """What `compare` reads of a run (id, sweep, params, status, reason), nothing else."""
+    return RunRecord(run.id, run.sweep, run.params, "", run.status, reason=run.reason)
 
 
 def find_sweep(paths: WildPaths, index: RunIndex, name: str) -> SweepRecord:
@@ -35,8 +40,16 @@ def sweep_comparison(
 ) -> Comparison:
     """The comparison of `sweep`'s runs on `metric` (default: the sweep's objective, else the
     only metric the runs logged)."""
-    runs = list(index.of_sweep(sweep.id))
-    kept = summaries(paths, index, runs)
+    runs: list[RunRecord] = []
+
+    def each() -> Iterator[RunRecord]:
+        # One whole record at a time: the comparison keeps of each run only what it shows
+        # (a 10,000-run sweep's records, its lines' objects, were tens of MB at the end).
+        for run in index.each_of_sweep(sweep.id):
+            runs.append(_compared(run))
+            yield run
+
+    kept = summaries(paths, index, each())
     objective = objective_of(sweep.spec)
     logged = sorted({key for s in kept.values() for key in s.last})
     chosen = metric or (objective.metric if objective is not None else None)

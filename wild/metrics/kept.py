@@ -14,7 +14,7 @@ takes no lock; failing to write loses nothing but time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -117,7 +117,7 @@ def settled(entry: Mapping[str, Any]) -> bool:
 def summaries(
     paths: WildPaths,
     index: RunIndex,
-    runs: Sequence[RunRecord],
+    runs: Iterable[RunRecord],
     clock_ns: Callable[[], int] = time.time_ns,
 ) -> dict[str, RunSummary]:
     """Each of `runs`' summary: kept where its files stand unchanged, read afresh (and kept
@@ -131,7 +131,7 @@ def summaries(
 def summary_entries(
     paths: WildPaths,
     index: RunIndex,
-    runs: Sequence[RunRecord],
+    runs: Iterable[RunRecord],
     clock_ns: Callable[[], int] = time.time_ns,
 ) -> dict[str, tuple[RunSummary, dict[str, Any]]]:
     """Each of `runs`' summary with its kept entry, as `summaries`."""

@@ -6,13 +6,14 @@ settled. Light on imports, since a kept listing is all such a command does."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
 from wild import __version__
 from wild.paths import WildPaths
-from wild.store.files import atomic_write, stat_signature
+from wild.store.files import atomic_write_parts, stat_signature
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
@@ -38,10 +39,30 @@ def load_cache(paths: WildPaths) -> dict[str, Any]:
 
 
 def save_cache(paths: WildPaths, cache: dict[str, Any]) -> None:
-    """Write it whole (an atomic replace, no lock: a lost race loses only time)."""
+    """Write it whole (an atomic replace, no lock: a lost race loses only time).
+
+    Encoded a run's entry at a time as it is written, never as one text: at 10,000 runs the
+    cache is megabytes, and its text beside the entries was the peak of the loop's memory at
+    the end of `wild --sweep FILE --run`."""
     payload = {"format": FORMAT, "wild": __version__, **cache}
+    # A value that does not encode stops the write before the rename: nothing is replaced.
     with contextlib.suppress(OSError, orjson.JSONEncodeError):
-        atomic_write(paths.metrics_cache, orjson.dumps(payload))
+        atomic_write_parts(paths.metrics_cache, _encoded(payload))
+
+
+def _encoded(payload: dict[str, Any]) -> Iterator[bytes]:
+    """`orjson.dumps(payload)`, in parts: its `runs` object one entry at a time."""
+    yield b"{"
+    for n, (key, value) in enumerate(payload.items()):
+        yield (b"," if n else b"") + orjson.dumps(key) + b":"
+        if key != "runs" or not isinstance(value, dict):
+            yield orjson.dumps(value)
+            continue
+        yield b"{"
+        for m, (run_id, entry) in enumerate(value.items()):
+            yield (b"," if m else b"") + orjson.dumps(run_id) + b":" + orjson.dumps(entry)
+        yield b"}"
+    yield b"}"
 
 
 def stands(path: str, kept: Any, taken_ns: int) -> bool:

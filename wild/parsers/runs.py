@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard, get_args
 
@@ -290,9 +290,11 @@ def encode_record(record: Record) -> bytes:
 
 @dataclass
 class RunIndex:
-    """The latest record per id, fed line by line in file order."""
+    """The latest record per id, fed line by line in file order. `runs` is a dict, or the
+    loop's lean table (wild.parsers.run_table) that reads an ended or queued run's line again
+    when asked."""
 
-    runs: dict[str, RunRecord] = field(default_factory=dict)
+    runs: MutableMapping[str, RunRecord] = field(default_factory=dict)
     sweeps: dict[str, SweepRecord] = field(default_factory=dict)
 
     def apply(self, records: Iterable[Record]) -> None:
@@ -303,6 +305,13 @@ class RunIndex:
                 self.sweeps[record.id] = record
 
     def of_sweep(self, sweep_id: str) -> tuple[RunRecord, ...]:
+        return tuple(self.each_of_sweep(sweep_id))
+
+    def each_of_sweep(self, sweep_id: str) -> Iterator[RunRecord]:
+        """`of_sweep` one record at a time: a lean index reads each from its line, and a
+        reader that keeps little of each need not hold them all."""
         sweep = self.sweeps.get(sweep_id)
-        order = sweep.run_ids if sweep is not None else ()
-        return tuple(self.runs[r] for r in order if r in self.runs)
+        for run_id in sweep.run_ids if sweep is not None else ():
+            run = self.runs.get(run_id)
+            if run is not None:
+                yield run

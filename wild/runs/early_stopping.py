@@ -18,6 +18,7 @@ from typing import Any
 
 from wild.metrics.follow import FileFollower, RunMetrics
 from wild.parsers.early_stop import Stop, SweepStopping, early_stop_of
+from wild.parsers.run_table import running_runs
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
 from wild.runs.decide import STOP_FIELD
@@ -46,8 +47,7 @@ class EarlyStopping:
     def watching(self, index: RunIndex) -> bool:
         """Whether a run of a sweep with early stopping is going (then check every CHECK_S)."""
         return any(
-            run.status == "running" and self._rule(index.sweeps.get(run.sweep)) is not None
-            for run in index.runs.values()
+            self._rule(index.sweeps.get(run.sweep)) is not None for run in running_runs(index)
         )
 
     def decide(self, index: RunIndex) -> list[Stop]:
@@ -57,10 +57,10 @@ class EarlyStopping:
             rule = self._rule(sweep)
             if rule is None:
                 continue
-            runs = index.of_sweep(sweep.id)
-            if not any(run.status == "running" for run in runs):
-                self._rest(sweep.id, runs)  # nothing to stop: nothing to read or keep
+            if not any(run.sweep == sweep.id for run in running_runs(index)):
+                self._rest(sweep.id, sweep.run_ids)  # nothing to stop: nothing to read or keep
                 continue
+            runs = index.of_sweep(sweep.id)
             running = []
             for run in runs:
                 if run.status in ("planned", "queued"):
@@ -74,11 +74,11 @@ class EarlyStopping:
                 stops.append(stop)
         return stops
 
-    def _rest(self, sweep_id: str, runs: Sequence[RunRecord]) -> None:
+    def _rest(self, sweep_id: str, run_ids: Sequence[str]) -> None:
         """Let go of a sweep with no run going (a rerun reads its runs again, once)."""
-        if any(run.id in self._runs for run in runs):
-            for run in runs:
-                self._runs.pop(run.id, None)
+        if any(run_id in self._runs for run_id in run_ids):
+            for run_id in run_ids:
+                self._runs.pop(run_id, None)
             self._rules.pop(sweep_id, None)
 
     def _rule(self, sweep: SweepRecord | None) -> SweepStopping | None:

@@ -4,49 +4,43 @@ last step, so a supervisor step costs what it starts and ends, not the sweep's s
 A 10,000-run sweep made every step walk every run (queued ones filtered, running ones
 filtered, each queued line's signature and program checked), so steps grew with the
 sweep. This keeps the open runs' ids by status, each in the order runs.jsonl first named
-them (the queue's order), and, per sweep and program, the
-queued runs that ask the command gate the same question.
+them (the queue's order), and, per sweep and program, the queued runs that ask the command
+gate the same question; the supervisor's lean runs log feeds it each line as it is read.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
-from wild.parsers.runs import Record, RunIndex, RunRecord
+from wild.parsers.runs import RunRecord
 from wild.runs.signing import command_to_approve
 
 Program = tuple[str, str]  # (sweep id, the command the gate is asked about)
 
 
 class OpenRuns:
-    """The queued and running run ids of one `RunIndex`, fed the records applied to it."""
+    """The queued and running run ids of the supervisor's runs log, fed each run record as
+    the log reads it (`wild.store.runs_log.RunListener`)."""
 
     def __init__(self) -> None:
-        # Which index this follows, by a weak reference: holding it kept a replaced index
-        # (the whole sweep's records) alive while its successor was read.
-        self._index: weakref.ref[RunIndex] | None = None
-        self._reset()
+        self.reset()
 
-    def _reset(self) -> None:
+    def reset(self) -> None:
+        """The log is read again from its start: forget every run."""
         self._position: dict[str, int] = {}  # each run id's place in runs.jsonl, first seen
         self.queued: dict[str, None] = {}  # in queue order once `queued_ids` has sorted it
         self.running: dict[str, None] = {}
         self.programs: dict[Program, dict[str, None]] = {}  # queued ids by what they ask
         self.backends: dict[str, int] = {}  # how many queued runs each backend has
+        # Each queued run's (program, backend), one tuple shared by the runs that ask the
+        # same (a tuple per run was ~120 bytes of a 10,000-run queue's each).
         self._queued_on: dict[str, tuple[Program, str]] = {}
+        self._shared: dict[tuple[Program, str], tuple[Program, str]] = {}
         self._unordered = False  # a run came back to the queue (a rerun): sort before use
 
-    def follow(self, index: RunIndex, records: Iterable[Record]) -> None:
-        """Bring this up to date with `index`, to which `records` were just applied (a
-        different index than last time: it was read again from the start, so start over)."""
-        if self._index is None or index is not self._index():
-            self._index = weakref.ref(index)
-            self._reset()
-            records = index.runs.values()
-        for record in records:
-            if isinstance(record, RunRecord):
-                self._apply(record)
+    def record(self, run: RunRecord) -> None:
+        """`run` is its id's latest line."""
+        self._apply(run)
 
     def _apply(self, run: RunRecord) -> None:
         if run.id not in self._position:
@@ -57,10 +51,12 @@ class OpenRuns:
         self._unqueue(run.id)
         if run.status == "queued":
             self.queued[run.id] = None
-            program = (run.sweep, command_to_approve(run))
+            on = (run.sweep, command_to_approve(run)), run.backend
+            on = self._shared.setdefault(on, on)
+            program = on[0]
             self.programs.setdefault(program, {})[run.id] = None
             self.backends[run.backend] = self.backends.get(run.backend, 0) + 1
-            self._queued_on[run.id] = (program, run.backend)
+            self._queued_on[run.id] = on
         elif run.status == "running":
             self.running[run.id] = None
 

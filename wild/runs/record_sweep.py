@@ -18,13 +18,15 @@ A run whose sweep gives no `resources.time` gets the default time limit
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import overload
 
 from wild.clock import iso
 from wild.errors import WildError
@@ -51,7 +53,7 @@ class SweepOutcome:
     """A recorded sweep, or the errors that kept it from being recorded (nothing launched)."""
 
     sweep: SweepRecord | None
-    runs: tuple[RunRecord, ...] = ()
+    runs: Sequence[RunRecord] = ()  # made as they are asked for (`Planned`)
     errors: tuple[str, ...] = ()
 
 
@@ -97,6 +99,34 @@ def time_limit_s(env_value: str | None) -> float:
     return seconds
 
 
+class Planned(Sequence[RunRecord]):
+    """A sweep's runs, each made when it is asked for (`make(i)`), never all at once: a
+    10,000-run sweep's records, its signed copies and their lines were tens of MB held
+    together while it was recorded."""
+
+    def __init__(self, make: Callable[[int], RunRecord], count: int) -> None:
+        self._make, self._count = make, count
+
+    @overload
+    def __getitem__(self, at: int) -> RunRecord: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[RunRecord]: ...
+
+    def __getitem__(self, at: int | slice) -> RunRecord | Sequence[RunRecord]:
+        if isinstance(at, slice):
+            return tuple(self._make(i) for i in range(*at.indices(self._count)))
+        if not -self._count <= at < self._count:
+            raise IndexError(at)
+        return self._make(at % self._count)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[RunRecord]:
+        return (self._make(i) for i in range(self._count))
+
+
 def plan_sweep(
     spec: SweepSpec,
     *,
@@ -105,19 +135,22 @@ def plan_sweep(
     backend: str,
     python: str,
     default_time_s: float = DEFAULT_TIME_LIMIT_S,
-) -> tuple[SweepRecord, tuple[RunRecord, ...]]:
-    """The sweep's line and its runs' `queued` lines (unsigned), each with its resolved
-    instruction, the sweep's program, and a time limit (the sweep's, else `default_time_s`)."""
+) -> tuple[SweepRecord, Sequence[RunRecord]]:
+    """The sweep's line and its runs' `queued` lines (unsigned, made as they are asked
+    for), each with its resolved instruction, the sweep's program, and a time limit (the
+    sweep's, else `default_time_s`)."""
     grid = spec.grid()
     ids = run_ids(sweep_id, len(grid.points))
     command = program(spec, python=python)
     resources = spec.resources
     if resources.time_s is None:
         resources = replace(resources, time_s=default_time_s)
-    runs = tuple(
-        signing.with_command(
+
+    def make(at: int) -> RunRecord:
+        params = grid.points[at]
+        return signing.with_command(
             RunRecord(
-                id=run_id,
+                id=ids[at],
                 sweep=sweep_id,
                 params=params,
                 resolved_instruction=resolve_instruction(spec, params, python=python),
@@ -130,8 +163,7 @@ def plan_sweep(
             command,
             spec.raw.get("slurm"),
         )
-        for run_id, params in zip(ids, grid.points, strict=True)
-    )
+
     sweep = SweepRecord(
         id=sweep_id,
         name=spec.name,
@@ -143,7 +175,7 @@ def plan_sweep(
         barrier=barrier_id(sweep_id),
         raw={"backend": backend, "grid_size": grid.total, signing.COMMAND_FIELD: command},
     )
-    return sweep, runs
+    return sweep, Planned(make, len(ids))
 
 
 def analysis_task_text(sweep: SweepRecord) -> str:
@@ -203,7 +235,7 @@ def record_sweep(
     check_appendable(paths.runs_log)
     key = signing.load_key()
     backend = choose_backend(spec.backend, run_backend, os.environ.get(BACKEND_ENV))
-    planned: list[tuple[SweepRecord, tuple[RunRecord, ...], str, str]] = []
+    planned: list[tuple[SweepRecord, Sequence[RunRecord], str, str]] = []
 
     def add_task(current: str) -> str:
         # Under wild's lock (update_text's): the id drawn here is reserved by the task.
@@ -234,8 +266,8 @@ def record_sweep(
     try:
         after = update_text(paths.barriers, add_barrier, paths.lock)
         written.append((paths.barriers, barriers_before[0], after))
-        signed = tuple(signing.sign(key, run) for run in runs)
-        append_records(paths.runs_log, [sweep, *signed])  # the commit point
+        signed = Planned(lambda at: signing.sign(key, runs[at]), len(runs))
+        append_records(paths.runs_log, itertools.chain([sweep], signed))  # the commit point
     except BaseException:
         for path, old, new in reversed(written):
             _take_back(paths, path, old, new)

@@ -72,20 +72,21 @@ class RunSupervisor:
         self.backends = backends
         self.clock = clock
         self.events = events
-        self.log = RunLog(paths.runs_log)
+        self._open = OpenRuns()
+        # Lean: only the running runs' records are held, the others read again when needed
+        # (the loop's memory flat with the sweep's size); the open runs follow each line.
+        self.log = RunLog(paths.runs_log, lean=True, listener=self._open)
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._last_queue: tuple[int, int] | None = None
         # Queued runs whose claim may already be taken: all of them at the first step (a
         # previous loop may have died mid-start), later only those found claimed by another.
         self._unclaimed_unsure: set[str] | None = None
-        self._open = OpenRuns()
         self._signed_key: bytes | None = None
         self._signed_lines: dict[str, tuple[RunRecord, bool]] = {}
 
     @property
     def index(self) -> RunIndex:
-        new = self.log.refresh()
-        self._open.follow(self.log.index, new)
+        self.log.refresh()  # brings `_open` up to date too
         return self.log.index
 
     def busy(self) -> bool:
@@ -99,9 +100,8 @@ class RunSupervisor:
 
     def open_sweeps(self) -> set[str]:
         """The sweeps with a run queued or running."""
-        runs = self.index.runs
         return {sweep for sweep, _program in self._open.programs} | {
-            runs[run_id].sweep for run_id in self._open.running
+            run.sweep for run in self._running()
         }
 
     def open_runs(self) -> list[RunRecord]:
@@ -166,7 +166,12 @@ class RunSupervisor:
         ids = (
             self._open.queued_ids() if unsure is None else sorted(unsure & self._open.queued.keys())
         )
-        for run in [runs[run_id] for run_id in ids]:
+        for run_id in ids:
+            # One record at a time: the first step looks at every queued run, and the lean
+            # index reads each from its line.
+            run = runs.get(run_id)
+            if run is None:
+                continue
             run_dir = self.paths.run_dir(run.id)
             if not attempts.claimed(run_dir, run.attempt):
                 continue
@@ -355,7 +360,9 @@ class RunSupervisor:
 
         def signed(run: RunRecord) -> bool:
             seen = known.get(run.id)
-            if seen is None or seen[0] is not run:  # a new line for the run: check it again
+            # A new line for the run: check it again (the lean index reads a queued run's
+            # line afresh each time, the same line as a new record: compared by content).
+            if seen is None or (seen[0] is not run and _line_of(seen[0]) != _line_of(run)):
                 seen = known[run.id] = (run, signing.written_by_wild(key, run))
             return seen[1]
 
@@ -481,6 +488,10 @@ def _submit_each(
         except (WildError, OSError) as error:
             results.append(error)
     return results
+
+
+def _line_of(run: RunRecord) -> tuple[int, Mapping[str, Any]]:
+    return run.line, run.raw
 
 
 def _once_each(may_run: Callable[[str], bool]) -> Callable[[str], bool]:

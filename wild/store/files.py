@@ -15,7 +15,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -220,7 +220,9 @@ def _current_umask() -> int:
     return mask
 
 
-def _write_temp(path: Path, data: bytes | bytearray) -> tuple[Path, Path]:
+def _write_temp(
+    path: Path, data: bytes | bytearray, parts: Iterable[bytes] = ()
+) -> tuple[Path, Path]:
     """Write and fsync `data` beside `path`'s real target; returns (target, temp file).
 
     Same folder because os.replace cannot cross filesystems; symlinks are followed so a
@@ -240,6 +242,8 @@ def _write_temp(path: Path, data: bytes | bytearray) -> tuple[Path, Path]:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            for part in parts:
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
@@ -275,6 +279,23 @@ def atomic_write(path: Path, data: bytes | bytearray) -> None:
     target, tmp = _write_temp(path, data)
     _commit(target, tmp)
     _OWN.remember(target, data)
+
+
+def atomic_write_parts(path: Path, parts: Iterable[bytes]) -> None:
+    """`atomic_write` of the bytes `parts` make together, written as they come (a compacted
+    runs.jsonl of a 10,000-run sweep, never held whole)."""
+    size, digest = 0, hashlib.sha256()
+
+    def counted() -> Iterator[bytes]:
+        nonlocal size
+        for part in parts:
+            size += len(part)
+            digest.update(part)
+            yield part
+
+    target, tmp = _write_temp(path, b"", counted())
+    _commit(target, tmp)
+    _OWN.remember_digest(target, size, digest.hexdigest())
 
 
 def write_cache(path: Path, data: bytes) -> None:

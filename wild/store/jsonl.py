@@ -7,7 +7,7 @@ import contextlib
 import errno
 import fcntl
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from wild.errors import WildError, with_filename
@@ -141,7 +141,7 @@ def _whole_lines(data: bytes) -> bool:
     return not data or data.endswith(b"\n")
 
 
-def replace_carrying_appends(path: Path, fd: int, read_to: int, keep: Sequence[bytes]) -> int:
+def replace_carrying_appends(path: Path, fd: int, read_to: int, keep: Iterable[bytes]) -> int:
     """Replace the append-only file `path` (open as `fd`, read up to `read_to`) with the
     lines `keep`, carrying over what appenders wrote meanwhile; returns the lines carried.
 
@@ -150,14 +150,15 @@ def replace_carrying_appends(path: Path, fd: int, read_to: int, keep: Sequence[b
     was appended after the read is carried, before the rename and after it."""
     fcntl.flock(fd, fcntl.LOCK_EX)
     tail = files.read_settled(fd, read_to, usable=_whole_lines)
-    # One buffer: the kept lines with their newlines, then the tail (each copy of a
-    # compacted runs.jsonl is megabytes in a 10,000-run sweep).
-    whole = bytearray()
-    for line in keep:
-        whole += line
-        whole += NEWLINE
-    whole += tail
-    files.atomic_write(path, whole)
+
+    def parts() -> Iterator[bytes]:
+        # Written as they come, never joined: a compacted runs.jsonl of a 10,000-run sweep
+        # is megabytes, and `keep` may read each line from the file only when it is asked.
+        for line in keep:
+            yield line + NEWLINE
+        yield tail
+
+    files.atomic_write_parts(path, parts())
     late = files.read_settled(fd, read_to + len(tail), usable=_whole_lines)
     if late:
         append_bytes(path, late)

@@ -10,6 +10,7 @@ crash-safely while others append (the same protocol as `wild.store.alerts_compac
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,31 +40,86 @@ class CompactionPlan:
     dropped: int  # lines superseded by a later line of the same sweep or run
 
 
-def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
+@dataclass(frozen=True)
+class Places:
+    """Where the lines runs.jsonl keeps are: each as (byte offset << 32) | length, in the
+    order they are written; and how many lines were read."""
+
+    kept: list[int]
+    read: int
+
+    @property
+    def dropped(self) -> int:
+        return self.read - len(self.kept)
+
+
+def plan_places(lines: Iterable[tuple[int, bytes]], file: str = FILE) -> Places:
     """Each sweep's and run's latest line, at the place of its first line (so a listing in
     file order keeps its order); a line wild cannot read stays where it is, byte for byte
-    (bad input is never lost: its problem is still reported, and a person can mend it)."""
-    lines, end = complete_lines(data)
-    slots: list[bytes] = []
-    where: dict[tuple[bool, str], int] = {}
+    (bad input is never lost: its problem is still reported, and a person can mend it).
+
+    `lines` are the file's complete lines with their byte offsets; only their places are
+    kept (one int each), not copies of them: a 10,000-run sweep's file is tens of MB."""
+    slots: list[int] = []
+    where: dict[str, int] = {}
     read = 0
-    # Line by line, not split at once: a split held a copy of the whole file (tens of MB
-    # in a 10,000-run sweep) beside it; here only the lines kept are copies.
-    for line in lines:
+    for offset, line in lines:
         if not line.strip():
             continue
         read += 1
+        place = (offset << 32) | len(line)
         record, _problems = parse_line(line, 0, file)
         if record is None:
-            slots.append(line)
+            slots.append(place)
             continue
-        key = (isinstance(record, RunRecord), record.id)
+        key = ("r:" if isinstance(record, RunRecord) else "s:") + record.id
         if key in where:
-            slots[where[key]] = line  # the later line wins, as every reader takes it
+            slots[where[key]] = place  # the later line wins, as every reader takes it
         else:
             where[key] = len(slots)
-            slots.append(line)
-    return CompactionPlan(tuple(slots), end, read - len(slots))
+            slots.append(place)
+    return Places(slots, read)
+
+
+def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
+    """`plan_places` of bytes in hand: the lines kept, copied out of `data`."""
+    lines, end = complete_lines(data)
+    places = plan_places(_with_offsets(lines), file)
+    keep = tuple(data[p >> 32 : (p >> 32) + (p & _LENGTH)] for p in places.kept)
+    return CompactionPlan(keep, end, places.dropped)
+
+
+_LENGTH = (1 << 32) - 1
+READ_BYTES = 1 << 20  # the file is read this much at a time
+
+
+def _with_offsets(lines: Iterable[bytes], start: int = 0) -> Iterator[tuple[int, bytes]]:
+    at = start
+    for line in lines:
+        yield at, line
+        at += len(line) + 1
+
+
+def _file_lines(fd: int, ends: list[int]) -> Iterator[tuple[int, bytes]]:
+    """The open file's complete lines with their offsets, read READ_BYTES at a time (the
+    whole file is never held); `ends` gets where the last complete line ends."""
+    at, rest = 0, b""
+    while True:
+        chunk = os.pread(fd, READ_BYTES, at + len(rest))
+        if not chunk:
+            break
+        data = rest + chunk
+        lines, consumed = complete_lines(data)
+        yield from _with_offsets(lines, at)
+        at, rest = at + consumed, data[consumed:]
+    ends.append(at)
+
+
+def _kept_lines(fd: int, places: Sequence[int]) -> Iterator[bytes]:
+    """The kept lines, each read from the file when the writer asks for it."""
+    for place in places:
+        offset, length = place >> 32, place & _LENGTH
+        yield os.pread(fd, length, offset)
 
 
 @dataclass(frozen=True)
@@ -92,10 +148,12 @@ def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
         except FileNotFoundError:
             return CompactionReport(0, 0, 0)
         try:
-            plan = plan_compaction(files.pread_all(fd, 0), str(runs_path))
-            if not plan.dropped:
-                return CompactionReport(0, len(plan.keep), 0)
-            carried = replace_carrying_appends(runs_path, fd, plan.end, plan.keep)
-            return CompactionReport(plan.dropped, len(plan.keep) + carried, carried)
+            ends: list[int] = []
+            places = plan_places(_file_lines(fd, ends), str(runs_path))
+            if not places.dropped:
+                return CompactionReport(0, len(places.kept), 0)
+            kept = _kept_lines(fd, places.kept)
+            carried = replace_carrying_appends(runs_path, fd, ends[0], kept)
+            return CompactionReport(places.dropped, len(places.kept) + carried, carried)
         finally:
             os.close(fd)  # also releases the exclusive flock

@@ -4,15 +4,18 @@ reported with the file and line; a bad line never stops the read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from wild.parsers.alerts import INCOMPLETE, MAX_LINE_BYTES
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.jsonl import complete_lines, trailing_object_start
 from wild.parsers.lines import Problem
-from wild.parsers.runs import FILE, Record, RunIndex, encode_record, parse_record
+from wild.parsers.run_table import RunTable
+from wild.parsers.runs import FILE, Record, RunIndex, RunRecord, encode_record, parse_record
 from wild.store.jsonl import append_bytes
 from wild.store.offset_read import read_on
 
@@ -59,21 +62,46 @@ class Parsed:
     consumed: int
 
 
-def parse_appended(data: bytes, lines_before: int, file: str = FILE) -> Parsed:
-    """The records in `data`, read from just after line `lines_before` of the file."""
+def parse_appended(
+    data: bytes,
+    lines_before: int,
+    file: str = FILE,
+    sink: Callable[[Record, int], None] | None = None,
+    offset: int = 0,
+) -> Parsed:
+    """The records in `data`, read from just after line `lines_before` of the file.
+
+    With `sink`, each record is given to it with its line's byte offset in the file (`data`
+    starts at `offset`) as it is parsed, not collected: the lean reader keeps no more than
+    one record at a time of a 10,000-run file read whole."""
     lines, consumed = complete_lines(data)
     records: list[Record] = []
     problems: list[Problem] = []
     line_no = lines_before
+    at = offset
     for line_no, line in enumerate(lines, start=lines_before + 1):
+        start, at = at, at + len(line) + 1
         if not line.strip():
             continue
         record, found = parse_line(line, line_no, file)
-        records.extend([record] if record is not None else [])
+        if record is not None and sink is not None:
+            sink(record, start)
+        elif record is not None:
+            records.append(record)
         problems.extend(found)
     if consumed < len(data):
         problems.append(Problem(file, line_no + 1, INCOMPLETE))
     return Parsed(tuple(records), tuple(problems), line_no - lines_before, consumed)
+
+
+class RunListener(Protocol):
+    """What follows a lean log's records as they are read (the supervisor's open runs)."""
+
+    def reset(self) -> None:
+        """The index is read again from the start: forget every run."""
+
+    def record(self, run: RunRecord) -> None:
+        """`run` is its id's latest line."""
 
 
 @dataclass
@@ -82,6 +110,11 @@ class RunLog:
 
     A truncated or replaced file is read again from the start (the index is rebuilt); one
     that cannot be read keeps the index (`wild.store.offset_read`).
+
+    A `lean` log (the loop's supervisor's) keeps its runs in a `RunTable`: only the running
+    runs' records, and for the others where their line is, read again when asked for. It
+    gives each run record read to `listener` as it is read, and `refresh` returns no records
+    (a 10,000-run sweep's lines, read at once, would all be held).
     """
 
     path: Path
@@ -89,16 +122,69 @@ class RunLog:
     problems: list[Problem] = field(default_factory=list)
     cursor: Cursor | None = None
     unreadable: Problem | None = None  # why the last refresh could not read the file
+    lean: bool = False
+    listener: RunListener | None = None
+
+    def __post_init__(self) -> None:
+        if self.lean:
+            self.index = self._lean_index()
+
+    def _lean_index(self) -> RunIndex:
+        return RunIndex(runs=RunTable(self._load))
+
+    def _take(self, record: Record, offset: int) -> None:
+        """A lean read's record: into the table at its place, and to the listener."""
+        if isinstance(record, RunRecord):
+            runs = self.index.runs
+            if isinstance(runs, RunTable):
+                runs.put(record, offset)
+            else:
+                runs[record.id] = record
+            if self.listener is not None:
+                self.listener.record(record)
+        else:
+            self.index.sweeps[record.id] = record
+
+    def _load(self, run_id: str, offset: int, line: int) -> RunRecord | None:
+        """A run's record read again from its line at `offset` of the file the index was
+        read from; when that file was replaced since (compacted, rewritten), from the file as
+        it is now, read whole (rare: the supervisor reads on before each use)."""
+        cursor = self.cursor
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if cursor is not None and (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino):
+                data = _line_at(fd, offset, cursor.offset)
+                record, _ = parse_line(data, line, str(self.path)) if data else (None, [])
+                if isinstance(record, RunRecord) and record.id == run_id:
+                    return record
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return read_runs(self.path).index.runs.get(run_id)
 
     def refresh(self) -> tuple[Record, ...]:
-        """Read what was appended since the last refresh; returns the new records."""
+        """Read what was appended since the last refresh; returns the new records (none
+        from a lean log: its listener was given them)."""
 
         def parse(data: bytes, base: int) -> Parsed:
-            if base == 0 and self.cursor is not None and self.cursor.line_count:
+            if self.lean and base == 0:
+                # Read from the start: a new table, filled as the lines are parsed.
+                self.index = self._lean_index()
+                if self.listener is not None:
+                    self.listener.reset()
+            elif base == 0 and self.cursor is not None and self.cursor.line_count:
                 # Read again from the start (compacted, replaced): the old index is let go
                 # before the new one is built, not held beside it (a 10,000-run sweep's
                 # index is tens of MB). From here on the read cannot fail (`read_on`).
                 self.index = RunIndex()
+            if self.lean:
+                at = self.cursor.offset if base and self.cursor is not None else 0
+                return parse_appended(data, base, str(self.path), self._take, at)
             return parse_appended(data, base, str(self.path))
 
         read = read_on(self.path, self.cursor, parse, str(self.path))
@@ -110,11 +196,28 @@ class RunLog:
         base = 0 if read.fresh or self.cursor is None else self.cursor.line_count
         self.cursor, found = read.cursor, read.parsed
         if read.fresh:
-            self.index, self.problems = RunIndex(), []
+            self.problems = []
+            if not self.lean:
+                self.index = RunIndex()
         # A torn tail (past `base`) is reported until its writer finishes it, then read.
         self.problems = [p for p in self.problems if p.line <= base] + list(found.problems)
         self.index.apply(found.records)
         return found.records
+
+
+def _line_at(fd: int, offset: int, end: int) -> bytes:
+    """The complete line that starts at byte `offset` (b"" past `end`, the bytes read)."""
+    if offset >= end:
+        return b""
+    size = 4096
+    while True:
+        data = os.pread(fd, min(size, end - offset), offset)
+        stop = data.find(b"\n")
+        if stop >= 0:
+            return data[:stop]
+        if offset + len(data) >= end or size > MAX_LINE_BYTES:
+            return b""
+        size *= 4
 
 
 def read_runs(path: Path) -> RunLog:

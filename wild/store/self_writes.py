@@ -38,6 +38,11 @@ class SelfWrites:
         with self._lock:
             self._known[_key(path)] = (len(data), _digest(data))
 
+    def remember_digest(self, path: str | os.PathLike[str], size: int, digest: str) -> None:
+        """`remember` for content written in parts: its size and sha256 hex digest."""
+        with self._lock:
+            self._known[_key(path)] = (size, digest)
+
     def remembering(self, path: str | os.PathLike[str]) -> Callable[[bytes], None]:
         """An `on_written` callback for writes to `path`."""
         return lambda data: self.remember(path, data)
