@@ -284,6 +284,8 @@ def atomic_write(path: Path, data: bytes | bytearray) -> None:
 def atomic_write_parts(path: Path, parts: Iterable[bytes]) -> None:
     """`atomic_write` of the bytes `parts` make together, written as they come (a compacted
     runs.jsonl of a 10,000-run sweep, never held whole)."""
+    import hashlib  # noqa: PLC0415  (see content_hash: not on a read's path)
+
     size, digest = 0, hashlib.sha256()
 
     def counted() -> Iterator[bytes]:
