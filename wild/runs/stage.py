@@ -9,18 +9,19 @@ sweep's analysis task is open, else `exploring`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Literal, Protocol
 
 from wild.parsers.alerts import Alert
 from wild.parsers.runs import RunIndex, RunStatus, SweepRecord
 from wild.parsers.tasks import Task
+from wild.record import record
 
 Stage = Literal["exploring", "running", "analyzing"]
 RUN_ALERT_TYPE = "run-failed"
 
 
-@dataclass(frozen=True)
+@record
 class RunCounts:
     """The banner's run counts."""
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, NamedTuple
 
 from wild.parsers.alerts import Alert
 from wild.parsers.barriers import Barrier
 from wild.parsers.human import HumanInput
 from wild.parsers.tasks import Task
+from wild.record import record
 
 WorkKind = Literal["human-input", "alert", "task", "blocked"]
 SelectionKind = Literal["human-input", "alert", "task", "blocked", "complete"]
@@ -37,7 +38,7 @@ class WorkItem(NamedTuple):
     status: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class WorkSnapshot:
     """Everything selection looks at, already parsed; no I/O happens past this point."""
 
@@ -49,7 +50,7 @@ class WorkSnapshot:
     awaiting_human: frozenset[str] = field(default_factory=frozenset)
 
 
-@dataclass(frozen=True)
+@record
 class Selection:
     """What to do now, plus the whole queue it was chosen from."""
 

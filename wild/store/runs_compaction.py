@@ -10,11 +10,11 @@ crash-safely while others append (the same protocol as `wild.store.alerts_compac
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild.parsers.jsonl import complete_lines
 from wild.parsers.runs import FILE, RunRecord
+from wild.record import record
 from wild.store import files
 from wild.store.jsonl import replace_carrying_appends
 from wild.store.runs_log import parse_line
@@ -30,7 +30,7 @@ def due(size: int, lines: int, records: int) -> bool:
     return size >= MIN_BYTES and lines >= 2 * max(records, 1)
 
 
-@dataclass(frozen=True)
+@record
 class CompactionPlan:
     """The complete lines runs.jsonl keeps, and where the lines read end."""
 
@@ -66,7 +66,7 @@ def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
     return CompactionPlan(tuple(slots), end, read - len(slots))
 
 
-@dataclass(frozen=True)
+@record
 class CompactionReport:
     """What `compact` did: lines dropped, kept, and carried over from concurrent appends."""
 
