@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from wild.record import record
+
 log = logging.getLogger("wild.http_guard")
 
 REQUEST_DEADLINE_S = 10.0
@@ -106,7 +108,7 @@ def _hang_up(sock: socket.socket | None) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-@dataclass(frozen=True)
+@record
 class Bucket:
     """A token bucket: `burst` lines at once, refilled at `burst` per `window` seconds."""
 
@@ -185,7 +187,7 @@ def _client(address: Any) -> str:
     return f"{address[0]}:{address[1]}"
 
 
-@dataclass(frozen=True)
+@record
 class Guard:
     """What one server is held to: its caps, its report line, its request deadline."""
 

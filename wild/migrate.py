@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shutil
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from wild.parsers import human as human_md
 from wild.parsers.lines import body, ending, split_lines
 from wild.parsers.state import LoopState, render_state
 from wild.paths import TEMPLATES_DIR, WildPaths
+from wild.record import record
 from wild.store.events_log import EventLog
 from wild.store.files import atomic_write, encode, read_text
 
@@ -37,7 +37,7 @@ _CONTEXT_TITLE = "# Ralph Loop Context"
 _FIX = "fix or delete that file, then run wild --migrate again"
 
 
-@dataclass(frozen=True)
+@record
 class MigrationReport:
     """What `--migrate` read and wrote, for the CLI to print."""
 
@@ -52,7 +52,7 @@ class MigrationReport:
     notes: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class _Context:
     """One Ralph context entry: when it was written (if its header says) and its text."""
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from wild.record import record
 
 DEFAULT_DIR = ".wild"
 _PACKAGE = Path(__file__).resolve().parent
@@ -44,7 +45,7 @@ def store_lock(store: Path) -> Path:
     return store.with_name(store.name + ".lock")
 
 
-@dataclass(frozen=True)
+@record
 class WildPaths:
     """Paths of the state files under one `.wild/` folder."""
 

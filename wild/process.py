@@ -17,11 +17,11 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
 from wild.procfs import group_alive
+from wild.record import record
 from wild.tail import tail_of
 
 GRACE_S = 3.0
@@ -46,7 +46,7 @@ _spawned: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
 _started_for_us: set[int] = set()
 
 
-@dataclass(frozen=True)
+@record
 class ProcessResult:
     """How a captured command ended; `exit_code` is None when we killed it (timeout, cancel)."""
 

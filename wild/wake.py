@@ -10,7 +10,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Literal
@@ -29,6 +28,7 @@ from watchdog.observers.api import BaseObserver
 
 from wild.errors import WildError
 from wild.paths import WildPaths
+from wild.record import record
 from wild.store.files import Signature, stat_signature
 from wild.store.self_writes import SelfWrites
 
@@ -63,7 +63,7 @@ _EVENT_TYPES: list[type[FileSystemEvent]] = [
 # `stat_signature`: cheap to take; an editor's rename-save changes the inode, a chmod the mode.
 
 
-@dataclass(frozen=True)
+@record
 class WakeReason:
     """Why the loop woke: `path` is the file concerned (absolute), `detail` any extra word."""
 

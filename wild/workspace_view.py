@@ -6,7 +6,7 @@ through `LoopFiles`); the loop's pure core (wild/loop/model.py) holds it. No I/O
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from wild.barriers.approval_set import NO_APPROVALS, Approvals
@@ -21,6 +21,7 @@ from wild.parsers.runs import RunIndex
 from wild.policy.checks_trust import HeldChecks
 from wild.policy.model import HumanPolicy
 from wild.policy.trust import HeldPolicy, RecordedTrust
+from wild.record import record
 from wild.selection import WorkSnapshot
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from wild.runs.stage import RunState
 
 
-@dataclass(frozen=True)
+@record
 class Workspace:
     """One consistent read of `.wild/`: parsed documents plus every problem found in them."""
 

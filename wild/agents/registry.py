@@ -6,11 +6,11 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from wild.errors import UsageError, WildError
+from wild.record import record
 
 OutputFormat = Literal["text", "stream-json"]
 CUSTOM = "custom"
@@ -18,33 +18,33 @@ CUSTOM = "custom"
 MAX_ARG_BYTES = 32 * 4096 - 1
 
 
-@dataclass(frozen=True)
+@record
 class Lit:
     """A fixed argument."""
 
     text: str
 
 
-@dataclass(frozen=True)
+@record
 class Prompt:
     """The prompt itself."""
 
 
-@dataclass(frozen=True)
+@record
 class Model:
     """`flag M`, only when a model was chosen."""
 
     flag: str
 
 
-@dataclass(frozen=True)
+@record
 class Skip:
     """A permission-skipping flag, dropped when the policy keeps permissions on."""
 
     flag: str
 
 
-@dataclass(frozen=True)
+@record
 class PromptFile:
     """The path of the file holding the whole prompt."""
 
@@ -55,7 +55,7 @@ Part = Lit | Prompt | Model | Skip | PromptFile
 STDIN_NOTE = "Your instructions are the text given on standard input: follow them."
 
 
-@dataclass(frozen=True)
+@record
 class LongForm:
     """How the CLI takes a prompt too long for one argument: `template` instead of the usual
     one, with the prompt on stdin when `stdin` (each CLI's own documented way)."""
@@ -65,7 +65,7 @@ class LongForm:
     how: str  # the CLI's behaviour relied on, for people
 
 
-@dataclass(frozen=True)
+@record
 class AgentSpec:
     """One built-in agent: its binary, argument template, output format, and the way it takes
     a prompt over MAX_ARG_BYTES (None: it has none, the prompt is cut to fit)."""

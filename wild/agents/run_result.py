@@ -7,17 +7,17 @@ processes, threads or files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from wild.agents.signals import Signals
+from wild.record import record
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 
-@dataclass(frozen=True)
+@record
 class AgentRun:
     """How one run went. `exit_code` is the raw return code (negative: killed by that signal).
 

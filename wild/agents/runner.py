@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -35,6 +35,7 @@ from wild.agents.tracking import RunTree
 from wild.agents.tree import Proc
 from wild.clock import Clock, SystemClock, iso
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
+from wild.record import record
 from wild.store.capped_log import CappedLog, Pump, max_bytes
 from wild.store.write_guard import open_own_file
 from wild.tail import tail_of
@@ -50,7 +51,7 @@ HEARTBEAT_PREFIX = LOG_PREFIX + b"heartbeat "
 SHOWN_ARG_CHARS = 120  # the prompt argument is shortened in the log header
 
 
-@dataclass(frozen=True)
+@record
 class Heartbeat:
     """Passed to `on_heartbeat` while the agent runs."""
 
@@ -72,7 +73,7 @@ def agent_env(
     }
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class AgentRequest:
     """One agent run. `env` is added to (and wins over) wild's own environment."""
 
@@ -138,7 +139,7 @@ class _Log:
         return self.capped.received
 
 
-@dataclass(frozen=True)
+@record
 class _ProcessEnd:
     """How the agent's process ended: by itself, at its timeout, or cancelled."""
 
@@ -247,7 +248,7 @@ def _text_tail(fd: int, start: int, end: int) -> str:
     return b"".join(kept).decode("utf-8", "replace")
 
 
-@dataclass(frozen=True)
+@record
 class _Reading:
     """What the agent's output said: its final text, cost, tokens and rate limit."""
 

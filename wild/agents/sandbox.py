@@ -27,12 +27,12 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild.agents import orphans
 from wild.errors import WildError
 from wild.paths import WildPaths, approvals_path, store_lock
+from wild.record import record
 
 BWRAP = "bwrap"
 INSTALL = "install it (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"
@@ -58,7 +58,7 @@ AGENT_FILES: dict[str, tuple[str, ...]] = {
 DEVICE_PATTERNS = ("/dev/nvidia*", "/dev/dri", "/dev/kfd")
 
 
-@dataclass(frozen=True)
+@record
 class Sandbox:
     """What one sandboxed agent run may write, and what stays read-only inside that."""
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 import orjson
 
 from wild.parsers import masking
 from wild.parsers.lines import body, split_lines
+from wild.record import record
 
 PromiseWord = Literal[
     "TASK_COMPLETE",
@@ -35,7 +35,7 @@ EventStatus = Literal["ok", "retry", "needs_human", "failed"]
 EVENT_STATUSES: tuple[EventStatus, ...] = get_args(EventStatus)
 
 
-@dataclass(frozen=True)
+@record
 class AlertResolution:
     """A `<resolve_alert>`: which alert, and the chosen option and/or a free-text note."""
 
@@ -44,7 +44,7 @@ class AlertResolution:
     note: str | None
 
 
-@dataclass(frozen=True)
+@record
 class EventOutput:
     """Seed 002's `<event_output>` envelope, validated."""
 
@@ -54,7 +54,7 @@ class EventOutput:
     artifacts: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Signals:
     """Everything the agent signalled, in the order written; `problems` lists what was ignored."""
 

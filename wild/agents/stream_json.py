@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -21,9 +20,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import orjson
 
 from wild.clock import later, parse_time, span_of
+from wild.record import record
 
 
-@dataclass(frozen=True)
+@record
 class RateLimit:
     """The agent hit a usage or rate limit; `reset_at` is None when it did not say when."""
 
@@ -31,7 +31,7 @@ class RateLimit:
     reset_at: datetime | None
 
 
-@dataclass(frozen=True)
+@record
 class StreamSummary:
     """What one stream-json run amounts to."""
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from wild.agents.signals import line_number, tag_bodies, visible_text
 from wild.parsers.sweeps import SweepSpec, parse_sweep
+from wild.record import record
 
 _OPEN = re.compile(r"<sweep>", re.IGNORECASE)
 _CLOSE = re.compile(r"</sweep>", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class SweepTags:
     """What the reply's `<sweep>` tags held: the valid specs and the errors, in reply order."""
 

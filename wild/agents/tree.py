@@ -19,19 +19,19 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild import procfs
 from wild.liveness import parse_stat
 from wild.parsers.process_id import ProcessId
 from wild.procfs import split_stat
+from wild.record import record
 
 RUN_ENV = "WILD_AGENT_RUN"  # what every agent process is started with (`wild.agents.orphans`)
 _MAX_DEPTH = 4096  # a parent chain longer than this is broken (a pid loop while reading /proc)
 
 
-@dataclass(frozen=True)
+@record
 class Proc:
     """One process as /proc shows it: the numbers that place it in the tree."""
 

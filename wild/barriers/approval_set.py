@@ -5,7 +5,8 @@ core and the policy can hold a snapshot of it without the store's files and lock
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+
+from wild.record import record
 
 
 def command_hash(command: str) -> str:
@@ -13,7 +14,7 @@ def command_hash(command: str) -> str:
     return hashlib.sha256(command.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-@dataclass(frozen=True)
+@record
 class Approvals:
     """A snapshot of one project's approved command hashes (the void ones left out)."""
 

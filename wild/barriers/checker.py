@@ -12,7 +12,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from wild.errors import WildError, describe_os_error
 from wild.parsers import alerts
 from wild.parsers.barriers import CHECKABLE_TYPES, Barrier, find, parse, record_check
 from wild.paths import WildPaths
+from wild.record import record
 from wild.store.alerts_log import append_alert, read_new
 from wild.store.files import read_text, update_text
 
@@ -51,7 +51,7 @@ def _identity(barrier: Barrier) -> tuple[object, ...]:
     )
 
 
-@dataclass(frozen=True)
+@record
 class _BarrierCheck:
     """One barrier checked in a pass, or refused for want of approval."""
 

@@ -10,7 +10,6 @@ import re
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild.barriers.approval_set import Approvals
@@ -20,6 +19,7 @@ from wild.parsers.barriers import COMMAND_TYPES, EXTERNAL_TYPES, Barrier
 from wild.parsers.barriers import clean_result as one_line
 from wild.paths import CHECK_SCRIPTS_DIR, CHECKS_ENV
 from wild.process import ProcessResult, run_captured, scrubbed_env, shell_argv
+from wild.record import record
 
 DEFAULT_TIMEOUT_S = 60.0
 # What a check's stderr adds to a failure's `Result:` is one shortened line: its end suffices.
@@ -28,7 +28,7 @@ CANCELLED = "not finished: wild is stopping"
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-@dataclass(frozen=True)
+@record
 class CheckResult:
     """What one check found; `ran` is False when nothing was checked (webhook, unapproved …)."""
 

@@ -17,7 +17,8 @@ import hashlib
 import hmac
 import re
 from collections.abc import Container, Mapping
-from dataclasses import dataclass
+
+from wild.record import record
 
 TIMESTAMP_HEADER = "X-Wild-Timestamp"
 SIGNATURE_HEADER = "X-Wild-Signature"
@@ -42,7 +43,7 @@ REPLAYED = "this signature was already used (a replay); sign each request afresh
 BAD_DELIVERY = f"a delivery id must be 1 to {MAX_DELIVERY_ID} characters"
 
 
-@dataclass(frozen=True)
+@record
 class Credentials:
     """What the server accepts: a bearer token, an HMAC secret, or both."""
 
@@ -50,7 +51,7 @@ class Credentials:
     secret: bytes | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Spent:
     """An id a request uses up, and until when (unix seconds) it must be remembered."""
 
@@ -58,7 +59,7 @@ class Spent:
     until: float
 
 
-@dataclass(frozen=True)
+@record
 class Accept:
     """Authentic and new. `spend_now` before acting: a replay must never act, even when wild is
     killed mid-request; `spend_when_done` after: a delivery that failed may be delivered again."""
@@ -67,14 +68,14 @@ class Accept:
     spend_when_done: tuple[Spent, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Duplicate:
     """Authentic, but this delivery id was already applied: acknowledge, do nothing."""
 
     delivery: str
 
 
-@dataclass(frozen=True)
+@record
 class Refuse:
     """Refused with an HTTP status and a reason the client is told."""
 

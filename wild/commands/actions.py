@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wild.commands import durations
 from wild.errors import UsageError, WildError
+from wild.record import record
 
 if TYPE_CHECKING:
     from wild.clock import Clock
@@ -31,7 +31,7 @@ LOOP = "loop"
 SERVE = "serve"
 
 
-@dataclass(frozen=True)
+@record
 class Call:
     """One action's inputs: the state folder, every option's value, and where output goes."""
 

@@ -7,7 +7,6 @@ applies (SPEC §3): under `Command Approval: required`, only a command a human a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from wild.barriers.approval_set import command_hash
@@ -22,11 +21,12 @@ from wild.control import request
 from wild.parsers import checks as checks_md
 from wild.parsers import tasks as tasks_md
 from wild.paths import WildPaths
+from wild.record import record as frozen_record
 from wild.store.files import read_text, update_text
 from wild.workspace import require_initialised, settle_checks
 
 
-@dataclass(frozen=True)
+@frozen_record
 class ChecksRun:
     """What one `--run-checks` found."""
 

@@ -16,12 +16,12 @@ answer) but makes the same tree check: a dashboard an agent started itself refus
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from wild.agents import tree
 from wild.errors import UsageError, WildError
 from wild.parsers.state import LoadedState, parse_state
 from wild.paths import WildPaths
+from wild.record import record
 from wild.store.files import read_bytes
 
 TERMINAL = "/dev/tty"
@@ -63,7 +63,7 @@ def ask_terminal(question: str) -> bool:
     return answer.strip().lower() in (b"y", b"yes")
 
 
-@dataclass(frozen=True)
+@record
 class HumanGate:
     """How a human's act is confirmed: on the terminal (the CLI; `yes`: `--yes` was given),
     or not asked (`on_terminal` False: the dashboard's click, or a loop a human started)."""

@@ -6,17 +6,16 @@ Read-only: a broken state.json is the loop's to set aside, not this lookup's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from wild.errors import UsageError
 from wild.parsers.state import LoadedState, LoopState, parse_state
 from wild.paths import WildPaths
+from wild.record import record
 from wild.store.files import read_bytes
 
 DEFAULT_AGENT = "claude"
 
 
-@dataclass(frozen=True)
+@record
 class LoopChoice:
     """The goal, agent and model a run uses, and a line for each one taken from state.json."""
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -52,6 +52,7 @@ from wild.parsers.metric_summary import RunSummary
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord, encode_record, parse_record
 from wild.parsers.runs_summary import RunsSummary, advance, empty, summary_from, summary_obj
 from wild.paths import WildPaths
+from wild.record import record as frozen_record
 from wild.runs.judge import judged
 from wild.store.files import write_cache
 from wild.store.offset_read import OffsetRead, read_on
@@ -72,7 +73,7 @@ def digest(run: RunRecord, sweep: SweepRecord | None) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Kept:
     """What the file keeps: the runs summary up to its cursor (None: read runs.jsonl whole),
     the ended runs' rows, the ended runs not yet settled (their lines) and the metric entries
@@ -204,7 +205,7 @@ def listing_text(
     return text
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Basis:
     """What patching a kept table needs besides its text: its layout, each sweep's spec (what
     of a sweep its rows depend on) and the runs stopped early (named after the table)."""
@@ -249,7 +250,7 @@ def write_view(
     write_cache(path, orjson.dumps(head) + b"\n" + data)
 
 
-@dataclass(frozen=True)
+@frozen_record
 class View:
     """A kept listing that runs.jsonl still continues: its text, what a patch needs (None
     when it cannot be patched) and the complete lines appended since (none: it stands)."""

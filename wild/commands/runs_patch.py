@@ -12,16 +12,17 @@ would change every line, and the patch declines (the table is drawn whole).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from wild.record import record
 
 PADDED = 9  # the columns padded to their widths (the last, the metrics, is not)
 GAP = "  "  # between columns
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     """The kept table's padded column widths, how many cells reach each width, and where the
     table's lines end in the text (the stopped-early lines and problems follow)."""

@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wild.clock import Clock
@@ -23,6 +22,7 @@ from wild.errors import WildError
 from wild.output import plural
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
+from wild.record import record
 
 if TYPE_CHECKING:
     from wild.loop.runs_effect import LoopRuns
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 PROGRESS_EVERY_S = 0.5  # the progress line's refresh, at most
 
 
-@dataclass(frozen=True)
+@record
 class Terminal:
     """Where the runner talks: plain lines, redrawn status lines, and a yes/no question
     (None: no terminal to ask on)."""

@@ -4,15 +4,15 @@ end is wild.loop.ending's); pure decisions, no I/O."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from wild.parsers.checks import CheckStatus, Strategy
+from wild.record import record
 
 # How much of a failing check's output a prompt or `--run-checks` shows: its end says why.
 TAIL_CHARS = 2000
 
 
-@dataclass(frozen=True)
+@record
 class CheckOutcome:
     """One check's run: passed, failed, or not run (unapproved, cancelled, misconfigured)."""
 
@@ -31,7 +31,7 @@ class CheckOutcome:
         return "passing" if self.passed else "failing"
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """The checks taken together under the file's strategy."""
 

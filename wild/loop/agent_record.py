@@ -6,16 +6,17 @@ writes it, and wild/loop/recovery.py reads what a killed loop left behind.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from wild.loop.model import RunAgent
 from wild.parsers.state import LoopState
+from wild.record import record
 
 AGENT_RUN = "agentRun"
 
 
-@dataclass(frozen=True)
+@record
 class AgentRunRecord:
     """The agent run in progress, as state.json keeps it (in `extra`, camelCase)."""
 

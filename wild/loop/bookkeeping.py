@@ -18,9 +18,10 @@ Stored in `LoopState.extra` under camelCase keys, so older and newer wild versio
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
+from wild.record import record
 from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work, task_key
 from wild.workspace_view import Workspace
 
@@ -43,7 +44,7 @@ def _int_map(value: object) -> dict[str, int]:
     return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-@dataclass(frozen=True)
+@record
 class Bookkeeping:
     """A typed view of the loop's escalation and failure records; every change returns a copy."""
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from wild.loop.checkpoint import changed_paths, git, repository_top
+from wild.record import record as frozen_record
 
 MAX_FILES = 20_000
 SKIP_DIRS = frozenset(
@@ -41,7 +42,7 @@ SHOWN = 100  # file names an agent-end line keeps; the count is always exact
 Stat = tuple[int, int]  # modification time (ns) and size
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Snapshot:
     """The project's files at one moment (`complete`: nothing was left out)."""
 

@@ -10,15 +10,15 @@ that fails is undone from the index. Every outcome is a line in events.log.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild.process import ProcessResult, run_captured
+from wild.record import record
 
 GIT_TIMEOUT_S = 120.0
 
 
-@dataclass(frozen=True)
+@record
 class Checkpointed:
     """How one checkpoint went: `commit` is the new commit's id, or None with `reason`."""
 
@@ -77,7 +77,7 @@ def to_commit(changed: frozenset[str], at_start: frozenset[str], state_dir: str)
     return sorted(p for p in changed - at_start if p != state_dir and not p.startswith(prefix))
 
 
-@dataclass(frozen=True)
+@record
 class Baseline:
     """What the repository looked like when the loop started."""
 

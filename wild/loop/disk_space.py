@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from wild.record import record
 
 MIN_FREE_ENV = "WILD_MIN_FREE_BYTES"
 DEFAULT_MIN_FREE = 1000 * 1000 * 1000
 ALERT_TYPE = "disk-low"
 
 
-@dataclass(frozen=True)
+@record
 class DiskSpace:
     """statvfs figures of the disk holding a folder: bytes an unprivileged user may still
     write, and the disk's size."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -28,6 +27,7 @@ from wild.parsers.alerts_file import AlertCursor
 from wild.paths import WildPaths, approvals_path
 from wild.policy.checks_trust import ChecksBaseline, hold_checks
 from wild.policy.trust import RecordedTrust
+from wild.record import record
 from wild.store.alerts_log import AlertLog
 from wild.store.files import Signature as FileSignature
 from wild.store.files import read_text, stat_signature
@@ -64,7 +64,7 @@ _Trust = tuple[Approvals, RecordedTrust | None, ChecksBaseline | None]
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
+@record
 class _Read:
     """One file as last read: its stat signature, its text and its parse."""
 

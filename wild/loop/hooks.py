@@ -4,13 +4,13 @@ the watcher it sleeps on, and the other parts a test replaces (`Hooks`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from wild.agents.run_result import AgentRun
 from wild.agents.runner import AgentRequest
 from wild.loop.notify_command import send_notification
 from wild.loop.reporting import SendNotification
+from wild.record import record
 from wild.wake import WakeReason
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class Watcher(Protocol):
     def wait_for_work(self, timeout: float | None) -> list[WakeReason]: ...
 
 
-@dataclass(frozen=True)
+@record
 class Hooks:
     """The parts a test replaces; None: the real thing."""
 

@@ -11,7 +11,6 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild import prompt_files, prompts
@@ -24,12 +23,13 @@ from wild.loop import changes
 from wild.loop.model import LoopOptions, RunAgent
 from wild.loop.run_words import work_words
 from wild.paths import WildPaths
+from wild.record import record
 from wild.store.files import ENCODING, ERRORS
 from wild.store.write_guard import open_own_file
 from wild.workspace_view import Workspace
 
 
-@dataclass(frozen=True)
+@record
 class AgentSetup:
     """The parts of `wild "GOAL" …` that shape every agent run."""
 

@@ -52,9 +52,10 @@ from wild.parsers.severity import is_severity
 from wild.parsers.tasks import Task
 from wild.policy.escalation import should_escalate_failures
 from wild.policy.model import HumanPolicy
+from wild.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """How one piece of work went: the actions it needs and the bookkeeping after it."""
 

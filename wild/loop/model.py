@@ -9,7 +9,7 @@ and an event into a new model and a list of actions; the driver performs the act
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +23,7 @@ from wild.parsers.runs import RunRecord
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
 from wild.policy.notify import NoteBatch
+from wild.record import record
 from wild.workspace_view import Workspace
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ EndReason = Literal[
 FileName = Literal["tasks", "human", "barriers", "policy", "checks"]
 
 
-@dataclass(frozen=True)
+@record
 class LoopOptions:
     """What `wild "GOAL" …` asked for."""
 
@@ -74,7 +75,7 @@ class LoopOptions:
     sandbox: bool = False  # --sandbox: each agent run under bwrap (wild.agents.sandbox)
 
 
-@dataclass(frozen=True)
+@record
 class LoopResult:
     """Why the loop ended, after how many iterations, in the words it prints."""
 
@@ -83,7 +84,7 @@ class LoopResult:
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class Moment:
     """The clock as one decision sees it: wall time for files, monotonic time for waits."""
 
@@ -91,7 +92,7 @@ class Moment:
     mono: float
 
 
-@dataclass(frozen=True)
+@record
 class Running:
     """The work an agent is on, with what the decision needs to judge the run afterwards."""
 
@@ -103,7 +104,7 @@ class Running:
     tasks_before: int = 0  # how many tasks tasks.md held when a planning run began
 
 
-@dataclass(frozen=True)
+@record
 class LoopModel:
     """Everything the loop knows; changed only by `decide` (a new copy per step)."""
 
@@ -169,7 +170,7 @@ class LoopModel:
 # -- events: what happened ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Tick:
     """Decide what to do next: the files are current. `stop`: a signal asked the loop to end."""
 
@@ -178,7 +179,7 @@ class Tick:
     cause: str | None = None  # the wake-up's line in events.log, if the loop slept
 
 
-@dataclass(frozen=True)
+@record
 class ControlRequested:
     """`wild --pause | --resume | --stop` requests read from `.wild/control`."""
 
@@ -186,7 +187,7 @@ class ControlRequested:
     cause: str | None = None  # the wake-up's line in events.log, if the loop slept
 
 
-@dataclass(frozen=True)
+@record
 class AgentFinished:
     """The agent run on `model.running` ended; the files it changed are read already."""
 
@@ -195,14 +196,14 @@ class AgentFinished:
     files_changed: tuple[str, ...] | None = None  # project files it changed (None: unknown)
 
 
-@dataclass(frozen=True)
+@record
 class ChecksFinished:
     """The completion checks ran; their results are written to checks.md already."""
 
     outcomes: tuple[CheckOutcome, ...]
 
 
-@dataclass(frozen=True)
+@record
 class TaskVerified:
     """A task's own check ran after the agent said it was done."""
 
@@ -211,12 +212,12 @@ class TaskVerified:
     ticked_by_agent: bool  # the agent ticked the box itself (set back if the check fails)
 
 
-@dataclass(frozen=True)
+@record
 class TimedOut:
     """The loop's state outlived its timeout (`phases.timed_out`); every file is read again."""
 
 
-@dataclass(frozen=True)
+@record
 class IoFailed:
     """A file operation failed in a way the loop waits out (`io_errors`): the driver sleeps
     `retry_in_s`, reads every file again and decides anew."""
@@ -228,7 +229,7 @@ class IoFailed:
 # -- the research runs' events and actions ---------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class RunsSupervised:
     """The run supervisor took a step: the runs that ended in it (their lines written), with
     the tail of each failed run's log; `problems` are backend errors to raise as alerts;
@@ -240,7 +241,7 @@ class RunsSupervised:
     deterministic: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@record
 class SweepsRecorded:
     """RecordSweep was done: the sweep ids recorded, and the errors of each one refused."""
 
@@ -248,12 +249,12 @@ class SweepsRecorded:
     refused: tuple[tuple[str, ...], ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class SuperviseRuns:
     """Submit queued runs, collect ended ones, poll the backends; RunsSupervised follows."""
 
 
-@dataclass(frozen=True)
+@record
 class RecordSweep:
     """Record validated sweeps: their runs queued, barriers and analysis tasks written;
     SweepsRecorded follows (a skill target that does not exist still refuses one)."""
@@ -263,7 +264,7 @@ class RecordSweep:
     cause: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ActOnRuns:
     """Rerun or stop runs (a choice on a run alert, `wild --rerun`, `wild --stop-run`)."""
 
@@ -272,7 +273,7 @@ class ActOnRuns:
     cause: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class CloseSweep:
     """All runs of the sweep ended and their alerts are answered: mark it done and satisfy
     its barrier, so its analysis task can be selected."""
@@ -297,7 +298,7 @@ Event = (
 # -- actions: what the driver should do, in order -----------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Say:
     """A line for the terminal; a `status` line (a sweep's progress) is redrawn in place
     on a terminal that can (wild.output.Console), else printed as any line."""
@@ -306,7 +307,7 @@ class Say:
     status: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Log:
     """A line in events.log."""
 
@@ -315,7 +316,7 @@ class Log:
     fields: Mapping[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class EditFile:
     """A minimal edit of one `.wild/` file, re-applied under compare-and-swap if it changed."""
 
@@ -323,14 +324,14 @@ class EditFile:
     edit: Callable[[str], str]
 
 
-@dataclass(frozen=True)
+@record
 class AppendAlert:
     """One line appended to alerts.jsonl."""
 
     record: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class AddTask:
     """A task the agent asked for; the driver logs `task-added` with the id it got."""
 
@@ -340,7 +341,7 @@ class AddTask:
     cause: str | None
 
 
-@dataclass(frozen=True)
+@record
 class Ask:
     """A blocking question to the human: human.md, events.log, the notify command at once."""
 
@@ -350,7 +351,7 @@ class Ask:
     cause: str | None
 
 
-@dataclass(frozen=True)
+@record
 class Notify:
     """A non-blocking note to the human, batched by the Context Switch Penalty."""
 
@@ -360,7 +361,7 @@ class Notify:
     repeated: bool = False  # the same text was sent before: recorded, not sent again
 
 
-@dataclass(frozen=True)
+@record
 class Report:
     """A progress report: human.md, events.log and the notify command."""
 
@@ -368,12 +369,12 @@ class Report:
     cause: str | None
 
 
-@dataclass(frozen=True)
+@record
 class CompactAlerts:
     """Move resolved alerts' lines from alerts.jsonl to alerts.archive.jsonl (SPEC §1)."""
 
 
-@dataclass(frozen=True)
+@record
 class FlushNotes:
     """Batched notes whose window has passed are due (`everything`: all of them, the loop
     ends); `decide` turns it into a `SendNotes`, or drops it when nothing is due."""
@@ -381,21 +382,21 @@ class FlushNotes:
     everything: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class SendNotes:
     """Send these notes to the human now as one ping: the terminal and the Notify Command."""
 
     messages: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Checkpoint:
     """A git commit of what the loop's iterations changed (`--checkpoint-every`)."""
 
     iteration: int
 
 
-@dataclass(frozen=True)
+@record
 class RunAgent:
     """Run one agent process on this work (the last action of a step)."""
 
@@ -408,12 +409,12 @@ class RunAgent:
     analysis: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RunChecks:
     """Run the completion checks in checks.md now (the last action of a step)."""
 
 
-@dataclass(frozen=True)
+@record
 class VerifyTask:
     """Run a task's `- check:` command before its completion counts (the last action)."""
 
@@ -422,19 +423,19 @@ class VerifyTask:
     ticked_by_agent: bool
 
 
-@dataclass(frozen=True)
+@record
 class Wait:
     """Sleep until a file or job event, or `timeout_s` (None: no timed duty is pending)."""
 
     timeout_s: float | None
 
 
-@dataclass(frozen=True)
+@record
 class Continue:
     """Read what the actions above changed, then decide again."""
 
 
-@dataclass(frozen=True)
+@record
 class End:
     """The terminal action that ends the loop with its result."""
 
@@ -467,7 +468,7 @@ Action = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """What one decision produced: the new model and the actions, the last one a terminal."""
 

@@ -5,7 +5,6 @@ the plot."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 from wild.errors import UsageError, WildError
 from wild.metrics.kept import summaries
@@ -13,6 +12,7 @@ from wild.parsers.metric_summary import Mode, RunSummary, objective_of
 from wild.parsers.run_compare import Comparison, compare, format_comparison
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
+from wild.record import record
 
 
 def _compared(run: RunRecord) -> RunRecord:
@@ -71,7 +71,7 @@ def sweep_comparison(
     return compare(runs, kept, chosen, mode, group_by or None)
 
 
-@dataclass(frozen=True)
+@record
 class SweepMetrics:
     """What the analysis prompt shows of a sweep's metrics: each run's summary, and the
     comparison table (or the one line that says why there is none)."""

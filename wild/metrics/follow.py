@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from wild.metrics.readers import MetricReader, metric_readers
@@ -17,6 +17,7 @@ from wild.parsers.metric_formats import Decoded, Decoder
 from wild.parsers.metric_summary import RunSummary, Series, objective_of, summarize
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
+from wild.record import record
 from wild.store.files import Signature as FileSignature
 from wild.store.files import stat_signature
 
@@ -24,7 +25,7 @@ HEAD = 4096  # the first bytes of an appended file: when they change, the file w
 READ_CAP = 256 * 1024 * 1024  # one refresh reads at most this much of one file
 
 
-@dataclass(frozen=True)
+@record
 class MetricsView:
     """A run's metrics as read so far: each key's (step, value) series in logged order, the
     final numbers its `metrics.json` states, the files read and what was wrong in them."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 
 from wild.parsers.metric_formats import (
@@ -19,11 +18,12 @@ from wild.parsers.metric_formats import (
     final_numbers,
     trainer_state,
 )
+from wild.record import record
 
 ENTRY_POINT_GROUP = "wild.metric_readers"
 
 
-@dataclass(frozen=True)
+@record
 class MetricReader:
     """A file format: the file names it reads (`names`, fnmatch patterns), where it looks in
     a run's folder by default (`search`, globs relative to it, `**` for any folders), and

@@ -13,7 +13,6 @@ import functools
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from wild.metrics.readers import MetricReader, reader_for
 from wild.parsers.metric_summary import fill_placeholders
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
+from wild.record import record
 from wild.store.files import Signature as FileSignature
 from wild.store.files import stat_signature
 
@@ -33,7 +33,7 @@ _EARLIER_ATTEMPT = re.compile(r"attempt-\d+")  # a rerun moves its last attempt'
 Signature = FileSignature | None  # `stat_signature`; None: missing
 
 
-@dataclass(frozen=True)
+@record
 class Root:
     """A folder and the globs to match under it; `reader` names the reader of what matches
     (None: the reader whose file names match)."""
@@ -42,7 +42,7 @@ class Root:
     globs: tuple[tuple[str, str | None], ...]
 
 
-@dataclass(frozen=True)
+@record
 class Found:
     """The metric files of a run (path, reader name), in a stable order, and every folder
     walked to find them with its signature."""

@@ -4,12 +4,12 @@ older writer, the bare choice. Read by `wild --wait-alert` and by the loop actin
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from wild.parsers.alerts import Alert
+from wild.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Answer:
     """How a resolved alert was answered: the chosen option, a note, or neither."""
 

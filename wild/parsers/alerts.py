@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
@@ -34,6 +34,7 @@ from wild.parsers.jsonl import loads, trailing_object_start
 from wild.parsers.lines import Problem
 from wild.parsers.oversize import LONGEST_VALUE_CHARS, shrink
 from wild.parsers.severity import SEVERITIES, Severity, is_severity, listed
+from wild.record import record
 
 AlertStatus = Literal["pending", "in-progress", "resolved", "escalated"]
 STATUSES: tuple[AlertStatus, ...] = get_args(AlertStatus)
@@ -48,7 +49,7 @@ _SEVERITY_NAMES: dict[str, Severity] = {**{name: name for name in SEVERITIES}, "
 _STATUS_NAMES: dict[str, AlertStatus] = {name: name for name in STATUSES}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Alert:
     """The state one alerts.jsonl line gives an alert; `line` is its 1-based line number."""
 

@@ -6,14 +6,14 @@ and which lines compaction moves to the archive. Pure: `wild.store.alerts_log` a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from wild.parsers.alerts import FILE, INCOMPLETE, Alert, AlertStatus, parse_entry
 from wild.parsers.jsonl import split_complete_lines
 from wild.parsers.lines import Problem
+from wild.record import record
 
 
-@dataclass(frozen=True)
+@record
 class AlertCursor:
     """How far alerts.jsonl was read, and which file that was (for `alertsFilePosition`)."""
 
@@ -61,7 +61,7 @@ def _parse_lines(
         yield line_no, alert, problems
 
 
-@dataclass(frozen=True)
+@record
 class Appended:
     """What a run of bytes appended to alerts.jsonl holds, up to its last complete line."""
 
@@ -89,7 +89,7 @@ def parse_appended(data: bytes, lines_before: int, file: str = FILE) -> Appended
     return Appended(tuple(entries), tuple(problems), len(lines), consumed)
 
 
-@dataclass(frozen=True)
+@record
 class CompactionPlan:
     """Which complete lines compaction keeps in alerts.jsonl and which go to the archive."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -23,12 +22,13 @@ from wild.parsers.alerts import STATUSES, Alert, parse_entry
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.lines import Problem
 from wild.parsers.severity import SEVERITIES
+from wild.record import record
 
 # Bumped whenever the meaning of a field changes: a summary of another version is rebuilt.
 VERSION = 1
 
 
-@dataclass(frozen=True)
+@record
 class AlertSummary:
     """alerts.jsonl up to `cursor`: its open alerts and the problems in its complete lines.
 

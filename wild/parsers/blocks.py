@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from wild.parsers import masking
 from wild.parsers.ids import BLOCK_ID
 from wild.parsers.lines import Problem, append_lines, body, replace_body
+from wild.record import record
 
 # `## [WAITING] some-id`: status case-insensitive, spaces tolerated anywhere a human puts them.
 HEADER = re.compile(
@@ -31,7 +32,7 @@ _FIELD = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Dialect:
     """What differs between the files of this shape."""
 
@@ -42,7 +43,7 @@ class Dialect:
     canon: Mapping[str, str]
 
 
-@dataclass(frozen=True)
+@record
 class FieldLine:
     """One `- Key: value` line, with what an edit needs to rewrite its value."""
 
@@ -72,7 +73,7 @@ class Block:
         return next((f for f in self.fields if f.canon == canon), None)
 
 
-@dataclass(frozen=True)
+@record
 class Scan:
     """The blocks with a usable id (first of each id), the fields above the first heading,
     and the structural problems."""

@@ -5,10 +5,11 @@ appended to by wild/control.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal, cast, get_args
 
 from wild.parsers.jsonl import loads
+from wild.record import record
 
 # `recheck`: something the loop cannot watch changed (a human approved a command in the store
 # outside .wild/), so results judged before it are stale.
@@ -17,7 +18,7 @@ ControlCommand = Literal["pause", "resume", "stop", "recheck", "rerun", "stop-ru
 COMMANDS: tuple[ControlCommand, ...] = get_args(ControlCommand)
 
 
-@dataclass(frozen=True)
+@record
 class ControlRequest:
     """One line of the control file."""
 
@@ -42,7 +43,7 @@ def parse_request(line: bytes) -> ControlRequest | None:
     )
 
 
-@dataclass(frozen=True)
+@record
 class ControlState:
     """What the requests so far ask of the loop: stop is final, pause and resume toggle."""
 

@@ -29,11 +29,11 @@ import math
 import statistics
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from wild.parsers.metric_formats import diverged
 from wild.parsers.metric_summary import Mode, Objective, objective_of
+from wild.record import record
 
 Rule = Literal["median", "hyperband"]
 RULES: tuple[Rule, ...] = get_args(Rule)
@@ -49,7 +49,7 @@ EARLY_STOP = "early stop"
 DIVERGED = "diverged"
 
 
-@dataclass(frozen=True)
+@record
 class EarlyStop:
     """A validated `"early_stop"`."""
 
@@ -235,7 +235,7 @@ class Curve:
         return self.values[hi - 1] if hi else None
 
 
-@dataclass(frozen=True)
+@record
 class Stop:
     """A run to stop, and the reason its line will say."""
 

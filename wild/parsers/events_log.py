@@ -7,7 +7,6 @@ when wild's agents ran (whose word a change of the human's files is: `wild.polic
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +16,7 @@ from wild.clock import parse_time
 from wild.output import escape_undecodable
 from wild.parsers.jsonl import loads, split_complete_lines
 from wild.parsers.lines import Problem
+from wild.record import record
 
 RESERVED = frozenset({"id", "ts", "kind", "cause"})
 
@@ -76,7 +76,7 @@ def parse_events(data: bytes, file: str) -> tuple[list[dict[str, Any]], list[Pro
     return events, problems
 
 
-@dataclass(frozen=True)
+@record
 class AgentSpan:
     """When one agent of wild ran, as events.log records it. `end` None: no end recorded and
     no loop started since (it runs now, or its loop was killed and none has started again)."""

@@ -7,13 +7,13 @@ Code blocks and HTML comments (`wild.parsers.masking`) hold no structure: a `## 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, get_args
 
 from wild.clock import iso, parse_time
 from wild.parsers import masking
 from wild.parsers.lines import Problem, Span, append_lines, body, replace_body, split_lines
+from wild.record import record
 
 # REPORT sections are wild's progress reports: kept for the human to read, never input.
 HumanStatus = Literal["pending", "processed", "question", "answered", "report"]
@@ -46,7 +46,7 @@ _KEYS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class HumanInput:
     """One `## [STATUS] <timestamp>` section; `key` is the header's timestamp text as written.
 
@@ -66,7 +66,7 @@ class HumanInput:
     span: Span
 
 
-@dataclass(frozen=True)
+@record
 class HumanQueue:
     """human.md parsed: its lines as read, its entries, and what could not be read."""
 
@@ -75,7 +75,7 @@ class HumanQueue:
     problems: tuple[Problem, ...]
 
 
-@dataclass(frozen=True)
+@record
 class _Section:
     """Where one `## [STATUS] …` section lies in the file's lines."""
 

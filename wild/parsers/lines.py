@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from wild.record import record
 
 # Only "\n" ends a line: str.splitlines would also split on \x0b, \x1c, U+2028 … which a
 # human's file may contain inside a line, and "\r\n" stays attached to its line.
@@ -73,7 +74,7 @@ def append_lines(text: str, new_lines: list[str]) -> str:
     return prefix + "".join(line + eol for line in new_lines)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Problem:
     """A line wild could not understand; reported by `wild --status`, never fatal."""
 
@@ -85,7 +86,7 @@ class Problem:
         return f"{self.file}:{self.line}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Span:
     """Half-open range of 0-based line indexes a record came from."""
 

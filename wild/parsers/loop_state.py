@@ -4,12 +4,13 @@ when), read leniently; what the states mean is `wild.loop.states`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from wild.record import record as frozen_record
 
 RECORD_KEY = "loopState"
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Recorded:
     """The state a loop recorded and since when (an ISO time, or None)."""
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Literal
+
+from wild.record import record
 
 BlockKind = Literal["code block", "HTML comment"]
 
@@ -31,7 +32,7 @@ _BLANK = frozenset(" \t")
 _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 
 
-@dataclass(frozen=True)
+@record
 class Block:
     """One code block or HTML comment: its lines, its text offsets, and how to close it."""
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from wild.parsers.jsonl import loads
+from wild.record import record
 
 # Keys that are an axis, not a metric: they give the step and are never a curve of their own.
 AXIS_KEYS = frozenset({"step", "global_step", "epoch"})
@@ -45,7 +46,7 @@ def number(value: object) -> float | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Sample:
     """One logged value: `key` at `step`."""
 

@@ -10,17 +10,17 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from wild.parsers.metric_formats import diverged
+from wild.record import record
 
 Series = Sequence[tuple[float, float]]  # (step, value) in logged order
 Mode = Literal["min", "max"]
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
-@dataclass(frozen=True)
+@record
 class Objective:
     """What a sweep optimises: one metric, minimised or maximised."""
 
@@ -31,7 +31,7 @@ class Objective:
         return a < b if self.mode == "min" else a > b
 
 
-@dataclass(frozen=True)
+@record
 class RunSummary:
     """One run's metrics in a few numbers (`last` holds every metric's last value, a run's
     `metrics.json` numbers winning over the curves' ends)."""

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from wild.record import record
 
-@dataclass(frozen=True)
+
+@record
 class ProcessId:
     """One process, named so that a later reader can tell it from another that got its pid.
 

@@ -10,13 +10,14 @@ import math
 import re
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from wild.parsers.early_stop import early_stopped, stopped_early_lines
 from wild.parsers.metric_formats import diverged
 from wild.parsers.metric_summary import Mode, RunSummary
 from wild.parsers.runs import RunRecord
+from wild.record import record
 
 # `seed`, `data_seed`, `seed_init`, `rng`, `random_state`: what varies only the randomness.
 _SEED_LIKE = re.compile(r"(?i)(seed|rng|random_state)|.*_(seed|rng)|(seed|rng)_.*")
@@ -35,7 +36,7 @@ def flat(params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True)
+@record
 class Group:
     """The runs that share the grouping parameters' values."""
 
@@ -60,7 +61,7 @@ class Group:
         return statistics.stdev(self.values) if len(self.values) > 1 else None
 
 
-@dataclass(frozen=True)
+@record
 class Comparison:
     metric: str
     mode: Mode

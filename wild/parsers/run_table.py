@@ -12,11 +12,11 @@ counted by status and each finished run's duration.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from wild.clock import parse_time
 from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord, RunStatus
+from wild.record import record
 
 # Where a run's line is: (sweep's number, status's number, line number, byte offset).
 Load = Callable[[str, int, int], RunRecord | None]  # (run id, byte offset, line number)
@@ -26,7 +26,7 @@ _SWEEP_BITS = 20
 _LINE_BITS = 40
 
 
-@dataclass(frozen=True)
+@record
 class SweepFacts:
     """What a sweep's progress line and ETA need: its runs counted by status, the durations
     (seconds) of its finished runs, and its running runs' records."""

@@ -22,6 +22,7 @@ import orjson
 
 from wild.parsers.jsonl import loads
 from wild.parsers.lines import Problem
+from wild.record import record as frozen_record
 
 FILE = "runs.jsonl"
 
@@ -32,7 +33,7 @@ SweepStatus = Literal["active", "stopped", "done"]
 SWEEP_STATUSES: tuple[SweepStatus, ...] = get_args(SweepStatus)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record(slots=True)
 class Resources:
     """What one run needs from a backend (SPEC §7 `resources`); `time_s` None: no limit."""
 
@@ -63,7 +64,7 @@ class Resources:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record(slots=True)
 class RunRecord:
     """A run's state as its latest line gives it.
 
@@ -100,7 +101,7 @@ class RunRecord:
         return self.status in TERMINAL
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record(slots=True)
 class SweepRecord:
     """A sweep as its latest line gives it: the spec as given, and what came of it.
 

@@ -11,7 +11,6 @@ so a status after a run's line was appended costs what reading that line costs. 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
@@ -29,12 +28,13 @@ from wild.parsers.runs import (
     encode_record,
     parse_record,
 )
+from wild.record import record as frozen_record
 
 # Bumped whenever the meaning of a field changes: a summary of another version is rebuilt.
 VERSION = 1
 
 
-@dataclass(frozen=True)
+@frozen_record
 class RunState:
     """A run as the summary keeps it once it ended: its status (`terminal` as RunRecord's)."""
 
@@ -48,7 +48,7 @@ class RunState:
 _STATES = {status: RunState(status) for status in RUN_STATUSES}  # one each: 10,000 runs, 6 states
 
 
-@dataclass(frozen=True)
+@frozen_record
 class RunsSummary:
     """runs.jsonl up to `cursor`: every sweep, every run's status, the records of the runs
     not ended (`open`), and the problems in its complete lines (named by the reader)."""

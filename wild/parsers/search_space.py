@@ -10,15 +10,16 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal, get_args
+
+from wild.record import record
 
 DistributionKind = Literal["uniform", "log_uniform", "int_uniform", "q_uniform"]
 DISTRIBUTIONS: tuple[DistributionKind, ...] = get_args(DistributionKind)
 _KEYS = ("distribution", "min", "max", "q")
 
 
-@dataclass(frozen=True)
+@record
 class Distribution:
     """One parameter's distribution; `q` only for `q_uniform` (values are multiples of it)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, TypeVar
 
 import orjson
@@ -14,6 +14,7 @@ from wild.errors import WildError
 from wild.output import escape_undecodable
 from wild.parsers.lines import Problem
 from wild.parsers.process_id import ProcessId, process_json
+from wild.record import record
 
 FORMAT = 1
 RECENT_SUMMARIES_KEEP = 5
@@ -21,7 +22,7 @@ RECENT_SUMMARIES_KEEP = 5
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@record
 class CurrentWork:
     """The piece of work the loop is on: an alert, task, human input or barrier."""
 
@@ -31,7 +32,7 @@ class CurrentWork:
     attempt: int = 1
 
 
-@dataclass(frozen=True)
+@record
 class LoopState:
     """Everything the loop must remember across restarts; change it with `dataclasses.replace`.
 
@@ -59,7 +60,7 @@ class LoopState:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class LoadedState:
     """A state read from disk plus what was wrong with the file (already worked around)."""
 
@@ -249,7 +250,7 @@ def _from_json(raw: dict[str, Any], text: str, file: str) -> LoadedState:
     return LoadedState(state, tuple(sorted(reader.problems, key=lambda p: p.line)))
 
 
-@dataclass(frozen=True)
+@record
 class Unreadable:
     """Bytes that hold no state at all (not JSON, not an object): where, and what is wrong."""
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from wild.parsers.sweeps import JsonError, SweepSpec, load_json, validate_sweep
 from wild.parsers.wandb_sweep import Lines, Translated, from_wandb, is_wandb
+from wild.record import record
 
 
-@dataclass(frozen=True)
+@record
 class SweepFile:
     """A validated sweep, and the program file it runs that must exist (a W&B `program`)."""
 

@@ -19,10 +19,10 @@ import random
 import re
 import types
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from wild.parsers.search_space import Distribution, parse_distribution
+from wild.record import record
 
 # The most runs one sweep may hold: a typo in a grid (one list too many) should be an error
 # the agent can read, not 10^9 lines in runs.jsonl.
@@ -35,7 +35,7 @@ KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 Scalar = str | int | float | bool
 
 
-@dataclass(frozen=True)
+@record
 class Axis:
     """One parameter: its name and its values, each as the params it sets in a run."""
 
@@ -46,7 +46,7 @@ class Axis:
 Parameter = Axis | Distribution
 
 
-@dataclass(frozen=True)
+@record
 class Grid:
     """The runs' params in grid order, after `max_runs`; `cut` counts the points left out,
     and `sampled` says they were left out at random (`"sample": true`), not from the end."""

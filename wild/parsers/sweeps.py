@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, get_args
 
 import orjson
@@ -39,6 +39,7 @@ from wild.parsers.sweep_grid import (
     random_points,
     sample_grid,
 )
+from wild.record import record
 
 SkillKind = Literal["python_function", "python_script", "shell_script", "prompt_playbook"]
 SKILL_KINDS: tuple[SkillKind, ...] = get_args(SkillKind)
@@ -93,7 +94,7 @@ MAX_ATTEMPTS = 100  # a run failing more often than this is not going to pass by
 _CLOCK = re.compile(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)")
 
 
-@dataclass(frozen=True)
+@record
 class Skill:
     """A reference to what each run executes (seed 002 §5.1)."""
 
@@ -103,7 +104,7 @@ class Skill:
     workdir: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Fallback:
     """The instruction text used when the skill has no command of its own (a playbook)."""
 
@@ -111,7 +112,7 @@ class Fallback:
     args: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class SweepSpec:
     """A validated sweep: what to run, over which grid, where and with what."""
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, replace
 from typing import Any
 
 import orjson
 
 from wild.parsers.state import LoopState
+from wild.record import record
 
 # state.json `extra` keys of the run's counted agent runs and running time (wild.loop.limits).
 COUNTED = "countedIterations"
@@ -33,7 +34,7 @@ def _amount(value: object) -> float:
     return max(0.0, float(value))
 
 
-@dataclass(frozen=True)
+@record
 class Totals:
     """What a run has used so far; each field only grows."""
 

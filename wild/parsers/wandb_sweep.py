@@ -32,8 +32,9 @@ import math
 import posixpath
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from wild.record import record
 
 _TOP_KEYS = (
     "program",
@@ -63,7 +64,7 @@ _EARLY_KEYS = {"min_iter": "min_steps", "max_iter": "max_steps", "eta": "eta", "
 Lines = Mapping[tuple[str, ...], int]
 
 
-@dataclass(frozen=True)
+@record
 class Translated:
     """wild's sweep spec for a W&B file, and the file it runs (which must exist)."""
 

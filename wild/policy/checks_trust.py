@@ -15,17 +15,18 @@ Pure: the driver reads the store, the file and events.log, this module decides.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 from wild.parsers.checks import MODES, STRATEGIES, Check, CheckList, Mode, Strategy
 from wild.parsers.lines import Span
+from wild.record import record
 
 # `wild --approve @checks` accepts checks.md as it stands (no check id has an "@").
 CHECKS_APPROVAL_ID = "@checks"
 
 
-@dataclass(frozen=True)
+@record
 class CheckTerms:
     """What one check demands; its status, result and timing are not terms."""
 
@@ -36,7 +37,7 @@ class CheckTerms:
     pattern: str | None
 
 
-@dataclass(frozen=True)
+@record
 class ChecksBaseline:
     """The checks a human last accepted."""
 
@@ -84,7 +85,7 @@ def baseline_from_json(data: object) -> ChecksBaseline | None:
     return ChecksBaseline(strategy, mode, tuple(terms))
 
 
-@dataclass(frozen=True)
+@record
 class HeldChecks:
     """The checks wild judges completion by, and what the file asked for that was held."""
 

@@ -23,7 +23,6 @@ so Max Retry Attempts 0 means "after the first failure", not "before trying".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -31,11 +30,12 @@ from wild.output import plural
 from wild.parsers.alerts import Alert
 from wild.parsers.severity import Severity
 from wild.policy.model import HumanPolicy
+from wild.record import record
 
 Urgency = Literal["low", "medium", "high"]
 
 
-@dataclass(frozen=True)
+@record
 class Escalation:
     """Seed 001's decision: escalate at all, why, how urgently, and whether to wait."""
 

@@ -8,7 +8,7 @@ named interruption modes on top and switches the file between them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -32,13 +32,14 @@ from wild.parsers.policy import (
     read_preset,
     read_threshold,
 )
+from wild.record import record
 
 DEFAULT_MODE: Mode = "semi-autonomous"
 
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
+@record
 class EscalateOn:
     """The Escalation Rules; 0 turns a counted rule off."""
 
@@ -48,7 +49,7 @@ class EscalateOn:
     unexpected_success: bool
 
 
-@dataclass(frozen=True)
+@record
 class HumanPolicy:
     """How much the human wants to be involved; seed 001's `HumanPolicy` plus wild's fields."""
 

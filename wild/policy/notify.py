@@ -8,11 +8,13 @@ ping); non-blocking ones go out at most once per penalty window, batched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
+from wild.record import record
 
-@dataclass(frozen=True)
+
+@record
 class NoteBatch:
     """Non-blocking notifications held so the human is pinged at most once per penalty
     (`penalty_minutes`: the policy's Context Switch Penalty, given at each use, so a new

@@ -19,7 +19,7 @@ Pure: the driver reads the store, the file and events.log, this module decides.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from wild.clock import iso, parse_time
 from wild.parsers.alert_types import POLICY_LOOSENED
 from wild.parsers.policy import CommandApproval, Mode, read_approval, read_mode
 from wild.policy.model import DEFAULT_MODE, HumanPolicy, default_policy
+from wild.record import record
 
 if TYPE_CHECKING:  # events.log is read only when a change to the policy must be dated
     from wild.parsers.events_log import AgentSpan
@@ -42,7 +43,7 @@ POLICY_LOOSENED_TYPE = POLICY_LOOSENED
 DATING_SLACK = timedelta(seconds=2)
 
 
-@dataclass(frozen=True)
+@record
 class RecordedTrust:
     """The settings that loosen what runs, as a human last set them through the CLI."""
 
@@ -98,7 +99,7 @@ def trust_at(recorded: RecordedTrust | None, now: datetime) -> RecordedTrust:
     return recorded
 
 
-@dataclass(frozen=True)
+@record
 class HeldPolicy:
     """The policy wild acts on, and what the file asked for that was held back."""
 

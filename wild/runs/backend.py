@@ -29,16 +29,17 @@ imports no backend: they import it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol
 
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
+from wild.record import record
 
 Liveness = Literal["running", "ended", "gone", "unknown"]
 
 
-@dataclass(frozen=True)
+@record
 class BackendContext:
     """What a backend is built with: the folder, the loop's tag and the user's settings."""
 
@@ -47,7 +48,7 @@ class BackendContext:
     settings: Mapping[str, str]  # e.g. {"run_slots": "4"} from --run-slots; backend-specific
 
 
-@dataclass(frozen=True)
+@record
 class Submitted:
     """A run the backend accepted: its handle, and where it runs.
 
@@ -60,7 +61,7 @@ class Submitted:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Observed:
     """What `poll` saw of one active run.
 

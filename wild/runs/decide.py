@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from wild.parsers.runs import RunRecord
+from wild.record import record
 from wild.runs.backend import Observed, Submitted
 from wild.runs.markers import MarkerRead
 from wild.runs.signing import command_to_approve, written_by_wild
@@ -33,7 +34,7 @@ NOT_QUEUED_BY_WILD = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Admission:
     """The queued runs sorted by the gate: those that may start, those waiting for a human's
     approval of their sweep's program, and lines wild did not write (never started)."""

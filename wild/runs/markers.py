@@ -8,10 +8,11 @@ crash, and a missing one is simply absent.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+
+from wild.record import record
 
 EXIT = "exit"
 PID = "pid"
@@ -21,7 +22,7 @@ METRICS_FILE = "metrics.json"
 _MARKER_CAP = 64 * 1024  # a marker is a few hundred bytes; anything bigger is not one
 
 
-@dataclass(frozen=True)
+@record
 class ExitMarker:
     """The wrapper's `exit` file (format: wild.runs.backend)."""
 
@@ -35,7 +36,7 @@ class ExitMarker:
     detail: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class MarkerRead:
     """A marker, or the problem that kept it from being read; both None: there is none."""
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 from wild.parsers.runs import RunRecord
+from wild.record import record
 
 GPU_FIELD = "gpu_ids"  # on a run's line: the CUDA_VISIBLE_DEVICES ids the run was given
 WHOLE = Fraction(1)
 
 
-@dataclass(frozen=True)
+@record
 class Pool:
     """What the machine offers: CPU slots and the GPU ids runs may be given."""
 
@@ -32,7 +32,7 @@ class Pool:
     gpus: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Free:
     """The CPUs not taken by active runs, and each GPU id (in pool order) with the part of it
     no active run holds (1: untouched, 0: full or held whole)."""

@@ -23,7 +23,7 @@ import os
 import secrets
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import overload
@@ -35,6 +35,7 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.parsers.sweeps import SweepSpec, parse_run_time
 from wild.paths import WildPaths
+from wild.record import record
 from wild.runs import signing
 from wild.runs.resolve import program, resolve_instruction
 from wild.runs.skill_targets import target_problems
@@ -48,7 +49,7 @@ TIME_LIMIT_ENV = "WILD_RUN_TIME_LIMIT"
 DEFAULT_TIME_LIMIT_S = 24 * 3600.0
 
 
-@dataclass(frozen=True)
+@record
 class SweepOutcome:
     """A recorded sweep, or the errors that kept it from being recorded (nothing launched)."""
 

@@ -11,10 +11,10 @@ is `wild.runs.attempts`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from wild.parsers.runs import RunRecord, SweepRecord
+from wild.record import record
 
 DEFAULT_MAX_ATTEMPTS = 3
 # How much of a log's end two failures must share: enough to hold a traceback's last frame
@@ -52,7 +52,7 @@ def rerun_refusal(run: RunRecord, sweep: SweepRecord | None) -> str | None:
     )
 
 
-@dataclass(frozen=True)
+@record
 class Failure:
     """What tells one failed attempt from another: its exit code and its log's last lines."""
 

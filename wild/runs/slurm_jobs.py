@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from wild.errors import WildError
 from wild.parsers.runs import Resources, RunRecord
+from wild.record import record
 from wild.runs.backend import Observed
 from wild.runs.wrapper_command import wrapper_argv
 
@@ -30,7 +30,7 @@ ACTIVE = WAITING | frozenset(
 TIME_MARGIN_S = 60.0
 
 
-@dataclass(frozen=True)
+@record
 class SlurmOptions:
     """A sweep's `"slurm"` object: the partition and extra sbatch arguments, passed through."""
 
@@ -133,7 +133,7 @@ def parse_job_id(stdout: str) -> str | None:
     return job if job.isdigit() else None
 
 
-@dataclass(frozen=True)
+@record
 class QueueRow:
     """One job in squeue's answer."""
 

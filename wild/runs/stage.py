@@ -9,8 +9,10 @@ sweep's analysis task is open, else `exploring`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Literal, Protocol
+
+from wild.record import record
 
 if TYPE_CHECKING:  # records named, not made: a status after an edit of tasks.md reads no runs
     from wild.parsers.alerts import Alert
@@ -21,7 +23,7 @@ Stage = Literal["exploring", "running", "analyzing"]
 RUN_ALERT_TYPE = "run-failed"
 
 
-@dataclass(frozen=True)
+@record
 class RunCounts:
     """The banner's run counts."""
 

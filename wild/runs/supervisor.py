@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from wild.clock import Clock, iso_ms
@@ -27,6 +26,7 @@ from wild.metrics.follow import run_summary
 from wild.parsers.metric_summary import json_number
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
+from wild.record import record
 from wild.runs import attempts, decide, markers, retry, signing
 from wild.runs.backend import RunBackend, Submitted
 from wild.runs.open_runs import OpenRuns
@@ -37,7 +37,7 @@ PREPARED_AHEAD = 16  # queued runs whose folders a step that started runs makes 
 PARKED_AHEAD = 1  # queued runs a backend that can park is told of ahead (`_park`)
 
 
-@dataclass(frozen=True)
+@record
 class StepResult:
     """What one step changed: runs started, and runs that became terminal (with their lines)."""
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from wild.record import record
 
 if TYPE_CHECKING:  # records named, not made: a status after an edit of tasks.md may read
     # only tasks.md (wild.commands.status_tasks)
@@ -39,7 +41,7 @@ class WorkItem(NamedTuple):
     status: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class WorkSnapshot:
     """Everything selection looks at, already parsed; no I/O happens past this point."""
 
@@ -51,7 +53,7 @@ class WorkSnapshot:
     awaiting_human: frozenset[str] = field(default_factory=frozenset)
 
 
-@dataclass(frozen=True)
+@record
 class Selection:
     """What to do now, plus the whole queue it was chosen from."""
 

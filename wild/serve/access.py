@@ -13,9 +13,10 @@ from __future__ import annotations
 import hmac
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs, urlsplit
+
+from wild.record import record
 
 HEADER = "X-Wild-Token"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost")
@@ -26,7 +27,7 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """`status` 0: allowed; else the HTTP status and the reason to show."""
 
@@ -39,7 +40,7 @@ class Verdict:
         return self.status == 0
 
 
-@dataclass(frozen=True)
+@record
 class Access:
     """The rules for one server: its token and the port it listens on."""
 

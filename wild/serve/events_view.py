@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import orjson
 
 from wild.errors import RefusedWriteError
 from wild.parsers.events_log import parse_events
+from wild.record import record
 from wild.store.write_guard import open_own_file
 from wild.tail import tail_of
 
@@ -20,7 +20,7 @@ ERROR_KINDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class EventFilter:
     """`text`: a case-insensitive substring of the event's JSON; `errors`: only failures."""
 

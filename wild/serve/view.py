@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -24,6 +23,7 @@ from wild.errors import WildError
 from wild.parsers.alerts import Alert
 from wild.parsers.policy import INTERRUPTION_MODES, MODES
 from wild.paths import WildPaths
+from wild.record import record
 from wild.selection import select_work
 from wild.serve import history
 from wild.serve.events_view import EventFilter, events_tail
@@ -38,7 +38,7 @@ TEXT_CAP = 4000  # characters of one untrusted text field sent to the page (desc
 ITERATIONS_SHOWN = 200  # the iteration table's newest rows (the stats count them all)
 
 
-@dataclass(frozen=True)
+@record
 class Window:
     """Which page of each long list the page wants."""
 
@@ -49,7 +49,7 @@ class Window:
     runs_offset: int = 0
     runs_limit: int = 24
     queue_limit: int = 100
-    events: EventFilter = EventFilter()  # noqa: RUF009  (frozen: one shared default is safe)
+    events: EventFilter = EventFilter()  # a record (frozen): one shared default is safe
 
 
 def _cap(text: str) -> str:
@@ -173,7 +173,10 @@ def _iterations(
 
 
 def dashboard(
-    paths: WildPaths, now: datetime, window: Window = Window(), cache: ParseCache | None = None
+    paths: WildPaths,
+    now: datetime,
+    window: Window = Window(),  # noqa: B008  (a record, frozen: one shared default is safe)
+    cache: ParseCache | None = None,
 ) -> dict[str, Any]:
     """The whole page's data, read from the files now (a file whose stat signature stands
     since the last read, with a `cache`, is not parsed again)."""

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild.parsers.alerts_file import plan_compaction
 from wild.parsers.jsonl import split_complete_lines
+from wild.record import record
 from wild.store import files
 from wild.store.jsonl import append_bytes, replace_carrying_appends
 
 
-@dataclass(frozen=True)
+@record
 class CompactionReport:
     """What `compact` did; all zero when nothing was resolved."""
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from wild.parsers.alerts import Alert, AlertIndex, changed_for_the_loop, encode_alert
 from wild.parsers.alerts_file import AlertCursor, parse_appended
 from wild.parsers.lines import Problem
+from wild.record import record
 from wild.store.jsonl import append_bytes
 from wild.store.offset_read import continues, read_on
 
@@ -29,7 +29,7 @@ def append_alert(path: Path | str, record: Mapping[str, Any]) -> None:
 # --------------------------------------------------------------------------------- reading
 
 
-@dataclass(frozen=True)
+@record
 class ReadResult:
     """What `read_new` found; `reset` means the file is not the one the cursor read;
     `unreadable`, that it could not be read (then the cursor did not move)."""

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from wild.errors import describe_os_error
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.lines import Problem
+from wild.record import record
 from wild.store.files import content_hash, pread_all
 
 # Bytes hashed at the start of the file and just before the cursor: an in-place rewrite, a
@@ -74,7 +74,7 @@ class Parsed(Protocol):
 P = TypeVar("P", bound=Parsed)
 
 
-@dataclass(frozen=True)
+@record
 class OffsetRead(Generic[P]):
     """One read: the new complete lines parsed, where the next read starts, whether this one
     started from the beginning of the file (it is not the one the cursor read), and, when the

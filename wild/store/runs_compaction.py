@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from wild.parsers.jsonl import complete_lines
 from wild.parsers.runs import FILE, RunRecord
+from wild.record import record
 from wild.store import files
 from wild.store.jsonl import replace_carrying_appends
 from wild.store.runs_log import parse_line
@@ -31,7 +31,7 @@ def due(size: int, lines: int, records: int) -> bool:
     return size >= MIN_BYTES and lines >= 2 * max(records, 1)
 
 
-@dataclass(frozen=True)
+@record
 class CompactionPlan:
     """The complete lines runs.jsonl keeps, and where the lines read end."""
 
@@ -40,7 +40,7 @@ class CompactionPlan:
     dropped: int  # lines superseded by a later line of the same sweep or run
 
 
-@dataclass(frozen=True)
+@record
 class Places:
     """Where the lines runs.jsonl keeps are: each as (byte offset << 32) | length, in the
     order they are written; and how many lines were read."""
@@ -122,7 +122,7 @@ def _kept_lines(fd: int, places: Sequence[int]) -> Iterator[bytes]:
         yield os.pread(fd, length, offset)
 
 
-@dataclass(frozen=True)
+@record
 class CompactionReport:
     """What `compact` did: lines dropped, kept, and carried over from concurrent appends."""
 

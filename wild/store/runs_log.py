@@ -16,6 +16,7 @@ from wild.parsers.jsonl import complete_lines, trailing_object_start
 from wild.parsers.lines import Problem
 from wild.parsers.run_table import RunTable
 from wild.parsers.runs import FILE, Record, RunIndex, RunRecord, encode_record, parse_record
+from wild.record import record as frozen_record
 from wild.store.jsonl import append_bytes
 from wild.store.offset_read import read_on
 
@@ -52,7 +53,7 @@ def parse_line(data: bytes, line_no: int, file: str) -> tuple[Record | None, lis
     return None, [problem]
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Parsed:
     """The records in appended bytes, up to their last complete line."""
 

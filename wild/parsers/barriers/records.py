@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal, get_args
 
 from wild.parsers.lines import Problem, Span
+from wild.record import record
 
 BarrierStatus = Literal["waiting", "satisfied", "failed"]
 STATUSES: tuple[BarrierStatus, ...] = get_args(BarrierStatus)
@@ -21,7 +21,7 @@ DEFAULT_INTERVAL_S = 60.0
 FILE = "barriers.md"
 
 
-@dataclass(frozen=True)
+@record
 class Barrier:
     """One `## [STATUS] id` block; `fields` holds every `Key: value` line as written."""
 
@@ -43,7 +43,7 @@ class Barrier:
     span: Span
 
 
-@dataclass(frozen=True)
+@record
 class BarrierList:
     """The whole file: its lines (lossless), its barriers in file order, what was not understood."""
 

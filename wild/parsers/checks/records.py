@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal, get_args
 
 from wild.parsers.lines import Problem, Span
+from wild.record import record
 
 CheckStatus = Literal["pending", "passing", "failing"]
 STATUSES: tuple[CheckStatus, ...] = get_args(CheckStatus)
@@ -32,7 +32,7 @@ DEFAULT_TIMEOUT_S = 600.0
 FILE = "checks.md"
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     """One `## [STATUS] id` block; `fields` holds every `Key: value` line as written."""
 
@@ -49,7 +49,7 @@ class Check:
     span: Span
 
 
-@dataclass(frozen=True)
+@record
 class CheckList:
     """The whole file: its lines (lossless), the strategy and mode, its checks in file order,
     and what was not understood."""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from wild.parsers.lines import Problem, Span
+from wild.record import record
 
 DEFAULT_FILE = "human-policy.md"
 
 
-@dataclass(frozen=True)
+@record
 class HistoryEntry:
     """One `###` entry of the Policy History: its heading text and the lines under it."""
 
@@ -19,7 +19,7 @@ class HistoryEntry:
     span: Span
 
 
-@dataclass(frozen=True)
+@record
 class PolicyDocument:
     """A parsed human-policy.md; `render(doc)` gives the text back byte for byte."""
 

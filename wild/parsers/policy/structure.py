@@ -4,11 +4,11 @@ policy and the history sections are."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from wild.parsers import masking
 from wild.parsers.lines import Span
 from wild.parsers.policy.document import HistoryEntry
+from wild.record import record
 
 _HEADING = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*\Z")
 _RULE_LINE = re.compile(r"[ ]{0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})\Z")
@@ -16,7 +16,7 @@ _CURRENT = re.compile(r"current[ \t]+policy\b[ \t]*:?[ \t]*(?P<title>.*)", re.IG
 _HISTORY = re.compile(r"policy[ \t]+history\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class Scan:
     """Markdown structure per line: headings, what is masked, and a block left open."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from wild.parsers.lines import Problem, Span
+from wild.record import record
 
 TaskStatus = Literal["todo", "in-progress", "complete", "cancelled"]
 
@@ -15,7 +15,7 @@ DEFAULT_PRIORITY = 2
 HIGHEST_PRIORITY = 1
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Subtask:
     """An indented checkbox under a task; part of its parent's work."""
 
@@ -77,7 +77,7 @@ def new_task(  # noqa: PLR0917 (one argument per field, in the fields' order: th
     return task
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TaskList:
     """The whole file: its lines (lossless), its tasks in file order, what was not understood."""
 

@@ -1,0 +1,386 @@
+"""`@record` (wild/record.py) is `@dataclass(frozen=True)` to everyone who uses the class, made
+with one compile: the same class shapes, built both ways, behave the same; and no frozen
+dataclass is left in wild/ to pay the old price."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import dataclasses
+import functools
+import pickle
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wild.record import is_record, record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What a generated class's string annotations name (ClassVar must be found in this module,
+# as the project's modules import it).
+__all__ = ["ClassVar"]
+
+_NAMES = ["a", "b", "c", "d", "self", "other"]
+_PARAMS: list[dict[str, bool]] = [{}, {"eq": False}, {"slots": True}]
+_CLASS_FACTS = 8  # what `_behaviour` tells of a class before it makes an instance
+
+
+def _fresh_tuple() -> tuple[int, ...]:
+    return (1, 2)
+
+
+@st.composite
+def _field_specs(draw: st.DrawFn) -> tuple[str, str, Any]:
+    """(name, annotation, class attribute or a marker that there is none)."""
+    name = draw(st.sampled_from(_NAMES))
+    if draw(st.integers(0, 9)) == 0:
+        return name, "ClassVar[int]", draw(st.integers(0, 3))
+    kind = draw(st.sampled_from(["plain", "default", "factory", "field", "mutable"]))
+    if kind == "plain":
+        return name, "int", _NONE
+    if kind == "default":
+        return name, "int", draw(st.one_of(st.integers(-3, 3), st.none(), st.just("s")))
+    if kind == "mutable":
+        return name, "list[int]", []
+    flags: dict[str, Any] = {
+        "compare": draw(st.booleans()),
+        "repr": draw(st.booleans()),
+        "hash": draw(st.sampled_from([None, True, False])),
+        "init": draw(st.booleans()),
+    }
+    if kind == "factory":
+        factories: list[Callable[[], object]] = [list, dict, _fresh_tuple]
+        factory = draw(st.sampled_from(factories))
+        return name, "object", field(default_factory=factory, **flags)
+    if draw(st.booleans()):
+        flags["init"] = True  # a field without a default must be given
+        return name, "int", field(**flags)
+    return name, "int", field(default=draw(st.integers(-3, 3)), **flags)
+
+
+_NONE = object()
+
+
+def _namespace(specs: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__module__": __name__, "__annotations__": {}}
+    for name, annotation, value in specs:
+        namespace["__annotations__"][name] = annotation
+        if value is _NONE:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = copy.copy(value)  # each class gets Field objects of its own
+    return namespace
+
+
+def _decorator(kind: str, params: dict[str, bool]) -> Callable[[type], type]:
+    if kind == "dataclass":
+        return dataclass(frozen=True, **params)
+    return record(**params) if params else record
+
+
+def _build(
+    kind: str,
+    params: dict[str, bool],
+    base_specs: list[tuple[str, str, Any]] | None,
+    specs: list[tuple[str, str, Any]],
+) -> type | str:
+    """The class built by `kind`, or the error that defining it raised."""
+    decorate = _decorator(kind, params)
+    try:
+        bases: tuple[type, ...] = ()
+        if base_specs is not None:
+            bases = (decorate(type("Base", (), _namespace(base_specs))),)
+        return decorate(type("Shape", bases, _namespace(specs)))
+    except (TypeError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
+
+
+def _field_facts(cls: type) -> list[tuple[Any, ...]]:
+    return [
+        (
+            f.name,
+            f.type,
+            f.default,
+            f.default_factory,
+            f.init,
+            f.repr,
+            f.hash,
+            f.compare,
+            dict(f.metadata),
+            f.kw_only,
+            f._field_type,
+        )
+        for f in cls.__dataclass_fields__.values()  # type: ignore[attr-defined]
+    ]
+
+
+def _outcome(action: Callable[[], Any]) -> Any:
+    """What `action` returns, or the error it raises (by type and message)."""
+    try:
+        return action()
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+
+
+@contextmanager
+def _importable(cls: type) -> Iterator[None]:
+    """Pickle finds a class by its module and name: make this one findable for a while."""
+    globals()["Shape"] = cls
+    try:
+        yield
+    finally:
+        del globals()["Shape"]
+
+
+def _behaviour(cls: type, values: list[int], other_values: list[int]) -> list[Any]:
+    """Everything the tests compare about one class and its instances."""
+    init = [f for f in dataclasses.fields(cls) if f.init]
+    given_values = {f.name: value for f, value in zip(init, values, strict=False)}
+    facts: list[Any] = [
+        _field_facts(cls),
+        repr(cls.__dataclass_params__),  # type: ignore[attr-defined]
+        cls.__match_args__,  # type: ignore[attr-defined]
+        cls.__doc__,
+        dataclasses.is_dataclass(cls),
+        cls.__hash__ is None,
+        _outcome(lambda: repr(cls(*values))),
+        _outcome(lambda: repr(cls(**given_values))),
+    ]
+    assert len(facts) == _CLASS_FACTS
+    if len(values) < len(init):
+        return facts  # an instance needs every field without a default
+    values = values[: len(init)]
+    one = cls(*values)
+    same = cls(*values)
+    other = cls(*other_values[: len(init)])
+    changed = {f.name: value + 1 for f, value in zip(init, values, strict=False)}
+    field_names = [f.name for f in dataclasses.fields(cls)]
+    with _importable(cls):
+        unpickled = pickle.loads(pickle.dumps(one))  # noqa: S301  (our own bytes)
+    facts += [
+        repr(one),
+        one == same,
+        one == other,
+        one != other,
+        one == 1,
+        _outcome(lambda: hash(one) == hash(same)),
+        _outcome(lambda: hash(one)) if cls.__dataclass_params__.eq else "identity",  # type: ignore[attr-defined]
+        field_names,
+        _outcome(lambda: dataclasses.asdict(one)),
+        _outcome(lambda: dataclasses.astuple(one)),
+        _outcome(lambda: orjson.dumps(one)),
+        _outcome(lambda: repr(dataclasses.replace(one, **changed))),
+        repr(unpickled),
+        _outcome(lambda: unpickled == one),
+        repr(copy.copy(one)),
+        repr(copy.deepcopy(one)),
+        [_outcome(functools.partial(setattr, one, name, 0)) for name in field_names],
+        [_outcome(functools.partial(delattr, one, name)) for name in field_names],
+        _outcome(lambda: setattr(one, "unknown", 0)),
+        repr(one),
+    ]
+    return facts
+
+
+@given(
+    params=st.sampled_from(_PARAMS),
+    base_specs=st.one_of(st.none(), st.lists(_field_specs(), max_size=4)),
+    specs=st.lists(_field_specs(), max_size=5),
+    values=st.lists(st.integers(-5, 5), max_size=9),
+    other_values=st.lists(st.integers(-5, 5), min_size=9, max_size=9),
+)
+def test_a_record_behaves_as_a_frozen_dataclass_of_the_same_shape(
+    params: dict[str, bool],
+    base_specs: list[tuple[str, str, Any]] | None,
+    specs: list[tuple[str, str, Any]],
+    values: list[int],
+    other_values: list[int],
+) -> None:
+    expected = _build("dataclass", params, base_specs, specs)
+    built = _build("record", params, base_specs, specs)
+    if isinstance(expected, str) or isinstance(built, str):
+        assert built == expected
+        return
+    assert is_record(built)
+    assert not is_record(expected)
+    expected_facts = _behaviour(expected, values, other_values)
+    built_facts = _behaviour(built, values, other_values)
+    if params.get("slots") and len(built_facts) > _CLASS_FACTS:
+        # A frozen dataclass with slots refuses an attribute of no field with a TypeError
+        # (its __setattr__ names the class it replaced); a record with FrozenInstanceError.
+        assert built_facts[-2].startswith("FrozenInstanceError")
+        expected_facts[-2] = built_facts[-2]
+    for built_fact, expected_fact in zip(built_facts, expected_facts, strict=True):
+        assert built_fact == expected_fact
+
+
+@record
+class _Base:
+    a: int
+    items: list[int] = field(default_factory=list, compare=False)
+
+
+@dataclass(frozen=True)
+class _DataclassBase:
+    a: int
+
+
+@record
+class _OnDataclass(_DataclassBase):
+    b: str = "x"
+
+
+@record(slots=True)
+class _Slotted(_Base):
+    c: tuple[int, ...] = ()
+    seen: ClassVar[int] = 0
+
+
+@record
+class _Checked:
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError("n must not be negative")
+
+
+@record
+class _OwnMethods:
+    n: int
+
+    def __repr__(self) -> str:
+        return f"<{self.n}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _OwnMethods) and other.n % 2 == self.n % 2
+
+    def __hash__(self) -> int:
+        return self.n % 2
+
+
+class _Plain(_Base):
+    """A plain subclass may keep attributes of its own, as under a frozen dataclass."""
+
+
+def test_inherited_fields_come_in_mro_order_and_class_variables_are_not_fields() -> None:
+    assert [f.name for f in dataclasses.fields(_Slotted)] == ["a", "items", "c"]
+    assert [f.name for f in dataclasses.fields(_OnDataclass)] == ["a", "b"]
+    slotted = _Slotted(1, [2], (3,))
+    assert vars(_Slotted)["__slots__"] == ("a", "items", "c")  # _Base has no slots to inherit
+    assert repr(slotted) == "_Slotted(a=1, items=[2], c=(3,))"
+    assert pickle.loads(pickle.dumps(slotted)) == slotted  # noqa: S301  (our own bytes)
+    assert copy.deepcopy(slotted) == slotted
+    assert dataclasses.replace(_OnDataclass(1), b="y") == _OnDataclass(1, "y")
+    match slotted:
+        case _Slotted(a, items, c):
+            assert (a, items, c) == (1, [2], (3,))
+        case _:
+            pytest.fail("a record matches its class pattern by position")
+
+
+def test_post_init_runs_and_methods_of_the_class_are_kept() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        _Checked(-1)
+    assert _Checked(1).n == 1
+    assert repr(_OwnMethods(3)) == "<3>"
+    assert _OwnMethods(1) == _OwnMethods(3)
+    assert hash(_OwnMethods(3)) == 1
+
+
+def test_a_plain_subclass_may_set_its_own_attributes_but_no_field() -> None:
+    plain = _Plain(1)
+    plain.note = "kept"  # type: ignore[attr-defined]
+    assert plain.note == "kept"  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plain.a = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _Base(1).note = "x"  # type: ignore[attr-defined]
+
+
+def test_unsupported_field_kinds_are_refused_at_definition() -> None:
+    with pytest.raises(TypeError, match="kw_only"):
+        record(type("K", (), {"__annotations__": {"k": "int"}, "k": field(kw_only=True)}))
+    with pytest.raises(TypeError, match="InitVar"):
+        record(type("I", (), {"__annotations__": {"i": dataclasses.InitVar[int]}}))
+
+
+@contextmanager
+def _counting_compiles() -> Iterator[list[str]]:
+    """Each exec, eval or compile made while inside (a method written from source is one)."""
+    calls: list[str] = []
+    originals = {name: getattr(builtins, name) for name in ("exec", "eval", "compile")}
+
+    def counted(name: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return originals[name](*args, **kwargs)
+
+        return call
+
+    for name in originals:
+        setattr(builtins, name, counted(name))
+    try:
+        yield calls
+    finally:
+        for name, original in originals.items():
+            setattr(builtins, name, original)
+
+
+@pytest.mark.parametrize("params", _PARAMS)
+def test_a_record_class_is_one_compile_where_a_frozen_dataclass_is_several(
+    params: dict[str, bool],
+) -> None:
+    specs = [("a", "int", _NONE), ("b", "int", 1), ("c", "object", field(default_factory=list))]
+    with _counting_compiles() as by_record:
+        _build("record", params, None, specs)
+    with _counting_compiles() as by_dataclass:
+        _build("dataclass", params, None, specs)
+    assert by_record == ["exec"]
+    assert len(by_dataclass) >= 4
+
+
+def _frozen_dataclass_decorators(path: Path) -> Iterator[int]:
+    """The lines of `@dataclass(frozen=True…)` / `@dataclasses.dataclass(frozen=True…)`."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for decorator in node.decorator_list:
+            if not isinstance(decorator, ast.Call):
+                continue
+            name = ast.unparse(decorator.func)
+            frozen = any(
+                keyword.arg == "frozen"
+                and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False)
+                for keyword in decorator.keywords
+            )
+            if name in {"dataclass", "dataclasses.dataclass"} and frozen:
+                yield decorator.lineno
+
+
+def test_every_frozen_record_class_in_wild_is_a_record() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / "wild").rglob("*.py"))
+        for line in _frozen_dataclass_decorators(path)
+    ]
+    assert found == [], "define these with `@record` (wild/record.py), not a frozen dataclass"
+
+
+def test_the_decorator_check_sees_a_frozen_dataclass(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import dataclasses\n@dataclasses.dataclass(frozen=True, slots=True)\nclass A:\n"
+        "    a: int\n@dataclass\nclass B:\n    b: int\n",
+        encoding="utf-8",
+    )
+    assert list(_frozen_dataclass_decorators(source)) == [2]
