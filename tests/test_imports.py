@@ -173,13 +173,7 @@ def test_a_status_after_an_edit_of_tasks_md_reads_no_state_json(
 ) -> None:
     """The common edit (a task added by hand) moves the files' part alone: state.json's facts
     stay kept, so its reader and the state store behind it are not imported (issue 22)."""
-    listing = tmp_path / "modules.txt"
-    args = [sys.executable, "-c", SETTLED, str(listing), "--status", "--dir", str(wild_dir)]
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    with (wild_dir / "tasks.md").open("a") as tasks:
-        tasks.write("- [ ] [P3] edit: A note\n")
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    modules = listing.read_text().splitlines()
+    modules = _status_modules_after_a_task_added(wild_dir, tmp_path)
     assert "wild.parsers.tasks" in modules  # it did read the files again (this can fail)
     state = ("wild.parsers.state", "wild.store.state_file", "wild.commands.status_facts")
     assert [m for m in state if m in modules] == []
@@ -205,13 +199,7 @@ def test_a_status_after_an_edit_of_tasks_md_reads_only_the_queues_files(
 ) -> None:
     """The rest of the files' part (policy, checks, runs, approvals) stays kept: only tasks.md
     and the files the queue is selected from are read again (wild.commands.status_tasks)."""
-    listing = tmp_path / "modules.txt"
-    args = [sys.executable, "-c", SETTLED, str(listing), "--status", "--dir", str(wild_dir)]
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    with (wild_dir / "tasks.md").open("a") as tasks:
-        tasks.write("- [ ] [P3] edit: A note\n")
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    modules = listing.read_text().splitlines()
+    modules = _status_modules_after_a_task_added(wild_dir, tmp_path)
     assert "wild.parsers.tasks" in modules  # it did read tasks.md again (this can fail)
     rest = (
         "wild.workspace",
@@ -230,3 +218,15 @@ def test_a_status_after_an_edit_of_tasks_md_reads_only_the_queues_files(
         "hashlib",
     )
     assert heavy(modules, rest) == []
+
+
+def _status_modules_after_a_task_added(wild_dir: Path, tmp_path: Path) -> list[str]:
+    """The modules `wild --status` loads right after a task is appended to tasks.md by hand
+    (a status before it kept every file's part)."""
+    listing = tmp_path / "modules.txt"
+    args = [sys.executable, "-c", SETTLED, str(listing), "--status", "--dir", str(wild_dir)]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    with (wild_dir / "tasks.md").open("a") as tasks:
+        tasks.write("- [ ] [P3] edit: A note\n")
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    return listing.read_text().splitlines()

@@ -26,6 +26,16 @@ FAKE = ARGV
 DEADLINE_S = 30.0  # never reached when healthy
 
 
+def _host_run(script: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """A loop stand-in run to its end, with only the system's programs on its PATH."""
+    return subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), *args],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=DEADLINE_S,
+        check=False,
+    )
+
+
 def _wait_until(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + DEADLINE_S
     while not condition():
@@ -217,12 +227,7 @@ def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> Non
     pid_file = tmp_path / "grandchild.pid"
     sleeper = ["env", "-i", sys.executable, "-c", "import time; time.sleep(600)"]
     _script(tmp_path, [{"spawn": sleeper, "pid_file": str(pid_file), "setsid": True}])
-    host = subprocess.run(
-        [sys.executable, "-c", SUBREAPER_HOST, str(tmp_path), ARGV[1]],
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        timeout=DEADLINE_S,
-        check=False,
-    )
+    host = _host_run(SUBREAPER_HOST, tmp_path, ARGV[1])
     grandchild = _pid(pid_file)
     assert grandchild is not None
     try:
@@ -356,12 +361,7 @@ with orphans.guarded("test-loop"):
 def test_the_end_of_a_clean_run_reads_the_process_table_at_most_once(tmp_path: Path) -> None:
     """Its tree, the orphans the loop adopted and their reaping share one look at /proc (none
     where the kernel keeps children lists: the loop's family is walked instead)."""
-    host = subprocess.run(
-        [sys.executable, "-c", COUNTING_HOST, str(tmp_path)],
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        timeout=DEADLINE_S,
-        check=False,
-    )
+    host = _host_run(COUNTING_HOST, tmp_path)
     assert host.returncode == 0
     assert int((tmp_path / "scans").read_text()) <= 1
 
@@ -398,12 +398,7 @@ def test_the_loops_family_finds_a_timed_out_runs_env_i_setsid_grandchild(tmp_pat
         tmp_path,
         [{"spawn": ENV_I_SETSID, "pid_file": str(pid_file)}, {"sleep": 600}],
     )
-    host = subprocess.run(
-        [sys.executable, "-c", FAMILY_HOST, str(tmp_path), ARGV[1]],
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        timeout=DEADLINE_S,
-        check=False,
-    )
+    host = _host_run(FAMILY_HOST, tmp_path, ARGV[1])
     grandchild = _pid(pid_file)
     assert grandchild is not None
     try:
@@ -447,12 +442,7 @@ def test_a_guard_started_with_no_child_reads_no_process_table(tmp_path: Path) ->
     """A loop's start has no child yet: one system call says so, where the guard read every
     process of the machine (issue 22 item 8); with a child, the table is read as before, and
     that child is not taken for an orphan."""
-    host = subprocess.run(
-        [sys.executable, "-c", START_HOST, str(tmp_path)],
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        timeout=DEADLINE_S,
-        check=False,
-    )
+    host = _host_run(START_HOST, tmp_path)
     assert host.returncode == 0
     alone, with_child, adopted = (tmp_path / "scans").read_text().split()
     assert (alone, adopted) == ("0", "False")

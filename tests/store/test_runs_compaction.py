@@ -90,16 +90,9 @@ def test_compaction_holds_little_more_than_the_file_and_what_it_keeps(tmp_path: 
     # At 10,000 runs runs.jsonl is tens of MB: the whole file split into lines, and the
     # kept lines copied three times over, made the loop's peak memory grow with the sweep.
     path, lock = tmp_path / "runs.jsonl", tmp_path / ".lock"
-    runs = [queued(f"s1-{n:04d}") for n in range(2000)]
-    sweep = SweepRecord("s1", "s1", {"name": "s1"}, "active", tuple(r.id for r in runs))
-    append_records(path, [sweep, *[line for run in runs for line in history(run)]])
+    _a_sweep_of_queued_runs(path, 2000)
     size = path.stat().st_size
-    tracemalloc.start()
-    try:
-        report = compact(path, lock)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    report, peak = _compacted_traced(path, lock)
     assert report.dropped == 4000
     kept = path.stat().st_size
     assert peak <= size + 3 * kept
@@ -150,17 +143,28 @@ def test_compaction_holds_a_place_per_line_kept_not_the_file(
     # and the new file is written line by line, each line read again as it is written.
     monkeypatch.setattr(runs_compaction, "READ_BYTES", 1 << 16)
     path, lock = tmp_path / "runs.jsonl", tmp_path / ".lock"
-    runs = [queued(f"s1-{n:05d}") for n in range(2000)]
-    sweep = SweepRecord("s1", "s1", {"name": "s1"}, "active", tuple(r.id for r in runs))
-    append_records(path, [sweep, *[line for run in runs for line in history(run)]])
+    _a_sweep_of_queued_runs(path, 2000)
     before = read_runs(path)
     size = path.stat().st_size
+    report, peak = _compacted_traced(path, lock)
+    assert report == CompactionReport(dropped=4000, kept_lines=2001, carried_lines=0)
+    assert states(read_runs(path).index) == states(before.index)
+    assert peak * 4 <= size
+
+
+def _a_sweep_of_queued_runs(path: Path, count: int) -> None:
+    """A sweep of `count` queued runs, each with the history of lines a compaction drops."""
+    runs = [queued(f"s1-{n:05d}") for n in range(count)]
+    sweep = SweepRecord("s1", "s1", {"name": "s1"}, "active", tuple(r.id for r in runs))
+    append_records(path, [sweep, *[line for run in runs for line in history(run)]])
+
+
+def _compacted_traced(path: Path, lock: Path) -> tuple[CompactionReport, int]:
+    """The compaction's report and the peak of memory Python allocated while it ran."""
     tracemalloc.start()
     try:
         report = compact(path, lock)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert report == CompactionReport(dropped=4000, kept_lines=2001, carried_lines=0)
-    assert states(read_runs(path).index) == states(before.index)
-    assert peak * 4 <= size
+    return report, peak
