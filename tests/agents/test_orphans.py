@@ -333,22 +333,30 @@ def test_the_watcher_starts_python_to_sweep_only_when_the_loop_died(
     )
 
 
-# A loop stand-in that counts its machine-wide /proc scans (a `scandir("/proc")` each) while one
-# instant agent runs and ends cleanly, after the tree is looked at only at the run's end.
-COUNTING_HOST = """
-import os, sys
-from pathlib import Path
-from wild.agents import orphans, tracking
-from wild.agents.runner import AgentRequest, run_agent
-here = Path(sys.argv[1])
-tracking.TRACK_S = 3600.0  # no look while the agent runs: only the looks at its end count
+# What the stand-ins below count: their machine-wide /proc scans (a `scandir("/proc")` each).
+SCAN_COUNTER = """
 scans = []
 real_scandir = os.scandir
 def counting(path="."):
     if os.fspath(path) == "/proc":
         scans.append(path)
     return real_scandir(path)
-with orphans.guarded("test-loop"):
+"""
+
+
+# A loop stand-in that counts its machine-wide /proc scans (a `scandir("/proc")` each) while one
+# instant agent runs and ends cleanly, after the tree is looked at only at the run's end.
+COUNTING_HOST = (
+    """
+import os, sys
+from pathlib import Path
+from wild.agents import orphans, tracking
+from wild.agents.runner import AgentRequest, run_agent
+here = Path(sys.argv[1])
+tracking.TRACK_S = 3600.0  # no look while the agent runs: only the looks at its end count
+"""
+    + SCAN_COUNTER
+    + """with orphans.guarded("test-loop"):
     os.scandir = counting
     run = run_agent(AgentRequest(argv=("sh", "-c", "echo done"), cwd=here,
                                  log_path=here / "iteration-1.log"))
@@ -356,6 +364,7 @@ with orphans.guarded("test-loop"):
     assert run.exit_code == 0
 (here / "scans").write_text(str(len(scans)))
 """
+)
 
 
 def test_the_end_of_a_clean_run_reads_the_process_table_at_most_once(tmp_path: Path) -> None:
@@ -411,20 +420,17 @@ def test_the_loops_family_finds_a_timed_out_runs_env_i_setsid_grandchild(tmp_pat
 
 # A loop stand-in that counts its looks at /proc as its guard starts: once with no child, once
 # with a child it started before (which the guard must not take for an orphan of its own).
-START_HOST = """
+START_HOST = (
+    """
 import os
 import subprocess
 import sys
 from pathlib import Path
 from wild.agents import orphans
 here = Path(sys.argv[1])
-scans = []
-real_scandir = os.scandir
-def counting(path="."):
-    if os.fspath(path) == "/proc":
-        scans.append(path)
-    return real_scandir(path)
-os.scandir = counting
+"""
+    + SCAN_COUNTER
+    + """os.scandir = counting
 with orphans.guarded("test-loop"):
     alone = len(scans)
 child = subprocess.Popen(["sleep", "30"])
@@ -436,6 +442,7 @@ child.kill()
 child.wait()
 (here / "scans").write_text(f"{alone} {with_child} {adopted}")
 """
+)
 
 
 def test_a_guard_started_with_no_child_reads_no_process_table(tmp_path: Path) -> None:
