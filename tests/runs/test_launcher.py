@@ -25,6 +25,7 @@ from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild.clock import SystemClock, iso_ms
 from wild.liveness import boot_id, probe
 from wild.runs import attempts, decide, wrapper
+from wild.runs import local as local_backend
 from wild.runs.launcher import Launcher, launcher_argv, request
 from wild.runs.wrapper_command import wrapper_argv
 
@@ -202,3 +203,33 @@ def test_a_launched_wrapper_that_came_to_an_agent_loop_outlives_the_loop(tmp_pat
     finally:
         os.kill(wrapper, signal.SIGTERM)  # it stops its run and writes the marker
         wait_gone(wrapper, "the run's wrapper")
+
+
+def test_a_wrapper_that_ends_while_it_is_looked_for_is_adopted_by_its_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adoption looks for the attempt's wrapper, then for its exit marker. A wrapper seen
+    running at the first look may end before the second, its marker written as it ends: the
+    attempt is adopted by that marker, not reported lost (seen under load: an instant run
+    started by a dead loop's launcher was marked lost though it ran to its end)."""
+    paths = project(tmp_path)
+    [run_id] = queue(paths, "true")
+    backend = local(paths)
+    run = supervisor(paths, backend).index.runs[run_id]
+    run_dir = paths.run_dir(run_id)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "pid").write_text("4242\n")
+    looks: list[int] = []
+
+    def ends_after_the_first_look(_self: object, _run: object, pid: int) -> bool:
+        looks.append(pid)
+        if len(looks) == 1:
+            return True  # running at the first look
+        (run_dir / "exit").write_text(f'{{"run": "{run_id}", "attempt": 1, "exit_code": 0}}')
+        return False  # ended since, its marker written
+
+    monkeypatch.setattr(type(backend), "_is_wrapper_of", ends_after_the_first_look)
+    monkeypatch.setattr(local_backend, "find_wrapper", lambda _paths, _run: None)
+    found = backend.adopt(run)
+    assert looks and found is not None
+    assert found.job_id == "4242"

@@ -253,7 +253,6 @@ class LocalBackend:
         its wrapper, found by the `pid` file, if it runs or has ended; None if none is found."""
         self._await_orphan_launchers()
         run_dir = self.paths.run_dir(run.id)
-        marker = markers.read_marker(run_dir)
         pid = markers.read_pid(run_dir)
         if pid is None or not self._is_wrapper_of(run, pid):
             # A wrapper started just before the loop died may not have written its pid yet
@@ -262,6 +261,10 @@ class LocalBackend:
         if pid is not None and self._is_wrapper_of(run, pid):
             gpus = parse_visible_devices(_environ_value(pid, "CUDA_VISIBLE_DEVICES") or "")
             return Submitted(str(pid), this_host(), {GPU_FIELD: list(gpus)})
+        # Read once no wrapper is seen, not before the look: a wrapper writes its marker before
+        # it exits, so one that ended during the look has left it (read first, a run ending
+        # just then had neither: it was reported lost, though it ran to its end).
+        marker = markers.read_marker(run_dir)
         if marker.present:
             return Submitted(str(pid) if pid else "", this_host(), {GPU_FIELD: []})
         return None
