@@ -102,3 +102,35 @@ def test_the_cache_is_written_an_entry_at_a_time_and_reads_back_whole(tmp_path: 
         tracemalloc.stop()
     assert kept_views.load_cache(paths) == {"runs": runs, "views": views}
     assert (peak - start) * 10 < paths.metrics_cache.stat().st_size
+
+
+def test_fresh_summaries_wait_for_the_write_as_their_text_not_their_objects(
+    tmp_path: Path,
+) -> None:
+    # The final table of a 10,000-run sweep reads every run's summary afresh: each fresh
+    # entry's objects (key, inputs, signatures, encoded summary) held until the one write
+    # were about twice the summaries themselves. They wait as their JSON text.
+    paths = WildPaths(tmp_path / ".wild")
+    runs = [RunRecord(f"s1-{n:05d}", "s1", {"i": n}, "true", "finished") for n in range(2000)]
+    for run in runs:
+        paths.run_dir(run.id).mkdir(parents=True)
+    spec = {"objective": {"metric": "loss", "mode": "min"}}
+    ids = tuple(run.id for run in runs)
+    index = RunIndex(
+        runs={run.id: run for run in runs},
+        sweeps={"s1": SweepRecord("s1", "s1", spec, "done", ids)},
+    )
+    kept.summaries(paths, index, runs[:5])  # warm: its imports
+    paths.metrics_cache.unlink()
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        found = kept.summaries(paths, index, runs)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(found) == 2000 and found["s1-01999"].last == {}
+    assert peak - start < 3.5 * (held - start)  # 4.4× before, 2.5× after
+    again = kept_views.load_cache(paths)["runs"]
+    assert again.keys() == set(ids)  # each entry written, and read back as it was found
+    assert kept.decode(again["s1-00007"]["summary"]) == found["s1-00007"]

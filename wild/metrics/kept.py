@@ -14,7 +14,7 @@ takes no lock; failing to write loses nothing but time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -121,11 +121,12 @@ def summaries(
     clock_ns: Callable[[], int] = time.time_ns,
 ) -> dict[str, RunSummary]:
     """Each of `runs`' summary: kept where its files stand unchanged, read afresh (and kept
-    for the next command) where they changed."""
-    return {
-        run_id: summary
-        for run_id, (summary, _) in summary_entries(paths, index, runs, clock_ns).items()
-    }
+    for the next command) where they changed.
+
+    A fresh entry waits for the cache's write as its encoded bytes, not as its objects:
+    nothing here reads it again, and at the end of a 10,000-run sweep the entries' objects
+    (key, inputs, signatures, the encoded summary) were most of the final table's memory."""
+    return {run_id: summary for run_id, summary, _ in _each_summary(paths, index, runs, clock_ns)}
 
 
 def summary_entries(
@@ -135,18 +136,42 @@ def summary_entries(
     clock_ns: Callable[[], int] = time.time_ns,
 ) -> dict[str, tuple[RunSummary, dict[str, Any]]]:
     """Each of `runs`' summary with its kept entry, as `summaries`."""
+    return {
+        run_id: (summary, entry)
+        for run_id, summary, entry in _each_summary(paths, index, runs, clock_ns, entries=True)
+    }
+
+
+def _each_summary(
+    paths: WildPaths,
+    index: RunIndex,
+    runs: Iterable[RunRecord],
+    clock_ns: Callable[[], int],
+    *,
+    entries: bool = False,
+) -> Iterator[tuple[str, RunSummary, dict[str, Any]]]:
+    """Each run's id, summary and (with `entries`; else an empty dict) kept entry, one at a
+    time; once the last is taken, the cache is written if any entry changed."""
     cache = load_cache(paths)
     kept = cache["runs"]
-    out: dict[str, tuple[RunSummary, dict[str, Any]]] = {}
     changed = False
     for run in runs:
         entry = kept.get(run.id, {})
         found = kept_summary(entry, index, run)
         if found is None:
             found, entry = fresh_entry(paths, index, run, clock_ns)
-            kept[run.id] = entry
+            kept[run.id] = entry if entries else _encoded(entry)
             changed = True
-        out[run.id] = (found, entry)
+        yield run.id, found, entry if entries else {}
     if changed:
         save_cache(paths, cache)
-    return out
+
+
+def _encoded(entry: dict[str, Any]) -> Any:
+    """`entry` as the JSON it is written as (orjson writes a Fragment as it is); the entry
+    itself where it does not encode, so the cache's write fails as it would have. Copied to
+    a str: orjson's bytes sit in an allocation several times their size."""
+    try:
+        return orjson.Fragment(orjson.dumps(entry).decode())
+    except orjson.JSONEncodeError:
+        return entry
