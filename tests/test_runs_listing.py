@@ -11,21 +11,25 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wild.commands import runs_cmds, runs_listing
+from wild.commands import runs_cmds, runs_listing, runs_patch
 from wild.commands.init import init_wild
 from wild.commands.runs_table import format_live, live_json, live_rows
 from wild.commands.watch import watch_runs
 from wild.metrics.follow import RunMetrics
 from wild.output import to_json
+from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.early_stop import EARLY_STOP
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.paths import WildPaths
@@ -408,3 +412,35 @@ def test_wild_runs_json_into_a_pipe_closed_early_stops_quietly(tmp_path: Path) -
         errors = wild.stderr.read()
         wild.wait(timeout=60)
     assert errors == b""  # no traceback, no "Exception ignored" at exit
+
+
+def _peak_allocated(action: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_patching_and_keeping_the_kept_json_copy_its_bytes_once(tmp_path: Path) -> None:
+    """After an append the kept `--runs --json` (9 MB at 10,000 runs) is patched into one new
+    copy, then kept and printed as it is: no slices of it joined or header glued on, each
+    another copy of the whole (issue 23). Measured as the peak of Python's allocations."""
+    paths, ended = _project(tmp_path, runs=400)
+    data = _listing_json(paths).encode()
+    run_id = ended[200].id
+    element = to_json([{"id": run_id, "status": "failed"}]).encode()
+    patched: list[bytes | None] = []
+    peak = _peak_allocated(
+        lambda: patched.append(runs_patch.replace_element(data, run_id, element))
+    )
+    assert patched[0] is not None and b'"status": "failed"' in patched[0]
+    assert peak < 1.5 * len(data), (peak, len(data))  # the patched copy alone
+    view = tmp_path / "view.json"
+    head = orjson.loads(paths.runs_json_view.read_bytes().split(b"\n", 1)[0])
+    cursor = AlertCursor.from_json(head["cursor"])
+    assert cursor is not None
+    peak = _peak_allocated(lambda: runs_listing.write_view(view, "*", cursor, data, None))
+    assert peak < 0.5 * len(data), (peak, len(data))  # written behind its header, not joined
+    assert view.read_bytes().endswith(b"\n" + data)

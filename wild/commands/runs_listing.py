@@ -247,7 +247,7 @@ def write_view(
     head["bytes"] = len(data)  # a file cut short (a power cut) is no view
     if patch is not None:
         head["patch"] = patch
-    write_cache(path, orjson.dumps(head) + b"\n" + data)
+    write_cache(path, orjson.dumps(head) + b"\n", data)  # the text not copied behind it
 
 
 @frozen_record
