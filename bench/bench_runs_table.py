@@ -2,7 +2,8 @@
 `wild --status` at 10,000 runs cost ≤ 1.2× the same command at 10 runs, settled and right
 after a run's line was appended.
 
-Run: `python bench/bench_runs_table.py [RUNS]` (default 10000). Each project's runs.jsonl is
+Run: `python bench/bench_runs_table.py [RUNS [FLAG…]]` (default 10000, all three commands;
+`10000 --runs --json` times that command alone). Each project's runs.jsonl is
 written through the real writer (`wild.store.runs_log.append_records`), as a loop writes it:
 the sweep and its queued runs in one append, then each run's `running` and `finished` lines
 one append each, so the file holds three lines per run (its history); then it is compacted
@@ -90,7 +91,12 @@ def main() -> None:
         small, big = project(base / "small", 10), project(base / "big", runs)
         size = big.runs_log.stat().st_size
         print(f"runs.jsonl: {size / 1e6:.1f} MB at {runs} runs, compacted", flush=True)
-        for command in (["--runs"], ["--runs", "--json"], ["--status"]):
+        commands = (
+            [sys.argv[2:]]
+            if len(sys.argv) > 2
+            else [["--runs"], ["--runs", "--json"], ["--status"]]
+        )
+        for command in commands:
             name = " ".join(command)
             first = timed_wild(big.root, *command)
             report(f"first `wild {name}` at {runs} runs", f"{first * 1000:.0f} ms", "none", None)

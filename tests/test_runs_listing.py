@@ -6,24 +6,30 @@ and no look at an ended run's files once its row settled (issue 23: `--runs` at 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
+import tracemalloc
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wild.commands import runs_cmds
+from wild.commands import runs_cmds, runs_listing, runs_patch
 from wild.commands.init import init_wild
 from wild.commands.runs_table import format_live, live_json, live_rows
 from wild.commands.watch import watch_runs
 from wild.metrics.follow import RunMetrics
 from wild.output import to_json
+from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.early_stop import EARLY_STOP
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.paths import WildPaths
@@ -342,3 +348,99 @@ def test_an_ended_runs_line_appended_patches_the_kept_json_without_reading_runs_
     patched = _listing_json(paths)
     monkeypatch.undo()
     assert patched == _full_json(paths) and '"status": "failed"' in patched
+
+
+def test_the_kept_json_patched_after_an_append_comes_as_the_bytes_it_keeps(
+    tmp_path: Path,
+) -> None:
+    """The print path gets the patched view's bytes themselves (9 MB at 10,000 runs): no
+    text decoded of them to be encoded again on the way out (issue 23)."""
+    paths, ended = _project(tmp_path)
+    _listing_json(paths)
+    append_records(paths.runs_log, [replace(ended[1], exit_code=1, status="failed")])
+    _settle(paths)
+    patched = runs_listing.listing_json(paths, None, NOW, lambda _runs: set())
+    assert isinstance(patched, bytes)
+    kept = paths.runs_json_view.read_bytes()
+    assert kept.endswith(b"\n" + patched)  # the header line, then these very bytes
+    assert patched == _full_json(paths).encode() and b'"status": "failed"' in patched
+    settled = runs_listing.listing_json(paths, None, NOW, lambda _runs: set())
+    assert settled == patched  # as it stands: its bytes again
+
+
+def _wild_stdout(paths: WildPaths, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-m", "wild", "--dir", str(paths.root), *args],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_wild_runs_json_after_an_append_prints_the_bytes_a_full_read_prints(
+    tmp_path: Path,
+) -> None:
+    """A real `wild --runs --json` printing the patched kept bytes prints byte for byte what
+    it prints drawn from scratch, line end included."""
+    paths, ended = _project(tmp_path)
+    assert _wild_stdout(paths, "--runs", "--json").returncode == 0  # keeps the view
+    append_records(paths.runs_log, [replace(ended[3], exit_code=1, status="failed")])
+    _settle(paths)
+    patched = _wild_stdout(paths, "--runs", "--json")
+    assert patched.stdout.endswith(b"]\n") and b'"status": "failed"' in patched.stdout
+    for kept in paths.root.glob("*view*"):  # every kept listing gone: drawn from scratch
+        kept.unlink()
+    afresh = _wild_stdout(paths, "--runs", "--json")
+    assert (patched.returncode, patched.stdout, patched.stderr) == (0, afresh.stdout, b"")
+
+
+def test_wild_runs_json_into_a_pipe_closed_early_stops_quietly(tmp_path: Path) -> None:
+    """`wild --runs --json | head`: the reader gone, wild stops with no traceback, as for any
+    other output."""
+    paths, ended = _project(tmp_path, runs=300)  # more than a pipe's buffer holds
+    _wild_stdout(paths, "--runs", "--json")
+    append_records(paths.runs_log, [replace(ended[3], exit_code=1, status="failed")])
+    _settle(paths)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, "-m", "wild", "--dir", str(paths.root), "--runs", "--json"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as wild:
+        assert wild.stdout is not None and wild.stderr is not None
+        assert wild.stdout.read(10) == b"[\n  {\n    "
+        wild.stdout.close()
+        errors = wild.stderr.read()
+        wild.wait(timeout=60)
+    assert errors == b""  # no traceback, no "Exception ignored" at exit
+
+
+def _peak_allocated(action: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_patching_and_keeping_the_kept_json_copy_its_bytes_once(tmp_path: Path) -> None:
+    """After an append the kept `--runs --json` (9 MB at 10,000 runs) is patched into one new
+    copy, then kept and printed as it is: no slices of it joined or header glued on, each
+    another copy of the whole (issue 23). Measured as the peak of Python's allocations."""
+    paths, ended = _project(tmp_path, runs=400)
+    data = _listing_json(paths).encode()
+    run_id = ended[200].id
+    element = to_json([{"id": run_id, "status": "failed"}]).encode()
+    patched: list[bytes | None] = []
+    peak = _peak_allocated(
+        lambda: patched.append(runs_patch.replace_element(data, run_id, element))
+    )
+    assert patched[0] is not None and b'"status": "failed"' in patched[0]
+    assert peak < 1.5 * len(data), (peak, len(data))  # the patched copy alone
+    view = tmp_path / "view.json"
+    head = orjson.loads(paths.runs_json_view.read_bytes().split(b"\n", 1)[0])
+    cursor = AlertCursor.from_json(head["cursor"])
+    assert cursor is not None
+    peak = _peak_allocated(lambda: runs_listing.write_view(view, "*", cursor, data, None))
+    assert peak < 0.5 * len(data), (peak, len(data))  # written behind its header, not joined
+    assert view.read_bytes().endswith(b"\n" + data)

@@ -40,6 +40,7 @@ class Call:
     clock: Clock
     out: Callable[[str], None]
     clear: Callable[[], None]
+    out_bytes: Callable[[bytes], None]  # output kept as bytes (UTF-8), printed as they are
 
     @property
     def as_json(self) -> bool:
@@ -299,7 +300,11 @@ def _sweeps_and_runs(call: Call) -> None:
     if call.opts["runs"] and call.opts["watch"]:
         watch_listing(call.paths, call.opts["sweep"], call.clock, call.clear, call.out)
         return
-    call.out(run_action(call.paths, call.opts, call.clock.now(), as_json=call.as_json))
+    shown = run_action(call.paths, call.opts, call.clock.now(), as_json=call.as_json)
+    if isinstance(shown, bytes):
+        call.out_bytes(shown)
+    else:
+        call.out(shown)
 
 
 def _record_and_run(call: Call) -> None:

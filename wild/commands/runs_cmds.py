@@ -102,12 +102,22 @@ def listed_runs(paths: WildPaths, sweep_id: str | None) -> tuple[RunLog, list[Ru
 
 def runs_listing(paths: WildPaths, sweep_id: str | None, now: datetime, *, as_json: bool) -> str:
     """`wild --runs [--sweep ID]`: the runs judged now, with their live figures."""
+    shown = runs_output(paths, sweep_id, now, as_json=as_json)
+    return shown.decode(errors="replace") if isinstance(shown, bytes) else shown
+
+
+def runs_output(
+    paths: WildPaths, sweep_id: str | None, now: datetime, *, as_json: bool
+) -> str | bytes:
+    """`runs_listing` as printed: `wild --runs --json` kept in runs.json-view.json comes as
+    its bytes (megabytes at 10,000 runs: printed as they are, not decoded and encoded)."""
     from wild.commands import runs_listing as kept_listing  # noqa: PLC0415
     from wild.commands.runs_table import format_live, live_figures, live_json  # noqa: PLC0415
     from wild.metrics import kept_views  # noqa: PLC0415
     from wild.output import to_json  # noqa: PLC0415
 
     require_initialised(paths)
+    shown: str | bytes | None
     if as_json:
         repeated_of = partial(deterministic_failures, paths)
         shown = kept_listing.listing_json(paths, sweep_id, now, repeated_of)
@@ -206,8 +216,11 @@ def gate_notes(paths: WildPaths, runs: Sequence[RunRecord], now: datetime) -> di
     return notes
 
 
-def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_json: bool) -> str:
-    """`wild --runs [--sweep ID]` or `wild --sweep FILE|-`: what to print."""
+def run_action(
+    paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_json: bool
+) -> str | bytes:
+    """`wild --runs [--sweep ID]` or `wild --sweep FILE|-`: what to print (bytes: a kept
+    `wild --runs --json`, printed as they are)."""
     from wild.output import to_json  # noqa: PLC0415  (as the other handlers: only when used)
 
     if opts["stop_run"] is not None:
@@ -215,7 +228,7 @@ def run_action(paths: WildPaths, opts: Mapping[str, Any], now: datetime, *, as_j
     if opts["rerun"] is not None:
         return act_on_run(paths, opts["rerun"], stop=False)
     if opts["runs"]:
-        return runs_listing(paths, opts["sweep"], now, as_json=as_json)
+        return runs_output(paths, opts["sweep"], now, as_json=as_json)
     sweep = submit_sweep(
         paths,
         opts["sweep"],

@@ -247,7 +247,7 @@ def write_view(
     head["bytes"] = len(data)  # a file cut short (a power cut) is no view
     if patch is not None:
         head["patch"] = patch
-    write_cache(path, orjson.dumps(head) + b"\n" + data)
+    write_cache(path, orjson.dumps(head) + b"\n", data)  # the text not copied behind it
 
 
 @frozen_record
@@ -503,18 +503,19 @@ def listing_json(
     sweep_id: str | None,
     now: datetime,
     repeated_of: Callable[[list[RunRecord]], set[str]],
-) -> str | None:
+) -> bytes | None:
     """`wild --runs --json [--sweep ID]` as kept in runs.json-view.json: as it stands, or
     with the objects of the ended runs appended since redrawn in place (their files settled);
     None when it must be drawn whole (`keep_json` keeps it then). `repeated_of` names the
-    deterministic failures among the runs redrawn."""
+    deterministic failures among the runs redrawn. Bytes, as kept: 9 MB at 10,000 runs go
+    out as they are, neither decoded nor encoded again (issue 23)."""
     from wild.commands.runs_table import live_json  # noqa: PLC0415
     from wild.output import to_json  # noqa: PLC0415
 
     name = sweep_id or "*"
     view = read_view(paths, paths.runs_json_view, name)
     if view is None or view.stands:
-        return view.text if view is not None else None
+        return view.data if view is not None else None
     specs = view.patch.get("specs") if isinstance(view.patch, dict) else None
     if not isinstance(specs, dict) or not all(isinstance(s, dict) for s in specs.values()):
         return None
@@ -535,7 +536,7 @@ def listing_json(
         return None
     with contextlib.suppress(OSError, ValueError):  # a cache: losing it costs time
         write_view(paths.runs_json_view, name, view.appended.cursor, data, {"specs": specs})
-    return data.decode(errors="replace")
+    return data
 
 
 def keep_json(

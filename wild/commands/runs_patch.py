@@ -115,4 +115,5 @@ def replace_element(data: bytes, run_id: str, element: bytes) -> bytes | None:
     inner = element[2:-2]  # "[\n" + the object + "\n]"
     if start < 0 or stop < 0 or not (inner.startswith(b"  {") and inner.endswith(b"\n  }")):
         return None
-    return b"".join((data[: start + 1], inner, data[stop + len(b"\n  }") :]))
+    kept = memoryview(data)  # its two parts joined as they lie: one copy of megabytes, not three
+    return b"".join((kept[: start + 1], inner, kept[stop + len(b"\n  }") :]))

@@ -300,15 +300,18 @@ def atomic_write_parts(path: Path, parts: Iterable[bytes]) -> None:
     _OWN.remember_digest(target, size, digest.hexdigest())
 
 
-def write_cache(path: Path, data: bytes) -> None:
+def write_cache(path: Path, data: bytes, *more: bytes) -> None:
     """Replace a cache file (derived from other files, never trusted over them) whole,
     without fsyncs: a kill leaves the old or the new bytes; a power loss may leave it empty
     or old, which its reader takes as no cache (it reads the files again). Megabytes
-    rewritten on every command would otherwise wait for the disk each time."""
+    rewritten on every command would otherwise wait for the disk each time. `more`: parts
+    written after `data` (a header and megabytes behind it, not joined into one copy)."""
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            for part in more:
+                handle.write(part)
         os.replace(tmp_name, path)
     except BaseException:
         _discard(Path(tmp_name))
