@@ -21,7 +21,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.record import is_record, record
+from wild import record as record_module
+from wild.record import record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +33,11 @@ __all__ = ["ClassVar"]
 _NAMES = ["a", "b", "c", "d", "self", "other"]
 _PARAMS: list[dict[str, bool]] = [{}, {"eq": False}, {"slots": True}]
 _CLASS_FACTS = 8  # what `_behaviour` tells of a class before it makes an instance
+
+
+def is_record(cls: type) -> bool:
+    """Whether `cls` was made by `record` (it has the records' shared frozen `__setattr__`)."""
+    return cls.__dict__.get("__setattr__") is record_module._frozen_setattr
 
 
 def _fresh_tuple() -> tuple[int, ...]:

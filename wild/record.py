@@ -401,8 +401,3 @@ def record(
         return built
 
     return wrap if cls is None else wrap(cls)
-
-
-def is_record(cls: type) -> bool:
-    """Whether `cls` was made by `record` (it has the records' shared frozen `__setattr__`)."""
-    return cls.__dict__.get("__setattr__") is _frozen_setattr
