@@ -49,7 +49,8 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.lines import append_lines, split_lines
 from wild.paths import WildPaths
 from wild.store import files as store
-from wild.store.files import atomic_write, content_hash, decode, encode, read_bytes, update_text
+from wild.store.files import atomic_write, decode, encode, read_bytes, update_text
+from wild.store.self_writes import content_hash
 
 ROUNDS = 1000
 JITTER_MS = 3.0

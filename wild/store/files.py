@@ -72,12 +72,6 @@ def encode(text: str) -> bytes:
     return text.encode(ENCODING, ERRORS)
 
 
-def content_hash(data: bytes) -> str:
-    import hashlib  # noqa: PLC0415  (~3 ms with OpenSSL: a read of tasks.md alone hashes nothing)
-
-    return hashlib.sha256(data).hexdigest()
-
-
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, or b"" when it does not exist yet."""
     try:
@@ -284,7 +278,7 @@ def atomic_write(path: Path, data: bytes | bytearray) -> None:
 def atomic_write_parts(path: Path, parts: Iterable[bytes]) -> None:
     """`atomic_write` of the bytes `parts` make together, written as they come (a compacted
     runs.jsonl of a 10,000-run sweep, never held whole)."""
-    import hashlib  # noqa: PLC0415  (see content_hash: not on a read's path)
+    import hashlib  # noqa: PLC0415  (see self_writes.content_hash: not on a read's path)
 
     size, digest = 0, hashlib.sha256()
 

@@ -20,7 +20,8 @@ from wild.errors import describe_os_error
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.lines import Problem
 from wild.record import record
-from wild.store.files import content_hash, pread_all
+from wild.store.files import pread_all
+from wild.store.self_writes import content_hash
 
 # Bytes hashed at the start of the file and just before the cursor: an in-place rewrite, a
 # truncate-and-refill or a reused inode number changes them even when size and inode agree.

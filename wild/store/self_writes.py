@@ -20,8 +20,10 @@ def _key(path: str | os.PathLike[str]) -> str:
     return real_path(path)
 
 
-def _digest(data: bytes | bytearray) -> str:
-    import hashlib  # noqa: PLC0415  (~3 ms with OpenSSL: a read command writes nothing)
+def content_hash(data: bytes | bytearray) -> str:
+    """The sha256 hex digest of `data`: how wild knows bytes again (its own writes, a file's
+    prefix under an offset)."""
+    import hashlib  # noqa: PLC0415  (~3 ms with OpenSSL: a read of tasks.md alone hashes nothing)
 
     return hashlib.sha256(data).hexdigest()
 
@@ -36,7 +38,7 @@ class SelfWrites:
     def remember(self, path: str | os.PathLike[str], data: bytes | bytearray) -> None:
         """Record `data`, the file's whole content once wild's write lands."""
         with self._lock:
-            self._known[_key(path)] = (len(data), _digest(data))
+            self._known[_key(path)] = (len(data), content_hash(data))
 
     def remember_digest(self, path: str | os.PathLike[str], size: int, digest: str) -> None:
         """`remember` for content written in parts: its size and sha256 hex digest."""
@@ -59,7 +61,7 @@ class SelfWrites:
         if entry is None:
             return False
         # The size check spares hashing a large file that has obviously changed.
-        if len(data) == entry[0] and _digest(data) == entry[1]:
+        if len(data) == entry[0] and content_hash(data) == entry[1]:
             return True
         self._forget(key, entry)
         return False
