@@ -132,3 +132,39 @@ def test_a_loop_start_reads_its_own_projects_totals_not_every_projects(
     for key, totals in ledger_format.parse_ledger(data).items():
         assert ledger_format.ledger_entry(data, key) == totals
     assert ledger_format.ledger_entry(b"not json", str(tmp_path)) == Totals()
+
+
+def test_a_raise_makes_again_only_the_entry_it_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A raise writes every project of the machine back; only the raised project's entry is
+    made again (before: all of them, ~0.6 ms of Python per loop iteration at ~1,000), and
+    the bytes are those `render_ledger` makes of the same figures."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    others = {str(tmp_path / f"other-{n}"): Totals(iteration=n) for n in range(1, 201)}
+    totals_ledger.ledger_path().parent.mkdir(parents=True, exist_ok=True)
+    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(others))
+    totals_ledger.record(state, Totals(iteration=1, counted=1))  # parses, makes each entry
+    made: list[Totals] = []
+    real = Totals.to_json
+
+    def counting(totals: Totals) -> dict[str, object]:
+        made.append(totals)
+        return real(totals)
+
+    monkeypatch.setattr(Totals, "to_json", counting)
+    for n in range(2, 5):
+        totals_ledger.record(state, Totals(iteration=n, counted=n))
+    assert made == [Totals(iteration=n, counted=n) for n in range(2, 5)]
+    monkeypatch.setattr(Totals, "to_json", real)
+    mine = {totals_ledger.project_of(state): Totals(iteration=4, counted=4)}
+    expected = ledger_format.render_ledger({**others, **mine})
+    assert totals_ledger.ledger_path().read_bytes() == expected
+    # Another writer's ledger (new bytes, parsed again) is rendered from its own figures.
+    moved = {**others, str(tmp_path / "other-1"): Totals(iteration=9)}
+    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(moved))
+    totals_ledger.record(state, Totals(iteration=5, counted=5))
+    mine = {totals_ledger.project_of(state): Totals(iteration=5, counted=5)}
+    assert totals_ledger.ledger_path().read_bytes() == ledger_format.render_ledger(
+        {**moved, **mine}
+    )
