@@ -101,7 +101,7 @@ def test_a_thread_that_ends_while_the_lists_are_read_leaves_the_others_lists_sta
     child = subprocess.Popen(["sleep", "60"])
     try:
         # The ended thread first, as a thread that ends mid-read comes before the others.
-        monkeypatch.setattr(procfs.os, "scandir", lambda _path: iter(ended + listed))
+        monkeypatch.setattr(os, "scandir", lambda _path: iter(ended + listed))
         found = procfs.children(os.getpid())
     finally:
         child.kill()
