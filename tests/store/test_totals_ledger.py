@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,28 @@ def test_a_raise_makes_again_only_the_entry_it_raised(
     assert totals_ledger.ledger_path().read_bytes() == ledger_format.render_ledger(
         {**moved, **mine}
     )
+
+
+def test_a_projects_key_is_the_kernels_real_path_without_an_lstat_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger's and the approval store's key for a project (each asked twice per loop
+    iteration): its real path as the kernel names it, a link in the path resolved, not
+    `os.path.realpath`'s lstat per folder."""
+    from wild.barriers.approvals import project_key
+
+    (tmp_path / "a" / "b" / "project" / ".wild").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    state = tmp_path / "link" / "b" / "project" / ".wild" / "state.json"
+    lstats: list[object] = []
+    real_lstat = os.lstat
+
+    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        lstats.append(path)
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    real = str(tmp_path.resolve() / "a" / "b" / "project")
+    monkeypatch.setattr(os, "lstat", counting)
+    assert totals_ledger.project_of(state) == real
+    assert project_key(state.parent.parent) == real
+    assert lstats == []

@@ -12,7 +12,6 @@ the ledger's figures won.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from wild.parsers.totals import Totals, ledger_entry, parse_ledger, render_entries
 from wild.paths import approvals_path
+from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 # What this process last recorded for each project: a save that raises nothing writes nothing.
@@ -43,7 +43,7 @@ def ledger_path() -> Path:
 
 def project_of(state_path: Path) -> str:
     """The project a state.json belongs to: the real path of the folder holding `.wild/`."""
-    return os.path.realpath(state_path.parent.parent)
+    return real_path(state_path.parent.parent)  # the kernel's answer: twice per iteration
 
 
 def recorded(state_path: Path) -> Totals:
