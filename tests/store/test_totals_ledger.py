@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -194,3 +197,39 @@ def test_a_projects_key_is_the_kernels_real_path_without_an_lstat_per_folder(
     assert totals_ledger.project_of(state) == real
     assert project_key(state.parent.parent) == real
     assert lstats == []
+
+
+def test_raises_made_soon_are_made_by_one_thread_kept_for_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger's thread is started once and kept: a thread started per raise made the
+    loop wait for its start at every judgment. Each raise is still made off the caller's
+    thread, in order, and settled before `settle` returns."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    makers: list[threading.Thread] = []
+    real_write = files.atomic_write
+
+    def noting_write(path: Path, data: bytes) -> None:
+        makers.append(threading.current_thread())
+        real_write(path, data)
+
+    monkeypatch.setattr(totals_ledger, "atomic_write", noting_write)
+    for n in range(1, 4):
+        totals_ledger.record_soon(state, Totals(iteration=n, counted=n))
+        totals_ledger.settle()
+        assert totals_ledger.recorded(state) == Totals(iteration=n, counted=n)
+    assert len(makers) == 3 and len(set(makers)) == 1
+    assert makers[0] is not threading.main_thread() and makers[0].name == "wild-totals-ledger"
+
+
+def test_a_raise_handed_on_is_made_before_the_process_exits_unsettled(tmp_path: Path) -> None:
+    """A process that ends without settling (a loop ended by an error before its last
+    settle) still makes the raise it handed on, as the thread of its own did before."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    code = (
+        "import sys; from pathlib import Path; from wild.parsers.totals import Totals; "
+        "from wild.store import totals_ledger; "
+        "totals_ledger.record_soon(Path(sys.argv[1]), Totals(iteration=7, counted=7))"
+    )
+    subprocess.run([sys.executable, "-c", code, str(state)], check=True, timeout=60)
+    assert totals_ledger.recorded(state) == Totals(iteration=7, counted=7)
