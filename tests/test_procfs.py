@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,6 +75,38 @@ def test_a_process_children_are_listed_where_the_kernel_keeps_the_lists() -> Non
         child.kill()
         child.wait()
     assert procfs.children(2**22 + 1) is None  # beyond any pid: no such process
+
+
+def test_a_thread_that_ends_while_the_lists_are_read_leaves_the_others_lists_standing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread of the process listed under /proc/<pid>/task that ends before its children
+    list is read (the agent runner's pump thread as the agent exits) is skipped: not an
+    answer of None, which made the loop read every process of the machine instead."""
+    if procfs.children(os.getpid()) is None:
+        pytest.skip("this kernel keeps no children lists")  # nothing to skip a thread of
+    done = threading.Event()
+    thread = threading.Thread(target=done.wait)
+    thread.start()
+    listed = list(os.scandir(f"/proc/{os.getpid()}/task"))  # the thread among them
+    done.set()
+    thread.join()
+    ended = [entry for entry in listed if not os.path.exists(entry.path)]
+    for _ in range(1000):  # the kernel removes the thread's entry a moment after join
+        if ended:
+            break
+        time.sleep(0.001)
+        ended = [entry for entry in listed if not os.path.exists(entry.path)]
+    assert ended, "the ended thread's /proc entry never went"
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        # The ended thread first, as a thread that ends mid-read comes before the others.
+        monkeypatch.setattr(os, "scandir", lambda _path: iter(ended + listed))
+        found = procfs.children(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    assert found is not None and child.pid in found
 
 
 def test_real_path_agrees_with_realpath_wherever_a_path_leads(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import threading
@@ -570,3 +571,33 @@ def test_a_failing_on_running_leaves_no_agent_running(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="no thread"):
         run_agent(_request(tmp_path, [[{"sleep": 600}]], on_start=told.append, on_running=fail))
     assert probe(told[0]) is None
+
+
+def test_the_output_pump_starts_once_the_agent_is_let_go_and_misses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pump's thread starts after the go (a thread's start waits for it to run: not on
+    the agent's way); what the agent writes before it runs waits in the pipe and reaches the
+    log after its header, whole."""
+    from wild.agents import runner
+    from wild.store.capped_log import Pump
+
+    order: list[str] = []
+    real_write = os.write
+
+    def noting_write(fd: int, data: bytes) -> int:
+        if data == b"\n" and threading.current_thread() is threading.main_thread():
+            order.append("go")
+        return real_write(fd, data)
+
+    def noting_pump(read_fd: int, capped: Any) -> Pump:
+        order.append("pump")
+        return Pump(read_fd, capped)
+
+    monkeypatch.setattr(os, "write", noting_write)
+    monkeypatch.setattr(runner, "Pump", noting_pump)
+    run = run_agent(_request(tmp_path, [[{"print": "x" * 100_000}, {"print": "done"}]]))
+    assert order[:2] == ["go", "pump"]
+    lines = run.log_path.read_text().splitlines()
+    assert lines[0].startswith("[wild] started ")
+    assert lines[1:3] == ["x" * 100_000, "done"]

@@ -116,5 +116,24 @@ def test_a_family_is_walked_down_the_children_lists_from_its_root() -> None:
         child.wait()
 
 
+def test_a_family_reads_each_member_children_lists_once() -> None:
+    """The root's lists (a file per thread of the loop) are read once, not once to learn
+    whether the kernel keeps such lists and again to walk them."""
+    asked: list[int] = []
+
+    def children_of(pid: int) -> list[int] | None:
+        asked.append(pid)
+        return _children_from_table(pid)
+
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        found = family(os.getpid(), children_of=children_of)
+    finally:
+        child.kill()
+        child.wait()
+    assert found is not None and child.pid in found
+    assert sorted(asked) == sorted(found)  # each member once, the root too
+
+
 def test_without_the_kernels_children_lists_there_is_no_family() -> None:
     assert family(os.getpid(), children_of=lambda pid: None) is None

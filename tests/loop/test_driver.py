@@ -25,7 +25,7 @@ from wild.loop.agent_record import AGENT_RUN, ended
 from wild.parsers.alerts import status_update
 from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
-from wild.store import files
+from wild.store import files, jsonl
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import read_events
 from wild.store.self_writes import SelfWrites
@@ -413,3 +413,43 @@ def test_the_ledgers_raise_meets_the_next_decision_and_is_settled_before_a_go(
     assert writers and set(writers) == {"wild-totals-ledger"}  # before: all on MainThread
     assert covered_at_go == [True, True]
     assert covered()
+
+
+def test_a_steps_consecutive_log_lines_are_one_events_log_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judgment's lines (its state changes) go to events.log in one append, not one each
+    (an open, a lock and a write apiece); the lines, their order and their causes are those
+    the actions name, as when each was appended alone."""
+
+    real_append = jsonl.append_bytes
+
+    def one_each(self: effects.Effects, logs: Any, cause: str | None) -> set[str]:
+        for log in logs:  # as before: each Log its own append
+            self.perform(log, None, None, cause)  # type: ignore[arg-type]
+        return set()
+
+    def run(project: Path, *, batched: bool) -> tuple[list[int], list[tuple[str, str | None]]]:
+        sim = new_project(project, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+        appends: list[int] = []
+
+        def counting(path: Path, data: bytes, **kwargs: Any) -> None:
+            if path == sim.paths.events:
+                appends.append(data.count(b"\n"))  # the lines of one append
+            real_append(path, data, **kwargs)
+
+        monkeypatch.setattr(jsonl, "append_bytes", counting)
+        if not batched:
+            monkeypatch.setattr(effects.Effects, "log_all", one_each)
+        sim.script = [say(TASK)]
+        assert sim.run().iterations == 2
+        events, _problems = read_events(sim.paths.events)
+        kinds = {event["id"]: event["kind"] for event in events}
+        return appends, [(event["kind"], kinds.get(event.get("cause"))) for event in events]
+
+    appends, lines = run(tmp_path / "batched", batched=True)
+    alone, lines_alone = run(tmp_path / "one-each", batched=False)
+    assert lines == lines_alone
+    assert sum(appends) == sum(alone) == len(lines)
+    assert appends.count(2) == 2  # each judgment's two state lines, together
+    assert len(appends) == len(alone) - 2

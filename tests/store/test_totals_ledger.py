@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import errno
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -132,3 +136,100 @@ def test_a_loop_start_reads_its_own_projects_totals_not_every_projects(
     for key, totals in ledger_format.parse_ledger(data).items():
         assert ledger_format.ledger_entry(data, key) == totals
     assert ledger_format.ledger_entry(b"not json", str(tmp_path)) == Totals()
+
+
+def test_a_raise_makes_again_only_the_entry_it_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A raise writes every project of the machine back; only the raised project's entry is
+    made again (before: all of them, ~0.6 ms of Python per loop iteration at ~1,000), and
+    the bytes are those `render_ledger` makes of the same figures."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    others = {str(tmp_path / f"other-{n}"): Totals(iteration=n) for n in range(1, 201)}
+    totals_ledger.ledger_path().parent.mkdir(parents=True, exist_ok=True)
+    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(others))
+    totals_ledger.record(state, Totals(iteration=1, counted=1))  # parses, makes each entry
+    made: list[Totals] = []
+    real = Totals.to_json
+
+    def counting(totals: Totals) -> dict[str, object]:
+        made.append(totals)
+        return real(totals)
+
+    monkeypatch.setattr(Totals, "to_json", counting)
+    for n in range(2, 5):
+        totals_ledger.record(state, Totals(iteration=n, counted=n))
+    assert made == [Totals(iteration=n, counted=n) for n in range(2, 5)]
+    monkeypatch.setattr(Totals, "to_json", real)
+    mine = {totals_ledger.project_of(state): Totals(iteration=4, counted=4)}
+    expected = ledger_format.render_ledger({**others, **mine})
+    assert totals_ledger.ledger_path().read_bytes() == expected
+    # Another writer's ledger (new bytes, parsed again) is rendered from its own figures.
+    moved = {**others, str(tmp_path / "other-1"): Totals(iteration=9)}
+    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(moved))
+    totals_ledger.record(state, Totals(iteration=5, counted=5))
+    mine = {totals_ledger.project_of(state): Totals(iteration=5, counted=5)}
+    assert totals_ledger.ledger_path().read_bytes() == ledger_format.render_ledger(
+        {**moved, **mine}
+    )
+
+
+def test_a_projects_key_is_the_kernels_real_path_without_an_lstat_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger's and the approval store's key for a project (each asked twice per loop
+    iteration): its real path as the kernel names it, a link in the path resolved, not
+    `os.path.realpath`'s lstat per folder."""
+    from wild.barriers.approvals import project_key
+
+    (tmp_path / "a" / "b" / "project" / ".wild").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    state = tmp_path / "link" / "b" / "project" / ".wild" / "state.json"
+    lstats: list[object] = []
+    real_lstat = os.lstat
+
+    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        lstats.append(path)
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    real = str(tmp_path.resolve() / "a" / "b" / "project")
+    monkeypatch.setattr(os, "lstat", counting)
+    assert totals_ledger.project_of(state) == real
+    assert project_key(state.parent.parent) == real
+    assert lstats == []
+
+
+def test_raises_made_soon_are_made_by_one_thread_kept_for_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger's thread is started once and kept: a thread started per raise made the
+    loop wait for its start at every judgment. Each raise is still made off the caller's
+    thread, in order, and settled before `settle` returns."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    makers: list[threading.Thread] = []
+    real_write = files.atomic_write
+
+    def noting_write(path: Path, data: bytes) -> None:
+        makers.append(threading.current_thread())
+        real_write(path, data)
+
+    monkeypatch.setattr(totals_ledger, "atomic_write", noting_write)
+    for n in range(1, 4):
+        totals_ledger.record_soon(state, Totals(iteration=n, counted=n))
+        totals_ledger.settle()
+        assert totals_ledger.recorded(state) == Totals(iteration=n, counted=n)
+    assert len(makers) == 3 and len(set(makers)) == 1
+    assert makers[0] is not threading.main_thread() and makers[0].name == "wild-totals-ledger"
+
+
+def test_a_raise_handed_on_is_made_before_the_process_exits_unsettled(tmp_path: Path) -> None:
+    """A process that ends without settling (a loop ended by an error before its last
+    settle) still makes the raise it handed on, as the thread of its own did before."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    code = (
+        "import sys; from pathlib import Path; from wild.parsers.totals import Totals; "
+        "from wild.store import totals_ledger; "
+        "totals_ledger.record_soon(Path(sys.argv[1]), Totals(iteration=7, counted=7))"
+    )
+    subprocess.run([sys.executable, "-c", code, str(state)], check=True, timeout=60)
+    assert totals_ledger.recorded(state) == Totals(iteration=7, counted=7)

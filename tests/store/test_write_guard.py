@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from wild import procfs
 from wild.errors import RefusedWriteError
+from wild.store import write_guard
 from wild.store.files import atomic_write, read_text, update_text
 from wild.store.jsonl import append_line
 from wild.store.write_guard import ALLOW_OUTSIDE_ENV
@@ -131,5 +133,35 @@ def test_a_write_resolves_its_paths_without_an_lstat_per_component(
     for _ in range(3):
         atomic_write(state, b'{"n": 1}')
         update_text(state, lambda text: text + " ", state.parent / ".lock")
-    assert lstats == []
+    # At most the file's own lstat (is it a link?: `link_refusal`), never one of its folders.
+    assert {str(path) for path in lstats} <= {str(state)}
     assert state.read_bytes() == b'{"n": 1} '
+
+
+def test_a_file_that_is_no_link_is_let_through_without_resolving_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that is not a link is its folder's real path and its name: inside the project
+    by definition. Asked ~18 times per loop iteration (every write's and every view's link
+    check), it is one lstat, not two resolutions of three system calls each; a link is still
+    resolved, and refused when it leaves the project."""
+    monkeypatch.delenv(ALLOW_OUTSIDE_ENV, raising=False)
+    link, _outside = _outside_link(tmp_path, "state.json")
+    root = link.parent
+    (root / "tasks.md").write_text("# Tasks\n")
+    (root / "inside.md").symlink_to(root / "tasks.md")
+    resolved: list[object] = []
+    real = procfs.real_path
+
+    def counting(path: str | os.PathLike[str]) -> str:
+        resolved.append(path)
+        return real(path)
+
+    monkeypatch.setattr(write_guard, "real_path", counting)
+    for _ in range(3):
+        assert write_guard.refusal(root / "tasks.md") is None
+    assert resolved == []
+    assert write_guard.link_refusal(root / "inside.md") is None
+    assert write_guard.link_refusal(link) is not None
+    assert write_guard.link_refusal(root / "missing.md") is None
+    assert len(resolved) == 6  # the two links and the missing file: folder and target each

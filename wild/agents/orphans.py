@@ -159,15 +159,16 @@ def dying_with_parent(
 def find_program(program: str, cwd: Path, path: str | None) -> Path:
     """Where exec would find `program` (a name with a slash is relative to the child's cwd)."""
     if "/" in program:
-        candidates = [cwd / program]
+        candidates = [os.path.join(cwd, program)]
     else:
         directories = (path if path is not None else os.defpath).split(os.pathsep)
-        candidates = [cwd / (directory or ".") / program for directory in directories]
+        # Joined as strings: a Path per folder of a long PATH took ~0.2 ms per agent start.
+        candidates = [os.path.join(cwd, directory or ".", program) for directory in directories]
     denied = False
     for candidate in candidates:
-        if candidate.is_file():
+        if os.path.isfile(candidate):
             if os.access(candidate, os.X_OK):
-                return candidate
+                return Path(candidate)
             denied = True
     if denied:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)

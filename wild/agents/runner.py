@@ -333,16 +333,21 @@ def run_agent(request: AgentRequest) -> AgentRun:
             os.close(read_fd)
 
 
-def _open_log(request: AgentRequest, env: Mapping[str, str], read_fd: int) -> tuple[_Log, Pump]:
-    """The iteration log, its header written, and the pump that copies the agent's output in.
-    Never through a link planted at the log's name or in place of `logs/` (write_guard); no
+def _open_log(request: AgentRequest, env: Mapping[str, str]) -> _Log:
+    """The iteration log, its header written; `_pump` copies the agent's output in. Never
+    through a link planted at the log's name or in place of `logs/` (write_guard); no
     O_APPEND: the capped log places every byte itself."""
     log_fd = open_own_file(request.log_path, os.O_RDWR | os.O_CREAT, 0o666, own_folder=True)
     capped = CappedLog(log_fd, max_bytes(env), users=2)  # `_run` and the pump
     log = _Log(capped)
     log.line(f"started {iso(request.clock.now())} in {request.cwd}: {_shown(request.argv)}")
     log.start = log.size()
-    return log, Pump(os.dup(read_fd), capped)
+    return log
+
+
+def _pump(log: _Log, read_fd: int) -> Pump:
+    """The pump that copies the agent's output (the pipe's read end) into the log."""
+    return Pump(os.dup(read_fd), log.capped)
 
 
 def _run(
@@ -365,7 +370,8 @@ def _run(
         proc = spawn(argv, cwd=request.cwd, env=env, stdout=write_fd, stdin=stdin, stderr=gate)
     except OSError as error:
         os.close(go)
-        log, pump = _open_log(request, env, read_fd)
+        log = _open_log(request, env)
+        _pump(log, read_fd)  # it ends, and lets the log go, at the pipe's end: nobody writes
         try:
             log.line(f"could not start: {error.strerror}")
         finally:
@@ -379,7 +385,7 @@ def _run(
     try:
         if request.on_start is not None:
             request.on_start(proc.pid)
-        log, pump = _open_log(request, env, read_fd)
+        log = _open_log(request, env)
     except BaseException:
         os.close(go)  # end of file at the gate: the agent's program never runs
         kill_group(proc)  # nobody would supervise it: no orphan
@@ -389,18 +395,25 @@ def _run(
         with contextlib.suppress(BrokenPipeError):  # it died at the gate: its exit is seen below
             os.write(go, b"\n")  # go: the agent's program runs
         os.close(go)
-        _running(request, proc)
+        # The pump's thread starts while the agent's program starts, not on its way (a
+        # thread's start waits for it to run: ~0.1-0.5 ms per iteration, issue 22 item 8);
+        # what the agent writes meanwhile waits in the pipe, after the log's header.
+        pump = _running(request, proc, lambda: _pump(log, read_fd))
         return _supervised(request, proc, log, pump, started)
     finally:
         log.capped.release()
 
 
-def _running(request: AgentRequest, proc: subprocess.Popen[bytes]) -> None:
-    """`request.on_running`, the agent's program running; a raise kills the run."""
-    if request.on_running is None:
-        return
+def _running(
+    request: AgentRequest, proc: subprocess.Popen[bytes], pump: Callable[[], Pump]
+) -> Pump:
+    """The agent's program running: its output's pump started, then `request.on_running`;
+    a raise kills the run (nobody would supervise it)."""
     try:
-        request.on_running()
+        started = pump()
+        if request.on_running is not None:
+            request.on_running()
+        return started
     except BaseException:
         kill_group(proc)  # nobody would supervise it: no orphan
         orphans.sweep(request.run_id)

@@ -55,7 +55,7 @@ def parse_proc_stat(pid: int, line: str) -> Proc | None:
 def read_proc(pid: int, *, environ: bool = False) -> Proc | None:
     """What /proc says of `pid` now; None when it is gone (or there is no /proc)."""
     try:
-        line = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        line = procfs.read_small(f"/proc/{pid}/stat").decode("utf-8", "replace")
     except OSError:
         return None
     found = parse_proc_stat(pid, line)
@@ -132,7 +132,8 @@ def family(root: int, children_of: ChildrenOf | None = None) -> dict[int, Proc] 
     the kernel keeps no children lists. A subreaper's family holds every orphan of its
     descendants: an orphan is reparented to the nearest subreaper above it."""
     children_of = children_of or procfs.children
-    if children_of(root) is None:
+    first = children_of(root)
+    if first is None:
         return None
     found: dict[int, Proc] = {}
     todo = [root]
@@ -142,7 +143,8 @@ def family(root: int, children_of: ChildrenOf | None = None) -> dict[int, Proc] 
         if proc is None or pid in found:
             continue
         found[pid] = proc
-        todo.extend(children_of(pid) or ())
+        # The root's lists were just read: not again (a loop's are one file per thread).
+        todo.extend((first if pid == root else children_of(pid)) or ())
     return found
 
 

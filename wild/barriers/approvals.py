@@ -33,6 +33,7 @@ from wild.errors import FileFormatError
 from wild.parsers.alert_types import UNAPPROVED_COMMAND, UNRECORDED_APPROVAL
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.paths import approvals_path, store_lock
+from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 FORMAT = 1
@@ -44,7 +45,7 @@ UNRECORDED_TYPE = UNRECORDED_APPROVAL
 
 def project_key(project: Path) -> str:
     """The project's real path: two spellings of one folder share their approvals."""
-    return os.path.realpath(project)
+    return real_path(project)
 
 
 def command_of(barrier: Barrier) -> str | None:

@@ -71,6 +71,16 @@ from wild.store.state_file import load_state, save_state
 from wild.wake import FolderWatcher, Waker, WakeReason, gather, install_signal_handlers
 
 
+def _logs_from(actions: tuple[Action, ...], start: int) -> list[Log]:
+    """The consecutive Log actions from `start` on: one events.log append for them all."""
+    logs: list[Log] = []
+    for action in actions[start:]:
+        if not isinstance(action, Log):
+            break
+        logs.append(action)
+    return logs
+
+
 class Loop:
     """One running loop over one `.wild/` folder."""
 
@@ -277,7 +287,12 @@ class Loop:
         if needs_checker(actions):
             self.barriers.start()
         touched: set[Watched] = set()
-        for action in actions:
+        for index, action in enumerate(actions):
+            if isinstance(action, Log) and index and isinstance(actions[index - 1], Log):
+                continue  # written with the first of its run of lines
+            if isinstance(action, Log) and len(logs := _logs_from(actions, index)) > 1:
+                touched |= self.effects.log_all(logs, self.model.cause)
+                continue
             if not isinstance(action, Continue | Say | Log | EditFile):
                 self._write_held()  # before the files are read, waited on or acted on
             if isinstance(action, End):

@@ -8,7 +8,7 @@ re-reads exactly those.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -81,11 +81,26 @@ class Effects:
         try:
             return self._apply(action, policy, now, cause)
         except RefusedWriteError as error:
-            # `decide` says it, from the workspace, once the driver has read the files again.
-            if str(error) not in self._refusals_logged:
-                self._refusals_logged.add(str(error))
-                self.events.append("write-refused", cause=cause, file=error.path, error=str(error))
-            return set(WATCHED)
+            return self._refused(error, cause)
+
+    def log_all(self, logs: Sequence[Log], cause: str | None) -> set[Watched]:
+        """Consecutive `Log` actions as one events.log append, in their order: one open,
+        lock and write where each took its own (~0.25 ms each; issue 22 item 8)."""
+        try:
+            self.events.append_all(
+                [(log.kind, dict(log.fields)) for log in logs],
+                causes=[log.cause or cause for log in logs],
+            )
+        except RefusedWriteError as error:
+            return self._refused(error, cause)
+        return set()
+
+    def _refused(self, error: RefusedWriteError, cause: str | None) -> set[Watched]:
+        # `decide` says it, from the workspace, once the driver has read the files again.
+        if str(error) not in self._refusals_logged:
+            self._refusals_logged.add(str(error))
+            self.events.append("write-refused", cause=cause, file=error.path, error=str(error))
+        return set(WATCHED)
 
     def _apply(
         self, action: Action, policy: HumanPolicy, now: datetime, cause: str | None

@@ -23,6 +23,7 @@ from wild.loop import changes
 from wild.loop.model import LoopOptions, RunAgent
 from wild.loop.run_words import work_words
 from wild.paths import WildPaths
+from wild.procfs import real_path
 from wild.record import record
 from wild.store.files import ENCODING, ERRORS
 from wild.store.write_guard import open_own_file
@@ -84,11 +85,14 @@ def build_request(
     name = fresh_name(paths.logs, iteration)
     prompt_file = paths.logs / f"{name}.prompt.md"
     _write_prompt(prompt_file, prompt)
+    # Where the file is, as the kernel names it (`real_path`: no lstat per folder, as
+    # `Path.resolve` makes); the agent runs in the project, maybe not here.
+    prompt_at = Path(real_path(prompt_file))
     argv = build_command(
         setup.agent,
         prompt,
         setup.model,
-        prompt_file=prompt_file.resolve(),  # the agent runs in the project, maybe not here
+        prompt_file=prompt_at,
         skip_permissions=ws.policy.mode != "interactive",
         agent_cmd=setup.agent_cmd,
         environ=environ,
@@ -98,11 +102,11 @@ def build_request(
         cwd=paths.project,
         log_path=paths.logs / f"{name}.log",
         env=agent_env(
-            wild_dir=paths.root.resolve(),
+            wild_dir=Path(real_path(paths.root)),
             iteration=iteration,
             work_type=work_type,
             work_id=work_id,
-            prompt_file=prompt_file.resolve(),
+            prompt_file=prompt_at,
         ),
         stdin=prompt.encode(ENCODING, ERRORS) if prompt_on_stdin(setup.agent, prompt) else None,
         timeout_s=setup.timeout_s,

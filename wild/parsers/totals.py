@@ -143,8 +143,11 @@ def _ledger_entries(data: bytes) -> dict[Any, Any]:
 
 
 def render_ledger(projects: Mapping[str, Totals]) -> bytes:
-    document = {
-        "format": LEDGER_FORMAT,
-        "projects": {key: totals.to_json() for key, totals in sorted(projects.items())},
-    }
+    return render_entries({key: totals.to_json() for key, totals in projects.items()})
+
+
+def render_entries(entries: Mapping[str, Mapping[str, Any]]) -> bytes:
+    """The ledger's bytes from each project's entry as `Totals.to_json` makes it (a writer
+    that keeps them need not make the other projects' again at each raise)."""
+    document = {"format": LEDGER_FORMAT, "projects": dict(sorted(entries.items()))}
     return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"

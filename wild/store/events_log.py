@@ -47,16 +47,23 @@ class EventLog:
             append_line(self.path, line)
         return event_id
 
-    def append_all(self, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    def append_all(
+        self,
+        events: Sequence[tuple[str, dict[str, Any]]],
+        *,
+        causes: Sequence[str | None] = (),
+    ) -> None:
         """Write several events (kind, data) with one append: a step that starts many runs
-        pays for one write, not one each."""
+        pays for one write, not one each. `causes`: each event's cause, in order (none past
+        its end)."""
         for _kind, data in events:
             check_event_data(data)
         with self._lock:
             lines = []
-            for kind, data in events:
+            for index, (kind, data) in enumerate(events):
                 event_id, ts = self._next_id()
-                lines.append(encode_event(event_id, ts, kind, None, data))
+                cause = causes[index] if index < len(causes) else None
+                lines.append(encode_event(event_id, ts, kind, cause, data))
             if lines:
                 append_lines(self.path, lines)
 

@@ -12,12 +12,16 @@ the ledger's figures won.
 
 from __future__ import annotations
 
-import os
+import atexit
+import contextlib
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-from wild.parsers.totals import Totals, ledger_entry, parse_ledger, render_ledger
+from wild.parsers.totals import Totals, ledger_entry, parse_ledger, render_entries
 from wild.paths import approvals_path
+from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
 
 # What this process last recorded for each project: a save that raises nothing writes nothing.
@@ -31,6 +35,8 @@ _guard = threading.Lock()
 # what it wrote itself at every raise, and the ledger holds every project of the machine
 # (parsing it was the largest piece of Python work in an instant iteration). One slot.
 _parsed: list[tuple[bytes, dict[str, Totals]]] = []
+# Each project's ledger entry as last rendered, with the totals it was made from (`_render`).
+_entries: dict[str, tuple[Totals, dict[str, Any]]] = {}
 
 
 def ledger_path() -> Path:
@@ -39,7 +45,7 @@ def ledger_path() -> Path:
 
 def project_of(state_path: Path) -> str:
     """The project a state.json belongs to: the real path of the folder holding `.wild/`."""
-    return os.path.realpath(state_path.parent.parent)
+    return real_path(state_path.parent.parent)  # the kernel's answer: twice per iteration
 
 
 def recorded(state_path: Path) -> Totals:
@@ -60,23 +66,28 @@ def record(state_path: Path, totals: Totals) -> None:
         now = projects.get(key, Totals()).at_least(totals)
         if projects.get(key) != now:
             projects[key] = now
-            data = render_ledger(projects)
+            data = _render(projects)
             atomic_write(path, data)
             _remember(data, projects)
     with _guard:
         _recorded[key] = now
 
 
-# The raise `record_soon` started and not yet settled, and what it raised (one at a time).
-_soon: list[threading.Thread] = []
+# The raises `record_soon` handed to the ledger's thread, in order, not yet made (the one
+# being made first), and what a raise raised (told by `settle`, one at a time). One thread,
+# started at the first raise and kept: a thread started per raise made the loop wait for its
+# start at every judgment (0.1-0.4 ms with the loop's other threads about; issue 22 item 8).
+_soon: list[Callable[[], None]] = []
 _soon_failed: list[BaseException] = []
+_soon_changed = threading.Condition()
+_worker: list[threading.Thread] = []
 
 
 def record_soon(state_path: Path, totals: Totals) -> None:
-    """`record` in a thread of its own, so the loop makes its next decision while the ledger's
-    two fsyncs wait for the disk; `settle` waits for it. The loop settles before an agent's
-    program runs (only an agent could damage state.json meanwhile) and when it ends: until
-    then state.json, durable first, holds the higher figures, which a restart takes."""
+    """`record` in the ledger's own thread, so the loop makes its next decision while the
+    ledger's two fsyncs wait for the disk; `settle` waits for it. The loop settles before an
+    agent's program runs (only an agent could damage state.json meanwhile) and when it ends:
+    until then state.json, durable first, holds the higher figures, which a restart takes."""
     settle()  # in order: a raise never overtakes the one before it
     key = project_of(state_path)
     with _guard:
@@ -89,18 +100,46 @@ def record_soon(state_path: Path, totals: Totals) -> None:
         except BaseException as error:  # told by `settle`, in the loop's own thread
             _soon_failed.append(error)
 
-    thread = threading.Thread(target=raising, name="wild-totals-ledger")
-    _soon.append(thread)
-    thread.start()
+    with _soon_changed:
+        _soon.append(raising)
+        _soon_changed.notify_all()
+        if not _worker:
+            # A daemon, so that it never keeps a process alive; a raise handed to it is still
+            # made before the interpreter exits (`settle` at exit, below).
+            worker = threading.Thread(target=_raise_soon, name="wild-totals-ledger", daemon=True)
+            _worker.append(worker)
+            worker.start()
+
+
+def _raise_soon() -> None:
+    """The ledger's thread: each raise handed to it, in order; then it waits for the next."""
+    while True:
+        with _soon_changed:
+            while not _soon:
+                _soon_changed.wait()
+            raising = _soon[0]
+        raising()
+        with _soon_changed:
+            _soon.pop(0)
+            _soon_changed.notify_all()
 
 
 def settle() -> None:
-    """Wait for the raise `record_soon` started, if any; raise what it raised (an OSError:
-    the loop's own handling of a failed write)."""
-    while _soon:
-        _soon.pop().join()
+    """Wait for the raises `record_soon` handed on, if any; raise what one raised (an
+    OSError: the loop's own handling of a failed write)."""
+    with _soon_changed:
+        while _soon:
+            _soon_changed.wait()
     if _soon_failed:
         raise _soon_failed.pop()
+
+
+@atexit.register
+def _settle_at_exit() -> None:
+    """A raise handed on and not settled (a loop that ended by an error before its last
+    settle) is still made before the process exits, as its own thread's was."""
+    with contextlib.suppress(BaseException):
+        settle()
 
 
 def _projects(data: bytes) -> dict[str, Totals]:
@@ -111,6 +150,22 @@ def _projects(data: bytes) -> dict[str, Totals]:
     projects = parse_ledger(data)
     _remember(data, projects)
     return projects
+
+
+def _render(projects: Mapping[str, Totals]) -> bytes:
+    """`render_ledger(projects)`, each entry made again only where its totals are not those
+    it was last made from (the same object: parsed or raised here). A raise changes one
+    project of the machine's ~1,000 (a bench machine's): making every entry again was ~0.6 ms
+    of Python per loop iteration, on the ledger's thread but under the loop's GIL."""
+    with _guard:
+        entries = {
+            key: kept if (kept := _entries.get(key)) is not None and kept[0] is totals
+            else (totals, totals.to_json())
+            for key, totals in projects.items()
+        }  # fmt: skip
+        _entries.clear()
+        _entries.update(entries)  # the ledger's projects, no more
+    return render_entries({key: entry for key, (_totals, entry) in entries.items()})
 
 
 def _remember(data: bytes, projects: dict[str, Totals]) -> None:

@@ -32,6 +32,14 @@ def link_refusal(path: Path, environ: Mapping[str, str] | None = None) -> str | 
     that folder's own path resolved first; a link inside it is followed.
     """
     env = os.environ if environ is None else environ
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            # Not a link: the file is its folder's real path and its own name, inside the
+            # project by definition. One lstat where resolving both took six system calls
+            # (~18 checks per loop iteration, issue 22 item 8).
+            return None
+    except OSError:
+        pass  # missing (wild creates it) or unreadable: resolved below, as any link is
     folder = Path(real_path(path.parent))
     target = Path(real_path(path))
     project = folder.parent
