@@ -85,7 +85,7 @@ def test_a_real_loop_restarted_after_echo_garbage_runs_no_more_iterations(
     assert logs == ["iteration-1.log", "iteration-2.log"]
     found = parse_state(paths.state.read_bytes(), str(paths.state))
     assert isinstance(found, LoadedState) and found.state.extra["countedIterations"] == 2
-    assert ledger_path().is_file()
+    assert ledger_path(paths.state).is_file()
 
 
 def test_with_the_ledger_deleted_too_events_log_still_counts_the_spending(
@@ -95,7 +95,7 @@ def test_with_the_ledger_deleted_too_events_log_still_counts_the_spending(
     sim.script = [[{"run": {"cost_usd": 12.0, "input_tokens": 1000}}, *say(TASK)]]
     assert sim.run(max_cost_usd=20.0).reason == "max-cost"
     _garbage(sim.paths.state)
-    ledger_path().unlink()
+    ledger_path(sim.paths.state).unlink()
 
     again = sim.run(max_cost_usd=20.0)
 

@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+import orjson
 import pytest
 
 from wild.parsers import totals as ledger_format
@@ -54,35 +55,49 @@ def test_the_ledger_is_written_when_a_count_rises_not_at_every_tenth_of_a_second
     assert totals_ledger.recorded(state) == saves[-1]
 
 
-def test_the_ledger_is_parsed_again_only_when_another_writer_changed_it(
+def test_a_raise_writes_its_own_projects_file_whatever_the_machine_ran_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each raise reads the ledger under its lock; bytes this process last read or wrote are
-    not parsed again (before: one parse of every project of the machine per raise)."""
-    parsed: list[bytes] = []
-    real_parse = ledger_format.parse_ledger
+    """A file per project: a raise reads and writes its own project's few hundred bytes, the
+    same at the thousandth project of the machine as at the first (before: the one ledger of
+    every project, read and written whole at every raise, ~240 KB on a bench machine)."""
+    others = [tmp_path / f"other-{n}" / ".wild" / "state.json" for n in range(1, 201)]
+    for n, other in enumerate(others, 1):
+        totals_ledger.record(other, Totals(iteration=n))
+    kept = {path: path.read_bytes() for path in totals_ledger.ledger_folder().glob("*.json")}
+    assert len(kept) == 200
+    writes: list[tuple[Path, bytes]] = []
+    real_write = files.atomic_write
 
-    def counting_parse(data: bytes) -> dict[str, Totals]:
-        parsed.append(data)
-        return real_parse(data)
+    def noting_write(path: Path, data: bytes) -> None:
+        writes.append((path, data))
+        real_write(path, data)
 
-    monkeypatch.setattr(totals_ledger, "parse_ledger", counting_parse)
+    monkeypatch.setattr(totals_ledger, "atomic_write", noting_write)
     state = tmp_path / "project" / ".wild" / "state.json"
-    other = tmp_path / "other" / ".wild" / "state.json"
-    for n in range(1, 6):
-        totals_ledger.record(state, Totals(iteration=n, counted=n - 1))
-    assert len(parsed) <= 1  # at most the first read (another test's bytes may be cached)
-    parsed.clear()
-    # Another process raises another project's figures: read and parsed again, kept.
-    ledger = totals_ledger.ledger_path()
-    written = ledger_format.render_ledger(
-        {**real_parse(ledger.read_bytes()), totals_ledger.project_of(other): Totals(iteration=7)}
-    )
-    files.atomic_write(ledger, written)
-    totals_ledger.record(state, Totals(iteration=6, counted=5))
-    assert parsed == [written]
-    assert totals_ledger.recorded(other) == Totals(iteration=7)
-    assert totals_ledger.recorded(state) == Totals(iteration=6, counted=5)
+    for n in range(1, 4):
+        totals_ledger.record(state, Totals(iteration=n, counted=n))
+    assert {path for path, _data in writes} == {totals_ledger.ledger_path(state)}
+    assert all(len(data) < 400 for _path, data in writes)
+    assert totals_ledger.recorded(state) == Totals(iteration=3, counted=3)
+    assert all(path.read_bytes() == data for path, data in kept.items())  # untouched
+    assert [totals_ledger.recorded(other) for other in others[:3]] == [
+        Totals(iteration=n) for n in range(1, 4)
+    ]
+
+
+def test_a_project_ledger_naming_another_project_or_damaged_counts_nothing(tmp_path: Path) -> None:
+    state = tmp_path / "project" / ".wild" / "state.json"
+    totals_ledger.record(state, Totals(iteration=2, counted=2))
+    path = totals_ledger.ledger_path(state)
+    mine = path.read_bytes()
+    assert ledger_format.project_ledger(mine, totals_ledger.project_of(state)) == Totals(2, 2)
+    assert ledger_format.project_ledger(mine, str(tmp_path / "else")) == Totals()
+    assert ledger_format.project_ledger(b"{not json", str(tmp_path)) == Totals()
+    path.write_bytes(b"garbage")
+    assert totals_ledger.recorded(state) == Totals()
+    totals_ledger.record(state, Totals(iteration=3, counted=3))  # written again, whole
+    assert totals_ledger.recorded(state) == Totals(iteration=3, counted=3)
 
 
 def test_a_raise_made_soon_is_written_in_order_and_its_failure_told_at_settle(
@@ -107,18 +122,19 @@ def test_a_raise_made_soon_is_written_in_order_and_its_failure_told_at_settle(
     assert totals_ledger.recorded(state) == Totals(iteration=2, counted=2)
 
 
-def test_a_loop_start_reads_its_own_projects_totals_not_every_projects(
+def test_a_project_without_a_file_of_its_own_takes_the_machine_ledgers_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The ledger holds every project the machine ever ran (hundreds after a benchmark); a
-    loop's start reads its own entry only (issue 22 item 8: before, it built one record per
-    project of the machine, ~3 ms at 550)."""
+    """wild 0.1 kept every project in one `totals.json`: a project recorded there and not yet
+    in a file of its own counts from that entry, and its first raise starts from it (an
+    upgrade never resets a cap). Only its own entry is made a record, not every project's."""
     state = tmp_path / "project" / ".wild" / "state.json"
-    others = {str(tmp_path / f"other-{n}"): Totals(iteration=n) for n in range(1, 201)}
+    others = {str(tmp_path / f"other-{n}"): {"iteration": n} for n in range(1, 201)}
     mine = Totals(iteration=3, counted=2, running_s=4.5, cost_usd=0.25, tokens=9)
-    entries = {**others, totals_ledger.project_of(state): mine}
-    totals_ledger.ledger_path().parent.mkdir(parents=True, exist_ok=True)
-    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(entries))
+    entries = {**others, totals_ledger.project_of(state): mine.to_json()}
+    machine = totals_ledger.machine_ledger_path()
+    machine.parent.mkdir(parents=True, exist_ok=True)
+    files.atomic_write(machine, orjson.dumps({"format": 1, "projects": entries}))
     built: list[object] = []
     real = Totals.from_json.__func__  # type: ignore[attr-defined]
 
@@ -131,47 +147,12 @@ def test_a_loop_start_reads_its_own_projects_totals_not_every_projects(
     assert len(built) == 1
     assert totals_ledger.recorded(tmp_path / "never" / ".wild" / "state.json") == Totals()
     assert len(built) == 1  # none recorded: nothing to build
-    # The same figures as the whole ledger parsed.
-    data = totals_ledger.ledger_path().read_bytes()
-    for key, totals in ledger_format.parse_ledger(data).items():
-        assert ledger_format.ledger_entry(data, key) == totals
+    monkeypatch.setattr(Totals, "from_json", classmethod(real))
+    totals_ledger.record(state, Totals(iteration=4, counted=3))
+    assert totals_ledger.recorded(state) == Totals(4, 3, 4.5, 0.25, 9)
+    assert totals_ledger.ledger_path(state).is_file()
+    assert machine.read_bytes() == orjson.dumps({"format": 1, "projects": entries})  # read only
     assert ledger_format.ledger_entry(b"not json", str(tmp_path)) == Totals()
-
-
-def test_a_raise_makes_again_only_the_entry_it_raised(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A raise writes every project of the machine back; only the raised project's entry is
-    made again (before: all of them, ~0.6 ms of Python per loop iteration at ~1,000), and
-    the bytes are those `render_ledger` makes of the same figures."""
-    state = tmp_path / "project" / ".wild" / "state.json"
-    others = {str(tmp_path / f"other-{n}"): Totals(iteration=n) for n in range(1, 201)}
-    totals_ledger.ledger_path().parent.mkdir(parents=True, exist_ok=True)
-    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(others))
-    totals_ledger.record(state, Totals(iteration=1, counted=1))  # parses, makes each entry
-    made: list[Totals] = []
-    real = Totals.to_json
-
-    def counting(totals: Totals) -> dict[str, object]:
-        made.append(totals)
-        return real(totals)
-
-    monkeypatch.setattr(Totals, "to_json", counting)
-    for n in range(2, 5):
-        totals_ledger.record(state, Totals(iteration=n, counted=n))
-    assert made == [Totals(iteration=n, counted=n) for n in range(2, 5)]
-    monkeypatch.setattr(Totals, "to_json", real)
-    mine = {totals_ledger.project_of(state): Totals(iteration=4, counted=4)}
-    expected = ledger_format.render_ledger({**others, **mine})
-    assert totals_ledger.ledger_path().read_bytes() == expected
-    # Another writer's ledger (new bytes, parsed again) is rendered from its own figures.
-    moved = {**others, str(tmp_path / "other-1"): Totals(iteration=9)}
-    files.atomic_write(totals_ledger.ledger_path(), ledger_format.render_ledger(moved))
-    totals_ledger.record(state, Totals(iteration=5, counted=5))
-    mine = {totals_ledger.project_of(state): Totals(iteration=5, counted=5)}
-    assert totals_ledger.ledger_path().read_bytes() == ledger_format.render_ledger(
-        {**moved, **mine}
-    )
 
 
 def test_a_projects_key_is_the_kernels_real_path_without_an_lstat_per_folder(

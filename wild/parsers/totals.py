@@ -120,34 +120,32 @@ def raised(state: LoopState, totals: Totals) -> LoopState:
     )
 
 
-def parse_ledger(data: bytes) -> dict[str, Totals]:
-    """Each project's totals; damaged bytes read as no entries (the caller says so)."""
-    return {str(key): Totals.from_json(value) for key, value in _ledger_entries(data).items()}
-
-
 def ledger_entry(data: bytes, project: str) -> Totals:
-    """One project's totals (none recorded, or damaged bytes: all zero), as
-    `parse_ledger(data).get(project, Totals())` without reading every other project's: the
-    ledger holds every project the machine ever ran, and a loop's start reads its own."""
-    raw = _ledger_entries(data).get(project)
-    return Totals() if raw is None else Totals.from_json(raw)
-
-
-def _ledger_entries(data: bytes) -> dict[Any, Any]:
+    """One project's totals in wild 0.1's ledger of every project of the machine
+    (`{"format": 1, "projects": {"/path": {...}}}`; none recorded, or damaged bytes: all
+    zero), without making a record of every other project's."""
     try:
         document = orjson.loads(data) if data.strip() else {}
     except orjson.JSONDecodeError:
-        return {}
+        return Totals()
     projects = document.get("projects") if isinstance(document, dict) else None
-    return projects if isinstance(projects, dict) else {}
+    raw = projects.get(project) if isinstance(projects, dict) else None
+    return Totals() if raw is None else Totals.from_json(raw)
 
 
-def render_ledger(projects: Mapping[str, Totals]) -> bytes:
-    return render_entries({key: totals.to_json() for key, totals in projects.items()})
+def project_ledger(data: bytes, project: str) -> Totals:
+    """The totals in a project's own ledger file (damaged bytes, or a file naming another
+    project: all zero, which the caller's higher figures then cover)."""
+    try:
+        document = orjson.loads(data) if data.strip() else {}
+    except orjson.JSONDecodeError:
+        return Totals()
+    if not isinstance(document, dict) or document.get("project") != project:
+        return Totals()
+    return Totals.from_json(document.get("totals"))
 
 
-def render_entries(entries: Mapping[str, Mapping[str, Any]]) -> bytes:
-    """The ledger's bytes from each project's entry as `Totals.to_json` makes it (a writer
-    that keeps them need not make the other projects' again at each raise)."""
-    document = {"format": LEDGER_FORMAT, "projects": dict(sorted(entries.items()))}
+def render_project_ledger(project: str, totals: Totals) -> bytes:
+    """A project's ledger file: `{"format": 1, "project": "/path", "totals": {...}}`."""
+    document = {"format": LEDGER_FORMAT, "project": project, "totals": totals.to_json()}
     return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"

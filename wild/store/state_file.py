@@ -46,7 +46,7 @@ def _with_recorded_totals(path: Path, found: LoadedState, *, lost: bool = False)
     """`found` with the ledger's totals where they are higher; when the state was `lost`
     (missing, unreadable, a link) and the ledger counts nothing either (deleted too),
     events.log's agent runs are added up instead."""
-    ledger, source = totals_ledger.recorded(path), str(totals_ledger.ledger_path())
+    ledger, source = totals_ledger.recorded(path), str(totals_ledger.ledger_path(path))
     if lost and ledger == Totals():
         with contextlib.suppress(OSError):  # an events.log that cannot be read adds nothing
             ledger = from_events(read_events(path.with_name("events.log"))[0])

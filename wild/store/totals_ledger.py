@@ -1,6 +1,10 @@
 """The run's totals, kept outside the project where an agent's damage to state.json cannot
-reach them: `$XDG_CONFIG_HOME/wild/totals.json`, beside the approvals store, per project
-real path (what the figures mean: `wild.parsers.totals`).
+reach them: `$XDG_CONFIG_HOME/wild/totals/<digest>.json`, beside the approvals store, a file
+per project real path (what the figures mean: `wild.parsers.totals`). A file per project, not
+one for the machine: a raise rewrote every project the machine ever ran (~1,000 on a bench
+machine, 240 KB and ~1-2 ms per loop iteration); now it costs the same at the thousandth
+project as at the first. The one file of wild 0.1 (`totals.json`) is still read, for a project
+that has no file of its own yet.
 
 Every save of state.json that raises a count or an amount records it here too; the running
 time alone is recorded when it moved by TIME_GRAIN_S (state.json holds it to 0.1 s and moves
@@ -14,12 +18,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from wild.parsers.totals import Totals, ledger_entry, parse_ledger, render_entries
+from wild.parsers.totals import Totals, ledger_entry, project_ledger, render_project_ledger
 from wild.paths import approvals_path
 from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
@@ -31,15 +35,15 @@ _recorded: dict[str, Totals] = {}
 # state.json counts at most this much less.
 TIME_GRAIN_S = 30.0
 _guard = threading.Lock()
-# The ledger's bytes as this process last read or wrote them, parsed: the loop reads back
-# what it wrote itself at every raise, and the ledger holds every project of the machine
-# (parsing it was the largest piece of Python work in an instant iteration). One slot.
-_parsed: list[tuple[bytes, dict[str, Totals]]] = []
-# Each project's ledger entry as last rendered, with the totals it was made from (`_render`).
-_entries: dict[str, tuple[Totals, dict[str, Any]]] = {}
 
 
-def ledger_path() -> Path:
+def ledger_folder() -> Path:
+    """`$XDG_CONFIG_HOME/wild/totals/`: a ledger file per project."""
+    return approvals_path().with_name("totals")
+
+
+def machine_ledger_path() -> Path:
+    """wild 0.1's one ledger of every project (`totals.json`): read, never written."""
     return approvals_path().with_name("totals.json")
 
 
@@ -48,9 +52,27 @@ def project_of(state_path: Path) -> str:
     return real_path(state_path.parent.parent)  # the kernel's answer: twice per iteration
 
 
+def _ledger_of(project: str) -> Path:
+    digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return ledger_folder() / f"{digest}.json"
+
+
+def ledger_path(state_path: Path) -> Path:
+    """The ledger file of the project of `state_path`."""
+    return _ledger_of(project_of(state_path))
+
+
+def _read(project: str) -> Totals:
+    """The project's totals: its own file's, else (no file yet) wild 0.1's machine ledger's."""
+    try:
+        return project_ledger(_ledger_of(project).read_bytes(), project)
+    except FileNotFoundError:
+        return ledger_entry(read_bytes(machine_ledger_path()), project)  # b"" when missing
+
+
 def recorded(state_path: Path) -> Totals:
     """The ledger's totals for the project of `state_path` (none recorded: all zero)."""
-    return ledger_entry(read_bytes(ledger_path()), project_of(state_path))
+    return _read(project_of(state_path))
 
 
 def record(state_path: Path, totals: Totals) -> None:
@@ -59,16 +81,13 @@ def record(state_path: Path, totals: Totals) -> None:
     with _guard:
         if _recorded.get(key, Totals()).covers(totals, TIME_GRAIN_S):
             return
-    path = ledger_path()
+    path = _ledger_of(key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with wild_lock(path.with_name("totals.json.lock")):
-        projects = _projects(read_bytes(path))
-        now = projects.get(key, Totals()).at_least(totals)
-        if projects.get(key) != now:
-            projects[key] = now
-            data = _render(projects)
-            atomic_write(path, data)
-            _remember(data, projects)
+    with wild_lock(path.with_name(path.name + ".lock")):
+        before = _read(key)
+        now = before.at_least(totals)
+        if now != before:
+            atomic_write(path, render_project_ledger(key, now))
     with _guard:
         _recorded[key] = now
 
@@ -140,34 +159,3 @@ def _settle_at_exit() -> None:
     settle) is still made before the process exits, as its own thread's was."""
     with contextlib.suppress(BaseException):
         settle()
-
-
-def _projects(data: bytes) -> dict[str, Totals]:
-    """`parse_ledger(data)`, not parsed again when the bytes are those last seen here."""
-    with _guard:
-        if _parsed and _parsed[0][0] == data:
-            return dict(_parsed[0][1])
-    projects = parse_ledger(data)
-    _remember(data, projects)
-    return projects
-
-
-def _render(projects: Mapping[str, Totals]) -> bytes:
-    """`render_ledger(projects)`, each entry made again only where its totals are not those
-    it was last made from (the same object: parsed or raised here). A raise changes one
-    project of the machine's ~1,000 (a bench machine's): making every entry again was ~0.6 ms
-    of Python per loop iteration, on the ledger's thread but under the loop's GIL."""
-    with _guard:
-        entries = {
-            key: kept if (kept := _entries.get(key)) is not None and kept[0] is totals
-            else (totals, totals.to_json())
-            for key, totals in projects.items()
-        }  # fmt: skip
-        _entries.clear()
-        _entries.update(entries)  # the ledger's projects, no more
-    return render_entries({key: entry for key, (_totals, entry) in entries.items()})
-
-
-def _remember(data: bytes, projects: dict[str, Totals]) -> None:
-    with _guard:
-        _parsed[:] = [(data, dict(projects))]
