@@ -355,6 +355,57 @@ def test_a_record_class_is_one_compile_where_a_frozen_dataclass_is_several(
     assert len(by_dataclass) >= 4
 
 
+@contextmanager
+def _exec_sources() -> Iterator[list[str]]:
+    """The source text of each exec made while inside."""
+    sources: list[str] = []
+    original = builtins.exec
+
+    def recording(source: Any, *args: Any) -> Any:
+        sources.append(source if isinstance(source, str) else repr(source))
+        return original(source, *args)
+
+    setattr(builtins, "exec", recording)  # noqa: B010  (mypy: a narrower signature)
+    try:
+        yield sources
+    finally:
+        setattr(builtins, "exec", original)  # noqa: B010
+
+
+@pytest.mark.parametrize("params", _PARAMS)
+def test_a_record_compiles_its_comparison_hash_and_repr_only_when_one_is_first_used(
+    params: dict[str, bool],
+) -> None:
+    # Issue 22 item 8: most record classes are never compared, hashed or printed before the
+    # first agent starts; defining one compiles its __init__ only.
+    specs = [("a", "int", _NONE), ("b", "int", 1)]
+    with _exec_sources() as at_definition:
+        cls = _build("record", params, None, specs)
+    assert isinstance(cls, type)
+    assert len(at_definition) == 1
+    assert "def __init__" in at_definition[0]
+    assert "__eq__" not in at_definition[0] and "__repr__" not in at_definition[0]
+    one, same, other = cls(1), cls(1), cls(2)
+    with _exec_sources() as at_first_use:
+        shown = repr(one)
+        equal = one == same
+        unequal = one == other
+        hashes = hash(one) == hash(same)
+    assert len(at_first_use) == 1  # the three methods, one exec
+    assert shown == "Shape(a=1, b=1)"
+    eq = params.get("eq", True)
+    assert (equal, unequal, hashes) == ((True, False, True) if eq else (False, False, False))
+    compiled = {"__repr__"} | ({"__eq__", "__hash__"} if eq else set())
+    for name in compiled:  # the class now holds the compiled methods: no stub on later calls
+        method = cls.__dict__[name]
+        assert method.__qualname__ == f"Shape.{name}"
+        assert "stub" not in method.__code__.co_qualname
+    with _exec_sources() as later:
+        assert repr(same) == "Shape(a=1, b=1)"
+        assert one == same if eq else one != same
+    assert later == []
+
+
 def _frozen_dataclass_decorators(path: Path) -> Iterator[int]:
     """The lines of `@dataclass(frozen=True…)` / `@dataclasses.dataclass(frozen=True…)`."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

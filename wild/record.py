@@ -6,6 +6,9 @@ class's signature with `inspect` for its docstring: ~0.7 ms a class, and wild de
 record classes before its first agent starts. `record` writes the same methods in ONE `exec`
 per class, shares one frozen `__setattr__`/`__delattr__` among all records and spells the
 docstring's signature itself (150 four-field classes: ~46 against ~105 ms of CPU, 2026-11-28).
+Of those methods only `__init__` is compiled with the class; `__eq__`, `__hash__` and
+`__repr__` are compiled together the first time one of them runs (~31 ms for the 150): most
+classes are never compared, hashed or printed before wild's first agent starts.
 
 What it makes is a real dataclass to everyone else: `__dataclass_fields__` holds real
 `dataclasses.Field` objects, `__dataclass_params__` says frozen, so `dataclasses.replace`,
@@ -326,9 +329,20 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
     class_hash = own.get("__hash__", _MISSING)
     explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
     sources, closure, signature = _methods(cls, fields, eq, slots, explicit_hash)
-    for method_name, function in _compiled(sources, closure, module_ns).items():
+    # `__init__` runs for every instance made: compiled now. `__eq__`, `__hash__` and
+    # `__repr__` are compiled (together, one exec) the first time one of them runs: most record
+    # classes are never compared, hashed or printed before the first agent starts, and a
+    # compile is most of a record's cost (issue 22 item 8). Until then each is a stub that
+    # compiles them, puts them on the class and runs the real one, so that every later call
+    # costs what a dataclass's own method costs.
+    init_sources = {name: text for name, text in sources.items() if name == "__init__"}
+    later = {name: text for name, text in sources.items() if name != "__init__"}
+    for method_name, function in _compiled(init_sources, closure, module_ns).items():
         function.__qualname__ = f"{cls.__qualname__}.{method_name}"
         setattr(cls, method_name, function)
+    owner: list[Any] = [cls]  # the class the methods go on (a slotted record is remade below)
+    for method_name in later:
+        setattr(cls, method_name, _compiling_stub(owner, method_name, later, closure, module_ns))
     for method_name, shared in (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr)):
         if method_name in own:
             raise TypeError(f"Cannot overwrite attribute {method_name} in class {cls.__name__}")
@@ -341,8 +355,33 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
         cls.__match_args__ = match_args  # type: ignore[misc]  # mypy: set by dataclasses only
     if slots:
         cls = _with_slots(cls, fields)
+        owner[0] = cls
     abc.update_abstractmethods(cls)
     return cls
+
+
+def _compiling_stub(
+    owner: list[Any],
+    name: str,
+    sources: dict[str, str],
+    closure: dict[str, Any],
+    module_ns: dict[str, Any],
+) -> Callable[..., Any]:
+    """The stand-in for the method `name` of `owner[0]`: its first call compiles every method
+    in `sources` (one exec), sets them on the class and runs the real `name`."""
+
+    def stub(self: Any, *args: Any) -> Any:
+        cls = owner[0]
+        if cls.__dict__.get(name) is stub:  # not compiled yet (by another stub, another thread)
+            for method_name, function in _compiled(sources, closure, module_ns).items():
+                function.__qualname__ = f"{cls.__qualname__}.{method_name}"
+                setattr(cls, method_name, function)
+        real: Callable[..., Any] = cls.__dict__[name]
+        return real(self, *args)
+
+    stub.__name__ = name
+    stub.__qualname__ = f"{owner[0].__qualname__}.{name}"
+    return stub
 
 
 def _signature(cls: type) -> str:
