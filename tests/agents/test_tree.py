@@ -95,6 +95,10 @@ def _children_from_table(pid: int) -> list[int] | None:
 
 
 def test_a_family_is_walked_down_the_children_lists_from_its_root() -> None:
+    # What this test process had started before (an earlier test's multiprocessing resource
+    # tracker, say) is its family too; the walk must find the new ones and nothing beyond.
+    before = family(os.getpid(), children_of=_children_from_table)
+    assert before is not None
     child = subprocess.Popen(["sh", "-c", "sleep 60 & wait"])
     grandchildren: list[int] | None = []
     try:
@@ -108,7 +112,8 @@ def test_a_family_is_walked_down_the_children_lists_from_its_root() -> None:
         assert found[os.getpid()].pid == os.getpid()
         assert found[child.pid].ppid == os.getpid()
         assert grandchildren and found[grandchildren[0]].ppid == child.pid
-        assert set(found) == {os.getpid(), child.pid, *grandchildren}  # nothing else
+        assert set(found) - set(before) == {child.pid, *grandchildren}  # nothing else
+        assert os.getpid() in found
     finally:
         for pid in grandchildren or ():
             os.kill(pid, signal.SIGKILL)
