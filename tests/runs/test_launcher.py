@@ -25,6 +25,7 @@ from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild.clock import SystemClock, iso_ms
 from wild.liveness import boot_id, probe
 from wild.runs import attempts, decide, wrapper
+from wild.runs import launcher as launchers
 from wild.runs import local as local_backend
 from wild.runs.launcher import Launcher, launcher_argv, request
 from wild.runs.wrapper_command import wrapper_argv
@@ -156,6 +157,49 @@ def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_i
     assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
     assert events(paths, "run-unclaimed") == []
     assert sup.index.runs[run_id].status == "finished"
+
+
+def test_a_launcher_still_in_its_exec_is_waited_for_before_it_is_handed_a_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For a moment after `Popen` returned (the kernel closed the exec's close-on-exec pipe),
+    a launcher's /proc command line still reads empty: the kernel sets it later in the exec.
+    A loop that handed it a request then and died left a launcher the next loop could not
+    see: that loop took the run for never started and started it, and the launcher started
+    it again (seen about once in 30 runs of the test above under load; at once, half of 150
+    launchers read so). Forced here: each launcher's command line reads empty 3 times."""
+    paths = project(tmp_path)
+    spawns = tmp_path / "spawns"
+    [run_id] = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}')
+    run = supervisor(paths, local(paths)).index.runs[run_id]
+    run_dir = paths.run_dir(run_id)
+    claim = attempts.claim_text(iso_ms(SystemClock().now()), 999_999, boot_id())
+    assert attempts.claim_all([(run_dir, 1, claim)]) == [True]
+    real, empty_reads = launchers.procfs_cmdline, Counter[int]()
+
+    def in_exec(pid: int) -> list[str]:
+        argv = real(pid)
+        if "--launcher" in argv and empty_reads[pid] < 3:
+            empty_reads[pid] += 1
+            return [""]
+        return argv
+
+    monkeypatch.setattr(launchers, "procfs_cmdline", in_exec)
+    dead = Launcher(sys.executable, paths.runs)
+    os.kill(dead.pid, signal.SIGSTOP)
+    argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=str(tmp_path))
+    env = decide.run_env(run, str(paths.root), str(run_dir), dict(os.environ))
+    os.write(dead._requests, request(argv[4:], env))
+    os.close(dead._requests)  # the loop is gone
+    resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
+    resume.start()
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    resume.join()
+    dead.proc.wait(timeout=BOUND_S)
+    assert spawns.read_text().split() == [run_id]  # once: adopted, not started again
+    assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
 
 
 # An agent loop stand-in (a child subreaper, wild.agents.orphans.guarded) running a sweep: its
