@@ -6,6 +6,7 @@ starting it again (tests/runs/test_group_commit.py kills loops inside a step's c
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -22,9 +23,11 @@ from hypothesis import strategies as st
 
 from tests.loop_processes import wait_gone
 from tests.runs.helpers import drive, events, local, project, queue, supervisor
+from wild import procfs
 from wild.clock import SystemClock, iso_ms
 from wild.liveness import boot_id, probe
 from wild.runs import attempts, decide, wrapper
+from wild.runs import launcher as launchers
 from wild.runs import local as local_backend
 from wild.runs.launcher import Launcher, launcher_argv, request
 from wild.runs.wrapper_command import wrapper_argv
@@ -155,6 +158,83 @@ def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_i
     assert spawns.read_text().split() == [run_id]  # once: adopted, not started again
     assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
     assert events(paths, "run-unclaimed") == []
+    assert sup.index.runs[run_id].status == "finished"
+
+
+def test_a_launcher_still_in_its_exec_is_waited_for_before_it_is_handed_a_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For a moment after `Popen` returned (the kernel closed the exec's close-on-exec pipe),
+    a launcher's /proc command line still reads empty: the kernel sets it later in the exec.
+    A loop that handed it a request then and died left a launcher the next loop could not
+    see: that loop took the run for never started and started it, and the launcher started
+    it again (seen about once in 30 runs of the test above under load; at once, half of 150
+    launchers read so). Forced here: each launcher's command line reads empty 3 times."""
+    paths = project(tmp_path)
+    spawns = tmp_path / "spawns"
+    [run_id] = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}')
+    run = supervisor(paths, local(paths)).index.runs[run_id]
+    run_dir = paths.run_dir(run_id)
+    claim = attempts.claim_text(iso_ms(SystemClock().now()), 999_999, boot_id())
+    assert attempts.claim_all([(run_dir, 1, claim)]) == [True]
+    real, empty_reads = launchers.procfs_cmdline, Counter[int]()
+
+    def in_exec(pid: int) -> list[str]:
+        """A launcher's (this process's child; a launched wrapper is the launcher's) reads
+        empty the first 3 times."""
+        argv, fields = real(pid), procfs.stat_fields(pid) or []
+        ours = fields[procfs.PPID : procfs.PPID + 1] == [str(os.getpid())]
+        if "--launcher" in argv and ours and empty_reads[pid] < 3:
+            empty_reads[pid] += 1
+            return [""]
+        return argv
+
+    monkeypatch.setattr(launchers, "procfs_cmdline", in_exec)
+    dead = Launcher(sys.executable, paths.runs)
+    os.kill(dead.pid, signal.SIGSTOP)
+    argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=str(tmp_path))
+    env = decide.run_env(run, str(paths.root), str(run_dir), dict(os.environ))
+    os.write(dead._requests, request(argv[4:], env))
+    os.close(dead._requests)  # the loop is gone
+    resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
+    resume.start()
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    resume.join()
+    dead.proc.wait(timeout=BOUND_S)
+    assert spawns.read_text().split() == [run_id]  # once: adopted, not started again
+    assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
+
+
+def test_a_dead_loops_launcher_stalled_past_the_wait_is_killed_not_taken_for_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead loop's launcher that has read a request and stalls longer than the next loop
+    waits (stopped here; starved of CPU on a loaded machine) must not start the run after
+    that loop, seeing no `pid`, gave the claim back and started it: it is killed first."""
+    paths = project(tmp_path)
+    spawns = tmp_path / "spawns"
+    [run_id] = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}')
+    run = supervisor(paths, local(paths)).index.runs[run_id]
+    run_dir = paths.run_dir(run_id)
+    claim = attempts.claim_text(iso_ms(SystemClock().now()), 999_999, boot_id())
+    assert attempts.claim_all([(run_dir, 1, claim)]) == [True]
+    dead = Launcher(sys.executable, paths.runs)
+    os.kill(dead.pid, signal.SIGSTOP)  # stalled until the next loop has done its work
+    argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=str(tmp_path))
+    env = decide.run_env(run, str(paths.root), str(run_dir), dict(os.environ))
+    os.write(dead._requests, request(argv[4:], env))
+    os.close(dead._requests)  # the loop is gone
+    monkeypatch.setattr(local_backend, "ORPHAN_LAUNCHER_WAIT_S", 0.2)
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(dead.pid, signal.SIGCONT)  # it would start the run now, were it alive
+    dead.proc.wait(timeout=BOUND_S)
+    assert spawns.read_text().split() == [run_id]  # once: by the next loop alone
+    assert [e["run"] for e in events(paths, "run-unclaimed")] == [run_id]
     assert sup.index.runs[run_id].status == "finished"
 
 

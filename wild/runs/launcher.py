@@ -20,6 +20,7 @@ import contextlib
 import os
 import select
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from wild.runs.wrapper import LAUNCHED_NAME, LAUNCHER_FLAG
 from wild.runs.wrapper_command import WRAPPER
 
 ANSWER_TIMEOUT_S = 30.0  # a launcher silent this long is stuck: killed, runs spawned instead
+KNOWN_POLL_S = 0.0005  # how often a just-started launcher's command line is read again
 
 
 def request(args: Sequence[str], env: Mapping[str, str]) -> bytes:
@@ -68,6 +70,23 @@ class Launcher:
             os.close(answer_fd)
         self._buffer = b""
         self._closed = False  # the loop's ends are closed (their numbers may be reused)
+        if not self._known(runs_dir):
+            self.close(kill=True)
+            raise OSError(f"the wrapper launcher {self.pid} ended or never showed its command line")
+
+    def _known(self, runs_dir: Path) -> bool:
+        """Wait until the launcher is what `orphans` finds; False if it ended first or never
+        is. `Popen` returns once the exec closed its close-on-exec pipe, but the kernel sets
+        the new command line later in the exec: read at once, it is often still empty. A
+        loop that handed it a request then and died left a launcher the next loop could not
+        see, so that loop took the run for never started and started it, and the launcher
+        started it again. No request goes to a launcher before it can be seen."""
+        deadline = time.monotonic() + ANSWER_TIMEOUT_S
+        while not is_launcher(self.pid, runs_dir):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(KNOWN_POLL_S)
+        return True
 
     @property
     def pid(self) -> int:
@@ -150,15 +169,22 @@ def procfs_cmdline(pid: int) -> list[str]:
         return []
 
 
+def is_launcher(pid: int, runs_dir: Path) -> bool:
+    """Whether `pid` is a launcher of `runs_dir`'s runs, by its command line (a wrapper it
+    forked has the same one until its name tells it apart)."""
+    argv = procfs_cmdline(pid)
+    mine = argv[-5:-1] == launcher_argv("", runs_dir)[3:]  # the cmdline ends with a NUL
+    return mine and not is_launched_wrapper(pid)
+
+
 def orphans(runs_dir: Path, own: int | None) -> list[int]:
     """Launchers of this project's runs other than `own`: a dead loop's, still starting what
-    it was asked for (a request read, its run's `pid` not yet written)."""
+    it was asked for (a request read, its run's `pid` not yet written). Every launcher that
+    may hold a request is found: none is asked before `is_launcher` sees it (`_known`)."""
     found = []
     for name in os.listdir("/proc") if os.path.isdir("/proc/self") else ():
         if not name.isdigit() or int(name) == own:
             continue
-        argv = procfs_cmdline(int(name))
-        mine = argv[-5:-1] == launcher_argv("", runs_dir)[3:]  # the cmdline ends with a NUL
-        if mine and not is_launched_wrapper(int(name)) and procfs.running(int(name)):
+        if is_launcher(int(name), runs_dir) and procfs.running(int(name)):
             found.append(int(name))
     return found

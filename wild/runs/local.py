@@ -332,13 +332,20 @@ class LocalBackend:
         return pids
 
     def _await_orphan_launchers(self) -> None:
-        """Wait (bounded) until no launcher of a dead loop is left: one may have read a
-        request and not yet written its run's `pid` (then the run would look never started)."""
+        """Wait until no launcher of a dead loop is left: one may have read a request and not
+        yet written its run's `pid` (then the run would look never started). One still there
+        after ORPHAN_LAUNCHER_WAIT_S (stopped, or starved of CPU) is killed, then waited for:
+        taken for gone while it could still start a run, its run was started twice. Killed,
+        it starts nothing more, and each run's `pid` says whether it was let run."""
         if self._orphans_gone:
             return
         own = self._launcher.pid if self._launcher is not None else None
         deadline = time.monotonic() + ORPHAN_LAUNCHER_WAIT_S
-        while launchers.orphans(self.paths.runs, own) and time.monotonic() < deadline:
+        while left := launchers.orphans(self.paths.runs, own):
+            if time.monotonic() >= deadline:
+                for pid in left:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
         self._orphans_gone = True
 
