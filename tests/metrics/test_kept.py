@@ -104,12 +104,12 @@ def test_the_cache_is_written_an_entry_at_a_time_and_reads_back_whole(tmp_path: 
     assert (peak - start) * 10 < paths.metrics_cache.stat().st_size
 
 
-def test_fresh_summaries_go_to_the_cache_as_they_are_read_not_held_for_one_write(
+def test_fresh_summaries_wait_for_the_write_as_their_text_not_their_objects(
     tmp_path: Path,
 ) -> None:
     # The final table of a 10,000-run sweep reads every run's summary afresh: each fresh
-    # entry held until the one write (its objects, later its JSON text) was more than the
-    # summaries themselves. Each is written to the cache's temp file as it is made.
+    # entry's objects (key, inputs, signatures, encoded summary) held until the one write
+    # were about twice the summaries themselves. They wait as their JSON text.
     paths = WildPaths(tmp_path / ".wild")
     runs = [RunRecord(f"s1-{n:05d}", "s1", {"i": n}, "true", "finished") for n in range(2000)]
     for run in runs:
@@ -130,66 +130,7 @@ def test_fresh_summaries_go_to_the_cache_as_they_are_read_not_held_for_one_write
     finally:
         tracemalloc.stop()
     assert len(found) == 2000 and found["s1-01999"].last == {}
-    assert peak - start < 1.5 * (held - start)  # 4.4×, then 2.5× as text, 1.02× written
+    assert peak - start < 3.5 * (held - start)  # 4.4× before, 2.5× after
     again = kept_views.load_cache(paths)["runs"]
     assert again.keys() == set(ids)  # each entry written, and read back as it was found
     assert kept.decode(again["s1-00007"]["summary"]) == found["s1-00007"]
-
-
-def _runs_of(paths: WildPaths, sweep: str, count: int) -> tuple[RunIndex, list[RunRecord]]:
-    runs = [
-        RunRecord(f"{sweep}-{n:03d}", sweep, {"i": n}, "true", "finished") for n in range(count)
-    ]
-    for run in runs:
-        paths.run_dir(run.id).mkdir(parents=True)
-        (paths.run_dir(run.id) / "metrics.json").write_text(f'{{"loss": {run.params["i"]}}}')
-    spec = {"objective": {"metric": "loss", "mode": "min"}}
-    sweeps = {sweep: SweepRecord(sweep, sweep, spec, "done", tuple(r.id for r in runs))}
-    return RunIndex(runs={r.id: r for r in runs}, sweeps=sweeps), runs
-
-
-def test_the_cache_written_as_runs_are_read_keeps_every_entry_once(tmp_path: Path) -> None:
-    # The entries after the first changed one are written as they are read, the kept ones
-    # (before it, and other sweeps') after them: each run once, every entry kept.
-    paths = WildPaths(tmp_path / ".wild")
-    other, others = _runs_of(paths, "s0", 3)
-    index, runs = _runs_of(paths, "s1", 6)
-    kept.summaries(paths, other, others, LATER)
-    kept.summaries(paths, index, runs[:2], LATER)
-    before = paths.metrics_cache.stat()
-    kept.summaries(paths, index, runs[:2], LATER)  # nothing changed: nothing written
-    after = paths.metrics_cache.stat()
-    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    (paths.run_dir("s1-001") / "metrics.json").write_text('{"loss": 9}')
-    found = kept.summaries(paths, index, runs, LATER)
-    assert [found[r.id].last["loss"] for r in runs] == [0, 9, 2, 3, 4, 5]
-    text = paths.metrics_cache.read_text()
-    assert all(text.count(f'"{r.id}":') == 1 for r in others + runs)
-    cached = kept_views.load_cache(paths)["runs"]
-    assert kept.decode(cached["s1-001"]["summary"]) == found["s1-001"]
-    assert kept.decode(cached["s0-002"]["summary"]).last == {"loss": 2}  # type: ignore[union-attr]
-
-
-def test_a_cache_that_cannot_be_written_or_a_run_that_fails_loses_no_summary(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    paths = WildPaths(tmp_path / ".wild")
-    index, runs = _runs_of(paths, "s1", 4)
-    paths.metrics_cache.mkdir()  # a folder where the cache belongs: its write fails
-    found = kept.summaries(paths, index, runs, LATER)
-    assert [found[r.id].last["loss"] for r in runs] == [0, 1, 2, 3]
-    paths.metrics_cache.rmdir()
-    kept.summaries(paths, index, runs[:1], LATER)
-    cache = paths.metrics_cache.read_bytes()
-    real = kept.fresh_entry
-
-    def failing(paths: WildPaths, index: RunIndex, run: RunRecord, *rest: object) -> object:
-        if run.id == "s1-002":
-            raise PermissionError(13, "denied", str(paths.run_dir(run.id)))
-        return real(paths, index, run, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(kept, "fresh_entry", failing)
-    with pytest.raises(PermissionError, match="denied"):  # the reader's error, as raised
-        kept.summaries(paths, index, runs, LATER)
-    assert paths.metrics_cache.read_bytes() == cache  # nothing replaced
-    assert not list(paths.root.glob(".metrics.cache.json.*"))  # no temp file left

@@ -121,14 +121,12 @@ def summaries(
     clock_ns: Callable[[], int] = time.time_ns,
 ) -> dict[str, RunSummary]:
     """Each of `runs`' summary: kept where its files stand unchanged, read afresh (and kept
-    for the next command) where they changed."""
-    found: dict[str, RunSummary] = {}
+    for the next command) where they changed.
 
-    def keep(run_id: str, summary: RunSummary, _entry: dict[str, Any]) -> None:
-        found[run_id] = summary
-
-    _each_summary(paths, index, runs, clock_ns, keep)
-    return found
+    A fresh entry waits for the cache's write as its encoded bytes, not as its objects:
+    nothing here reads it again, and at the end of a 10,000-run sweep the entries' objects
+    (key, inputs, signatures, the encoded summary) were most of the final table's memory."""
+    return {run_id: summary for run_id, summary, _ in _each_summary(paths, index, runs, clock_ns)}
 
 
 def summary_entries(
@@ -138,22 +136,10 @@ def summary_entries(
     clock_ns: Callable[[], int] = time.time_ns,
 ) -> dict[str, tuple[RunSummary, dict[str, Any]]]:
     """Each of `runs`' summary with its kept entry, as `summaries`."""
-    found: dict[str, tuple[RunSummary, dict[str, Any]]] = {}
-
-    def keep(run_id: str, summary: RunSummary, entry: dict[str, Any]) -> None:
-        found[run_id] = (summary, entry)
-
-    _each_summary(paths, index, runs, clock_ns, keep)
-    return found
-
-
-class _Unchanged(Exception):
-    """Every run's kept entry held: the cache's write is dropped, nothing replaced."""
-
-
-class _Failed(Exception):
-    """Reading a run's summary failed: the cache's write is dropped, the error goes on to
-    the caller as it was raised."""
+    return {
+        run_id: (summary, entry)
+        for run_id, summary, entry in _each_summary(paths, index, runs, clock_ns, entries=True)
+    }
 
 
 def _each_summary(
@@ -161,50 +147,31 @@ def _each_summary(
     index: RunIndex,
     runs: Iterable[RunRecord],
     clock_ns: Callable[[], int],
-    keep: Callable[[str, RunSummary, dict[str, Any]], None],
-) -> None:
-    """Give each run's id, summary and kept entry to `keep`, in order, and write the cache
-    if any entry changed.
-
-    The cache is written as the runs are read, not after: from the first run whose entry
-    changed on, each run's entry goes to the file as it is made and is not held (at the end
-    of a 10,000-run sweep every run's fresh entry waiting for one write was ~0.5 KB a run,
-    most of the final table's memory). A write that fails (it loses nothing but time) or is
-    dropped leaves the runs after it read all the same."""
+    *,
+    entries: bool = False,
+) -> Iterator[tuple[str, RunSummary, dict[str, Any]]]:
+    """Each run's id, summary and (with `entries`; else an empty dict) kept entry, one at a
+    time; once the last is taken, the cache is written if any entry changed."""
     cache = load_cache(paths)
     kept = cache["runs"]
-    pending = iter(runs)
     changed = False
-    failures: list[Exception] = []
-
-    def summary_of(run: RunRecord) -> dict[str, Any]:
-        nonlocal changed
-        entry: dict[str, Any] = kept.get(run.id, {})
+    for run in runs:
+        entry = kept.get(run.id, {})
         found = kept_summary(entry, index, run)
         if found is None:
             found, entry = fresh_entry(paths, index, run, clock_ns)
+            kept[run.id] = entry if entries else _encoded(entry)
             changed = True
-        keep(run.id, found, entry)
-        return entry
+        yield run.id, found, entry if entries else {}
+    if changed:
+        save_cache(paths, cache)
 
-    def written() -> Iterator[tuple[str, Any]]:
-        try:
-            for run in pending:
-                entry = summary_of(run)
-                if changed:  # written from here on; the kept ones before it, after
-                    kept.pop(run.id, None)
-                    yield run.id, entry
-        except Exception as error:
-            failures.append(error)
-            raise _Failed from error
-        if not changed:
-            raise _Unchanged
 
+def _encoded(entry: dict[str, Any]) -> Any:
+    """`entry` as the JSON it is written as (orjson writes a Fragment as it is); the entry
+    itself where it does not encode, so the cache's write fails as it would have. Copied to
+    a str: orjson's bytes sit in an allocation several times their size."""
     try:
-        save_cache(paths, cache, written())
-    except _Unchanged:
-        pass
-    except _Failed:
-        raise failures[0] from None
-    for run in pending:  # the cache could not be written: the rest read all the same
-        summary_of(run)
+        return orjson.Fragment(orjson.dumps(entry).decode())
+    except orjson.JSONEncodeError:
+        return entry

@@ -6,8 +6,7 @@ settled. Light on imports, since a kept listing is all such a command does."""
 from __future__ import annotations
 
 import contextlib
-import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -39,26 +38,20 @@ def load_cache(paths: WildPaths) -> dict[str, Any]:
     }
 
 
-def save_cache(
-    paths: WildPaths, cache: dict[str, Any], first: Iterable[tuple[str, Any]] = ()
-) -> None:
+def save_cache(paths: WildPaths, cache: dict[str, Any]) -> None:
     """Write it whole (an atomic replace, no lock: a lost race loses only time).
 
     Encoded a run's entry at a time as it is written, never as one text: at 10,000 runs the
     cache is megabytes, and its text beside the entries was the peak of the loop's memory at
-    the end of `wild --sweep FILE --run`. `first`: run entries written ahead of
-    `cache["runs"]`'s, each as it is made (none held until the write; the caller takes them
-    out of `cache["runs"]`, so no run is written twice). An error raised by `first` other
-    than an OSError or an encoding error leaves nothing replaced and reaches the caller."""
+    the end of `wild --sweep FILE --run`."""
     payload = {"format": FORMAT, "wild": __version__, **cache}
     # A value that does not encode stops the write before the rename: nothing is replaced.
     with contextlib.suppress(OSError, orjson.JSONEncodeError):
-        atomic_write_parts(paths.metrics_cache, _encoded(payload, first))
+        atomic_write_parts(paths.metrics_cache, _encoded(payload))
 
 
-def _encoded(payload: dict[str, Any], first: Iterable[tuple[str, Any]] = ()) -> Iterator[bytes]:
-    """`orjson.dumps(payload)`, in parts: its `runs` object one entry at a time, `first`'s
-    entries ahead of them."""
+def _encoded(payload: dict[str, Any]) -> Iterator[bytes]:
+    """`orjson.dumps(payload)`, in parts: its `runs` object one entry at a time."""
     yield b"{"
     for n, (key, value) in enumerate(payload.items()):
         yield (b"," if n else b"") + orjson.dumps(key) + b":"
@@ -66,15 +59,10 @@ def _encoded(payload: dict[str, Any], first: Iterable[tuple[str, Any]] = ()) -> 
             yield orjson.dumps(value)
             continue
         yield b"{"
-        for m, (run_id, entry) in enumerate(itertools.chain(first, _items(value))):
+        for m, (run_id, entry) in enumerate(value.items()):
             yield (b"," if m else b"") + orjson.dumps(run_id) + b":" + orjson.dumps(entry)
         yield b"}"
     yield b"}"
-
-
-def _items(entries: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """`entries`' items, read when first asked for (after `first` took its runs out)."""
-    yield from entries.items()
 
 
 def stands(path: str, kept: Any, taken_ns: int) -> bool:
