@@ -26,6 +26,7 @@ from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild import procfs
 from wild.clock import SystemClock, iso_ms
 from wild.liveness import boot_id, probe
+from wild.paths import WildPaths
 from wild.runs import attempts, decide, wrapper
 from wild.runs import launcher as launchers
 from wild.runs import local as local_backend
@@ -129,12 +130,10 @@ def test_the_launched_wrappers_hold_none_of_the_launchers_pipes(tmp_path: Path) 
     drive(sup, backend)
 
 
-def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_is_adopted(
-    tmp_path: Path,
-) -> None:
-    """The loop died right after it asked the launcher: the launcher has read the request but
-    not yet written the run's `pid`. The next loop must not take that for a run that never
-    started (it would start it again): it waits until the dead loop's launcher is gone."""
+def _a_claimed_run(tmp_path: Path) -> tuple[WildPaths, Path, str, bytes]:
+    """A project with one run queued and claimed by a loop that then died, and that loop's
+    request to its launcher to start it; the run writes its id to the returned `spawns`
+    file each time it is started."""
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"
     [run_id] = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}')
@@ -142,12 +141,27 @@ def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_i
     run_dir = paths.run_dir(run_id)
     claim = attempts.claim_text(iso_ms(SystemClock().now()), 999_999, boot_id())
     assert attempts.claim_all([(run_dir, 1, claim)]) == [True]
-    dead = Launcher(sys.executable, paths.runs)
-    os.kill(dead.pid, signal.SIGSTOP)  # it has not read its request yet when the loop dies
     argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=str(tmp_path))
     env = decide.run_env(run, str(paths.root), str(run_dir), dict(os.environ))
-    os.write(dead._requests, request(argv[4:], env))
-    os.close(dead._requests)  # the loop is gone
+    return paths, spawns, run_id, request(argv[4:], env)
+
+
+def _hand_on_and_die(dead: Launcher, asked: bytes) -> None:
+    """What the dead loop did last: it asked `dead` to start the run, then was gone."""
+    os.write(dead._requests, asked)
+    os.close(dead._requests)
+
+
+def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_is_adopted(
+    tmp_path: Path,
+) -> None:
+    """The loop died right after it asked the launcher: the launcher has read the request but
+    not yet written the run's `pid`. The next loop must not take that for a run that never
+    started (it would start it again): it waits until the dead loop's launcher is gone."""
+    paths, spawns, run_id, asked = _a_claimed_run(tmp_path)
+    dead = Launcher(sys.executable, paths.runs)
+    os.kill(dead.pid, signal.SIGSTOP)  # it has not read its request yet when the loop dies
+    _hand_on_and_die(dead, asked)
     resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
     resume.start()
     backend = local(paths)
@@ -170,13 +184,7 @@ def test_a_launcher_still_in_its_exec_is_waited_for_before_it_is_handed_a_reques
     see: that loop took the run for never started and started it, and the launcher started
     it again (seen about once in 30 runs of the test above under load; at once, half of 150
     launchers read so). Forced here: each launcher's command line reads empty 3 times."""
-    paths = project(tmp_path)
-    spawns = tmp_path / "spawns"
-    [run_id] = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}')
-    run = supervisor(paths, local(paths)).index.runs[run_id]
-    run_dir = paths.run_dir(run_id)
-    claim = attempts.claim_text(iso_ms(SystemClock().now()), 999_999, boot_id())
-    assert attempts.claim_all([(run_dir, 1, claim)]) == [True]
+    paths, spawns, run_id, asked = _a_claimed_run(tmp_path)
     real, empty_reads = launchers.procfs_cmdline, Counter[int]()
 
     def in_exec(pid: int) -> list[str]:
@@ -192,10 +200,7 @@ def test_a_launcher_still_in_its_exec_is_waited_for_before_it_is_handed_a_reques
     monkeypatch.setattr(launchers, "procfs_cmdline", in_exec)
     dead = Launcher(sys.executable, paths.runs)
     os.kill(dead.pid, signal.SIGSTOP)
-    argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=str(tmp_path))
-    env = decide.run_env(run, str(paths.root), str(run_dir), dict(os.environ))
-    os.write(dead._requests, request(argv[4:], env))
-    os.close(dead._requests)  # the loop is gone
+    _hand_on_and_die(dead, asked)
     resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
     resume.start()
     backend = local(paths)
@@ -213,19 +218,10 @@ def test_a_dead_loops_launcher_stalled_past_the_wait_is_killed_not_taken_for_gon
     """A dead loop's launcher that has read a request and stalls longer than the next loop
     waits (stopped here; starved of CPU on a loaded machine) must not start the run after
     that loop, seeing no `pid`, gave the claim back and started it: it is killed first."""
-    paths = project(tmp_path)
-    spawns = tmp_path / "spawns"
-    [run_id] = queue(paths, f'echo "$WILD_RUN_ID" >> {spawns}')
-    run = supervisor(paths, local(paths)).index.runs[run_id]
-    run_dir = paths.run_dir(run_id)
-    claim = attempts.claim_text(iso_ms(SystemClock().now()), 999_999, boot_id())
-    assert attempts.claim_all([(run_dir, 1, claim)]) == [True]
+    paths, spawns, run_id, asked = _a_claimed_run(tmp_path)
     dead = Launcher(sys.executable, paths.runs)
     os.kill(dead.pid, signal.SIGSTOP)  # stalled until the next loop has done its work
-    argv = wrapper_argv(run, python=sys.executable, run_dir=str(run_dir), workdir=str(tmp_path))
-    env = decide.run_env(run, str(paths.root), str(run_dir), dict(os.environ))
-    os.write(dead._requests, request(argv[4:], env))
-    os.close(dead._requests)  # the loop is gone
+    _hand_on_and_die(dead, asked)
     monkeypatch.setattr(local_backend, "ORPHAN_LAUNCHER_WAIT_S", 0.2)
     backend = local(paths)
     sup = supervisor(paths, backend)
