@@ -31,6 +31,7 @@ from wild.runs import attempts, decide, wrapper
 from wild.runs import launcher as launchers
 from wild.runs import local as local_backend
 from wild.runs.launcher import Launcher, launcher_argv, request
+from wild.runs.supervisor import RunSupervisor
 from wild.runs.wrapper_command import wrapper_argv
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -152,6 +153,19 @@ def _hand_on_and_die(dead: Launcher, asked: bytes) -> None:
     os.close(dead._requests)
 
 
+def _next_loop_while_the_launcher_resumes(dead: Launcher, paths: WildPaths) -> RunSupervisor:
+    """The next loop's sweep driven to its end while the stopped `dead` launcher goes on
+    after a second; the launcher is gone when it returns."""
+    resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
+    resume.start()
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    drive(sup, backend)
+    resume.join()
+    dead.proc.wait(timeout=BOUND_S)
+    return sup
+
+
 def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_is_adopted(
     tmp_path: Path,
 ) -> None:
@@ -162,13 +176,7 @@ def test_a_dead_loops_launcher_still_starting_a_run_is_waited_for_then_the_run_i
     dead = Launcher(sys.executable, paths.runs)
     os.kill(dead.pid, signal.SIGSTOP)  # it has not read its request yet when the loop dies
     _hand_on_and_die(dead, asked)
-    resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
-    resume.start()
-    backend = local(paths)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
-    resume.join()
-    dead.proc.wait(timeout=BOUND_S)
+    sup = _next_loop_while_the_launcher_resumes(dead, paths)
     assert spawns.read_text().split() == [run_id]  # once: adopted, not started again
     assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
     assert events(paths, "run-unclaimed") == []
@@ -201,15 +209,10 @@ def test_a_launcher_still_in_its_exec_is_waited_for_before_it_is_handed_a_reques
     dead = Launcher(sys.executable, paths.runs)
     os.kill(dead.pid, signal.SIGSTOP)
     _hand_on_and_die(dead, asked)
-    resume = threading.Timer(1.0, os.kill, (dead.pid, signal.SIGCONT))
-    resume.start()
-    backend = local(paths)
-    sup = supervisor(paths, backend)
-    drive(sup, backend)
-    resume.join()
-    dead.proc.wait(timeout=BOUND_S)
+    sup = _next_loop_while_the_launcher_resumes(dead, paths)
     assert spawns.read_text().split() == [run_id]  # once: adopted, not started again
     assert [e["run"] for e in events(paths, "run-adopted")] == [run_id]
+    assert sup.index.runs[run_id].status == "finished"
 
 
 def test_a_dead_loops_launcher_stalled_past_the_wait_is_killed_not_taken_for_gone(
