@@ -288,12 +288,11 @@ class Loop:
             self.barriers.start()
         touched: set[Watched] = set()
         for index, action in enumerate(actions):
-            if isinstance(action, Log) and index and isinstance(actions[index - 1], Log):
-                continue  # written with the first of its run of lines
-            if isinstance(action, Log) and len(logs := _logs_from(actions, index)) > 1:
-                touched |= self.effects.log_all(logs, self.model.cause)
+            if isinstance(action, Log):
+                if not (index and isinstance(actions[index - 1], Log)):  # a run's first line
+                    touched |= self.effects.log_all(_logs_from(actions, index), self.model.cause)
                 continue
-            if not isinstance(action, Continue | Say | Log | EditFile):
+            if not isinstance(action, Continue | Say | EditFile):
                 self._write_held()  # before the files are read, waited on or acted on
             if isinstance(action, End):
                 return action.result
