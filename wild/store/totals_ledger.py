@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from wild.parsers.totals import Totals, ledger_entry, project_ledger, render_pro
 from wild.paths import approvals_path
 from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
+from wild.store.self_writes import content_hash
 
 # What this process last recorded for each project: a save that raises nothing writes nothing.
 _recorded: dict[str, Totals] = {}
@@ -53,7 +53,7 @@ def project_of(state_path: Path) -> str:
 
 
 def _ledger_of(project: str) -> Path:
-    digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    digest = content_hash(project.encode("utf-8", "surrogateescape"))[:32]
     return ledger_folder() / f"{digest}.json"
 
 
