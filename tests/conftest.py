@@ -86,3 +86,17 @@ def wild(tmp_path: Path) -> Iterator[Wild]:
 def installed_wild(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """wild built as an sdist, then a wheel from it, installed in a fresh venv (once a run)."""
     return install(tmp_path_factory.mktemp("installed"))
+
+
+@pytest.fixture
+def lstat_calls(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The paths `os.lstat` is asked about from here on, in order (it still answers)."""
+    calls: list[object] = []
+    real_lstat = os.lstat
+
+    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        calls.append(path)
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting)
+    return calls

@@ -108,7 +108,7 @@ def test_the_record_keeps_the_first_names_and_the_exact_count() -> None:
 
 
 def test_a_snapshot_resolves_its_folders_without_an_lstat_per_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, lstat_calls: list[object]
 ) -> None:
     """Two snapshots per agent run, each resolving the project's folder (and, in a work tree,
     the state folder's): the kernel's answer (`procfs.real_path`), not `Path.resolve`'s lstat
@@ -116,15 +116,8 @@ def test_a_snapshot_resolves_its_folders_without_an_lstat_per_folder(
     project = tmp_path / "a" / "b" / "c" / "project"
     (project / ".wild").mkdir(parents=True)
     (project / "notes.txt").write_text("x")
-    lstats: list[object] = []
-    real_lstat = os.lstat
-
-    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        lstats.append(path)
-        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "lstat", counting)
+    lstat_calls.clear()  # counted from here on
     snap = changes.snapshot(project, project / ".wild")
     assert set(snap.files) == {"notes.txt"}
     # os.path.lexists looks for a .git in each folder up; no folder is resolved by lstat.
-    assert all(str(path).endswith(".git") for path in lstats), lstats
+    assert all(str(path).endswith(".git") for path in lstat_calls), lstat_calls

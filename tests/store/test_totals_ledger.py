@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import os
 import subprocess
 import sys
 import threading
@@ -156,7 +155,7 @@ def test_a_project_without_a_file_of_its_own_takes_the_machine_ledgers_entry(
 
 
 def test_a_projects_key_is_the_kernels_real_path_without_an_lstat_per_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, lstat_calls: list[object]
 ) -> None:
     """The ledger's and the approval store's key for a project (each asked twice per loop
     iteration): its real path as the kernel names it, a link in the path resolved, not
@@ -166,18 +165,11 @@ def test_a_projects_key_is_the_kernels_real_path_without_an_lstat_per_folder(
     (tmp_path / "a" / "b" / "project" / ".wild").mkdir(parents=True)
     (tmp_path / "link").symlink_to(tmp_path / "a")
     state = tmp_path / "link" / "b" / "project" / ".wild" / "state.json"
-    lstats: list[object] = []
-    real_lstat = os.lstat
-
-    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        lstats.append(path)
-        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
-
     real = str(tmp_path.resolve() / "a" / "b" / "project")
-    monkeypatch.setattr(os, "lstat", counting)
+    lstat_calls.clear()  # counted from here on
     assert totals_ledger.project_of(state) == real
     assert project_key(state.parent.parent) == real
-    assert lstats == []
+    assert lstat_calls == []
 
 
 def test_raises_made_soon_are_made_by_one_thread_kept_for_the_next(
