@@ -322,6 +322,38 @@ def test_a_write_between_the_first_read_and_watching_wakes_the_loop(
     assert [kind for kind, _ in sim.worked_on()] == ["human-input"], (result, sim.out)
 
 
+def test_a_watcher_that_cannot_start_while_the_first_agent_runs_stops_the_loop_at_its_wait(
+    tmp_path: Path,
+) -> None:
+    """The watcher starts once the first agent runs; when it cannot (inotify limits), the
+    agent's run goes on to its end, recorded, and the failure stops the loop before it would
+    wait on a watcher that does not watch."""
+    sim = new_project(
+        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P2] task-002: B\n  - blockedBy: gate\n"
+    )
+    sim.paths.barriers.write_text("## [WAITING] gate\n- Type: manual\n")
+    tries: list[str] = []
+
+    class Unwatchable(harness.TestWatcher):
+        def start(self) -> None:
+            tries.append("start")
+            raise WildError("cannot watch .wild: raise the inotify limits")
+
+    watcher = Unwatchable(sim.clock)
+    agent = harness.ScriptedAgent(sim.clock, [say(TASK)])
+    hooks = Hooks(watcher=lambda _loop: watcher, barrier_checker=False, signals=False)
+    loop = driver.Loop(
+        sim.paths, harness.loop_options(), clock=sim.clock, out=sim.out.append, runner=agent,
+        hooks=hooks,
+    )  # fmt: skip
+    with pytest.raises(WildError, match="inotify limits"):
+        loop.run()
+    assert len(tries) == 2  # once the agent ran (held), then before the wait (raised)
+    [end] = sim.events("agent-end")
+    assert end["exit_code"] == 0
+    assert sim.task_status("task-001") == "complete"
+
+
 def _states_saved_over_two_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every state.json write of a loop over two tasks, each an instant agent told started at
     its gate (`on_start`, as the real runner does), in order."""

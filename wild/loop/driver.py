@@ -318,8 +318,6 @@ class Loop:
 
     def _perform(self, actions: tuple[Action, ...], watcher: Watcher) -> Event | LoopResult:
         """Do the actions in order; the last one says what happens next."""
-        if not starts_agent(actions):
-            self._watch()  # before the loop waits, checks or steps its runs
         if needs_checker(actions):
             self.barriers.start()
         touched: set[Watched] = set()
@@ -330,6 +328,8 @@ class Loop:
                 continue
             if not isinstance(action, Continue | Say | EditFile):
                 self._write_held()  # before the files are read, waited on or acted on
+                if not isinstance(action, RunAgent | End):
+                    self._watch()  # before the loop waits, runs checks or steps its runs
             if isinstance(action, End):
                 return action.result
             if isinstance(action, RunAgent):
