@@ -9,6 +9,7 @@ import builtins
 import copy
 import dataclasses
 import functools
+import inspect
 import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -348,10 +349,12 @@ def test_a_record_class_is_one_compile_where_a_frozen_dataclass_is_several(
 ) -> None:
     specs = [("a", "int", _NONE), ("b", "int", 1), ("c", "object", field(default_factory=list))]
     with _counting_compiles() as by_record:
-        _build("record", params, None, specs)
+        made = _build("record", params, None, specs)
+        assert isinstance(made, type)
+        repr(made(1))  # every method it writes, used
     with _counting_compiles() as by_dataclass:
         _build("dataclass", params, None, specs)
-    assert by_record == ["exec"]
+    assert by_record == ["exec", "exec"]  # __init__; then __eq__, __hash__ and __repr__
     assert len(by_dataclass) >= 4
 
 
@@ -377,15 +380,21 @@ def test_a_record_compiles_its_comparison_hash_and_repr_only_when_one_is_first_u
     params: dict[str, bool],
 ) -> None:
     # Issue 22 item 8: most record classes are never compared, hashed or printed before the
-    # first agent starts; defining one compiles its __init__ only.
+    # first agent starts, and about half make no instance before it: defining one compiles
+    # nothing, its first instance its __init__.
     specs = [("a", "int", _NONE), ("b", "int", 1)]
     with _exec_sources() as at_definition:
         cls = _build("record", params, None, specs)
     assert isinstance(cls, type)
-    assert len(at_definition) == 1
-    assert "def __init__" in at_definition[0]
-    assert "__eq__" not in at_definition[0] and "__repr__" not in at_definition[0]
-    one, same, other = cls(1), cls(1), cls(2)
+    assert at_definition == []
+    with _exec_sources() as at_first_instance:
+        one = cls(1)
+    assert len(at_first_instance) == 1
+    assert "def __init__" in at_first_instance[0]
+    assert "__eq__" not in at_first_instance[0] and "__repr__" not in at_first_instance[0]
+    init = cls.__dict__["__init__"]  # on the class now: no stand-in on later instances
+    assert init.__qualname__ == "Shape.__init__" and init.__code__.co_name == "__init__"
+    same, other = cls(1), cls(2)
     with _exec_sources() as at_first_use:
         shown = repr(one)
         equal = one == same
@@ -404,6 +413,22 @@ def test_a_record_compiles_its_comparison_hash_and_repr_only_when_one_is_first_u
         assert repr(same) == "Shape(a=1, b=1)"
         assert one == same if eq else one != same
     assert later == []
+
+
+@pytest.mark.parametrize("params", _PARAMS)
+def test_a_records_signature_and_init_annotations_are_known_before_its_first_instance(
+    params: dict[str, bool],
+) -> None:
+    """What `inspect.signature` and the annotations of `__init__` say (hypothesis' `builds`
+    reads them) is the same before the first instance compiled `__init__` as after."""
+    specs = [("a", "int", _NONE), ("b", "int", 1), ("c", "object", field(default_factory=list))]
+    cls = _build("record", params, None, specs)
+    assert isinstance(cls, type)
+    before = (str(inspect.signature(cls)), dict(vars(cls)["__init__"].__annotations__))
+    cls(1)
+    after = (str(inspect.signature(cls)), dict(vars(cls)["__init__"].__annotations__))
+    assert before == after
+    assert list(inspect.signature(cls).parameters) == ["a", "b", "c"]
 
 
 def _frozen_dataclass_decorators(path: Path) -> Iterator[int]:

@@ -24,6 +24,7 @@ from wild.wake import (
     WakeReason,
     install_signal_handlers,
     is_temp_name,
+    new_observer,
 )
 
 # An upper bound so a broken watcher fails the test instead of hanging it; never asserted on.
@@ -327,6 +328,31 @@ def test_sigterm_stops_gracefully_and_never_forces() -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
+def test_what_changed_between_making_the_watcher_and_starting_it_wakes_at_start(
+    wild_dir: Path,
+) -> None:
+    """The loop makes its watcher before its first read and starts it once its first agent
+    runs: an edit in between made no event, and wakes the loop when watching begins; a
+    control request in between reaches `on_control` as its event would (a stop cancels the
+    running agent at once). wild's own writes in between wake nothing."""
+    (wild_dir / "control").write_text("")
+    own = SelfWrites()
+    controlled: list[str] = []
+    watcher = FolderWatcher(wild_dir, Waker(), own, on_control=lambda: controlled.append("told"))
+    (wild_dir / "human.md").write_text("# Human\n\n- use the small model\n")
+    with (wild_dir / "control").open("a") as handle:
+        handle.write('{"command": "stop"}\n')
+    own.remember(wild_dir / "tasks.md", b"# Tasks\n")
+    atomic_write(wild_dir / "tasks.md", b"# Tasks\n")
+    with watcher:
+        reasons = watcher.wait_for_work(PATIENCE_S)
+    assert sorted(reasons, key=lambda r: r.kind) == [
+        WakeReason("control", str(wild_dir / "control")),
+        WakeReason("rescan", str(wild_dir / "human.md"), "changed"),
+    ]
+    assert controlled == ["told"]
+
+
 def test_signal_handlers_need_the_main_thread() -> None:
     errors: list[str] = []
 
@@ -345,7 +371,8 @@ def test_signal_handlers_need_the_main_thread() -> None:
 def test_watchdogs_shutdown_race_is_not_printed_but_other_messages_are(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    logger = logging.getLogger("watchdog.observers.inotify")  # wild.wake filters it
+    new_observer()  # wild.wake filters it from its first observer on (watchdog loads then)
+    logger = logging.getLogger("watchdog.observers.inotify")
     with caplog.at_level(logging.WARNING):
         logger.error("InotifyEmitter.queue_events() called when the thread is inactive")
         logger.warning("Inotify queue overflowed; reconciling recursive watches below %r", "/x")

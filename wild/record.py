@@ -6,9 +6,10 @@ class's signature with `inspect` for its docstring: ~0.7 ms a class, and wild de
 record classes before its first agent starts. `record` writes the same methods in ONE `exec`
 per class, shares one frozen `__setattr__`/`__delattr__` among all records and spells the
 docstring's signature itself (150 four-field classes: ~46 against ~105 ms of CPU, 2026-11-28).
-Of those methods only `__init__` is compiled with the class; `__eq__`, `__hash__` and
-`__repr__` are compiled together the first time one of them runs (~31 ms for the 150): most
-classes are never compared, hashed or printed before wild's first agent starts.
+None of those methods is compiled with the class: `__init__` is compiled when the first
+instance is made, and `__eq__`, `__hash__` and `__repr__` together the first time one of them
+runs (~31 ms for the 150 with `__init__` compiled at once): most classes are never compared,
+hashed or printed before wild's first agent starts, and about half make no instance there.
 
 What it makes is a real dataclass to everyone else: `__dataclass_fields__` holds real
 `dataclasses.Field` objects, `__dataclass_params__` says frozen, so `dataclasses.replace`,
@@ -329,18 +330,17 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
     class_hash = own.get("__hash__", _MISSING)
     explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
     sources, closure, signature = _methods(cls, fields, eq, slots, explicit_hash)
-    # `__init__` runs for every instance made: compiled now. `__eq__`, `__hash__` and
-    # `__repr__` are compiled (together, one exec) the first time one of them runs: most record
-    # classes are never compared, hashed or printed before the first agent starts, and a
-    # compile is most of a record's cost (issue 22 item 8). Until then each is a stub that
-    # compiles them, puts them on the class and runs the real one, so that every later call
-    # costs what a dataclass's own method costs.
-    init_sources = {name: text for name, text in sources.items() if name == "__init__"}
+    # A compile is most of a record's cost, and about half the record classes imported before
+    # the first agent starts make no instance before it (issue 22 item 8): `__init__` is
+    # compiled when the first instance is made (`_LazyInit`), and `__eq__`, `__hash__` and
+    # `__repr__` (together, one exec) the first time one of them runs. Until then each is a
+    # stand-in that compiles, puts the real method on the class and runs it, so that every
+    # later call costs what a dataclass's own method costs.
     later = {name: text for name, text in sources.items() if name != "__init__"}
-    for method_name, function in _compiled(init_sources, closure, module_ns).items():
-        function.__qualname__ = f"{cls.__qualname__}.{method_name}"
-        setattr(cls, method_name, function)
     owner: list[Any] = [cls]  # the class the methods go on (a slotted record is remade below)
+    if "__init__" in sources:
+        init = {"__init__": sources["__init__"]}
+        cls.__init__ = _LazyInit(owner, init, closure, module_ns)
     for method_name in later:
         setattr(cls, method_name, _compiling_stub(owner, method_name, later, closure, module_ns))
     for method_name, shared in (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr)):
@@ -382,6 +382,57 @@ def _compiling_stub(
     stub.__name__ = name
     stub.__qualname__ = f"{owner[0].__qualname__}.{name}"
     return stub
+
+
+class _LazyInit:
+    """A record's `__init__` until its first instance is made: that call compiles it (one
+    exec), puts it on the class and runs it. Before that, `inspect.signature(cls)` and
+    `typing.get_type_hints(cls.__init__)` (hypothesis' `builds` reads both) see the compiled
+    function through `__wrapped__` and `__annotations__`, which compile it too."""
+
+    __slots__ = ("_closure", "_function", "_module_ns", "_owner", "_sources")
+
+    def __init__(
+        self,
+        owner: list[Any],
+        sources: dict[str, str],
+        closure: dict[str, Any],
+        module_ns: dict[str, Any],
+    ) -> None:
+        self._owner, self._sources, self._closure, self._module_ns = (
+            owner,
+            sources,
+            closure,
+            module_ns,
+        )
+        self._function: Callable[..., None] | None = None
+
+    def compiled(self) -> Callable[..., None]:
+        function = self._function
+        if function is None:
+            cls = self._owner[0]
+            function = _compiled(self._sources, self._closure, self._module_ns)["__init__"]
+            function.__qualname__ = f"{cls.__qualname__}.__init__"
+            self._function = function
+            if cls.__dict__.get("__init__") is self:  # not replaced by another thread
+                cls.__init__ = function
+        return function
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        return types.MethodType(self.compiled(), instance)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self.compiled()(*args, **kwargs)
+
+    @property
+    def __wrapped__(self) -> Callable[..., None]:
+        return self.compiled()
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return self.compiled().__annotations__
 
 
 def _signature(cls: type) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import logging
 import os
 import signal
 import threading
@@ -12,25 +11,24 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Literal
-
-from watchdog.events import (
-    FileAttribEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from typing import TYPE_CHECKING, Literal
 
 from wild.errors import WildError
 from wild.paths import WildPaths
 from wild.record import record
 from wild.store.files import Signature, stat_signature
 from wild.store.self_writes import SelfWrites
+
+if TYPE_CHECKING:
+    import logging
+
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver
+
+# watchdog (with logging and its threads' modules, ~12 ms) is imported when a watcher starts,
+# not with this module: the loop makes its `Waker` and its `FolderWatcher` (which takes the
+# baseline that start compares with) before its first read, and starts watching once its
+# first agent runs (issue 22 item 8).
 
 # watchdog logs this at ERROR when an event lands while its inotify thread is being stopped: a
 # benign shutdown race (the event is for a watcher being closed). With no logging set up, Python
@@ -42,23 +40,50 @@ def _not_the_shutdown_race(record: logging.LogRecord) -> bool:
     return _SHUTDOWN_RACE not in record.getMessage()
 
 
-logging.getLogger("watchdog.observers.inotify").addFilter(_not_the_shutdown_race)
+def new_observer() -> BaseObserver:
+    """A watchdog observer, its shutdown race kept off stderr (watchdog imported here)."""
+    import logging  # noqa: PLC0415 (with watchdog: not before a loop's first agent)
+
+    from watchdog.observers import Observer  # noqa: PLC0415
+
+    logger = logging.getLogger("watchdog.observers.inotify")
+    if _not_the_shutdown_race not in logger.filters:
+        logger.addFilter(_not_the_shutdown_race)
+    return Observer()
+
+
+def _schedule(
+    observer: BaseObserver,
+    on_event: Callable[[FileSystemEvent], None],
+    folder: str,
+    *,
+    recursive: bool,
+) -> None:
+    """Watch `folder` for the events that can change a relevant file (`_event_types`)."""
+    observer.schedule(_handler(on_event), folder, recursive=recursive, event_filter=_event_types())
+
 
 WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout", "run"]
 RUN_END_MARKER = "exit"  # `.wild/runs/<id>/exit`, written (renamed into place) by a run's wrapper
 
 # Editors' and wild's own scratch files: vim swap/backup/probe, gedit, emacs locks, atomic_write.
 _TEMP_PATTERNS = (".*.tmp", "*.swp", "*.swx", "*.swo", "*~", "4913", ".goutputstream-*", ".#*")
-# Only what can change a relevant file; open/close-nowrite would wake the observer thread
-# every time wild itself reads a file. Attribute changes count: `chmod u+w tasks.md` is how
-# a human releases the work the loop holds for a read-only file, and changes no content.
-_EVENT_TYPES: list[type[FileSystemEvent]] = [
-    FileAttribEvent,
-    FileCreatedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileDeletedEvent,
-]
+
+
+def _event_types() -> list[type[FileSystemEvent]]:
+    """Only what can change a relevant file; open/close-nowrite would wake the observer thread
+    every time wild itself reads a file. Attribute changes count: `chmod u+w tasks.md` is how
+    a human releases the work the loop holds for a read-only file, and changes no content."""
+    from watchdog.events import (  # noqa: PLC0415 (see new_observer)
+        FileAttribEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+    )
+
+    return [FileAttribEvent, FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent]
+
 
 # `stat_signature`: cheap to take; an editor's rename-save changes the inode, a chmod the mode.
 
@@ -144,12 +169,14 @@ def relevant_names(paths: WildPaths) -> frozenset[str]:
     return frozenset(path.name for path in (*files, paths.control))
 
 
-class _Handler(FileSystemEventHandler):
-    def __init__(self, on_event: Callable[[FileSystemEvent], None]) -> None:
-        self._on_event = on_event
+def _handler(on_event: Callable[[FileSystemEvent], None]) -> FileSystemEventHandler:
+    from watchdog.events import FileSystemEventHandler  # noqa: PLC0415 (see new_observer)
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        self._on_event(event)
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            on_event(event)
+
+    return Handler()
 
 
 class FolderWatcher:
@@ -158,6 +185,11 @@ class FolderWatcher:
     Relevant files wake as "file"; the control file wakes as "control", after `on_control`
     (if given) has been called on the watcher's thread, so a stop request can cancel a running
     agent at once. Everything else is ignored.
+
+    The files' stat signatures are taken when the watcher is made: `start` compares them with
+    the files' once it watches, and what changed in between wakes as a rescan does (the control
+    file as "control"). A loop makes its watcher before its first read and may start it later
+    (once its first agent runs) without losing an edit made in between.
     """
 
     def __init__(
@@ -184,14 +216,14 @@ class FolderWatcher:
         self._on_control = on_control
         self._lock = threading.RLock()
         self._observer: BaseObserver | None = None
-        self._handler = _Handler(self._on_event)
-        self._signatures: dict[str, Signature | None] = {}
+        self._signatures: dict[str, Signature | None] = self._snapshot()  # start's baseline
         self._next_rescan = time.monotonic() + safety_rescan_s
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start watching; the rescan baseline is taken first so nothing slips between the two."""
+        """Start watching; then what changed since the watcher was made wakes (its baseline,
+        taken then, against the files now that events are seen): nothing slips between."""
         if not os.path.isdir(self._root):
             raise WildError(
                 f"{self._root}: the state folder does not exist; run `wild --init` or pass --dir"
@@ -199,18 +231,12 @@ class FolderWatcher:
         with self._lock:
             if self._observer is not None:
                 return
-            self._signatures = self._snapshot()
-            self._next_rescan = time.monotonic() + self.safety_rescan_s
-            observer = Observer()
+            observer = new_observer()
             try:
-                observer.schedule(
-                    self._handler, self._root, recursive=False, event_filter=_EVENT_TYPES
-                )
+                _schedule(observer, self._on_event, self._root, recursive=False)
                 if self._runs is not None:
                     os.makedirs(self._runs, exist_ok=True)
-                    observer.schedule(
-                        self._handler, self._runs, recursive=True, event_filter=_EVENT_TYPES
-                    )
+                    _schedule(observer, self._on_event, self._runs, recursive=True)
                 observer.start()
             except OSError as exc:
                 raise WildError(
@@ -219,6 +245,11 @@ class FolderWatcher:
                     "or close other file watchers"
                 ) from exc
             self._observer = observer
+        for changed in self.rescan():
+            control = changed.path == self._control  # a request made in between: as its event
+            if control and self._on_control is not None:
+                self._on_control()
+            self.waker.wake(WakeReason("control", changed.path) if control else changed)
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop the observer and wait for its threads to end (at most `timeout` seconds: its
@@ -298,7 +329,7 @@ class FolderWatcher:
             if event.dest_path:
                 paths.append(os.fsdecode(event.dest_path))
             for path in paths:
-                attrib = isinstance(event, FileAttribEvent)
+                attrib = event.event_type == "attrib"
                 self._route(path, is_directory=event.is_directory, attrib=attrib)
         except Exception as exc:
             self.waker.wake(WakeReason("rescan", None, f"watcher error: {exc!r}"))
@@ -340,11 +371,10 @@ class TreeWatcher:
             self._waker.wake(WakeReason("file", os.fsdecode(event.src_path)))
 
     def __enter__(self) -> TreeWatcher:
-        observer = Observer()
-        handler = _Handler(self._on_event)
+        observer = new_observer()
         for folder in self._folders:
             if folder.is_dir():
-                observer.schedule(handler, str(folder), recursive=True, event_filter=_EVENT_TYPES)
+                _schedule(observer, self._on_event, str(folder), recursive=True)
         observer.start()
         self._observer = observer
         return self

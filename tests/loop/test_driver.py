@@ -22,6 +22,8 @@ from wild.liveness import this_process
 from wild.loop import decide as decide_module
 from wild.loop import driver, effects
 from wild.loop.agent_record import AGENT_RUN, ended
+from wild.loop.files import WATCHED, LoopFiles
+from wild.loop.hooks import Hooks
 from wild.parsers.alerts import status_update
 from wild.parsers.state import LoadedState
 from wild.paths import WildPaths
@@ -31,7 +33,7 @@ from wild.store.events_log import read_events
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state as real_load
 from wild.store.state_file import save_state as real_save
-from wild.wake import FolderWatcher, Waker, WakeReason
+from wild.wake import TIMEOUT, FolderWatcher, Waker, WakeReason
 
 
 def test_state_json_is_read_once_per_run_and_written_on_every_change(
@@ -272,24 +274,84 @@ def test_state_json_names_the_loop_and_the_agent_while_it_runs(tmp_path: Path) -
     assert after["loopProcess"]["pid"] == me.pid  # kept: status says when it was last seen
 
 
-def test_a_write_between_starting_to_watch_and_the_first_read_is_not_lost(
+class _PatientWatcher(FolderWatcher):
+    """The real watcher; a wait that times out means an edit was lost (the test fails, not
+    hangs)."""
+
+    def wait_for_work(self, timeout: float | None) -> list[WakeReason]:
+        reasons = super().wait_for_work(10.0)
+        assert reasons != [TIMEOUT], "the human's edit never woke the loop"
+        return reasons
+
+
+def test_a_write_between_the_first_read_and_watching_wakes_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The watcher starts before the loop reads its files: whatever lands in between is in
-    that first read (or is an event), never lost until the safety rescan."""
+    """The loop makes its watcher (the files' stat signatures) before its first read and starts
+    it later (issue 22 item 8: once its first agent runs, or before it first waits): a human's
+    write that lands after the first read, before watching began, wakes the loop all the same
+    (it made no event)."""
     sim = new_project(tmp_path, "- [ ] [P1] task-001: After the gate\n  - blockedBy: gate\n")
     sim.paths.barriers.write_text("## [WAITING] gate\n- Type: manual\n")
-    started = harness.TestWatcher.start
+    first_read: list[str] = []
 
-    def start_then_human_writes(self: harness.TestWatcher) -> None:
-        started(self)
-        edits.add_human_input(sim.paths, "Use the small model", urgent=False, now=T0)
+    class HumanWritesAfterTheFirstRead(LoopFiles):
+        def refresh(self, names: Any = WATCHED) -> None:
+            super().refresh(names)
+            if not first_read:
+                first_read.append("read")
+                edits.add_human_input(sim.paths, "Use the small model", urgent=False, now=T0)
 
-    monkeypatch.setattr(harness.TestWatcher, "start", start_then_human_writes)
-    sim.script = [say("<promise>HUMAN_INPUT_PROCESSED</promise>")]
-    sim.queue_request("stop")
-    sim.run()
-    assert [kind for kind, _ in sim.worked_on()] == ["human-input"]
+    monkeypatch.setattr(driver, "LoopFiles", HumanWritesAfterTheFirstRead)
+    watchers: list[FolderWatcher] = []
+
+    def watcher(loop: driver.Loop) -> FolderWatcher:
+        made = _PatientWatcher(loop.paths.root, loop.waker, loop.self_writes, watch_runs=True)
+        watchers.append(made)
+        return made
+
+    agent = harness.ScriptedAgent(sim.clock, [say("<promise>HUMAN_INPUT_PROCESSED</promise>")])
+    hooks = Hooks(watcher=watcher, barrier_checker=False, signals=False)
+    options = harness.loop_options(max_iterations=1)
+    loop = driver.Loop(
+        sim.paths, options, clock=sim.clock, out=sim.out.append, runner=agent, hooks=hooks
+    )
+    result = loop.run()
+    assert result.reason == "max-iterations", (result, sim.out)
+    assert first_read and len(watchers) == 1, sim.out
+    assert [kind for kind, _ in sim.worked_on()] == ["human-input"], (result, sim.out)
+
+
+def test_a_watcher_that_cannot_start_while_the_first_agent_runs_stops_the_loop_at_its_wait(
+    tmp_path: Path,
+) -> None:
+    """The watcher starts once the first agent runs; when it cannot (inotify limits), the
+    agent's run goes on to its end, recorded, and the failure stops the loop before it would
+    wait on a watcher that does not watch."""
+    sim = new_project(
+        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P2] task-002: B\n  - blockedBy: gate\n"
+    )
+    sim.paths.barriers.write_text("## [WAITING] gate\n- Type: manual\n")
+    tries: list[str] = []
+
+    class Unwatchable(harness.TestWatcher):
+        def start(self) -> None:
+            tries.append("start")
+            raise WildError("cannot watch .wild: raise the inotify limits")
+
+    watcher = Unwatchable(sim.clock)
+    agent = harness.ScriptedAgent(sim.clock, [say(TASK)])
+    hooks = Hooks(watcher=lambda _loop: watcher, barrier_checker=False, signals=False)
+    loop = driver.Loop(
+        sim.paths, harness.loop_options(), clock=sim.clock, out=sim.out.append, runner=agent,
+        hooks=hooks,
+    )  # fmt: skip
+    with pytest.raises(WildError, match="inotify limits"):
+        loop.run()
+    assert len(tries) == 2  # once the agent ran (held), then before the wait (raised)
+    [end] = sim.events("agent-end")
+    assert end["exit_code"] == 0
+    assert sim.task_status("task-001") == "complete"
 
 
 def _states_saved_over_two_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:

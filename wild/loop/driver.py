@@ -18,7 +18,7 @@ from dataclasses import replace
 from wild.agents.runner import run_agent
 from wild.clock import Clock, SystemClock, iso
 from wild.control import ControlInbox
-from wild.errors import RefusedWriteError, from_os_error
+from wild.errors import RefusedWriteError, WildError, from_os_error
 from wild.liveness import probe, this_host, this_process
 from wild.loop import changes, checkpoint, io_errors, iteration, limits, phases, recovery, states
 from wild.loop.agent_record import AgentRunRecord
@@ -61,6 +61,7 @@ from wild.loop.trust_guard import TrustGuard, approval_required
 from wild.output import Console
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.process_id import ProcessId
+from wild.parsers.run_table import running_runs
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
 from wild.store import totals_ledger
@@ -68,7 +69,14 @@ from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import load_state, save_state
-from wild.wake import FolderWatcher, Waker, WakeReason, gather, install_signal_handlers
+from wild.wake import (
+    RUN_END_MARKER,
+    FolderWatcher,
+    Waker,
+    WakeReason,
+    gather,
+    install_signal_handlers,
+)
 
 
 def _logs_from(actions: tuple[Action, ...], start: int) -> list[Log]:
@@ -125,6 +133,7 @@ class Loop:
         )
         self.checks = LoopChecks(paths, self.self_writes, self.stop_event, required)
         self._model: LoopModel | None = None
+        self._unwatched: Watcher | None = None  # made before the first read, not started yet
         self._unsaved = False  # the model's state is newer than state.json (`_commit`)
         self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         # TIMEOUT_<STATE> variables are checked here: a bad one stops the loop before it starts.
@@ -154,14 +163,17 @@ class Loop:
 
     def _run(self) -> LoopResult:
         self.paths.logs.mkdir(exist_ok=True)
-        watcher = self._watcher()
+        # The watcher is made before the first read: it takes the files' stat signatures then.
+        # It starts watching once the first agent runs, or before the loop does anything else
+        # (`_watch`), and what changed since it was made wakes the loop then: a write in
+        # between is not lost, and watching (watchdog, its threads) is not on the way to the
+        # first agent's start (issue 22 item 8).
+        watcher = self._unwatched = self._watcher()
         restore = (
             install_signal_handlers(self.waker, self.stop_event)
             if self.hooks.signals and threading.current_thread() is threading.main_thread()
             else None
         )
-        # Watching starts before the first read: a write in between is an event, not lost.
-        watcher.start()
         try:
             self._begin()
             result = self._cycle(watcher)
@@ -213,6 +225,27 @@ class Loop:
             self._effect(action)
         if self.options.checkpoint_every:  # what is changed now is the human's, not the loop's
             self.effects.checkpoint_start = checkpoint.baseline(self.paths.project, self.paths.root)
+
+    def _watch(self, *, agent_running: bool = False) -> None:
+        """Start the watcher made before the first read, if it is not watching yet. While an
+        agent runs, a failure to watch waits: it is raised here before the loop next waits
+        or acts (the agent needs no watcher)."""
+        watcher = self._unwatched
+        if watcher is None:
+            return
+        try:
+            watcher.start()
+        except WildError:
+            if agent_running:
+                return
+            raise
+        self._unwatched = None
+        # A run's exit marker written between the first read and now made no event: its run,
+        # still running in the record, is looked at now.
+        for run in running_runs(self.files.run_log.index):
+            marker = self.paths.runs / run.id / RUN_END_MARKER
+            if marker.exists():
+                self.waker.wake(WakeReason("run", str(marker), run.id))
 
     def _watcher(self) -> Watcher:
         if self.hooks.watcher is not None:
@@ -275,6 +308,7 @@ class Loop:
         if wait_s is None:
             raise from_os_error(error) if isinstance(error, OSError) else error
         io_errors.tell(self.out, error, wait_s, failures)
+        self._watch()
         with contextlib.suppress(OSError, RefusedWriteError):  # the log may be what failed
             # Written with the next commit: the disk may be what failed.
             self._decided(IoFailed(io_errors.described(error), wait_s), durable=False)
@@ -294,6 +328,8 @@ class Loop:
                 continue
             if not isinstance(action, Continue | Say | EditFile):
                 self._write_held()  # before the files are read, waited on or acted on
+                if not isinstance(action, RunAgent | End):
+                    self._watch()  # before the loop waits, runs checks or steps its runs
             if isinstance(action, End):
                 return action.result
             if isinstance(action, RunAgent):
@@ -407,15 +443,16 @@ class Loop:
             on_start=agent_started,
             run_id=record.run_id,
         )
-        # The barrier checker starts once the agent's program runs, not at its gate: its import
-        # and first pass would delay the agent's start (issue 22 item 8).
-        request = replace(request, on_heartbeat=self._heartbeat, on_running=self.barriers.start)
+        # The watcher and the barrier checker start once the agent's program runs, not at its
+        # gate: their imports, threads and first pass would delay the agent's start (issue 22
+        # item 8).
+        request = replace(request, on_heartbeat=self._heartbeat, on_running=self._agent_running)
         self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
         # Not told (it could not start, or an in-process runner): its start is told now.
         started = announced[0] if announced else self._announce(action)
-        self.barriers.start()  # if the runner did not say the agent started (in-process)
+        self._agent_running()  # if the runner did not say the agent started (in-process)
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         # The record is kept: it is judged by the next decision, which writes state.json at
         # once (on disk until then: the run's record and a pid no longer running, as when the
@@ -425,6 +462,10 @@ class Loop:
         ended = self.events.append("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
+
+    def _agent_running(self) -> None:
+        self._watch(agent_running=True)
+        self.barriers.start()
 
     def _announce(self, action: RunAgent) -> str:
         """The run's `agent-start` line; its id is the cause of its `agent-end`."""
