@@ -28,6 +28,7 @@ run ends and raises an alert (`wild.commands.approval_guard`).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -63,8 +64,15 @@ def project_key(project: Path) -> str:
 def project_file(key: str, store: Path | None = None) -> Path:
     """The file of the project whose real path is `key`: `approvals/<digest>.json` beside the
     machine's `approvals.json` (`store`; by default `wild.paths.approvals_path()`)."""
+    return _named(key, store or approvals_path())
+
+
+@functools.lru_cache(maxsize=64)
+def _named(key: str, store: Path) -> Path:
+    # Kept: the loop asks at each view and as each agent starts and ends (the digest and the
+    # path's making were ~300 Python calls per iteration); the real path is asked each time.
     digest = content_hash(key.encode("utf-8", "surrogateescape"))[:32]
-    return (store or approvals_path()).with_name(PROJECTS_FOLDER) / f"{digest}.json"
+    return store.with_name(PROJECTS_FOLDER) / f"{digest}.json"
 
 
 def store_files(project: Path, store: Path | None = None) -> tuple[Path, Path]:
