@@ -63,3 +63,5 @@ def test_wild_demo_runs_the_whole_story(installed_wild: Installed, tmp_path: Pat
     # The throwaway project's trust (set with --update-policy) is not left in the real store.
     store = approvals_path()
     assert not store.exists() or b"wild-demo-" not in store.read_bytes()
+    projects = store.with_name("approvals").glob("*.json")  # a file per project
+    assert [file for file in projects if b"wild-demo-" in file.read_bytes()] == []

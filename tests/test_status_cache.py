@@ -149,13 +149,19 @@ def test_a_change_to_every_other_input_is_seen(paths: WildPaths, reads: list[str
     status_now(paths, NOW, judge("running"), later)
     inputs["backup"].mkdir(exist_ok=True)
     status_now(paths, NOW, judge("running"), later)
+    # The machine's approval store counts while the project has no file of its own in it.
+    inputs["approvals-machine"].parent.mkdir(parents=True, exist_ok=True)
+    inputs["approvals-machine"].write_text("{}")
+    status_now(paths, NOW, judge("running"), later)
     inputs["approvals"].parent.mkdir(parents=True, exist_ok=True)
     inputs["approvals"].write_text("{}")
+    status_now(paths, NOW, judge("running"), later)
+    rewrite_in_place(inputs["approvals"])  # the project's own file, written in place
     status_now(paths, NOW, judge("running"), later)
     paths.tasks.chmod(0o444)  # read-only: its work is refused, and the status says so
     data = status_now(paths, NOW, judge("running"), later)
     # The backups and tasks.md's mode feed tasks.md's part alone (`TASKS_FED`).
-    assert reads == ["files", "state", "files", "tasks", "files", "tasks"]
+    assert reads == ["files", "state", "files", "tasks", "files", "files", "files", "tasks"]
     assert any("tasks.md" in p and "read-only" in p for p in data["problems"]) or os.geteuid()
     save_state(paths.state, LoopState(active=False, iteration=4))
     assert status_now(paths, NOW, judge("running"), later)["loop"]["iteration"] == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -36,7 +37,14 @@ STORY_KIT_DIR = shipped("examples/wild_stories", "examples/wild_stories")
 def approvals_path() -> Path:
     """`$XDG_CONFIG_HOME/wild/approvals.json`, `~/.config/wild/approvals.json` by default: the
     human's approvals and recorded trust, outside every project (`wild.barriers.approvals`)."""
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return _approvals_in(config)
+
+
+@functools.lru_cache(maxsize=8)
+def _approvals_in(config: str) -> Path:
+    # Kept per folder: asked several times per loop iteration (the approval store, the totals
+    # ledger), each a Path made from strings again.
     return Path(config) / "wild" / "approvals.json"
 
 

@@ -12,7 +12,8 @@ from tests.agents.claude_server import Script, ToolUse, Turn, serve
 from tests.agents.test_claude_loop import run_wild
 from tests.cli_support import init_wild_dir
 from tests.loop.harness import T0
-from wild.paths import WildPaths, approvals_path
+from wild.barriers.approvals import store_files
+from wild.paths import WildPaths
 from wild.workspace import record_trust
 
 pytestmark = pytest.mark.claude
@@ -27,7 +28,7 @@ def test_claude_under_the_sandbox_works_the_project_but_not_the_policy(tmp_path:
     project = tmp_path
     root = init_wild_dir(project)
     record_trust(WildPaths(root), T0, lambda text: text)
-    store = approvals_path()
+    store = store_files(project)[0]  # the project's own file in the store
     # The store is wild's to write too (it records its approvals as the agent starts): the
     # agent's append must not be in it.
     before = {path: path.read_bytes() for path in (root / "human-policy.md",)}

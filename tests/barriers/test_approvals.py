@@ -19,6 +19,9 @@ from wild.barriers.approvals import (
     load_approvals,
     load_project,
     pending_approvals,
+    project_file,
+    record_present,
+    remove_void,
 )
 from wild.errors import FileFormatError
 from wild.parsers.barriers import parse
@@ -58,13 +61,19 @@ def test_file_is_private_outside_the_project_and_keyed_by_real_path(tmp_path: Pa
     project = tmp_path / "project"
     project.mkdir()
     approve(project, "make check")
-    store = approvals_path()
-    assert not store.is_relative_to(project)
-    assert stat.S_IMODE(store.stat().st_mode) == 0o600
-    assert orjson.loads(store.read_bytes()) == {
-        "format": 1,
-        "projects": {str(project.resolve()): [command_hash("make check")]},
+    key = str(project.resolve())
+    own = project_file(key)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+    assert own == approvals_path().with_name("approvals") / f"{digest}.json"
+    assert not own.is_relative_to(project)
+    assert stat.S_IMODE(own.stat().st_mode) == 0o600
+    assert stat.S_IMODE(own.parent.stat().st_mode) == 0o700
+    assert orjson.loads(own.read_bytes()) == {
+        "format": 2,
+        "project": key,
+        "approved": [command_hash("make check")],
     }
+    assert not approvals_path().exists()  # the machine's file of every project: never written
 
 
 def test_approvals_are_per_project(tmp_path: Path) -> None:
@@ -143,7 +152,8 @@ def test_the_recorded_trust_sits_beside_the_approvals_and_can_be_forgotten(
     assert approvals.allows("make check")
     assert trust == {"mode": "autonomous", "commandApproval": "trusted", "expiresAt": None}
     forget_project(project)
-    assert orjson.loads(approvals_path().read_bytes()) == {"format": 1, "projects": {}}
+    assert load_project(project) == (Approvals(frozenset()), None)
+    assert not project_file(str(project.resolve())).exists()  # nothing kept, nothing left
 
 
 def test_a_damaged_store_records_no_trust(tmp_path: Path) -> None:
@@ -154,69 +164,181 @@ def test_a_damaged_store_records_no_trust(tmp_path: Path) -> None:
 
 
 def test_once_recorded_an_approval_wild_did_not_write_is_void(tmp_path: Path) -> None:
-    from wild.barriers.approvals import load_project, record_present, remove_void
-
     project, store = tmp_path / "p", tmp_path / "approvals.json"
     project.mkdir()
     approve(project, "make before", path=store)
     # Before any agent ran here, every approval counts (a store from an older wild too).
     record_present(project, "in the store when an agent started", path=store)
     approve(project, "make by-the-human", path=store)  # wild --approve during the run
-    document = orjson.loads(store.read_bytes())
-    key = os.path.realpath(project)
-    document["projects"][key].append(command_hash("make forged"))  # the agent's own write
-    store.write_bytes(orjson.dumps(document))
+    own = project_file(os.path.realpath(project), store)
+    document = orjson.loads(own.read_bytes())
+    document["approved"].append(command_hash("make forged"))  # the agent's own write
+    own.write_bytes(orjson.dumps(document))
     approvals = load_project(project, path=store)[0]
     assert approvals.allows("make before") and approvals.allows("make by-the-human")
     assert not approvals.allows("make forged")
     assert approvals.void == {command_hash("make forged")}
     assert remove_void(project, path=store) == {command_hash("make forged")}
-    assert command_hash("make forged") not in orjson.loads(store.read_bytes())["projects"][key]
+    assert command_hash("make forged") not in orjson.loads(own.read_bytes())["approved"]
     assert remove_void(project, path=store) == frozenset()
 
 
-def test_the_store_is_parsed_again_only_when_its_bytes_changed(
+def _machine_file(store: Path, projects: dict[str, object]) -> None:
+    """wild 0.1's file of every project (format 1), as an older wild left it."""
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(orjson.dumps({"format": 1, **projects}))
+
+
+def test_an_iteration_reads_its_own_projects_file_whatever_the_machine_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The loop reads the store as each agent starts and as it ends (`record_present`,
-    `remove_void`): bytes this process last parsed are not parsed again (before: two parses
-    of every project of the machine per iteration). A forged approval of the same size,
-    written with the file's old times put back, is still found: the bytes differ."""
-    from types import SimpleNamespace
-
-    from wild.barriers import approvals as approvals_module
-    from wild.barriers.approvals import load_project, record_present, remove_void
-
+    `remove_void`) and its trust on each view (`load_project`): each reads the project's own
+    file, not a file of every project of the machine (before: ~200 KB read twice per
+    iteration at ~1,000 projects). A forged approval of the same size, written with the file's
+    old times put back, is still found."""
     project, store = tmp_path / "p", tmp_path / "approvals.json"
     project.mkdir()
+    others = {f"/elsewhere/project-{n:04}": [command_hash(f"make {n}")] for n in range(1000)}
+    _machine_file(store, {"projects": others})
+    for n in range(0, 1000, 10):
+        approve(tmp_path / "others" / f"{n}", f"make {n}", path=store)
     approve(project, "make before", path=store)
     record_present(project, "in the store when an agent started", path=store)
-    parsed: list[bytes] = []
+    read: list[int] = []
+    real_read_bytes = Path.read_bytes
 
-    def counting_loads(data: bytes) -> object:
-        parsed.append(data)
-        return orjson.loads(data)
+    def counting(self: Path) -> bytes:
+        data = real_read_bytes(self)
+        read.append(len(data))
+        return data
 
-    counting = SimpleNamespace(
-        loads=counting_loads, dumps=orjson.dumps, JSONDecodeError=orjson.JSONDecodeError,
-        OPT_INDENT_2=orjson.OPT_INDENT_2,
-    )  # fmt: skip
-    monkeypatch.setattr(approvals_module, "orjson", counting)
+    monkeypatch.setattr(Path, "read_bytes", counting)
     for _ in range(5):  # five iterations: the store as each agent starts and ends
         record_present(project, "in the store when an agent started", path=store)
         assert remove_void(project, path=store) == frozenset()
         assert load_project(project, path=store)[0].allows("make before")
-    assert len(parsed) <= 1  # at most once (the bytes wild wrote last were not parsed yet)
-    parsed.clear()
-    # An agent swaps the approved hash for a forged one (in "projects", which comes first;
+    assert len(read) == 15 and max(read) < 1000, read  # the project's own ~250 bytes
+    # An agent swaps the approved hash for a forged one (in "approved", which comes first;
     # "recorded" still names the old one): same size, same times.
-    before = store.stat()
-    forged = store.read_bytes().replace(
+    own = project_file(os.path.realpath(project), store)
+    before = own.stat()
+    forged = own.read_bytes().replace(
         command_hash("make before").encode(), command_hash("make forgex").encode(), 1
     )
-    store.write_bytes(forged)
-    os.utime(store, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert store.stat().st_size == before.st_size
+    own.write_bytes(forged)
+    os.utime(own, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert own.stat().st_size == before.st_size
     assert remove_void(project, path=store) == {command_hash("make forgex")}
-    assert len(parsed) == 1
     assert not load_project(project, path=store)[0].allows("make forgex")
+
+
+def test_a_project_without_a_file_of_its_own_counts_the_machine_files_entry(
+    tmp_path: Path,
+) -> None:
+    """A store of wild 0.1 (one file for the machine) still counts after the upgrade: its
+    approvals, the void ones still void, its recorded trust and accepted checks."""
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    key = os.path.realpath(project)
+    human, forged = command_hash("make human"), command_hash("make forged")
+    trust = {"mode": "autonomous", "commandApproval": "trusted", "expiresAt": None}
+    _machine_file(
+        store,
+        {
+            "projects": {key: [human, forged], "/other": [command_hash("make other")]},
+            "trust": {key: trust},
+            "recorded": {key: {human: "approved through wild"}},
+            "checks": {key: {"checks": []}},
+        },
+    )
+    approvals, recorded_trust = load_project(project, path=store)
+    assert approvals == Approvals(frozenset({human}), frozenset({forged}))
+    assert recorded_trust == trust
+    assert load_approvals(tmp_path / "other", path=store).hashes == frozenset()
+    from wild.barriers.approvals import load_checks
+
+    assert load_checks(project, path=store) == {"checks": []}
+    assert not project_file(key, store).exists()  # reading writes nothing
+
+
+def test_the_first_change_moves_the_entry_to_its_own_file_and_the_machine_file_stays(
+    tmp_path: Path,
+) -> None:
+    """As the first agent starts (`record_present`, under the store's lock) the project's
+    entry is written to its own file, whole; the machine's file is never written, and from
+    then on what appears in it for the project (an agent's forged approval, recorded too)
+    counts for nothing."""
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    key = os.path.realpath(project)
+    human = command_hash("make human")
+    trust = {"mode": "autonomous", "commandApproval": "trusted", "expiresAt": None}
+    _machine_file(store, {"projects": {key: [human]}, "trust": {key: trust}})
+    machine_bytes = store.read_bytes()
+    record_present(project, "in the store when an agent started", path=store)
+    assert orjson.loads(project_file(key, store).read_bytes()) == {
+        "format": 2,
+        "project": key,
+        "approved": [human],
+        "trust": trust,
+        "recorded": {human: "in the store when an agent started"},
+    }
+    assert store.read_bytes() == machine_bytes
+    forged = command_hash("make forged")
+    _machine_file(
+        store,
+        {"projects": {key: [human, forged]}, "recorded": {key: {forged: "approved through wild"}}},
+    )
+    approvals = load_approvals(project, path=store)
+    assert approvals.hashes == frozenset({human}) and not approvals.allows("make forged")
+    assert remove_void(project, path=store) == frozenset()
+    approve(project, "make more", path=store)
+    assert load_approvals(project, path=store).hashes == {human, command_hash("make more")}
+
+
+def test_a_moved_approval_file_counts_nothing(tmp_path: Path) -> None:
+    """Another project's file put in this project's place (its approvals were given to that
+    folder's commands) approves nothing here, and is not written over."""
+    one, two, store = tmp_path / "one", tmp_path / "two", tmp_path / "approvals.json"
+    one.mkdir()
+    two.mkdir()
+    approve(one, "make check", path=store)
+    theirs = project_file(os.path.realpath(one), store)
+    mine = project_file(os.path.realpath(two), store)
+    mine.write_bytes(theirs.read_bytes())
+    assert load_approvals(two, path=store).hashes == frozenset()
+    with pytest.raises(FileFormatError) as caught:
+        approve(two, "make check", path=store)
+    assert str(caught.value).startswith(f"{mine}: is not the wild approvals file of ")
+    assert mine.read_bytes() == theirs.read_bytes()
+    assert load_approvals(one, path=store).allows("make check")
+
+
+@pytest.mark.parametrize("damage", ["{not json", "[]", '{"project": "%s", "approved": "abc"}'])
+def test_a_damaged_project_file_approves_nothing_and_is_not_written_over(
+    tmp_path: Path, damage: str
+) -> None:
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    key = os.path.realpath(project)
+    _machine_file(store, {"projects": {key: [command_hash("make check")]}})  # not read now
+    own = project_file(key, store)
+    own.parent.mkdir()
+    own.write_text(damage.replace("%s", key))
+    assert load_approvals(project, path=store).allows("make check") is False
+    with pytest.raises(FileFormatError):
+        approve(project, "make check", path=store)
+    assert own.read_text() == damage.replace("%s", key)
+
+
+def test_forgetting_a_project_the_machine_file_holds_keeps_it_forgotten(tmp_path: Path) -> None:
+    """No file of its own reads as the machine file's entry: forgetting such a project keeps
+    an empty file of its own, so its old approvals do not come back."""
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    key = os.path.realpath(project)
+    _machine_file(store, {"projects": {key: [command_hash("make check")]}})
+    forget_project(project, path=store)
+    assert load_approvals(project, path=store).hashes == frozenset()
+    assert orjson.loads(project_file(key, store).read_bytes())["approved"] == []

@@ -19,6 +19,7 @@ import pytest
 
 from tests.loop.harness import T0
 from wild.agents import sandbox
+from wild.barriers.approvals import store_files
 from wild.commands.init import init_wild
 from wild.errors import WildError
 from wild.paths import WildPaths, approvals_path
@@ -133,7 +134,8 @@ def test_a_sandboxed_agent_cannot_touch_policy_checks_state_or_approvals(
     paths = WildPaths(project / ".wild")
     init_wild(paths)
     record_trust(paths, T0, lambda text: text)  # the approval store exists, as after --approve
-    store = approvals_path()
+    store = store_files(project)[0]  # the project's own file in the store
+    assert store.parent.parent == approvals_path().parent
     before = {path: path.read_bytes() for path in (paths.policy, paths.checks)}
     agent = tmp_path / "agent.sh"
     agent.write_text(AGENT.replace("{mark}", MARK).replace("{python}", sys.executable))

@@ -137,13 +137,18 @@ from pathlib import Path
 
 sys.stdin.read()
 if os.environ["WILD_ITERATION"] == "1":
-    store = Path(os.environ["XDG_CONFIG_HOME"]) / "wild" / "approvals.json"
-    data = json.loads(store.read_text()) if store.exists() else {"format": 1, "projects": {}}
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "wild"
     command = os.environ["WILD_TEST_COMMAND"]
+    digest = hashlib.sha256(command.encode()).hexdigest()
     key = os.path.realpath(os.environ["WILD_TEST_PROJECT"])
-    data["projects"].setdefault(key, []).append(hashlib.sha256(command.encode()).hexdigest())
-    store.parent.mkdir(parents=True, exist_ok=True)
-    store.write_text(json.dumps(data))
+    # The project's own file in the store (written by wild as this agent started) ...
+    own = folder / "approvals" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
+    data = json.loads(own.read_text())
+    data["approved"].append(digest)
+    own.write_text(json.dumps(data))
+    # ... and wild 0.1's file of every project, recorded as wild's own there too.
+    machine = {"format": 1, "projects": {key: [digest]}, "recorded": {key: {digest: "x"}}}
+    (folder / "approvals.json").write_text(json.dumps(machine))
     time.sleep(3)  # three of the barrier's 1 s check intervals, the forged approval in place
 kind = os.environ["WILD_WORK_TYPE"]
 print("<promise>" + ("COMPLETE" if kind == "planning" else "TASK_COMPLETE") + "</promise>")

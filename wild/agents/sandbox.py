@@ -136,9 +136,9 @@ def sandbox_for(paths: WildPaths, agent: str, environ: Mapping[str, str]) -> San
             (home / name).mkdir(parents=True, exist_ok=True)
     extra = [Path(p) for p in environ.get(WRITABLE_ENV, "").split(os.pathsep) if p.strip()]
     store = approvals_path()
-    # The store's folder is bound as a whole, so the agent cannot create approvals.json where
-    # there is none yet; it must exist to be bound, and so must the lock files (wild's own
-    # writers would make them anyway).
+    # The store's folder is bound as a whole, so the agent cannot create approvals.json or its
+    # project's file under approvals/ where there is none yet; it must exist to be bound, and
+    # so must the lock files (wild's own writers would make them anyway).
     store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     locks = (store_lock(store).resolve(), paths.lock.resolve())
     for lock in locks:

@@ -2,8 +2,17 @@
 
 A barrier command is code that runs as the user. An agent confined to the project can edit
 `barriers.md` (and `human-policy.md`), so the record of what a human allowed lives under
-`$XDG_CONFIG_HOME/wild/approvals.json` (direnv's model): project real path → sha256 of each
+`$XDG_CONFIG_HOME/wild/` (direnv's model): project real path → sha256 of each
 exact command string. Changing one byte of a command makes it unapproved again.
+
+The store is a file per project real path (`$XDG_CONFIG_HOME/wild/approvals/<digest>.json`,
+the digest that of the real path, the path itself inside: a file moved to another project's
+name counts nothing), not one file of every project of the machine: the loop reads its
+project's entry as each agent starts and as it ends, and the machine's file (~1,000 projects,
+~200 KB on a bench machine) was read whole each time (issue 22 item 8). wild 0.1's one file
+(`approvals.json`) is still read for a project that has no file of its own yet, never written:
+the first change under the store's lock (as the first agent starts: `record_present`) writes
+the project's entry from it to its own file, and from then on only that file counts.
 
 The same file keeps, per project, the trust a human last set (the settings of human-policy.md
 that loosen what runs, `wild.policy.trust`) and the completion checks a human last accepted
@@ -19,6 +28,7 @@ run ends and raises an alert (`wild.commands.approval_guard`).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -35,8 +45,11 @@ from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.paths import approvals_path, store_lock
 from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
+from wild.store.self_writes import content_hash
 
-FORMAT = 1
+FORMAT = 2  # a project's own file; 1: the machine's file of every project (read, not written)
+# The folder of the projects' files, beside the machine's `approvals.json`.
+PROJECTS_FOLDER = "approvals"
 # The alert type of a command waiting for a human's approval (raised by the barrier checker).
 UNAPPROVED_TYPE = UNAPPROVED_COMMAND
 # The alert type of an approval that appeared while an agent ran, not written by wild.
@@ -48,6 +61,26 @@ def project_key(project: Path) -> str:
     return real_path(project)
 
 
+def project_file(key: str, store: Path | None = None) -> Path:
+    """The file of the project whose real path is `key`: `approvals/<digest>.json` beside the
+    machine's `approvals.json` (`store`; by default `wild.paths.approvals_path()`)."""
+    return _named(key, store or approvals_path())
+
+
+@functools.lru_cache(maxsize=64)
+def _named(key: str, store: Path) -> Path:
+    # Kept: the loop asks at each view and as each agent starts and ends (the digest and the
+    # path's making were ~300 Python calls per iteration); the real path is asked each time.
+    digest = content_hash(key.encode("utf-8", "surrogateescape"))[:32]
+    return store.with_name(PROJECTS_FOLDER) / f"{digest}.json"
+
+
+def store_files(project: Path, store: Path | None = None) -> tuple[Path, Path]:
+    """What the project's entry is read from: its own file, else (none yet) the machine's."""
+    machine = store or approvals_path()
+    return project_file(project_key(project), machine), machine
+
+
 def command_of(barrier: Barrier) -> str | None:
     """The shell command this barrier would run, or None when its type runs none."""
     if barrier.type not in COMMAND_TYPES or not barrier.check:
@@ -56,40 +89,95 @@ def command_of(barrier: Barrier) -> str | None:
 
 
 @dataclass
+class _Entry:
+    """One project's part of the store: its approved hashes, recorded trust and checks."""
+
+    hashes: set[str]
+    trust: object  # the trust object wild.policy.trust reads; None: none recorded
+    recorded: dict[str, object] | None  # {sha256: how wild came to write it}; None: no loop ran
+    checks: object  # wild.policy.checks_trust's; None: none accepted
+
+    def empty(self) -> bool:
+        return not self.hashes and all(x is None for x in (self.trust, self.recorded, self.checks))
+
+
+@dataclass
 class _Store:
-    """The whole approvals file: each project's approved hashes and its recorded trust."""
+    """wild 0.1's file of every project: each project's approved hashes and recorded trust."""
 
     projects: dict[str, set[str]]
     trust: dict[str, object]  # project -> the trust object wild.policy.trust reads
     recorded: dict[str, dict[str, object]]  # project -> {sha256: how wild came to write it}
     checks: dict[str, object] = field(default_factory=dict)  # -> wild.policy.checks_trust's
 
+    def entry(self, key: str) -> _Entry:
+        recorded = self.recorded.get(key)
+        return _Entry(
+            set(self.projects.get(key, set())),
+            self.trust.get(key),
+            None if recorded is None else dict(recorded),
+            self.checks.get(key),
+        )
 
-# The store's bytes as this process last parsed them, with what they hold (one slot): the
-# loop reads the store as each agent starts and again as it ends (the void-approval guard),
-# and the file holds every project of the machine. Bytes equal to these are not parsed again;
-# any other bytes are, whatever their size or times (no signature can hide a forged approval).
+
+# The machine's file's bytes as this process last parsed them, with what they hold (one
+# slot): a project with no file of its own yet is read from it as each agent starts and ends.
+# Bytes equal to these are not parsed again; any other bytes are, whatever their size or
+# times (no signature can hide a forged approval).
 _parsed: list[tuple[bytes, _Store]] = []
 _parsed_guard = threading.Lock()
 
 
+def _read_entry(store: Path, key: str, *, strict: bool) -> tuple[_Entry, bool]:
+    """The project's entry, and whether it came from the project's own file. A damaged file
+    reads as empty (nothing approved) unless strict."""
+    own = project_file(key, store)
+    try:
+        data = own.read_bytes()
+    except FileNotFoundError:
+        return _load_all(store, strict=strict).entry(key), False
+    return _parse_entry(own, data, key, strict=strict), True
+
+
+def _parse_entry(file: Path, data: bytes, key: str, *, strict: bool) -> _Entry:
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        document = None
+    # The file names its project: one copied or moved from another project's name is not this
+    # project's (its approvals were given to another folder's commands).
+    if isinstance(document, dict) and document.get("project") == key:
+        hashes, recorded = document.get("approved", []), document.get("recorded")
+        if (
+            isinstance(hashes, list)
+            and all(isinstance(h, str) for h in hashes)
+            and (recorded is None or isinstance(recorded, dict))
+        ):
+            trust, checks = document.get("trust"), document.get("checks")
+            return _Entry(set(hashes), trust, recorded, checks)
+    if not strict:
+        return _Entry(set(), None, None, None)
+    raise FileFormatError(
+        str(file),
+        None,
+        f'is not the wild approvals file of {key} (JSON with "project": that path, '
+        '"approved": [sha256, ...])',
+        "fix it or delete it and approve again",
+    )
+
+
 def _load_all(path: Path, *, strict: bool) -> _Store:
-    """Every project's entries; a damaged file reads as empty (nothing approved) unless strict.
-    Each call gets its own dicts (`changing_store` edits them); the values in them are shared
-    with the other calls reading the same bytes and are only ever replaced, never changed."""
+    """Every project's entries in the machine's file; a damaged file reads as empty (nothing
+    approved) unless strict. The store returned is shared: its readers never change it."""
     data = read_bytes(path)
     with _parsed_guard:
         if _parsed and _parsed[0][0] == data:
-            return _copy(_parsed[0][1])
+            return _parsed[0][1]
     store = _parse(path, data, strict=strict)
     if store.projects or store.trust or store.recorded or store.checks:
         with _parsed_guard:
-            _parsed[:] = [(data, _copy(store))]
+            _parsed[:] = [(data, store)]
     return store
-
-
-def _copy(store: _Store) -> _Store:
-    return _Store(dict(store.projects), dict(store.trust), dict(store.recorded), dict(store.checks))
 
 
 def _parse(path: Path, data: bytes, *, strict: bool) -> _Store:
@@ -130,18 +218,16 @@ def load_project(project: Path, *, path: Path | None = None) -> tuple[Approvals,
     """This project's approvals and recorded trust (None: never recorded), in one read; an
     unreadable file approves nothing and records nothing (fail closed).
     `wild.policy.trust.trust_from_json` reads the trust."""
-    everything = _load_all(path or approvals_path(), strict=False)
-    key = project_key(project)
-    hashes = frozenset(everything.projects.get(key, set()))
-    recorded = everything.recorded.get(key)
-    void = frozenset() if recorded is None else hashes - recorded.keys()
-    return Approvals(hashes - void, void), everything.trust.get(key)
+    entry = _read_entry(path or approvals_path(), project_key(project), strict=False)[0]
+    hashes = frozenset(entry.hashes)
+    void = frozenset() if entry.recorded is None else hashes - entry.recorded.keys()
+    return Approvals(hashes - void, void), entry.trust
 
 
 def load_checks(project: Path, *, path: Path | None = None) -> object:
     """The completion checks a human accepted for this project (None: none yet);
     `wild.policy.checks_trust.baseline_from_json` reads them."""
-    return _load_all(path or approvals_path(), strict=False).checks.get(project_key(project))
+    return _read_entry(path or approvals_path(), project_key(project), strict=False)[0].checks
 
 
 def load_approvals(project: Path, *, path: Path | None = None) -> Approvals:
@@ -155,69 +241,66 @@ def changing_store(project: Path, *, path: Path | None = None) -> Iterator[Proje
     changed (or earlier, by `entry.save()`).
 
     Whatever a caller does inside (such as writing human-policy.md, or reading it again to
-    record a stricter trust) is one step for every other user of the store.
+    record a stricter trust) is one step for every other user of the store. A project with
+    no file of its own yet is read from the machine's file and its entry written to its own
+    file at the first save, changed or not: from then on the machine's file is not its.
     """
     store = path or approvals_path()
     store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with wild_lock(store_lock(store)):
-        everything = _load_all(store, strict=True)
+    with wild_lock(store_lock(store)):  # one lock for the machine's file and every project's
         key = project_key(project)
-        recorded = everything.recorded.get(key)
-        saved = [_state(everything.projects.get(key, set()), everything.trust.get(key), recorded)]
-        saved_checks = [everything.checks.get(key)]
+        found, own = _read_entry(store, key, strict=True)
+        saved = [_copy(found)]
+        moving = [not own and not found.empty()]
 
         def save(entry: ProjectEntry) -> None:
-            now = _state(entry.hashes, entry.trust, entry.recorded)
-            if now == saved[0] and entry.checks == saved_checks[0]:
+            now = _Entry(set(entry.hashes), entry.trust, entry.recorded, entry.checks)
+            if now == saved[0] and not moving[0]:
                 return
-            saved[0], saved_checks[0] = now, entry.checks
-            _write(store, everything, key, entry)
+            _write(store, key, now)
+            saved[0], moving[0] = _copy(now), False
 
-        copy = None if recorded is None else dict(recorded)
-        entry = ProjectEntry(
-            set(everything.projects.get(key, set())), saved[0][1], save, copy, saved_checks[0]
-        )
+        entry = ProjectEntry(set(found.hashes), found.trust, save, found.recorded, found.checks)
         yield entry
         entry.save()
 
 
-def _state(
-    hashes: set[str], trust: object, recorded: dict[str, object] | None
-) -> tuple[set[str], object, dict[str, object] | None]:
-    return set(hashes), trust, None if recorded is None else dict(recorded)
+def _copy(entry: _Entry) -> _Entry:
+    """A copy whose set and dict are its own (a caller edits the ones it was given)."""
+    recorded = None if entry.recorded is None else dict(entry.recorded)
+    return _Entry(set(entry.hashes), entry.trust, recorded, entry.checks)
 
 
-def _write(store: Path, everything: _Store, key: str, entry: ProjectEntry) -> None:
-    if entry.hashes:
-        everything.projects[key] = set(entry.hashes)
-    else:
-        everything.projects.pop(key, None)
-    if entry.trust is None:
-        everything.trust.pop(key, None)
-    else:
-        everything.trust[key] = entry.trust
-    if entry.checks is None:
-        everything.checks.pop(key, None)
-    else:
-        everything.checks[key] = entry.checks
+def _write(store: Path, key: str, entry: _Entry) -> None:
+    own = project_file(key, store)
+    if entry.empty() and not _machine_holds(store, key):
+        # Nothing to keep, and no file of its own reads as the machine's entry: none there.
+        own.unlink(missing_ok=True)
+        return
     document: dict[str, object] = {
         "format": FORMAT,
-        "projects": {k: sorted(v) for k, v in sorted(everything.projects.items())},
+        "project": key,
+        "approved": sorted(entry.hashes),
     }
-    if everything.trust:  # absent until a human first sets a policy through the CLI
-        document["trust"] = dict(sorted(everything.trust.items()))
-    if entry.recorded is None:
-        everything.recorded.pop(key, None)
-    else:
-        everything.recorded[key] = dict(sorted(entry.recorded.items()))
-    if everything.recorded:  # absent until a loop first ran an agent
-        document["recorded"] = dict(sorted(everything.recorded.items()))
-    if everything.checks:
-        document["checks"] = dict(sorted(everything.checks.items()))
-    if not store.exists():
+    if entry.trust is not None:  # absent until a human first sets a policy through the CLI
+        document["trust"] = entry.trust
+    if entry.recorded is not None:  # absent until a loop first ran an agent
+        document["recorded"] = dict(sorted(entry.recorded.items()))
+    if entry.checks is not None:
+        document["checks"] = entry.checks
+    own.parent.mkdir(mode=0o700, exist_ok=True)
+    if not own.exists():
         # atomic_write keeps an existing file's mode: create it private first.
-        os.close(os.open(store, os.O_WRONLY | os.O_CREAT, 0o600))
-    atomic_write(store, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        os.close(os.open(own, os.O_WRONLY | os.O_CREAT, 0o600))
+    atomic_write(own, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _machine_holds(store: Path, key: str) -> bool:
+    """Whether the machine's file has an entry for the project (a damaged one may: kept)."""
+    try:
+        return not _load_all(store, strict=True).entry(key).empty()
+    except FileFormatError:
+        return True
 
 
 @dataclass

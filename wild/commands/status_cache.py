@@ -48,8 +48,13 @@ RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wi
 Signature = list[int] | None
 
 
-def file_inputs(paths: WildPaths) -> dict[str, Path]:
-    """Every file the files' part is read from (`wild.workspace.load_workspace`)."""
+def file_inputs(paths: WildPaths, approvals: Path | None = None) -> dict[str, Path]:
+    """Every file the files' part is read from (`wild.workspace.load_workspace`); `approvals`:
+    the project's own file in the approval store (`approvals_file`), named afresh without it."""
+    if approvals is None:
+        from wild.barriers.approvals import store_files
+
+        approvals = store_files(paths.project)[0]
     return {
         "tasks": paths.tasks,
         "alerts": paths.alerts,
@@ -59,8 +64,26 @@ def file_inputs(paths: WildPaths) -> dict[str, Path]:
         "checks": paths.checks,
         "runs": paths.runs_log,
         "backup": paths.backup,  # a damaged tasks.md is named against its backups
-        "approvals": approvals_path(),  # the recorded trust holds the policy
+        "approvals": approvals,  # the recorded trust holds the policy
+        "approvals-machine": approvals_path(),  # read while the project has no file of its own
     }
+
+
+def approvals_file(paths: WildPaths, kept: dict[str, Any]) -> tuple[list[str], Path]:
+    """The project's own file in the approval store, named as the kept cache names it while
+    the project's real path and the store's folder are those it was named for: naming it
+    afresh hashes the path, and `hashlib` costs a status that reads nothing else ~3-10 ms of
+    imports. Returns what the cache keeps to name it next time, and the file."""
+    from wild.procfs import real_path
+
+    key = [real_path(paths.project), str(approvals_path())]
+    named = kept.get("approvals")
+    if isinstance(named, list) and len(named) == 3 and named[:2] == key:
+        return named, Path(named[2])
+    from wild.barriers.approvals import project_file
+
+    own = project_file(key[0])
+    return [*key, str(own)], own
 
 
 def signature(path: Path) -> Signature:
@@ -180,9 +203,10 @@ def status_now(
     from wild.liveness import check
 
     taken_ns = clock_ns()  # before the signatures: what they show is at least this new
-    inputs = {name: signature(path) for name, path in file_inputs(paths).items()}
-    state = signature(paths.state)
     kept = _load(paths, paths.status_cache)
+    naming, approvals = approvals_file(paths, kept)
+    inputs = {name: signature(path) for name, path in file_inputs(paths, approvals).items()}
+    state = signature(paths.state)
     files_entry: Any = kept.get("files")
     rest_entry: Any = kept.get("rest")
     state_entry: Any = kept.get("state")
@@ -220,6 +244,7 @@ def status_now(
                 "format": FORMAT,
                 "wild": __version__,
                 "root": str(paths.root),
+                "approvals": naming,
                 "files": {**files_entry, "inputs": inputs, "takenNs": taken_ns},
                 "rest": rest_entry,
                 "state": {**state_entry, "input": state, "takenNs": taken_ns},

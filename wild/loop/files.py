@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from wild.barriers.approval_set import Approvals
+from wild.barriers.approvals import store_files
 from wild.loop.model import FileName
 from wild.parsers import barriers as barriers_md
 from wild.parsers import checks as checks_md
@@ -24,7 +25,7 @@ from wild.parsers import policy as policy_md
 from wild.parsers import tasks as tasks_md
 from wild.parsers.alerts import Alert
 from wild.parsers.alerts_file import AlertCursor
-from wild.paths import WildPaths, approvals_path
+from wild.paths import WildPaths
 from wild.policy.checks_trust import ChecksBaseline, hold_checks
 from wild.policy.trust import RecordedTrust
 from wild.record import record
@@ -89,7 +90,7 @@ class LoopFiles:
         self._backup = TasksBackup(paths)
         self._tasks_damage: str | None = None  # tasks.md damaged: where its good copy is
         # The approval store outside `.wild/` (no file event tells of it): stat on each view.
-        self._trust: tuple[Signature, _Trust] | None = None
+        self._trust: tuple[tuple[Signature, Signature], _Trust] | None = None
         # tasks.md edits decided but not written yet (`hold`): the view shows them, and they
         # are written together, once, by the next action that is not a decision's bookkeeping.
         self._held: list[Callable[[str], str]] = []
@@ -213,7 +214,10 @@ class LoopFiles:
     def _read_trust(self) -> _Trust:
         """What a human approved, the trust recorded and the checks accepted, read again when
         the store changed."""
-        signature = stat_signature(approvals_path())
+        own, machine = store_files(self.paths.project)
+        own_signature = stat_signature(own)
+        # The machine's file counts only while the project has no file of its own.
+        signature = (own_signature, None if own_signature else stat_signature(machine))
         if self._trust is None or self._trust[0] != signature:
             self._trust = (signature, (*read_trust(self.paths), read_accepted_checks(self.paths)))
         return self._trust[1]
