@@ -60,6 +60,14 @@ _EVENT_TYPES: list[type[FileSystemEvent]] = [
     FileDeletedEvent,
 ]
 
+# Under `.wild/runs/` only a run's exit marker wakes the loop, and every wrapper renames it
+# into place (written whole to a temp name first): the watch needs moves, and creations (a
+# folder made and its marker renamed before the watch on it is added is reported by
+# watchdog as the files it finds there, created). Without writes, deletions and attribute
+# changes, a run's claim, `pid`, log and marker writes are not turned into Python events on
+# the watcher's threads: about half of an instant run's events, and their thread switches.
+_RUN_EVENT_TYPES: list[type[FileSystemEvent]] = [FileCreatedEvent, FileMovedEvent]
+
 # `stat_signature`: cheap to take; an editor's rename-save changes the inode, a chmod the mode.
 
 
@@ -209,7 +217,7 @@ class FolderWatcher:
                 if self._runs is not None:
                     os.makedirs(self._runs, exist_ok=True)
                     observer.schedule(
-                        self._handler, self._runs, recursive=True, event_filter=_EVENT_TYPES
+                        self._handler, self._runs, recursive=True, event_filter=_RUN_EVENT_TYPES
                     )
                 observer.start()
             except OSError as exc:
