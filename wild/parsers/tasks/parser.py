@@ -334,8 +334,8 @@ def scan(text: str, file: str) -> Scanned:
     # and none is in a reference cycle, so a collection in the middle frees nothing and only
     # walks them (a 10,000-task file set off ~37 young and ~3 middle collections, and one
     # full one in every few parses: ~3 ms of a parse + select). Resumed after, it sees them
-    # once. Only this thread's parse is held: another thread that pauses it too resumes it
-    # when it ends, and one that found it paused leaves it so.
+    # once. The switch is the process's: other threads' collections wait for the parse (tens
+    # of ms at most); whoever found it on turns it back on, whoever found it off leaves it.
     collecting = gc.isenabled()
     gc.disable()
     try:
