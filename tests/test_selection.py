@@ -216,6 +216,29 @@ def test_a_duplicate_id_is_never_run() -> None:
     assert problems == ("t1: duplicate id t1 (line 2); give it a new id",)
 
 
+def test_duplicates_wait_in_file_order_among_the_other_waiting_tasks() -> None:
+    """The plan finds duplicates in its first pass and other waits in its second: the queue
+    still lists every waiting task in file order, and the problems too."""
+    tasks = (
+        "- [ ] t1: first\n- [ ] t2: waits\n  - dependsOn: t1\n- [ ] t1: second\n"
+        "- [ ] t3: typo\n  - dependsOn: t8\n- [/] t2: again\n- [ ] t4: free\n"
+    )
+    queue, problems = build_queue(snapshot(tasks))
+    assert [(i.kind, i.id) for i in queue] == [
+        ("task", "t1"),
+        ("task", "t4"),
+        ("blocked", "t2"),
+        ("blocked", "line-4"),
+        ("blocked", "t3"),
+        ("blocked", "line-7"),
+    ]
+    assert problems == (
+        "t1: duplicate id t1 (line 4); give it a new id",
+        "t3: depends on unknown task t8",
+        "t2: duplicate id t2 (line 7); give it a new id",
+    )
+
+
 def test_held_tasks_and_inputs_wait_for_the_human_and_show_why() -> None:
     tasks = "- [/] task-1: asked the human\n- [ ] task-2: after it\n  - dependsOn: task-1\n"
     human = "## [PENDING] 2026-02-08T12:00:00Z\n### Input:\nkept failing\n"
@@ -350,9 +373,13 @@ def test_cycles_found_are_real_and_found_whenever_there_is_one(
     for task in tasks:
         by_id.setdefault(task.id or "", task)
     unfinished = {key for key, task in by_id.items() if task.status in ("todo", "in-progress")}
-    linked = [(key, task) for key, task in by_id.items() if key in unfinished and task.depends_on]
+    linked = [task for key, task in by_id.items() if key in unfinished and task.depends_on]
     found = cycle_members(by_id, linked)
-    graph = {key: [d for d in task.depends_on if d in unfinished] for key, task in linked}
+    graph = {
+        key: [d for d in task.depends_on if d in unfinished]
+        for key, task in by_id.items()
+        if task in linked
+    }
     for member, path in found.items():
         assert member in path and path[0] == path[-1]
         assert all(b in graph.get(a, ()) for a, b in itertools.pairwise(path))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from watchdog.events import FileSystemEvent
 
 from wild.errors import WildError
 from wild.store.files import atomic_write
@@ -401,6 +402,50 @@ def test_a_run_exit_marker_in_a_new_run_folder_wakes_with_the_run_id(wild_dir: P
         reasons = watcher.wait_for_work(PATIENCE_S)
     marker = str(wild_dir / "runs" / "sw1-007" / "exit")
     assert reasons == [WakeReason("run", marker, "sw1-007")]  # the log line is no reason
+
+
+_A_RUNS_WRITES = """
+import os, sys
+run_dir = sys.argv[1]
+os.makedirs(run_dir)
+for name in ("claim-1", "log"):
+    with open(os.path.join(run_dir, name), "w") as f:
+        f.write("x")
+for _ in range(5):
+    with open(os.path.join(run_dir, "log"), "a") as f:
+        f.write("a log line\\n")
+os.chmod(os.path.join(run_dir, "log"), 0o600)
+os.remove(os.path.join(run_dir, "claim-1"))
+tmp = os.path.join(run_dir, "exit.tmp.1")
+with open(tmp, "w") as f:
+    f.write('{"exit_code": 0}')
+os.rename(tmp, os.path.join(run_dir, "exit"))
+"""
+
+
+def test_a_runs_writes_reach_the_watchers_thread_only_as_creations_and_renames(
+    wild_dir: Path,
+) -> None:
+    """Only a run's exit marker wakes the loop, and it is always renamed into place: the
+    writes to a run's claim, log and `pid`, its deletions and mode changes are not made
+    Python events on the watcher's threads (per instant run about half of its events: CPU
+    of the loop's, issue 23)."""
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites(), watch_runs=True)
+    seen: list[str] = []
+    route = watcher._on_event
+
+    def recorded(event: FileSystemEvent) -> None:
+        seen.append(type(event).__name__)
+        route(event)
+
+    watcher._on_event = recorded  # type: ignore[method-assign]  # what start hands watchdog
+    with watcher:
+        run_python(_A_RUNS_WRITES, str(wild_dir / "runs" / "sw1-008"))
+        reasons = watcher.wait_for_work(PATIENCE_S)
+    marker = str(wild_dir / "runs" / "sw1-008" / "exit")
+    assert reasons == [WakeReason("run", marker, "sw1-008")]
+    # Creations stay (a marker renamed into a folder not watched yet is reported as created).
+    assert set(seen) == {"FileCreatedEvent", "FileMovedEvent"}
 
 
 def test_run_folders_are_not_watched_unless_asked(wild_dir: Path) -> None:

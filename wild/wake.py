@@ -58,9 +58,12 @@ def _schedule(
     folder: str,
     *,
     recursive: bool,
+    runs_only: bool = False,
 ) -> None:
-    """Watch `folder` for the events that can change a relevant file (`_event_types`)."""
-    observer.schedule(_handler(on_event), folder, recursive=recursive, event_filter=_event_types())
+    """Watch `folder` for the events that can change a relevant file (`_event_types`), or for
+    those that can bring a run's exit marker (`_run_event_types`: `.wild/runs/`)."""
+    events = _run_event_types() if runs_only else _event_types()
+    observer.schedule(_handler(on_event), folder, recursive=recursive, event_filter=events)
 
 
 WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout", "run"]
@@ -83,6 +86,18 @@ def _event_types() -> list[type[FileSystemEvent]]:
     )
 
     return [FileAttribEvent, FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent]
+
+
+def _run_event_types() -> list[type[FileSystemEvent]]:
+    """Under `.wild/runs/` only a run's exit marker wakes the loop, and every wrapper renames it
+    into place (written whole to a temp name first): the watch needs moves, and creations (a
+    folder made and its marker renamed before the watch on it is added is reported by
+    watchdog as the files it finds there, created). Without writes, deletions and attribute
+    changes, a run's claim, `pid`, log and marker writes are not turned into Python events on
+    the watcher's threads: about half of an instant run's events, and their thread switches."""
+    from watchdog.events import FileCreatedEvent, FileMovedEvent  # noqa: PLC0415 (see new_observer)
+
+    return [FileCreatedEvent, FileMovedEvent]
 
 
 # `stat_signature`: cheap to take; an editor's rename-save changes the inode, a chmod the mode.
@@ -236,7 +251,7 @@ class FolderWatcher:
                 _schedule(observer, self._on_event, self._root, recursive=False)
                 if self._runs is not None:
                     os.makedirs(self._runs, exist_ok=True)
-                    _schedule(observer, self._on_event, self._runs, recursive=True)
+                    _schedule(observer, self._on_event, self._runs, recursive=True, runs_only=True)
                 observer.start()
             except OSError as exc:
                 raise WildError(

@@ -237,6 +237,58 @@ def test_a_dead_loops_launcher_stalled_past_the_wait_is_killed_not_taken_for_gon
     assert sup.index.runs[run_id].status == "finished"
 
 
+def test_a_dead_loops_launcher_that_cannot_be_killed_holds_its_run_and_is_named_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead loop's launcher the next loop may not kill (PermissionError: another user's)
+    or that never goes: the wait for it ends, its one line names it and what to do, and the
+    run it may still start is neither started again, nor adopted, nor given up as lost,
+    step after step, without waiting again; once it is gone, the run starts, once. (Before,
+    the kill was tried every 10 ms without end.)"""
+    paths, spawns, run_id, _asked = _a_claimed_run(tmp_path)
+    stuck = 4_000_000  # above any pid_max: no real process is ever signalled
+    there = [True]
+    looks = [0]
+    kills: list[int] = []
+    real_kill = os.kill
+
+    def orphans(runs_dir: Path, own: int | None) -> list[int]:
+        looks[0] += 1
+        assert looks[0] < 5_000, "the wait for a launcher that cannot be killed has no end"
+        return [stuck] if there[0] else []
+
+    def kill(pid: int, signum: int) -> None:
+        if pid != stuck:
+            real_kill(pid, signum)
+            return
+        kills.append(signum)
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(launchers, "orphans", orphans)
+    monkeypatch.setattr(os, "kill", kill)
+    monkeypatch.setattr(local_backend, "ORPHAN_LAUNCHER_WAIT_S", 0.05)
+    monkeypatch.setattr(local_backend, "ORPHAN_LAUNCHER_KILL_WAIT_S", 0.05, raising=False)
+    backend = local(paths)
+    sup = supervisor(paths, backend)
+    first = sup.step()
+    (line,) = first.problems
+    assert str(stuck) in line and f"kill -9 {stuck}" in line and "Operation not permitted" in line
+    assert kills and set(kills) == {signal.SIGKILL}
+    tried = len(kills)
+    for _ in range(3):  # looked at again each step: not waited for, not named again
+        assert sup.step().problems == ()
+    assert len(kills) == tried
+    assert not spawns.exists()
+    for kind in ("run-unclaimed", "run-lost", "run-adopted", "run-started"):
+        assert events(paths, kind) == []
+    assert sup.index.runs[run_id].status == "queued"
+    there[0] = False  # its owner stopped it
+    drive(sup, backend)
+    assert spawns.read_text().split() == [run_id]  # once: it never had started
+    assert [e["run"] for e in events(paths, "run-unclaimed")] == [run_id]
+    assert sup.index.runs[run_id].status == "finished"
+
+
 # An agent loop stand-in (a child subreaper, wild.agents.orphans.guarded) running a sweep: its
 # launcher is SIGKILLed while a run goes, so the run's wrapper comes to the loop. The loop's
 # end kills the orphans it adopted, but not a run's wrapper: runs outlive their loop.

@@ -32,11 +32,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal, Protocol
 
+from wild.errors import WildError
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
 from wild.record import record
 
 Liveness = Literal["running", "ended", "gone", "unknown"]
+
+
+class AdoptionDeferred(WildError):
+    """Raised by a backend's `adopt` that cannot tell yet whether a claimed attempt started
+    (a process that may still start it outlived every attempt to stop it): the attempt is
+    neither adopted, nor given up as lost, nor started again, and is looked at again at the
+    next step. The message, when not empty, is one line for the human, said once."""
 
 
 @record

@@ -33,7 +33,7 @@ from wild.paths import WildPaths
 from wild.process import spawn, started_for_us
 from wild.runs import launcher as launchers
 from wild.runs import markers
-from wild.runs.backend import BackendContext, Observed, Submitted
+from wild.runs.backend import AdoptionDeferred, BackendContext, Observed, Submitted
 from wild.runs.launcher import Launcher
 from wild.runs.pool import GPU_FIELD, Pool, free, never_fits, plan
 from wild.runs.wrapper_command import WRAPPER, wrapper_argv
@@ -42,6 +42,7 @@ from wild.store.write_guard import open_own_file
 START_FIELD = "wrapper_start_ticks"  # on a run's line: the wrapper's start time, against pid reuse
 NVIDIA_SMI_TIMEOUT_S = 10.0
 ORPHAN_LAUNCHER_WAIT_S = 10.0  # a dead loop's launcher ends once it read its last request
+ORPHAN_LAUNCHER_KILL_WAIT_S = 5.0  # then, killed, it is gone at once unless it cannot be killed
 _AGENT_RUN_ENV = "WILD_AGENT_RUN"  # the agent's processes are swept by it: runs must not carry it
 
 
@@ -145,6 +146,10 @@ class LocalBackend:
         self._launcher_failed = False  # it could not start or broke: runs are spawned
         self._closed: list[subprocess.Popen[bytes]] = []  # launchers let go, to reap
         self._orphans_gone = False  # no launcher of a dead loop is left (adoption waits)
+        # Launchers of a dead loop that outlived SIGKILL: looked for again, never waited on.
+        self._unkillable: dict[int, str] = {}  # pid: why (the kill's error)
+        self._kill_errors: dict[int, str] = {}
+        self._said: set[int] = set()  # those named to the human already
         self._launched: dict[str, int] = {}  # runs going in wrappers the launcher started
 
     # -- the RunBackend protocol -----------------------------------------------------------
@@ -250,7 +255,9 @@ class LocalBackend:
 
     def adopt(self, run: RunRecord) -> Submitted | None:
         """The handle of an attempt started but never recorded (the loop died in between):
-        its wrapper, found by the `pid` file, if it runs or has ended; None if none is found."""
+        its wrapper, found by the `pid` file, if it runs or has ended; None if none is found.
+        AdoptionDeferred while a dead loop's launcher that could not be killed is left (it
+        may still start the run)."""
         self._await_orphan_launchers()
         run_dir = self.paths.run_dir(run.id)
         pid = markers.read_pid(run_dir)
@@ -273,8 +280,12 @@ class LocalBackend:
         """Whether a claimed attempt never started, as far as this boot of the machine can
         tell: no pid file (a wrapper writes it before it starts the instruction), no exit
         marker and no wrapper process of it. Only for a claim taken in this boot (the page
-        cache kept every write): then a loop died between its claims and the start."""
-        self._await_orphan_launchers()
+        cache kept every write): then a loop died between its claims and the start. Never
+        while a dead loop's launcher that could not be killed is left."""
+        try:
+            self._await_orphan_launchers()
+        except AdoptionDeferred:
+            return False
         run_dir = self.paths.run_dir(run.id)
         return (
             markers.read_pid(run_dir) is None
@@ -336,18 +347,57 @@ class LocalBackend:
         yet written its run's `pid` (then the run would look never started). One still there
         after ORPHAN_LAUNCHER_WAIT_S (stopped, or starved of CPU) is killed, then waited for:
         taken for gone while it could still start a run, its run was started twice. Killed,
-        it starts nothing more, and each run's `pid` says whether it was let run."""
+        it starts nothing more, and each run's `pid` says whether it was let run.
+
+        One that outlives its kill by ORPHAN_LAUNCHER_KILL_WAIT_S (not ours to kill, or a
+        process the kernel cannot end) is not waited for again: AdoptionDeferred, with a line
+        naming it the first time, until it is gone."""
         if self._orphans_gone:
             return
         own = self._launcher.pid if self._launcher is not None else None
+        if self._unkillable:  # waited for once: only looked for
+            left = launchers.orphans(self.paths.runs, own)
+            if left:
+                raise AdoptionDeferred(self._unkillable_line(left))
+            self._unkillable = {}
+            self._orphans_gone = True
+            return
         deadline = time.monotonic() + ORPHAN_LAUNCHER_WAIT_S
+        given_up_at = deadline + ORPHAN_LAUNCHER_KILL_WAIT_S
         while left := launchers.orphans(self.paths.runs, own):
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= given_up_at:
+                self._unkillable = {
+                    pid: self._kill_errors.get(pid, "still there after SIGKILL") for pid in left
+                }
+                raise AdoptionDeferred(self._unkillable_line(left))
+            if now >= deadline:
                 for pid in left:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
+                    self._kill_orphan(pid)
             time.sleep(0.01)
+        self._kill_errors.clear()
         self._orphans_gone = True
+
+    def _kill_orphan(self, pid: int) -> None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        except OSError as error:  # PermissionError: another user's, or not ours to kill
+            self._kill_errors[pid] = f"kill: {error.strerror or error}"
+
+    def _unkillable_line(self, left: Sequence[int]) -> str:
+        """The one line that names the launchers left, said once (then an empty message)."""
+        new = [pid for pid in left if pid not in self._said]
+        self._said.update(new)
+        if not new:
+            return ""
+        named = ", ".join(f"{pid} ({self._unkillable.get(pid, 'still there')})" for pid in new)
+        return (
+            f"a dead loop's run launcher could not be stopped: pid {named}; the runs it may "
+            f"still start are neither started again nor adopted until it is gone: stop it "
+            f"(`kill -9 {' '.join(map(str, new))}`, as its owner or root)"
+        )
 
     def _child_env(self, env: Mapping[str, str], gpus: tuple[str, ...]) -> dict[str, str]:
         child_env = {k: v for k, v in env.items() if k != _AGENT_RUN_ENV}

@@ -28,7 +28,7 @@ from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
 from wild.record import record
 from wild.runs import attempts, decide, markers, retry, signing
-from wild.runs.backend import RunBackend, Submitted
+from wild.runs.backend import AdoptionDeferred, RunBackend, Submitted
 from wild.runs.open_runs import OpenRuns
 from wild.store.events_log import EventLog
 from wild.store.runs_log import RunLog, append_records
@@ -160,7 +160,8 @@ class RunSupervisor:
     def _adopt(self, problems: list[str]) -> list[RunRecord]:
         """Queued attempts already claimed: a loop died between starting one and its line."""
         ended: list[RunRecord] = []
-        unsure, self._unclaimed_unsure = self._unclaimed_unsure, set()
+        next_step: set[str] = set()  # to look at again next step
+        unsure, self._unclaimed_unsure = self._unclaimed_unsure, next_step
         runs = self.index.runs
         # After the first step only our own claims exist, each with its line: no scan.
         ids = (
@@ -175,7 +176,15 @@ class RunSupervisor:
             run_dir = self.paths.run_dir(run.id)
             if not attempts.claimed(run_dir, run.attempt):
                 continue
-            found = self._find(run, problems)
+            try:
+                found = self._find(run, problems)
+            except AdoptionDeferred as deferred:
+                # Its backend cannot tell yet whether it started: kept claimed (so never
+                # started again) and looked at again next step.
+                if str(deferred):
+                    problems.append(str(deferred))
+                next_step.add(run.id)
+                continue
             if found is None and self._never_started(run):
                 # Claimed in a group commit, then the loop died before starting it: it
                 # stays queued and starts as any other (its claim is given back).
@@ -198,6 +207,8 @@ class RunSupervisor:
         if callable(adopt):
             try:
                 found: Submitted | None = adopt(run)
+            except AdoptionDeferred:
+                raise
             except (WildError, OSError) as error:
                 problems.append(str(error))
                 return None

@@ -671,11 +671,7 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
         os.dup2(null, 0)  # the loop's request pipe: its end of file is the launcher's to see
         os.dup2(null, 1)  # the launcher's answers
         os.close(null)
-        try:
-            with open("/proc/self/comm", "w", encoding="ascii") as comm:
-                comm.write(LAUNCHED_NAME)
-        except OSError:
-            pass
+        _name_self(LAUNCHED_NAME)
         become_subreaper()
         if not wait_for_go(hold_fd):
             code = 0
@@ -695,6 +691,22 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
         except BaseException:  # noqa: S110
             pass
     _exit(code)
+
+
+def _name_self(name: str) -> None:
+    """Set this process's /proc/<pid>/comm. Written as bytes with `os`: a text file would
+    import its codec (`encodings.ascii`, which the launcher has not loaded) in every wrapper
+    it forks, ~0.3 ms of CPU and a hundred copied pages per run."""
+    try:
+        comm = os.open("/proc/self/comm", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.write(comm, name.encode("ascii"))
+    except OSError:
+        pass
+    finally:
+        os.close(comm)
 
 
 def _exit(code: int) -> NoReturn:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 
 from wild.parsers.tasks import Task
 
+_ID_OF = attrgetter("id")
 
-def cycle_members(
-    tasks: Mapping[str, Task], linked: Sequence[tuple[str, Task]]
-) -> dict[str, tuple[str, ...]]:
+
+def cycle_members(tasks: Mapping[str, Task], linked: Sequence[Task]) -> dict[str, tuple[str, ...]]:
     """Each unfinished task on a dependency cycle, mapped to the cycle path for the report.
 
-    `linked`: (id, task) of every unfinished task of `tasks` with dependencies, file order.
+    `linked`: every unfinished task of `tasks` with an id and dependencies, file order.
     Only unfinished tasks count: a cycle through a finished task blocks nobody.
     """
     # Peel off tasks that cannot reach a cycle: those waiting on nothing unfinished, and
@@ -20,19 +21,19 @@ def cycle_members(
     # one pass in file order peels most (all, without a cycle). `pending` holds the tasks
     # not peeled yet: every one of them is unfinished (`linked` holds only those), so a
     # dependency outside it, finished, unknown or peeled, cannot lead to a cycle.
-    pending = {key for key, _ in linked}
-    kept: list[tuple[str, Task]] = []
-    for key, task in linked:
+    pending = set(map(_ID_OF, linked))
+    kept: list[Task] = []
+    for task in linked:
         if pending.isdisjoint(task.depends_on):
-            pending.discard(key)
+            pending.discard(task.id)
         else:
-            kept.append((key, task))
+            kept.append(task)
     # The rest, with their links to each other, peeled the thorough way: repeatedly.
-    deps = {
-        key: [dep for dep in task.depends_on if dep in pending]
-        for key, task in kept
-        if key in pending
-    }
+    deps: dict[str, list[str]] = {}
+    for task in kept:
+        key = task.id
+        if key is not None and key in pending:
+            deps[key] = [dep for dep in task.depends_on if dep in pending]
     if not deps:
         return {}
     waiting_on = {key: len(set(targets)) for key, targets in deps.items()}

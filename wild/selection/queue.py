@@ -55,7 +55,7 @@ def select_work(snapshot: WorkSnapshot) -> Selection:
     # a status after an edit of tasks.md may read tasks.md alone).
     from wild.parsers.barriers import CHECKABLE_TYPES  # noqa: PLC0415
 
-    wanted = {b for _, item in parts.tasks.blocked for b in item.barriers}
+    wanted = {b for item in parts.tasks.blocked for b in item.barriers}
     waiting = tuple(b for b in snapshot.barriers if b.id in wanted and b.status == "waiting")
     return Selection(
         kind="blocked",
