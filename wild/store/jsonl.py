@@ -21,7 +21,7 @@ _CREATE_MODE = 0o666
 _APPEND_ATTEMPTS = 20
 
 
-def _write_line(fd: int, data: bytes, *, durable: bool) -> None:
+def _write_line(fd: int, data: bytes | bytearray, *, durable: bool) -> None:
     """One `os.write` of `data`; if the kernel takes only part of it (a full disk, a quota,
     the file size limit) or the write or its fsync fails, take our bytes back out and raise.
 
@@ -75,7 +75,7 @@ def _is_current(fd: int, path: Path) -> bool:
     return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
 
 
-def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
+def append_bytes(path: Path, data: bytes | bytearray, *, durable: bool = False) -> None:
     """Append `data` (whole lines, as they are) with one `os.write` on an O_APPEND descriptor.
 
     O_APPEND makes the kernel seek and write atomically, so concurrent writers (other
@@ -106,7 +106,8 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
                 if not _is_current(fd, path):
                     continue
                 seal = _seal(fd)
-            _write_line(fd, seal + data, durable=durable)
+            # Not `seal + data` when there is no seal: a copy of a sweep's megabytes of lines.
+            _write_line(fd, seal + data if seal else data, durable=durable)
             return
         except OSError as error:  # a full disk on write: name the file
             raise with_filename(error, path) from None
