@@ -17,8 +17,11 @@ from wild.parsers.lines import Problem
 from wild.parsers.run_table import RunTable
 from wild.parsers.runs import FILE, Record, RunIndex, RunRecord, encode_record, parse_record
 from wild.record import record as frozen_record
-from wild.store.jsonl import append_bytes
+from wild.store.jsonl import append_parts
 from wild.store.offset_read import read_on
+
+# The size of each buffer one append of many records is built in (`append_records`).
+APPEND_PART = 1 << 20
 
 # The byte-offset cursor of alerts.jsonl serves any append-only JSON-lines file.
 Cursor = AlertCursor
@@ -28,15 +31,22 @@ def append_records(path: Path, records: Iterable[Record]) -> None:
     """Append the records' lines with ONE write, so a sweep and its runs land together or
     not at all (a crash cannot leave half a sweep).
 
-    The lines are added to one buffer as they are encoded, not joined from a list: each
-    encoded line holds about 4 KiB until it is freed (orjson's buffer is not shrunk to the
-    line), so a list of a 10,000-run sweep's lines held ~60 MB for ~6 MB of text; and the
-    buffer is written as it is, not copied into `bytes` first (another ~6 MB)."""
-    data = bytearray()
+    The lines are added to buffers of about APPEND_PART bytes as they are encoded, not kept
+    one by one in a list (each encoded line holds about 4 KiB until it is freed: orjson's
+    buffer is not shrunk to the line, so a list of a 10,000-run sweep's lines held ~60 MB
+    for ~6 MB of text), nor in one buffer grown to the whole (each growth may copy it: ~2x
+    its size at the top), and the buffers are written together (`os.writev`), not joined."""
+    parts: list[bytearray] = []
+    part = bytearray()
     for record in records:
-        data += encode_record(record)
-    if data:
-        append_bytes(path, data)
+        if len(part) >= APPEND_PART:
+            parts.append(part)
+            part = bytearray()
+        part += encode_record(record)
+    if part:
+        parts.append(part)
+    if parts:
+        append_parts(path, parts)
 
 
 def parse_line(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
