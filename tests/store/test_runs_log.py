@@ -162,6 +162,24 @@ def test_runs_read_back_share_what_repeats_and_copy_nothing(tmp_path: Path) -> N
     assert as_index < as_objects
 
 
+def test_a_runs_id_is_one_string_whichever_line_or_sweep_names_it(tmp_path: Path) -> None:
+    # The loop's lean index keys every run by its id, its sweep's record lists every id, and
+    # each read from the start (after each compaction) made them again: one string per line
+    # read (~65 bytes a run, twice or more at 10,000 runs), now one per run.
+    path = tmp_path / "runs.jsonl"
+    runs = _queued_runs(3)
+    sweep = dataclasses.replace(SWEEP, run_ids=tuple(run.id for run in runs))
+    append_records(path, [sweep, *runs])
+    append_records(path, [dataclasses.replace(runs[1], status="running")])
+    first = read_runs(path).index
+    again = read_runs(path).index
+    ids = [run_id for run_id in first.runs]
+    assert [r.id for r in again.runs.values()] == ids
+    assert all(a is b for a, b in zip(ids, [r.id for r in again.runs.values()], strict=True))
+    assert all(a is b for a, b in zip(ids, first.sweeps["s1"].run_ids, strict=True))
+    assert all(a is b for a, b in zip(ids, again.sweeps["s1"].run_ids, strict=True))
+
+
 def test_a_compacted_file_is_read_again_without_the_old_index_beside_the_new(
     tmp_path: Path,
 ) -> None:
