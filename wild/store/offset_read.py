@@ -89,7 +89,7 @@ class OffsetRead(Generic[P]):
 
 
 # The bytes a read from the start gives `start_over` at a time.
-START_OVER_CHUNK = 1 << 20
+START_OVER_CHUNK = 1 << 18
 
 
 def read_on(
