@@ -93,7 +93,9 @@ def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
 
 
 _LENGTH = (1 << 32) - 1
-READ_BYTES = 1 << 20  # the file is read this much at a time
+# The file is read this much at a time: each chunk is copied about three times as it is
+# split into lines (1 MiB chunks raised a 10,000-run compaction's peak RSS by 5.5 MiB).
+READ_BYTES = 1 << 18
 
 
 def _with_offsets(lines: Iterable[bytes], start: int = 0) -> Iterator[tuple[int, bytes]]:
