@@ -256,3 +256,26 @@ def test_stop_run_with_a_sweep_id_stops_every_open_run_of_that_sweep_only(
     index = read_runs(wild_dir / "runs.jsonl").index
     assert {r.status for r in index.of_sweep(first["sweep"])} == {"stopped"}
     assert {r.status for r in index.of_sweep(other["sweep"])} == {"queued"}
+
+
+def test_a_sweep_run_at_once_is_not_held_as_recorded_while_it_runs(
+    wild_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--sweep FILE --run` held the recorded sweep's record (its spec and every run id, ~0.1
+    # KB a run) for the whole run, beside the runner's own read of runs.jsonl.
+    import gc
+
+    from wild.commands import sweep_run
+    from wild.parsers.runs import SweepRecord
+
+    held: list[list[str]] = []
+
+    def run_sweeps(*_args: object, sweeps: tuple[str, ...], **_kwargs: object) -> None:
+        gc.collect()
+        alive = [o for o in gc.get_objects() if isinstance(o, SweepRecord)]
+        held.append([o.id for o in alive if o.id in sweeps])
+
+    monkeypatch.setattr(sweep_run, "run_sweeps", run_sweeps)
+    result = invoke("--dir", str(wild_dir), "--sweep", write_sweep(tmp_path, SWEEP), "--run")
+    assert result.exit_code == 0, result.output
+    assert held == [[]]

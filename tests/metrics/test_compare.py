@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from wild import prompts
 from wild.cli import cli
 from wild.commands.init import init_wild
+from wild.errors import UsageError
 from wild.metrics.comparison import sweep_comparison, sweep_metrics
 from wild.parsers.metric_summary import RunSummary
 from wild.parsers.run_compare import band, compare, seed_like, spans_decades
@@ -206,3 +207,37 @@ def test_the_comparison_keeps_of_each_run_what_it_shows_not_its_line(tmp_path: P
     thin = peak_of(tmp_path / "thin", {})
     fat = peak_of(tmp_path / "fat", {"notes": notes})
     assert fat - thin < 100 * len(notes) / 4
+
+
+def test_a_comparison_refused_for_want_of_a_metric_holds_no_run_beside_the_summaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The end of `wild --sweep FILE --run` whose runs logged no metric: every run's compared
+    # record was kept beside its summary (~0.4 KB a run) for a table it then refused. The
+    # summaries come first; the runs are read again only for a table that is made.
+    from wild.metrics import comparison as module
+
+    compared: list[str] = []
+    real = module._compared
+
+    def counted(run: RunRecord) -> RunRecord:
+        compared.append(run.id)
+        return real(run)
+
+    monkeypatch.setattr(module, "_compared", counted)
+    paths = WildPaths(tmp_path / ".wild")
+    init_wild(paths)
+    runs = [RunRecord(f"s1-{n:03d}", "s1", {"i": n}, "true", "finished") for n in range(50)]
+    sweep = SweepRecord("s1", "i", {"name": "i"}, "done", tuple(r.id for r in runs))
+    lines = [sweep_line(sweep), *(run_line(r) for r in runs)]
+    paths.runs_log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    log = RunLog(paths.runs_log, lean=True)
+    log.refresh()
+    with pytest.raises(UsageError, match="declares no objective"):
+        sweep_comparison(paths, log.index, log.index.sweeps["s1"])
+    assert compared == []
+    (paths.run_dir("s1-007")).mkdir(parents=True)
+    (paths.run_dir("s1-007") / "metrics.jsonl").write_text('{"step": 1, "loss": 0.5}\n')
+    table = sweep_comparison(paths, log.index, log.index.sweeps["s1"])
+    assert compared == [r.id for r in runs] and table.metric == "loss"
+    assert [g.values for g in table.groups if g.values] == [(0.5,)]

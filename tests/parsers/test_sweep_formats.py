@@ -167,6 +167,30 @@ def test_wilds_own_spec_may_be_yaml_and_bad_yaml_names_its_line() -> None:
     ]
 
 
+def test_wilds_own_json_spec_is_not_composed_as_yaml_nodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The keys' lines serve only a W&B file's problems: a 10,000-value grid's text
+    composed as YAML nodes held ~6 MiB (and took ~0.5 s) of a sweep with no use for them."""
+    import yaml
+
+    composed: list[str] = []
+    real = yaml.compose
+
+    def compose(text: str, **options: Any) -> Any:
+        composed.append(text)
+        return real(text, **options)
+
+    monkeypatch.setattr(yaml, "compose", compose)
+    text = orjson.dumps(
+        {"name": "big", "base_command": "python t.py", "parameters": {"i": list(range(10_000))}}
+    ).decode()
+    assert len(parsed(text).spec.grid().points) == 10_000
+    assert composed == []
+    assert isinstance(parse_sweep_file(WANDB, python=PY), SweepFile)
+    assert len(composed) == 1  # a W&B file's keys still get their lines
+
+
 @pytest.mark.parametrize(
     ("style", "words"),
     [

@@ -183,7 +183,9 @@ def test_a_big_sweep_is_recorded_without_all_its_records_at_once(
 ) -> None:
     # Recording a 10,000-run sweep held its planned runs, their signed copies and their
     # encoded lines together (~5 times runs.jsonl's size); now each run is planned, signed
-    # and encoded as the one append is built: what is held is about its bytes.
+    # and encoded as the one append is built, the grid's points made from their index as
+    # they are asked for, and the append's buffer written as it is (not copied to bytes):
+    # what is held is about the append's bytes (2.5 times them before those last two).
     monkeypatch.delenv("WILD_RUN_BACKEND", raising=False)
     paths = WildPaths(init_wild_dir(tmp_path))
     text = '{"name": "big", "base_command": "python t.py", "parameters": {"i": %s}}'
@@ -199,4 +201,4 @@ def test_a_big_sweep_is_recorded_without_all_its_records_at_once(
     runs = read_runs(paths.runs_log).index.of_sweep(outcome.sweep.id)
     assert [r.resolved_instruction for r in runs[:2]] == ["python t.py --i=0", "python t.py --i=1"]
     assert [r.raw["signature"] for r in runs] == [r.raw["signature"] for r in outcome.runs]
-    assert peak - start <= 3 * paths.runs_log.stat().st_size
+    assert peak - start <= 1.5 * paths.runs_log.stat().st_size

@@ -4,7 +4,7 @@ the plot."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from wild.errors import UsageError, WildError
 from wild.metrics.kept import summaries
@@ -40,16 +40,11 @@ def sweep_comparison(
 ) -> Comparison:
     """The comparison of `sweep`'s runs on `metric` (default: the sweep's objective, else the
     only metric the runs logged)."""
-    runs: list[RunRecord] = []
-
-    def each() -> Iterator[RunRecord]:
-        # One whole record at a time: the comparison keeps of each run only what it shows
-        # (a 10,000-run sweep's records, its lines' objects, were tens of MB at the end).
-        for run in index.each_of_sweep(sweep.id):
-            runs.append(_compared(run))
-            yield run
-
-    kept = summaries(paths, index, each())
+    # One whole record at a time, and the summaries first: the metric is chosen (or the
+    # table refused) before the runs are read again for what the table shows of each (id,
+    # params, status; a 10,000-run sweep's records were tens of MB at the end, and the
+    # runs kept beside the summaries for a refusal ~0.4 KB a run).
+    kept = summaries(paths, index, index.each_of_sweep(sweep.id))
     objective = objective_of(sweep.spec)
     logged = sorted({key for s in kept.values() for key in s.last})
     chosen = metric or (objective.metric if objective is not None else None)
@@ -60,6 +55,7 @@ def sweep_comparison(
                 f"(its runs logged: {', '.join(logged) or 'no metric yet'})"
             )
         chosen = logged[0]
+    runs = [_compared(run) for run in index.each_of_sweep(sweep.id)]
     mode: Mode = objective.mode if objective is not None and objective.metric == chosen else "min"
     params = {k for run in runs for k in run.params}
     unknown = [p for p in group_by if p not in params]

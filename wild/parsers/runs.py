@@ -171,7 +171,10 @@ def _run(obj: Mapping[str, Any], line_no: int) -> RunRecord | str:
     params, metrics = raw.get("params"), raw.get("metrics")
     attempt, exit_code = obj.get("attempt", 1), obj.get("exit_code")
     return RunRecord(
-        id=obj["id"],
+        # Interned: one string per run id, shared by every record of the run read, its
+        # sweep's `run_ids` and the run folder's path (pathlib interns its parts), not one per
+        # line read (a 10,000-run sweep's index and its read after each compaction).
+        id=sys.intern(obj["id"]),
         sweep=raw["sweep"],
         # The line's own objects, seen read-only (not copies: one of each per record).
         params=types.MappingProxyType(params) if isinstance(params, dict) else {},
@@ -208,7 +211,9 @@ def _sweep(obj: Mapping[str, Any], line_no: int) -> SweepRecord | str:
         name=_text(obj.get("name")) or obj["id"],
         spec=types.MappingProxyType(dict(spec)),
         status=status,
-        run_ids=tuple(r for r in runs if isinstance(r, str)) if isinstance(runs, list) else (),
+        run_ids=tuple(sys.intern(r) for r in runs if isinstance(r, str))
+        if isinstance(runs, list)
+        else (),
         cut=cut if _count(cut) else 0,
         created_at=_text(obj.get("created_at")),
         barrier=_text(obj.get("barrier")),

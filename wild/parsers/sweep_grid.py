@@ -18,8 +18,8 @@ import math
 import random
 import re
 import types
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 
 from wild.parsers.search_space import Distribution, parse_distribution
 from wild.record import record
@@ -51,7 +51,7 @@ class Grid:
     """The runs' params in grid order, after `max_runs`; `cut` counts the points left out,
     and `sampled` says they were left out at random (`"sample": true`), not from the end."""
 
-    points: tuple[Mapping[str, Scalar], ...]
+    points: Sequence[Mapping[str, Scalar]]
     total: int
     cut: int
     sampled: bool = False
@@ -199,13 +199,40 @@ def sample_grid(axes: tuple[Axis, ...], keep: int, seed: int) -> Grid:
     return Grid(points, total, total - keep, sampled=True)
 
 
+class GridPoints(Sequence[Mapping[str, Scalar]]):
+    """The first `count` points of a grid, each made from its index when asked for: a
+    10,000-run sweep's params are not all held while it is recorded (~2 MB of mappings)."""
+
+    def __init__(self, axes: tuple[Axis, ...], count: int) -> None:
+        self._axes, self._count = axes, count
+
+    @overload
+    def __getitem__(self, at: int) -> Mapping[str, Scalar]: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[Mapping[str, Scalar]]: ...
+
+    def __getitem__(self, at: int | slice) -> Mapping[str, Scalar] | Sequence[Mapping[str, Scalar]]:
+        if isinstance(at, slice):
+            return tuple(_point_at(self._axes, i) for i in range(*at.indices(self._count)))
+        if not -self._count <= at < self._count:
+            raise IndexError(at)
+        return _point_at(self._axes, at % self._count)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Mapping[str, Scalar]]:
+        product = itertools.product(*(axis.points for axis in self._axes))
+        return (_flat(combo) for combo in itertools.islice(product, self._count))
+
+
 def expand(axes: tuple[Axis, ...], max_runs: int | None) -> Grid:
     """The first `max_runs` points of the product (all of them when None), in grid order.
 
-    Lazy: a grid far larger than `max_runs` costs only the points kept.
+    Lazy: a point is made when it is asked for (`GridPoints`), so a grid far larger than
+    `max_runs` costs only the points kept, and those only one at a time.
     """
     total = grid_size(axes)
     keep = total if max_runs is None else min(total, max_runs)
-    product = itertools.product(*(axis.points for axis in axes))
-    points = tuple(_flat(combo) for combo in itertools.islice(product, keep))
-    return Grid(points, total, total - keep)
+    return Grid(GridPoints(axes, keep), total, total - keep)

@@ -38,6 +38,14 @@ class OpenRuns:
         self._shared: dict[tuple[Program, str], tuple[Program, str]] = {}
         self._unordered = False  # a run came back to the queue (a rerun): sort before use
 
+    def fresh(self) -> OpenRuns:
+        """An empty one, fed a read of the log from its start apart from this one."""
+        return OpenRuns()
+
+    def adopt(self, fed: OpenRuns) -> None:
+        """Become `fed`, a read from the start that succeeded."""
+        vars(self).update(vars(fed))
+
     def record(self, run: RunRecord) -> None:
         """`run` is its id's latest line."""
         self._apply(run)

@@ -19,22 +19,29 @@ from wild.store.write_guard import check_appendable, open_own_file
 _CREATE_MODE = 0o666
 # How often an append follows a file replaced under it (by a compaction) before giving up.
 _APPEND_ATTEMPTS = 20
+# The most buffers one `os.writev` takes (more are joined first: never met by wild's appends).
+_IOV_MAX = os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names else 16
 
 
-def _write_line(fd: int, data: bytes, *, durable: bool) -> None:
-    """One `os.write` of `data`; if the kernel takes only part of it (a full disk, a quota,
-    the file size limit) or the write or its fsync fails, take our bytes back out and raise.
+def _write_line(fd: int, parts: Sequence[bytes | bytearray], *, durable: bool) -> None:
+    """One `os.write` of `parts` (one `os.writev` when there are several: as atomic on an
+    O_APPEND descriptor, and the parts need not be joined into one copy); if the kernel
+    takes only part of it (a full disk, a quota, the file size limit) or the write or its
+    fsync fails, take our bytes back out and raise.
 
     Finishing a short write with a second write is not an option: another appender could
     land between the two and both lines would be lost.
     """
+    if len(parts) > _IOV_MAX:
+        parts = [b"".join(parts)]
+    size = sum(len(part) for part in parts)
     written = 0
     try:
-        written = os.write(fd, data)
-        if written < len(data):
+        written = os.write(fd, parts[0]) if len(parts) == 1 else os.writev(fd, parts)
+        if written < size:
             raise OSError(
                 errno.ENOSPC,
-                f"{os.strerror(errno.ENOSPC)}: only {written} of {len(data)} bytes were written",
+                f"{os.strerror(errno.ENOSPC)}: only {written} of {size} bytes were written",
             )
         if durable:
             os.fsync(fd)
@@ -76,7 +83,14 @@ def _is_current(fd: int, path: Path) -> bool:
 
 
 def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
-    """Append `data` (whole lines, as they are) with one `os.write` on an O_APPEND descriptor.
+    """Append `data` (whole lines, as they are) with one `os.write` on an O_APPEND descriptor
+    (`append_parts`)."""
+    append_parts(path, [data], durable=durable)
+
+
+def append_parts(path: Path, parts: Sequence[bytes | bytearray], *, durable: bool = False) -> None:
+    """Append the bytes of `parts` together (whole lines, as they are) with one write on an
+    O_APPEND descriptor: `os.writev` of the parts as they are, never joined into one copy.
 
     O_APPEND makes the kernel seek and write atomically, so concurrent writers (other
     threads, other processes, a job's shell `>>`) never interleave inside a line on a local
@@ -87,6 +101,8 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
     file just before the rename sees the inode changed and retries on the new file, so no
     line lands in a file that is about to disappear. `durable` fsyncs before returning.
     """
+    if not parts:
+        return
     check_appendable(path)
     for _ in range(_APPEND_ATTEMPTS):
         # O_RDWR only so `_seal` can read the last byte; O_APPEND still puts the write at the end.
@@ -106,7 +122,7 @@ def append_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
                 if not _is_current(fd, path):
                     continue
                 seal = _seal(fd)
-            _write_line(fd, seal + data, durable=durable)
+            _write_line(fd, [seal + parts[0], *parts[1:]] if seal else parts, durable=durable)
             return
         except OSError as error:  # a full disk on write: name the file
             raise with_filename(error, path) from None

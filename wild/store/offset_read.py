@@ -12,7 +12,7 @@ passing error neither stops the loop nor makes it forget the alerts or runs it k
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
@@ -88,11 +88,25 @@ class OffsetRead(Generic[P]):
     unreadable: Problem | None = None
 
 
+# The bytes a read from the start gives `start_over` at a time.
+START_OVER_CHUNK = 1 << 18
+
+
 def read_on(
-    path: Path, since: AlertCursor | None, parse: Callable[[bytes, int], P], file: str
+    path: Path,
+    since: AlertCursor | None,
+    parse: Callable[[bytes, int], P],
+    file: str,
+    start_over: Callable[[Iterator[bytes]], P] | None = None,
 ) -> OffsetRead[P]:
     """The complete lines appended to `path` since `since` (all of them when None), parsed by
-    `parse(bytes, lines before them)`, in O(new bytes). Problems name `file`."""
+    `parse(bytes, lines before them)`, in O(new bytes). Problems name `file`.
+
+    With `start_over`, a file read from its start (not the one `since` read) is given to it
+    as its bytes in chunks of START_OVER_CHUNK, read as it takes them, never held whole (the
+    loop's runs.jsonl after each compaction: megabytes at 10,000 runs). A read that fails
+    then comes out of `start_over` mid-way: it must keep what it made apart from what the
+    reader holds until it returns (the read is then unreadable, as any other)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -103,11 +117,14 @@ def read_on(
         st = os.fstat(fd)  # the file we read, not whatever the name points at by now
         keep = since is not None and continues(since, fd, st)
         start, base = (since.offset, since.line_count) if keep and since else (0, 0)
-        data = pread_all(fd, start, st.st_size)
         if keep:
-            parsed = parse(data, base)
+            parsed = parse(pread_all(fd, start, st.st_size), base)
             cursor = cursor_at(fd, st, start + parsed.consumed, base + parsed.lines)
+        elif start_over is not None:
+            parsed = start_over(_chunks(fd, st.st_size))
+            cursor = cursor_at(fd, st, parsed.consumed, parsed.lines)
         else:
+            data = pread_all(fd, 0, st.st_size)
             # The cursor from the bytes just read, before they are parsed: once `parse` is
             # called on a file read from its start, nothing fails, so a reader may let go of
             # what it knew of the old file as the parse begins (wild.store.runs_log).
@@ -122,6 +139,17 @@ def read_on(
     finally:
         os.close(fd)
     return OffsetRead(parsed, cursor, fresh=not keep)
+
+
+def _chunks(fd: int, end: int) -> Iterator[bytes]:
+    """The open file's bytes up to `end`, START_OVER_CHUNK at a time, each read when asked."""
+    at = 0
+    while at < end:
+        chunk = os.pread(fd, min(START_OVER_CHUNK, end - at), at)
+        if not chunk:
+            return
+        at += len(chunk)
+        yield chunk
 
 
 def _unreadable(

@@ -61,7 +61,10 @@ def plan_places(lines: Iterable[tuple[int, bytes]], file: str = FILE) -> Places:
     `lines` are the file's complete lines with their byte offsets; only their places are
     kept (one int each), not copies of them: a 10,000-run sweep's file is tens of MB."""
     slots: list[int] = []
-    where: dict[str, int] = {}
+    # By kind, each keyed by the record's own id (the reader interns a run's: one string
+    # per run, not a new "r:<id>" key per run, ~70 bytes each at 10,000 runs).
+    runs: dict[str, int] = {}
+    sweeps: dict[str, int] = {}
     read = 0
     for offset, line in lines:
         if not line.strip():
@@ -72,7 +75,7 @@ def plan_places(lines: Iterable[tuple[int, bytes]], file: str = FILE) -> Places:
         if record is None:
             slots.append(place)
             continue
-        key = ("r:" if isinstance(record, RunRecord) else "s:") + record.id
+        where, key = (runs if isinstance(record, RunRecord) else sweeps), record.id
         if key in where:
             slots[where[key]] = place  # the later line wins, as every reader takes it
         else:
@@ -90,7 +93,9 @@ def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
 
 
 _LENGTH = (1 << 32) - 1
-READ_BYTES = 1 << 20  # the file is read this much at a time
+# The file is read this much at a time: each chunk is copied about three times as it is
+# split into lines (1 MiB chunks raised a 10,000-run compaction's peak RSS by 5.5 MiB).
+READ_BYTES = 1 << 18
 
 
 def _with_offsets(lines: Iterable[bytes], start: int = 0) -> Iterator[tuple[int, bytes]]:

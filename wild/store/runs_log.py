@@ -5,10 +5,10 @@ reported with the file and line; a bad line never stops the read."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from wild.parsers.alerts import INCOMPLETE, MAX_LINE_BYTES
 from wild.parsers.alerts_file import AlertCursor
@@ -17,8 +17,11 @@ from wild.parsers.lines import Problem
 from wild.parsers.run_table import RunTable
 from wild.parsers.runs import FILE, Record, RunIndex, RunRecord, encode_record, parse_record
 from wild.record import record as frozen_record
-from wild.store.jsonl import append_bytes
+from wild.store.jsonl import append_parts
 from wild.store.offset_read import read_on
+
+# The size of each buffer one append of many records is built in (`append_records`).
+APPEND_PART = 1 << 20
 
 # The byte-offset cursor of alerts.jsonl serves any append-only JSON-lines file.
 Cursor = AlertCursor
@@ -28,14 +31,22 @@ def append_records(path: Path, records: Iterable[Record]) -> None:
     """Append the records' lines with ONE write, so a sweep and its runs land together or
     not at all (a crash cannot leave half a sweep).
 
-    The lines are added to one buffer as they are encoded, not joined from a list: each
-    encoded line holds about 4 KiB until it is freed (orjson's buffer is not shrunk to the
-    line), so a list of a 10,000-run sweep's lines held ~60 MB for ~6 MB of text."""
-    data = bytearray()
+    The lines are added to buffers of about APPEND_PART bytes as they are encoded, not kept
+    one by one in a list (each encoded line holds about 4 KiB until it is freed: orjson's
+    buffer is not shrunk to the line, so a list of a 10,000-run sweep's lines held ~60 MB
+    for ~6 MB of text), nor in one buffer grown to the whole (each growth may copy it: ~2x
+    its size at the top), and the buffers are written together (`os.writev`), not joined."""
+    parts: list[bytearray] = []
+    part = bytearray()
     for record in records:
-        data += encode_record(record)
-    if data:
-        append_bytes(path, bytes(data))
+        if len(part) >= APPEND_PART:
+            parts.append(part)
+            part = bytearray()
+        part += encode_record(record)
+    if part:
+        parts.append(part)
+    if parts:
+        append_parts(path, parts)
 
 
 def parse_line(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
@@ -98,8 +109,11 @@ def parse_appended(
 class RunListener(Protocol):
     """What follows a lean log's records as they are read (the supervisor's open runs)."""
 
-    def reset(self) -> None:
-        """The index is read again from the start: forget every run."""
+    def fresh(self) -> Self:
+        """An empty one of its kind, fed a read from the start apart from this one."""
+
+    def adopt(self, fed: Self) -> None:
+        """Become `fed` (a read from the start that succeeded): forget what came before."""
 
     def record(self, run: RunRecord) -> None:
         """`run` is its id's latest line."""
@@ -125,6 +139,8 @@ class RunLog:
     unreadable: Problem | None = None  # why the last refresh could not read the file
     lean: bool = False
     listener: RunListener | None = None
+    # What `_start_over` read, until `refresh` puts it in place.
+    _started_over: tuple[RunIndex, RunListener | None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.lean:
@@ -135,16 +151,31 @@ class RunLog:
 
     def _take(self, record: Record, offset: int) -> None:
         """A lean read's record: into the table at its place, and to the listener."""
-        if isinstance(record, RunRecord):
-            runs = self.index.runs
-            if isinstance(runs, RunTable):
-                runs.put(record, offset)
-            else:
-                runs[record.id] = record
-            if self.listener is not None:
-                self.listener.record(record)
-        else:
-            self.index.sweeps[record.id] = record
+        _put(self.index, self.listener, record, offset)
+
+    def _start_over(self, chunks: Iterator[bytes]) -> Parsed:
+        """A lean read from the start: a new table and listener filled from the file's
+        chunks, a line at a time, beside the ones held (an int per run and the open runs'
+        ids, small), which they replace once the read is done (`refresh`): a read that fails
+        mid-way leaves them as they were."""
+        index = self._lean_index()
+        listener = self.listener.fresh() if self.listener is not None else None
+        problems: list[Problem] = []
+        lines = consumed = 0
+        rest = b""
+        for chunk in chunks:
+            data = rest + chunk if rest else chunk
+            end = data.rfind(b"\n") + 1
+            found = parse_appended(
+                data[:end], lines, str(self.path),
+                lambda record, at: _put(index, listener, record, at), consumed,
+            )  # fmt: skip
+            problems += found.problems
+            lines, consumed, rest = lines + found.lines, consumed + end, data[end:]
+        if rest:
+            problems.append(Problem(str(self.path), lines + 1, INCOMPLETE))
+        self._started_over = (index, listener)
+        return Parsed((), tuple(problems), lines, consumed)
 
     def _load(self, run_id: str, offset: int, line: int) -> RunRecord | None:
         """A run's record read again from its line at `offset` of the file the index was
@@ -173,11 +204,10 @@ class RunLog:
         from a lean log: its listener was given them)."""
 
         def parse(data: bytes, base: int) -> Parsed:
-            if self.lean and base == 0:
-                # Read from the start: a new table, filled as the lines are parsed.
+            if self.lean and base == 0:  # no file (any other is read by `_start_over`)
                 self.index = self._lean_index()
                 if self.listener is not None:
-                    self.listener.reset()
+                    self.listener.adopt(self.listener.fresh())
             elif base == 0 and self.cursor is not None and self.cursor.line_count:
                 # Read again from the start (compacted, replaced): the old index is let go
                 # before the new one is built, not held beside it (a 10,000-run sweep's
@@ -188,12 +218,19 @@ class RunLog:
                 return parse_appended(data, base, str(self.path), self._take, at)
             return parse_appended(data, base, str(self.path))
 
-        read = read_on(self.path, self.cursor, parse, str(self.path))
+        self._started_over = None
+        start_over = self._start_over if self.lean else None
+        read = read_on(self.path, self.cursor, parse, str(self.path), start_over)
+        started_over, self._started_over = self._started_over, None
         self.problems = [p for p in self.problems if p != self.unreadable]
         self.unreadable = read.unreadable
         if read.unreadable is not None:  # the index stays as it was; the next refresh retries
             self.problems.append(read.unreadable)
             return ()
+        if started_over is not None:
+            self.index, listener = started_over
+            if self.listener is not None and listener is not None:
+                self.listener.adopt(listener)
         base = 0 if read.fresh or self.cursor is None else self.cursor.line_count
         self.cursor, found = read.cursor, read.parsed
         if read.fresh:
@@ -204,6 +241,20 @@ class RunLog:
         self.problems = [p for p in self.problems if p.line <= base] + list(found.problems)
         self.index.apply(found.records)
         return found.records
+
+
+def _put(index: RunIndex, listener: RunListener | None, record: Record, offset: int) -> None:
+    """A lean read's record into `index` (a run's at its line's `offset`) and to `listener`."""
+    if isinstance(record, RunRecord):
+        runs = index.runs
+        if isinstance(runs, RunTable):
+            runs.put(record, offset)
+        else:
+            runs[record.id] = record
+        if listener is not None:
+            listener.record(record)
+    else:
+        index.sweeps[record.id] = record
 
 
 def _line_at(fd: int, offset: int, end: int) -> bytes:
