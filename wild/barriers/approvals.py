@@ -45,7 +45,7 @@ from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.paths import approvals_path, store_lock
 from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
-from wild.store.self_writes import content_hash
+from wild.store.project_files import project_file as per_project_file
 
 FORMAT = 2  # a project's own file; 1: the machine's file of every project (read, not written)
 # The folder of the projects' files, beside the machine's `approvals.json`.
@@ -71,8 +71,7 @@ def project_file(key: str, store: Path | None = None) -> Path:
 def _named(key: str, store: Path) -> Path:
     # Kept: the loop asks at each view and as each agent starts and ends (the digest and the
     # path's making were ~300 Python calls per iteration); the real path is asked each time.
-    digest = content_hash(key.encode("utf-8", "surrogateescape"))[:32]
-    return store.with_name(PROJECTS_FOLDER) / f"{digest}.json"
+    return per_project_file(store.with_name(PROJECTS_FOLDER), key)
 
 
 def store_files(project: Path, store: Path | None = None) -> tuple[Path, Path]:

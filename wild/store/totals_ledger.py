@@ -26,7 +26,7 @@ from wild.parsers.totals import Totals, ledger_entry, project_ledger, render_pro
 from wild.paths import approvals_path
 from wild.procfs import real_path
 from wild.store.files import atomic_write, read_bytes, wild_lock
-from wild.store.self_writes import content_hash
+from wild.store.project_files import project_file
 
 # What this process last recorded for each project: a save that raises nothing writes nothing.
 _recorded: dict[str, Totals] = {}
@@ -53,8 +53,7 @@ def project_of(state_path: Path) -> str:
 
 
 def _ledger_of(project: str) -> Path:
-    digest = content_hash(project.encode("utf-8", "surrogateescape"))[:32]
-    return ledger_folder() / f"{digest}.json"
+    return project_file(ledger_folder(), project)
 
 
 def ledger_path(state_path: Path) -> Path:
