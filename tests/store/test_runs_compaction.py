@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from wild.parsers.runs import Record, RunIndex, RunRecord, SweepRecord, encode_record
-from wild.store import runs_compaction
+from wild.store import offset_read
 from wild.store.runs_compaction import (
     MIN_BYTES,
     CompactionReport,
@@ -142,7 +142,7 @@ def test_compaction_holds_a_place_per_line_kept_not_the_file(
     # copying the kept lines into one buffer held the file two or three times over (tens of
     # MB). Now it is read a chunk at a time, each kept line's place is remembered (an int),
     # and the new file is written line by line, each line read again as it is written.
-    monkeypatch.setattr(runs_compaction, "READ_BYTES", 1 << 16)
+    monkeypatch.setattr(offset_read, "CHUNK_BYTES", 1 << 16)
     path, lock = tmp_path / "runs.jsonl", tmp_path / ".lock"
     _a_sweep_of_queued_runs(path, 2000)
     before = read_runs(path)

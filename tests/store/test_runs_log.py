@@ -294,7 +294,7 @@ def test_a_lean_log_reads_a_compacted_file_a_chunk_at_a_time(
 ) -> None:
     # After each compaction the loop reads runs.jsonl again from its start: the whole file's
     # bytes were held while they were parsed (megabytes at 10,000 runs, the loop's peak).
-    monkeypatch.setattr(offset_read, "START_OVER_CHUNK", 64 << 10)
+    monkeypatch.setattr(offset_read, "CHUNK_BYTES", 64 << 10)
     path, log, open_runs = _lean_after_compaction(tmp_path, 2000)
     size = path.stat().st_size
     tracemalloc.start()
@@ -319,7 +319,7 @@ def test_a_lean_read_from_the_start_that_fails_midway_keeps_what_it_knew(
 ) -> None:
     # A file that cannot be read keeps the index: read in chunks, a read can fail after the
     # parse began, so the new table and open runs are made apart and put in place at the end.
-    monkeypatch.setattr(offset_read, "START_OVER_CHUNK", 4096)
+    monkeypatch.setattr(offset_read, "CHUNK_BYTES", 4096)
     path, log, open_runs = _lean_after_compaction(tmp_path, 200)
     before = (dict(open_runs.running), dict(open_runs.queued), log.index.runs["s1-00150"])
     real, reads = os.pread, [0]
