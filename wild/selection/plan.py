@@ -40,10 +40,6 @@ class TaskPlan(NamedTuple):
             for task in self.ready()
         ]
 
-    def blocked_items(self) -> list[WorkItem]:
-        """The waiting tasks' queue items, in file order."""
-        return self.blocked
-
 
 def _blocked(task: Task, key: str, reason: str, waiting_on: tuple[str, ...] = ()) -> WorkItem:
     """The queue item of a task that waits (the plan makes the common one inline, faster)."""

@@ -25,7 +25,7 @@ class _Parts(NamedTuple):
             *self.tasks.ready_items(),
             *self.held_human,
             *self.blocked_alerts,
-            *self.tasks.blocked_items(),
+            *self.tasks.blocked,
         )
 
 
