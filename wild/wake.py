@@ -261,10 +261,10 @@ class FolderWatcher:
                 ) from exc
             self._observer = observer
         for changed in self.rescan():
-            control = changed.path == self._control  # a request made in between: as its event
-            if control and self._on_control is not None:
-                self._on_control()
-            self.waker.wake(WakeReason("control", changed.path) if control else changed)
+            if changed.path == self._control:  # a request made in between: as its event
+                self._control_changed()
+            else:
+                self.waker.wake(changed)
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop the observer and wait for its threads to end (at most `timeout` seconds: its
@@ -362,13 +362,18 @@ class FolderWatcher:
             return
         self._note(path)
         if path == self._control:
-            if self._on_control is not None:
-                self._on_control()
-            self.waker.wake(WakeReason("control", path))
+            self._control_changed()
         elif attrib or not self.self_writes.is_own(path):
             # A mode change is never wild's own (its writes chmod a temp file), even on a
             # file whose content is still what wild wrote last.
             self.waker.wake(WakeReason("file", path))
+
+    def _control_changed(self) -> None:
+        """The control file changed: `on_control` first (a stop cancels a running agent at
+        once, on this thread), then the loop wakes to read the request."""
+        if self._on_control is not None:
+            self._on_control()
+        self.waker.wake(WakeReason("control", self._control))
 
 
 class TreeWatcher:
