@@ -19,7 +19,7 @@ import orjson
 # spawned (its command is being built: the runner's last step before the fork), when its gate
 # opens (the runner's one-byte write: the agent's program runs from then on), and at the end.
 # Whether the garbage collector runs is noted at the go, once the agent ended (its output is
-# read) and at the end.
+# read) and at the end; and at the go, whether human.md's section patterns were compiled.
 PROBE = """
 import gc
 import os
@@ -33,6 +33,7 @@ real_read = runner._read_output
 at_spawn = []
 at_go = []
 collecting = {}
+compiled = {}
 def listing(*args, **kwargs):
     if not at_spawn:
         at_spawn.append(sorted(sys.modules))
@@ -41,6 +42,8 @@ def writing(fd, data):
     if at_spawn and not at_go and data == b"\\n":
         at_go.append(sorted(sys.modules))
         collecting["go"] = gc.isenabled()
+        grammar = getattr(sys.modules["wild.parsers.human"], "_grammar", None)
+        compiled["human.md sections"] = grammar.cache_info().currsize if grammar else None
     return real_write(fd, data)
 def reading(*args, **kwargs):
     collecting.setdefault("agent_ended", gc.isenabled())
@@ -58,7 +61,8 @@ finally:
         out.write(orjson.dumps({"spawn": at_spawn[0] if at_spawn else None,
                                 "go": at_go[0] if at_go else None,
                                 "end": sorted(sys.modules),
-                                "collecting": collecting}))
+                                "collecting": collecting,
+                                "compiled": compiled}))
 """
 
 # Not before the first agent starts (a name or a package prefix). filelock is not here: the
@@ -97,6 +101,13 @@ LATE = (
     # detector, with zoneinfo (a reset time's zone).
     "wild.agents.stream_json",
     "zoneinfo",
+    # What only a run that ended needs: its judgement and the claims it makes (the signals'
+    # reader, with their records and patterns), a task's checks, the end of the plan.
+    "wild.loop.judge",
+    "wild.loop.claims",
+    "wild.loop.ending",
+    "wild.loop.task_checks",
+    "wild.agents.signals",
     # Random ids come from os.urandom: secrets (with hmac) only makes a webhook's token.
     "secrets",
     "hmac",
@@ -143,3 +154,5 @@ def test_the_first_agent_starts_before_what_only_later_work_needs(tmp_path: Path
     # The collector waits until the first agent runs (it would walk the imports' objects and
     # free nothing), then runs as ever: while the agent works and after the loop.
     assert found["collecting"] == {"go": False, "agent_ended": True, "end": True}
+    # human.md holds no input: its sections' patterns (~3 ms to compile) are not compiled.
+    assert found["compiled"] == {"human.md sections": 0}
