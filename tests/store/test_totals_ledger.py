@@ -169,7 +169,7 @@ def test_the_machine_ledger_is_parsed_only_when_it_names_the_project(
         parses.append(data)
         return real(data)
 
-    monkeypatch.setattr(ledger_format.orjson, "loads", parsing)
+    monkeypatch.setattr(orjson, "loads", parsing)
     others = {f"/elsewhere/{n}": raw for n in range(50)}
     for project in ("/home/me/proj", "/home/mé/projet"):
         document = {"format": 1, "projects": {**others, project: raw}}
