@@ -18,16 +18,22 @@ import orjson
 # Run the loop in a fresh interpreter; list the modules loaded when the agent is about to be
 # spawned (its command is being built: the runner's last step before the fork), when its gate
 # opens (the runner's one-byte write: the agent's program runs from then on), and at the end.
+# Whether the garbage collector runs is noted at the go, once the agent ended (its output is
+# read) and at the end; and at the go, whether human.md's section patterns were compiled.
 PROBE = """
+import gc
 import os
 import sys
 import orjson
-from wild.agents import orphans
+from wild.agents import orphans, runner
 from wild.cli import cli
 real = orphans.dying_with_parent
 real_write = os.write
+real_read = runner._read_output
 at_spawn = []
 at_go = []
+collecting = {}
+compiled = {}
 def listing(*args, **kwargs):
     if not at_spawn:
         at_spawn.append(sorted(sys.modules))
@@ -35,18 +41,28 @@ def listing(*args, **kwargs):
 def writing(fd, data):
     if at_spawn and not at_go and data == b"\\n":
         at_go.append(sorted(sys.modules))
+        collecting["go"] = gc.isenabled()
+        grammar = getattr(sys.modules["wild.parsers.human"], "_grammar", None)
+        compiled["human.md sections"] = grammar.cache_info().currsize if grammar else None
     return real_write(fd, data)
+def reading(*args, **kwargs):
+    collecting.setdefault("agent_ended", gc.isenabled())
+    return real_read(*args, **kwargs)
 orphans.dying_with_parent = listing
 os.write = writing
+runner._read_output = reading
 try:
     cli.main(sys.argv[2:], prog_name="wild", standalone_mode=False)
 except SystemExit:
     pass
 finally:
+    collecting["end"] = gc.isenabled()
     with open(sys.argv[1], "wb") as out:
         out.write(orjson.dumps({"spawn": at_spawn[0] if at_spawn else None,
                                 "go": at_go[0] if at_go else None,
-                                "end": sorted(sys.modules)}))
+                                "end": sorted(sys.modules),
+                                "collecting": collecting,
+                                "compiled": compiled}))
 """
 
 # Not before the first agent starts (a name or a package prefix). filelock is not here: the
@@ -85,6 +101,13 @@ LATE = (
     # detector, with zoneinfo (a reset time's zone).
     "wild.agents.stream_json",
     "zoneinfo",
+    # What only a run that ended needs: its judgement and the claims it makes (the signals'
+    # reader, with their records and patterns), a task's checks, the end of the plan.
+    "wild.loop.judge",
+    "wild.loop.claims",
+    "wild.loop.ending",
+    "wild.loop.task_checks",
+    "wild.agents.signals",
     # Random ids come from os.urandom: secrets (with hmac) only makes a webhook's token.
     "secrets",
     "hmac",
@@ -128,3 +151,8 @@ def test_the_first_agent_starts_before_what_only_later_work_needs(tmp_path: Path
     # at the end.
     assert "wild.barriers.checker" in found["end"]
     assert "watchdog.observers" in found["end"]
+    # The collector waits until the first agent runs (it would walk the imports' objects and
+    # free nothing), then runs as ever: while the agent works and after the loop.
+    assert found["collecting"] == {"go": False, "agent_ended": True, "end": True}
+    # human.md holds no input: its sections' patterns (~3 ms to compile) are not compiled.
+    assert found["compiled"] == {"human.md sections": 0}

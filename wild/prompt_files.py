@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from string import Template
 
-from wild.agents.signals import inert
+from wild.agents.signal_tags import inert
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from wild.agents.signals import inert
+from wild.agents.signal_tags import inert
 from wild.completion.verdict import CheckOutcome
 from wild.parsers.alerts import Alert
 from wild.parsers.barriers import Barrier

@@ -6,10 +6,13 @@ class's signature with `inspect` for its docstring: ~0.7 ms a class, and wild de
 record classes before its first agent starts. `record` writes the same methods in ONE `exec`
 per class, shares one frozen `__setattr__`/`__delattr__` among all records and spells the
 docstring's signature itself (150 four-field classes: ~46 against ~105 ms of CPU, 2026-11-28).
-None of those methods is compiled with the class: `__init__` is compiled when the first
-instance is made, and `__eq__`, `__hash__` and `__repr__` together the first time one of them
-runs (~31 ms for the 150 with `__init__` compiled at once): most classes are never compared,
-hashed or printed before wild's first agent starts, and about half make no instance there.
+None of those methods is compiled with the class: `__init__` is made when the first
+instance is made, and `__eq__`, `__hash__` and `__repr__` together (one exec) the first time
+one of them runs (~31 ms for the 150 with `__init__` compiled at once): most classes are never
+compared, hashed or printed before wild's first agent starts, and about half make no instance
+there. An `__init__` is compiled once per shape (its fields' kinds, in order) and each class
+of that shape takes the code with its own names put in: 66 classes make their first instance
+before wild's first agent starts, in 19 shapes (~13 → ~5.6 ms, 2026-11-28).
 
 What it makes is a real dataclass to everyone else: `__dataclass_fields__` holds real
 `dataclasses.Field` objects, `__dataclass_params__` says frozen, so `dataclasses.replace`,
@@ -159,11 +162,20 @@ def _annotation_text(annotation: object) -> str:
     return repr(annotation).replace("typing.", "")
 
 
-def _init_source(
+# How a field's value gets into `__init__`: a parameter (`plain`, `default`, `factory_init`),
+# or not (`factory`, `slot_default`: a value the body makes).
+_PARAMETER_KINDS = ("plain", "default", "factory_init")
+# What `__init__` is made from: the instance's name, each field with its kind, and whether it
+# calls `__post_init__`.
+_InitPlan = tuple[str, list[tuple[str, str]], bool]
+
+
+def _init_plan(
     cls: type, fields: dict[str, Any], real: list[Any], slots: bool, closure: dict[str, Any]
-) -> tuple[str, str]:
-    """The `def` of the class's `__init__` (the names it closes over added to `closure`) and
-    its signature as `inspect` would print it, for the docstring."""
+) -> tuple[str, list[tuple[str, str]], str]:
+    """The name `__init__` calls its instance, each field it sets with how (`_init_of`)
+    (the names the method closes over added to `closure`), and the class's signature as
+    `inspect` would print it, for the docstring."""
     init_fields = [field for field in real if field.init]
     seen_default = False
     for field in init_fields:
@@ -172,34 +184,22 @@ def _init_source(
         elif seen_default:
             raise TypeError(f"non-default argument {field.name!r} follows default argument")
     self_name = "__dataclass_self__" if "self" in fields else "self"
-    params = [self_name]
-    body = []
+    plan: list[tuple[str, str]] = []
     for field in real:
         name = field.name
         closure[f"_type_{name}"] = field.type
         default_name = f"_dflt_{name}"
         if field.default_factory is not _MISSING:
             closure[default_name] = field.default_factory
-            if field.init:
-                params.append(f"{name}:_type_{name}=_HAS_DEFAULT_FACTORY")
-                value = f"{default_name}() if {name} is _HAS_DEFAULT_FACTORY else {name}"
-            else:
-                value = f"{default_name}()"
+            plan.append((name, "factory_init" if field.init else "factory"))
         elif field.init:
-            value = name
-            if field.default is _MISSING:
-                params.append(f"{name}:_type_{name}")
-            else:
+            if field.default is not _MISSING:
                 closure[default_name] = field.default
-                params.append(f"{name}:_type_{name}={default_name}")
+            plan.append((name, "plain" if field.default is _MISSING else "default"))
         elif slots and field.default is not _MISSING:
             closure[default_name] = field.default
-            value = default_name
-        else:
-            continue  # the class attribute holds its default
-        body.append(f"  __dataclass_builtins_object__.__setattr__({self_name},{name!r},{value})")
-    if hasattr(cls, "__post_init__"):
-        body.append(f"  {self_name}.__post_init__()")
+            plan.append((name, "slot_default"))
+        # else: the class attribute holds its default
     signature = []
     for field in init_fields:
         text = f"{field.name}: {_annotation_text(field.type)}"
@@ -208,10 +208,97 @@ def _init_source(
         elif field.default is not _MISSING:
             text += f" = {field.default!r}"
         signature.append(text)
-    source = f" def __init__({','.join(params)})->_return_type:\n" + (
-        "\n".join(body) if body else "  pass"
+    return self_name, plan, "(" + ", ".join(signature) + ")"
+
+
+def _init_text(self_name: str, kinds: tuple[str, ...], post_init: bool) -> str:
+    """The `def` of a record's `__init__` (dataclasses' own, for a frozen class) for fields
+    of these kinds, named `_rec_<n>_`, in a function whose arguments are the names it closes
+    over. Its defaults and annotations are not in it: `_init_of` gives them to the function,
+    as `exec` of dataclasses' text would (a default is a value, not code)."""
+    params = [self_name]
+    body = []
+    closure = {"__dataclass_builtins_object__"}
+    for n, kind in enumerate(kinds):
+        name, default_name = f"_rec_{n}_", f"_dflt__rec_{n}_"
+        if kind in _PARAMETER_KINDS:
+            params.append(name)
+        if kind == "factory_init":
+            closure |= {default_name, "_HAS_DEFAULT_FACTORY"}
+            value = f"{default_name}() if {name} is _HAS_DEFAULT_FACTORY else {name}"
+        elif kind == "factory":
+            closure.add(default_name)
+            value = f"{default_name}()"
+        elif kind == "slot_default":
+            closure.add(default_name)
+            value = default_name
+        else:  # plain, default: the argument
+            value = name
+        body.append(f"  __dataclass_builtins_object__.__setattr__({self_name},{name!r},{value})")
+    if post_init:
+        body.append(f"  {self_name}.__post_init__()")
+    return (
+        f"def __create_fn__({','.join(sorted(closure))}):\n"
+        f" def __init__({','.join(params)}):\n"
+        + ("\n".join(body) if body else "  pass")
+        + "\n return __init__"
     )
-    return source, "(" + ", ".join(signature) + ")"
+
+
+# The compiled `__init__` of each shape met in this process (the instance's name, each
+# field's kind, a default and no default alike, `__post_init__` or not). Records of one
+# shape differ only in their fields' names, defaults and annotations: their `__init__` is
+# this code with the names put in (`_init_of`), no compile of its own (~0.2 ms a class).
+_INIT_CODES: dict[tuple[str, tuple[str, ...], bool], types.CodeType] = {}
+
+
+def _shape_code(self_name: str, kinds: tuple[str, ...], post_init: bool) -> types.CodeType:
+    key = (self_name, kinds, post_init)
+    code = _INIT_CODES.get(key)
+    if code is None:
+        namespace: dict[str, Any] = {}
+        exec(_init_text(*key), {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses
+        code = next(
+            const
+            for const in namespace["__create_fn__"].__code__.co_consts
+            if isinstance(const, types.CodeType)
+        )
+        _INIT_CODES[key] = code
+    return code
+
+
+def _init_of(
+    self_name: str,
+    plan: list[tuple[str, str]],
+    post_init: bool,
+    closure: dict[str, Any],
+    module_ns: dict[str, Any],
+) -> Callable[..., None]:
+    """The class's `__init__`, as dataclasses writes it (its parameters, defaults,
+    annotations and body), from its shape's code with the field names put in."""
+    kinds = tuple("plain" if kind == "default" else kind for _name, kind in plan)
+    template = _shape_code(self_name, kinds, post_init)
+    names = {f"_rec_{n}_": name for n, (name, _kind) in enumerate(plan)}
+    names.update({f"_dflt__rec_{n}_": f"_dflt_{name}" for n, (name, _kind) in enumerate(plan)})
+    code = template.replace(
+        co_varnames=tuple(names.get(name, name) for name in template.co_varnames),
+        co_freevars=tuple(names.get(name, name) for name in template.co_freevars),
+        co_consts=tuple(
+            names.get(value, value) if isinstance(value, str) else value
+            for value in template.co_consts
+        ),
+    )
+    cells = tuple(types.CellType(closure[name]) for name in code.co_freevars)
+    parameters = [(name, kind) for name, kind in plan if kind in _PARAMETER_KINDS]
+    defaults = tuple(
+        _HAS_DEFAULT_FACTORY if kind == "factory_init" else closure[f"_dflt_{name}"]
+        for name, kind in parameters
+        if kind != "plain"
+    )
+    function = types.FunctionType(code, module_ns, "__init__", defaults or None, cells)
+    function.__annotations__ = {name: closure[f"_type_{name}"] for name, _kind in parameters}
+    function.__annotations__["return"] = None
+    return function
 
 
 def _recursion_guarded(repr_fn: Callable[[Any], str]) -> Callable[[Any], str]:
@@ -233,11 +320,12 @@ def _recursion_guarded(repr_fn: Callable[[Any], str]) -> Callable[[Any], str]:
 
 def _methods(
     cls: type, fields: dict[str, Any], eq: bool, slots: bool, explicit_hash: bool
-) -> tuple[dict[str, str], dict[str, Any], str]:
-    """The source of each method the class lacks (name -> `def`), the names they close over,
-    and the class's signature for its docstring: the methods dataclasses would write, so an
-    instance costs what it costs under a dataclass (the repr formats with `%`, which compiles
-    faster than an f-string and prints the same)."""
+) -> tuple[_InitPlan | None, dict[str, str], dict[str, Any], str]:
+    """The plan of `__init__` if the class lacks one (`_init_of`), the source of each other
+    method it lacks (name -> `def`), the names they close over, and the class's signature for
+    its docstring: the methods dataclasses would write, so an instance costs what it costs
+    under a dataclass (the repr formats with `%`, which compiles faster than an f-string and
+    prints the same)."""
     own = cls.__dict__
     real = [field for field in fields.values() if field._field_type is _FIELD]
     closure: dict[str, Any] = {
@@ -246,8 +334,9 @@ def _methods(
         "MISSING": _MISSING,
         "_return_type": None,
     }
-    init, signature = _init_source(cls, fields, real, slots, closure)
-    sources = {} if "__init__" in own else {"__init__": init}
+    self_name, plan, signature = _init_plan(cls, fields, real, slots, closure)
+    init = None if "__init__" in own else (self_name, plan, hasattr(cls, "__post_init__"))
+    sources: dict[str, str] = {}
     if eq:
         if "__eq__" not in own:
             compared = [field for field in real if field.compare]
@@ -267,7 +356,7 @@ def _methods(
         sources["__repr__"] = (
             f' def __repr__(self):\n  return "%s({text})" % (self.__class__.__qualname__{values})'
         )
-    return sources, closure, signature
+    return init, sources, closure, signature
 
 
 def _collect_fields(cls: Any, module_ns: dict[str, Any]) -> dict[str, Any]:
@@ -329,17 +418,17 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
     cls.__dataclass_fields__ = fields
     class_hash = own.get("__hash__", _MISSING)
     explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
-    sources, closure, signature = _methods(cls, fields, eq, slots, explicit_hash)
+    init, sources, closure, signature = _methods(cls, fields, eq, slots, explicit_hash)
     # A compile is most of a record's cost, and about half the record classes imported before
     # the first agent starts make no instance before it (issue 22 item 8): `__init__` is
-    # compiled when the first instance is made (`_LazyInit`), and `__eq__`, `__hash__` and
-    # `__repr__` (together, one exec) the first time one of them runs. Until then each is a
-    # stand-in that compiles, puts the real method on the class and runs it, so that every
-    # later call costs what a dataclass's own method costs.
-    later = {name: text for name, text in sources.items() if name != "__init__"}
+    # made when the first instance is made (`_LazyInit`; compiled once per shape, not per
+    # class: `_init_of`), and `__eq__`, `__hash__` and `__repr__` (together, one exec) the
+    # first time one of them runs. Until then each is a stand-in that makes the method, puts
+    # it on the class and runs it, so that every later call costs what a dataclass's own
+    # method costs.
+    later = sources
     owner: list[Any] = [cls]  # the class the methods go on (a slotted record is remade below)
-    if "__init__" in sources:
-        init = {"__init__": sources["__init__"]}
+    if init is not None:
         cls.__init__ = _LazyInit(owner, init, closure, module_ns)
     for method_name in later:
         setattr(cls, method_name, _compiling_stub(owner, method_name, later, closure, module_ns))
@@ -348,7 +437,7 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
             raise TypeError(f"Cannot overwrite attribute {method_name} in class {cls.__name__}")
         setattr(cls, method_name, shared)
     if not cls.__doc__:
-        cls.__doc__ = cls.__name__ + (signature if "__init__" in sources else _signature(cls))
+        cls.__doc__ = cls.__name__ + (signature if init is not None else _signature(cls))
     if "__match_args__" not in own:
         real = fields.values()
         match_args = tuple(f.name for f in real if f._field_type is _FIELD and f.init)
@@ -385,23 +474,24 @@ def _compiling_stub(
 
 
 class _LazyInit:
-    """A record's `__init__` until its first instance is made: that call compiles it (one
-    exec), puts it on the class and runs it. Before that, `inspect.signature(cls)` and
-    `typing.get_type_hints(cls.__init__)` (hypothesis' `builds` reads both) see the compiled
-    function through `__wrapped__` and `__annotations__`, which compile it too."""
+    """A record's `__init__` until its first instance is made: that call makes it (`_init_of`:
+    its shape's code, compiled once per process), puts it on the class and runs it. Before
+    that, `inspect.signature(cls)` and `typing.get_type_hints(cls.__init__)` (hypothesis'
+    `builds` reads both) see the real function through `__wrapped__` and `__annotations__`,
+    which make it too."""
 
-    __slots__ = ("_closure", "_function", "_module_ns", "_owner", "_sources")
+    __slots__ = ("_closure", "_function", "_module_ns", "_owner", "_plan")
 
     def __init__(
         self,
         owner: list[Any],
-        sources: dict[str, str],
+        plan: _InitPlan,
         closure: dict[str, Any],
         module_ns: dict[str, Any],
     ) -> None:
-        self._owner, self._sources, self._closure, self._module_ns = (
+        self._owner, self._plan, self._closure, self._module_ns = (
             owner,
-            sources,
+            plan,
             closure,
             module_ns,
         )
@@ -411,7 +501,8 @@ class _LazyInit:
         function = self._function
         if function is None:
             cls = self._owner[0]
-            function = _compiled(self._sources, self._closure, self._module_ns)["__init__"]
+            self_name, plan, post_init = self._plan
+            function = _init_of(self_name, plan, post_init, self._closure, self._module_ns)
             function.__qualname__ = f"{cls.__qualname__}.__init__"
             self._function = function
             if cls.__dict__.get("__init__") is self:  # not replaced by another thread

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.agents.signals import inert
+from wild.agents.signal_tags import inert
 from wild.agents.sweep_tags import refusal_text, sweeps_in_reply
 
 GOOD = '{"name": "a", "base_command": "python t.py", "parameters": {"x": [1, 2]}}'

@@ -1,14 +1,15 @@
 """Hypothesis fuzzing of the signal parser: garbage (any text, any bytes an agent prints, tag
 soup) never raises, and only well-formed promise lines count: a known word in a promise tag,
 alone on its line (a `<reason>`/`<urgency>` may follow), outside code, comments and quotes.
-Text made inert (`wild.agents.signals.inert`, what prompts quote with) never signals."""
+Text made inert (`wild.agents.signal_tags.inert`, what prompts quote with) never signals."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wild.agents.signals import PROMISE_WORDS, inert, parse_signals
+from wild.agents.signal_tags import inert
+from wild.agents.signals import PROMISE_WORDS, parse_signals
 
 SOUP = [
     "<promise>",

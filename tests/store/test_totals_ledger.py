@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import errno
+import json
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -152,6 +154,33 @@ def test_a_project_without_a_file_of_its_own_takes_the_machine_ledgers_entry(
     assert totals_ledger.ledger_path(state).is_file()
     assert machine.read_bytes() == orjson.dumps({"format": 1, "projects": entries})  # read only
     assert ledger_format.ledger_entry(b"not json", str(tmp_path)) == Totals()
+
+
+def test_the_machine_ledger_is_parsed_only_when_it_names_the_project(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """wild 0.1's ledger of every project (~240 KB here) is parsed at a fresh project's launch
+    only if it names the project, as orjson or `json` (non-ASCII as `\\u` escapes) writes it."""
+    raw = Totals(2, 2, 1.0, 0.5, 7).to_json()
+    parses: list[bytes] = []
+    real = orjson.loads
+
+    def parsing(data: bytes) -> Any:
+        parses.append(data)
+        return real(data)
+
+    monkeypatch.setattr(orjson, "loads", parsing)
+    others = {f"/elsewhere/{n}": raw for n in range(50)}
+    for project in ("/home/me/proj", "/home/mé/projet"):
+        document = {"format": 1, "projects": {**others, project: raw}}
+        for data in (orjson.dumps(document), json.dumps(document).encode()):
+            parses.clear()
+            assert ledger_format.ledger_entry(data, project) == Totals(2, 2, 1.0, 0.5, 7)
+            assert parses == [data]
+        parses.clear()
+        assert ledger_format.ledger_entry(orjson.dumps(document), project + "2") == Totals()
+        assert ledger_format.ledger_entry(orjson.dumps({"projects": others}), project) == Totals()
+        assert parses == []  # no entry of it: nothing parsed
 
 
 def test_a_projects_key_is_the_kernels_real_path_without_an_lstat_per_folder(

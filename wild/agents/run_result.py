@@ -10,11 +10,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from wild.agents.signals import Signals
 from wild.record import record
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    # A type only: the signals' reader is needed once an agent ended (issue 22 item 8).
+    from wild.agents.signals import Signals
 
 
 @record

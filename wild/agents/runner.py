@@ -30,7 +30,6 @@ from wild.agents import orphans
 from wild.agents.registry import OutputFormat
 from wild.agents.run_result import AgentRun
 from wild.agents.sandbox import Sandbox, confine
-from wild.agents.signals import parse_signals
 from wild.agents.tracking import RunTree
 from wild.agents.tree import Proc
 from wild.clock import Clock, SystemClock, iso
@@ -302,6 +301,8 @@ def _ending(outcome: _ProcessEnd, duration: float) -> str:
 
 
 def _not_started(request: AgentRequest, reason: str) -> AgentRun:
+    from wild.agents.signals import parse_signals  # noqa: PLC0415 (see _supervised)
+
     return AgentRun(
         exit_code=127,  # the shell's "command not found"
         timed_out=False,
@@ -430,6 +431,9 @@ def _supervised(
     output_bytes = log.agent_bytes()
     failed = outcome.exit_code != 0 or outcome.timed_out or outcome.cancelled
     reading = _read_output(request, log.capped.fd, log.start, end, failed)
+    # Read once the agent ended: its reader is not on the way to the first agent's start.
+    from wild.agents.signals import parse_signals  # noqa: PLC0415
+
     log.end_line()
     log.line(f"ended {iso(request.clock.now())}: {_ending(outcome, duration)}")
     return AgentRun(

@@ -79,19 +79,6 @@ _LINE_ELEMENTS = re.compile(
 )
 
 
-# Every tag the parser reads; `inert` defuses all of them, so quoted text can never signal.
-_SIGNAL_TAG_NAMES = ("promise", "resolve_alert", "event_output", "sweep", "reason", "urgency")
-# A `<` that opens or closes one of them (spaces allowed, to be safe), or a trailing `<` that
-# text placed right after it could complete.
-_TAG_OPENING = re.compile(rf"<(?=\s*/?\s*(?:{'|'.join(_SIGNAL_TAG_NAMES)})\b)|<\Z", re.IGNORECASE)
-
-
-def inert(text: str) -> str:
-    """`text` with each `<` that could begin a signal tag written `&lt;`: an agent still reads
-    `&lt;promise>` as the tag it names, and no copy of it, whole or cut, is a signal."""
-    return _TAG_OPENING.sub("&lt;", text)
-
-
 def _block_tag(name: str) -> re.Pattern[str]:
     return re.compile(rf"<{name}>(.*?)</{name}>", re.IGNORECASE | re.DOTALL)
 

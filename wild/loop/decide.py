@@ -23,16 +23,12 @@ from datetime import timedelta
 from wild.clock import iso, later, parse_time
 from wild.loop import (
     agent_record,
-    claims,
-    ending,
     human_only,
-    judge,
     limits,
     notes,
     phases,
     research,
     research_step,
-    task_checks,
     work,
 )
 from wild.loop.bookkeeping import select_with_holds
@@ -74,6 +70,10 @@ from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy, effective_policy
 from wild.policy.trust import hold_policy
 from wild.selection import HUMAN_ONLY_WAIT, HUMAN_WAIT, Selection
+
+# _AFTER_WORK: the decisions on work done (a run judged and its claims, a task's checks, the
+# end of the plan) import their modules when first made: the first decision starts an agent,
+# and they are not on its way (issue 22 item 8).
 
 # Resolved alerts kept in alerts.jsonl before the loop moves them to the archive: enough that
 # compaction is rare (it rewrites the file), few enough that a cold read of the log stays fast.
@@ -125,8 +125,12 @@ def _decide(model: LoopModel, event: Event, at: Moment) -> Step:
     if isinstance(event, AgentFinished):
         return _agent_finished(model, event, at)
     if isinstance(event, TaskVerified):
+        from wild.loop import task_checks  # noqa: PLC0415 (see _AFTER_WORK)
+
         return task_checks.task_verified(model, event, policy_at(model, at))
     if isinstance(event, ChecksFinished):
+        from wild.loop import ending  # noqa: PLC0415 (see _AFTER_WORK)
+
         model, actions = ending.checks_finished(model, event, policy_at(model, at))
         return Step(model, (*actions, Continue()))
     if isinstance(event, RunsSupervised):
@@ -164,6 +168,8 @@ def _control(model: LoopModel, event: ControlRequested) -> Step:
     if any(r.command == "recheck" for r in event.requests):
         # A command was approved: what waited for an approval is tried again.
         book = model.book.released(work.CHECKS)
+        from wild.loop import task_checks  # noqa: PLC0415 (see _AFTER_WORK)
+
         for key, reason in model.book.awaiting.items():
             if reason == task_checks.approval_reason(key):
                 book = book.released(key)
@@ -293,6 +299,8 @@ def _runs_going(model: LoopModel, actions: tuple[Action, ...], at: Moment) -> St
 
 def _no_work_left(model: LoopModel, actions: tuple[Action, ...], at: Moment) -> Step:
     """Run the completion checks, work on them, plan, or end (wild/loop/ending.py)."""
+    from wild.loop import ending  # noqa: PLC0415 (see _AFTER_WORK)
+
     following = ending.next_at_end(model, at)
     if following is not None:
         model, more = following
@@ -398,6 +406,8 @@ def _idle_timeout(
 
 def _agent_finished(model: LoopModel, event: AgentFinished, at: Moment) -> Step:
     """Judge the run, count the iteration, remember its summary, and wait out a usage limit."""
+    from wild.loop import claims, judge  # noqa: PLC0415 (see _AFTER_WORK)
+
     run, running = event.run, model.running
     model = replace(
         model,

@@ -10,6 +10,7 @@ tests drive the whole loop in-process without a subprocess or a sleep.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -233,6 +234,9 @@ class Loop:
         watcher = self._unwatched
         if watcher is None:
             return
+        # The launch held the collector off (`wild.commands.actions._loop`): from here on the
+        # loop's objects come and go.
+        gc.enable()
         try:
             watcher.start()
         except WildError:

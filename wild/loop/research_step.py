@@ -21,7 +21,7 @@ from datetime import datetime
 
 from wild.agents.run_result import AgentRun
 from wild.clock import duration_text, iso
-from wild.loop import claims, research
+from wild.loop import research
 from wild.loop.model import (
     Action,
     ActOnRuns,
@@ -180,6 +180,7 @@ def backend_alert(problem: str, at: Moment) -> dict[str, object]:
 def launches_sweep(run: AgentRun) -> bool:
     """Whether `sweeps_of` will record a sweep from this run: for a planning run, a plan."""
     from wild.agents.sweep_tags import sweeps_in_reply  # noqa: PLC0415 (as below)
+    from wild.loop import claims  # noqa: PLC0415 (as below)
 
     return claims.distrust(run) is None and bool(sweeps_in_reply(run.final_text).specs)
 
@@ -187,6 +188,9 @@ def launches_sweep(run: AgentRun) -> bool:
 def sweeps_of(model: LoopModel, run: AgentRun, origin: str) -> tuple[LoopModel, tuple[Action, ...]]:
     """The agent's `<sweep>`s: good ones to record, bad ones told in the next prompts. A run
     whose claims are not believed (it crashed, timed out or reported an error) launches none."""
+    # A run's claims are read once it ended, not on the way to the first agent's start.
+    from wild.loop import claims  # noqa: PLC0415
+
     if claims.distrust(run) is not None:
         return model, ()
     # Imported at the first agent's end, not before it starts: the sweep parser is ~5 ms.

@@ -5,10 +5,13 @@ work named for people, and the progress report's body. Pure: `decide` and the dr
 
 from __future__ import annotations
 
-from wild.agents.run_result import AgentRun
-from wild.loop import claims
+from typing import TYPE_CHECKING
+
 from wild.parsers.state import LoopState
 from wild.workspace_view import Workspace
+
+if TYPE_CHECKING:
+    from wild.agents.run_result import AgentRun
 
 LAST_WORDS_CHARS = 200
 
@@ -27,6 +30,9 @@ def summary(iteration: int, what: str, run: AgentRun, *, done: bool, failed: boo
         verdict = "failed"
     else:
         verdict = "not finished"
+    # A run's claims are read once it ended, not on the way to the first agent's start.
+    from wild.loop import claims  # noqa: PLC0415
+
     signals = claims.note(run)
     line = f"iteration {iteration}: {what} → {verdict} (exit {run.exit_code}, signals {signals})"
     out = run.signals.event_output
@@ -49,6 +55,8 @@ def failure_line(
 def attempt_failure(run: AgentRun, work_type: str | None) -> str:
     """Why a run that exited cleanly is still a failed attempt (`wild.loop.judge`): it said it
     failed, or said nothing wild understands (no promise, no `<event_output>`)."""
+    from wild.loop import claims  # noqa: PLC0415 (see summary)
+
     out = claims.believed(run).event_output
     if out is not None and out.status == "failed":
         what = "the agent reported status failed"

@@ -6,6 +6,7 @@ Code blocks and HTML comments (`wild.parsers.masking`) hold no structure: a `## 
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 from typing import Literal, get_args
@@ -25,18 +26,35 @@ FILE = "human.md"
 # Only a level-2 heading (or `##[` typed without a space) starts or ends a section, so a
 # `# comment` line pasted into an input stays part of it.
 _SECTION = re.compile(r"##(?:[ \t]|$|\[)")
-_HEADER = re.compile(r"##[ \t]*\[[ \t]*(?P<status>[^\]]*?)[ \t]*\][ \t]*(?P<rest>.*?)[ \t]*$")
-_URGENT = re.compile(r"(?P<when>.*?)[ \t]*(?:[-–—][ \t]*)?\burgent", re.IGNORECASE)
-_SUBHEADING = re.compile(r"###(?:[ \t]|$)")
-_NAMED = re.compile(r"###[ \t]*(?P<name>[^:]*?)[ \t]*(?::[ \t]*(?P<inline>.*?))?[ \t]*")
-_RULE = re.compile(r"-{3,}[ \t]*")
-# `**Type:** x`, `**Type**: x`, `Type: x`, with or without a bullet.
-_FIELD = re.compile(
-    r"[ \t]*(?:[-*+][ \t]+)?"
-    r"(?:\*\*[ \t]*(?P<bkey>[A-Za-z][A-Za-z _-]*?)[ \t]*(?::\*\*|\*\*[ \t]*:)"
-    r"|(?P<key>[A-Za-z][A-Za-z _-]*?)[ \t]*:)"
-    r"[ \t]*(?P<value>.*?)[ \t]*"
-)
+
+
+class _Grammar:
+    """A section's patterns, compiled when the first section is read (`_grammar`): a file
+    with no input, wild's template, needs only `_SECTION`, and these cost ~3 ms to compile on
+    the way to the first agent's start (issue 22 item 8)."""
+
+    def __init__(self) -> None:
+        self.header = re.compile(
+            r"##[ \t]*\[[ \t]*(?P<status>[^\]]*?)[ \t]*\][ \t]*(?P<rest>.*?)[ \t]*$"
+        )
+        self.urgent = re.compile(r"(?P<when>.*?)[ \t]*(?:[-–—][ \t]*)?\burgent", re.IGNORECASE)
+        self.subheading = re.compile(r"###(?:[ \t]|$)")
+        self.named = re.compile(r"###[ \t]*(?P<name>[^:]*?)[ \t]*(?::[ \t]*(?P<inline>.*?))?[ \t]*")
+        self.rule = re.compile(r"-{3,}[ \t]*")
+        # `**Type:** x`, `**Type**: x`, `Type: x`, with or without a bullet.
+        self.field = re.compile(
+            r"[ \t]*(?:[-*+][ \t]+)?"
+            r"(?:\*\*[ \t]*(?P<bkey>[A-Za-z][A-Za-z _-]*?)[ \t]*(?::\*\*|\*\*[ \t]*:)"
+            r"|(?P<key>[A-Za-z][A-Za-z _-]*?)[ \t]*:)"
+            r"[ \t]*(?P<value>.*?)[ \t]*"
+        )
+
+
+@functools.cache
+def _grammar() -> _Grammar:
+    return _Grammar()
+
+
 _KEYS = {
     "type": "type",
     "alert": "alert",
@@ -89,7 +107,7 @@ class _Section:
 
 def _structural(text: str) -> bool:
     """Lines the parser reads as structure; a human's text must never contain one verbatim."""
-    return bool(_SECTION.match(text) or _SUBHEADING.match(text) or text.startswith("---"))
+    return bool(_SECTION.match(text) or _grammar().subheading.match(text) or text.startswith("---"))
 
 
 def _one_line(text: str) -> str:
@@ -103,7 +121,7 @@ def _strip_blank_edges(bodies: list[str]) -> str:
 
 def _key(rest: str) -> tuple[str, bool]:
     """The header's timestamp text (the edit key) and whether it carries ` - URGENT`."""
-    urgent = _URGENT.fullmatch(rest)
+    urgent = _grammar().urgent.fullmatch(rest)
     return (urgent["when"], True) if urgent else (rest, False)
 
 
@@ -117,11 +135,16 @@ def _sections(lines: list[str], masked: list[bool]) -> list[tuple[int, int]]:
 
 
 def _section(lines: list[str], masked: list[bool], start: int, end: int) -> _Section | None:
-    header = _HEADER.match(body(lines[start]))
+    grammar = _grammar()
+    header = grammar.header.match(body(lines[start]))
     if header is None:
         return None
     limit = next(
-        (i for i in range(start + 1, end) if not masked[i] and _RULE.fullmatch(body(lines[i]))),
+        (
+            i
+            for i in range(start + 1, end)
+            if not masked[i] and grammar.rule.fullmatch(body(lines[i]))
+        ),
         end,
     )
     return _Section(start, header["status"], header.span("status"), header["rest"], limit, end)
@@ -141,10 +164,15 @@ class _Reader:
             status, "input"
         )
         phase = "fields"
+        grammar = _grammar()
         for index in range(section.header + 1, section.limit):
             text = body(lines[index])
             structure = not masked[index]
-            named = _NAMED.fullmatch(text) if structure and _SUBHEADING.match(text) else None
+            named = (
+                grammar.named.fullmatch(text)
+                if structure and grammar.subheading.match(text)
+                else None
+            )
             if named is not None:
                 phase = "other"
                 if self.content is None and named["name"].lower() == want:
@@ -164,7 +192,7 @@ class _Reader:
                 )
 
     def field(self, text: str) -> None:
-        match = _FIELD.fullmatch(text)
+        match = _grammar().field.fullmatch(text)
         name = (
             _KEYS.get(re.sub(r"[\s_-]+", "", (match["bkey"] or match["key"])).lower())
             if match
