@@ -273,3 +273,24 @@ def test_stdin_source_writes_bytes_to_a_regular_file() -> None:
         assert source.read() == b"the prompt\n"
     with stdin_source(None) as nothing:
         assert nothing == subprocess.DEVNULL
+
+
+def test_once_running_is_called_once_when_the_process_outlives_it(tmp_path: Path) -> None:
+    proc = spawn(shell_argv("while [ ! -e go ]; do sleep 0.01; done"), cwd=tmp_path)
+    calls: list[int] = []
+
+    def once() -> None:
+        calls.append(1)
+        (tmp_path / "go").touch()
+
+    ending = wait_or_cancel(
+        proc, timeout_s=None, cancel=threading.Event(), once_running=(0.02, once)
+    )
+    assert (ending, calls) == ("exited", [1])
+
+
+def test_once_running_is_not_called_for_a_process_that_ends_sooner(tmp_path: Path) -> None:
+    proc = spawn(shell_argv("exit 0"), cwd=tmp_path)
+    calls: list[int] = []
+    assert wait_or_cancel(proc, timeout_s=None, once_running=(60.0, lambda: calls.append(1)))
+    assert calls == []

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +132,57 @@ def test_alert_prompt_carries_choices_context_attempt_and_guidance(tmp_path: Pat
 def test_a_users_template_wins_and_unknown_names_are_kept(tmp_path: Path) -> None:
     (tmp_path / "task.md").write_text("Do $title now ($unknown) for: $goal\n")
     assert render("task", tmp_path) == "Do Train now ($unknown) for: > Ship the model\n"
+
+
+def test_the_built_in_template_is_read_once_while_it_does_not_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loop renders a prompt an iteration; wild's own template was read from disk each
+    # time (issue 22 item 8).
+    reads: list[Path] = []
+    real_read = Path.read_text
+
+    def counting(path: Path, *args: Any, **kwargs: Any) -> str:
+        reads.append(path)
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counting)
+    first = prompt_files.render("task", tmp_path, {"title": "Train"})
+    second = prompt_files.render("task", tmp_path, {"title": "Train"})
+    assert first == second
+    assert reads.count(prompt_files.BUILTIN / "task.md") <= 1
+
+
+def test_an_edit_of_a_kept_template_is_seen_even_at_the_same_size_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An in-place save of the same size with the mtime set back changes neither the inode,
+    # the size nor the mtime: the ctime, kept in the identity, still tells.
+    monkeypatch.setattr(prompt_files, "RACY_NS", 0)  # kept at once (else after 2 s)
+    template = tmp_path / "task.md"
+    template.write_text("Version A of $title\n")
+    mtime = template.stat().st_mtime_ns
+    assert prompt_files.render("task", tmp_path, {"title": "t"}) == "Version A of t\n"
+    assert str(template) in prompt_files._kept
+    time.sleep(0.02)  # a ctime tick apart (coarse file system clocks tick every 1-10 ms)
+    with template.open("r+") as handle:  # in place: the same inode
+        handle.write("Version B of $title\n")
+    os.utime(template, ns=(mtime, mtime))
+    assert prompt_files.render("task", tmp_path, {"title": "t"}) == "Version B of t\n"
+    template.unlink()
+    built_in = prompt_files.render("task", tmp_path / "none", {"title": "t"})
+    assert prompt_files.render("task", tmp_path, {"title": "t"}) == built_in
+
+
+def test_a_template_changed_just_now_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Within RACY_NS of its change a file may change again in the same tick, its whole
+    # identity unchanged: such a read is not kept.
+    template = tmp_path / "task.md"
+    template.write_text("Fresh $title\n")
+    assert prompt_files.render("task", tmp_path, {"title": "t"}) == "Fresh t\n"
+    assert str(template) not in prompt_files._kept
+    monkeypatch.setattr(prompt_files, "RACY_NS", 0)
+    prompt_files.render("task", tmp_path, {"title": "t"})
+    assert str(template) in prompt_files._kept

@@ -158,28 +158,36 @@ def wait_or_cancel(
     cancel: threading.Event | None = None,
     heartbeat_s: float = 60.0,
     on_heartbeat: Callable[[], None] | None = None,
+    once_running: tuple[float, Callable[[], object]] | None = None,
 ) -> Ending:
     """Wait for the leader to exit, `timeout_s` to pass (None: never) or `cancel` to be set.
 
     `on_heartbeat` is called every `heartbeat_s` while it runs; a slow call skips beats rather
-    than bursting them. Ending any way but an exception leaves the group to the caller; an
-    exception (our own Ctrl-C, a crashing callback) kills it first, so nothing is orphaned.
+    than bursting them. `once_running` (seconds, call): called once if it still runs that
+    long after the wait began (a run that ends sooner never pays for it). Ending any way but
+    an exception leaves the group to the caller; an exception (our own Ctrl-C, a crashing
+    callback) kills it first, so nothing is orphaned.
     """
     if on_heartbeat is not None and heartbeat_s <= 0:
         raise ValueError(f"heartbeat_s must be positive, not {heartbeat_s}")
     started = time.monotonic()
     deadline = started + timeout_s if timeout_s is not None else None
     next_beat = started + heartbeat_s if on_heartbeat is not None else None
+    later = None if once_running is None else started + once_running[0]
     exit_fd = exit_notice(proc.pid)
     try:
         while True:
-            if _wait_step(proc, _step(deadline, next_beat, cancel), exit_fd):
+            step = _step(deadline, next_beat if later is None else _first(next_beat, later), cancel)
+            if _wait_step(proc, step, exit_fd):
                 return "exited"
             if cancel is not None and cancel.is_set():
                 return "cancelled"
             now = time.monotonic()
             if deadline is not None and now >= deadline:
                 return "timed-out"
+            if once_running is not None and later is not None and now >= later:
+                later = None
+                once_running[1]()
             if on_heartbeat is not None and next_beat is not None and now >= next_beat:
                 on_heartbeat()
                 while next_beat <= time.monotonic():
@@ -190,6 +198,10 @@ def wait_or_cancel(
     finally:
         if exit_fd is not None:
             os.close(exit_fd)
+
+
+def _first(mark: float | None, other: float) -> float:
+    return other if mark is None else min(mark, other)
 
 
 def _step(

@@ -4,6 +4,9 @@ side of building a prompt (wild/loop/iteration.py)."""
 
 from __future__ import annotations
 
+import os
+import stat
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from string import Template
@@ -12,6 +15,42 @@ from wild.agents.signal_tags import inert
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
 
+# A template file changed less than this long before it was read may change again within
+# its file system's timestamp tick, size unchanged (an in-place save): it is not kept, and
+# is read again next time (as `wild.commands.status_cache` trusts no summary of such a file).
+RACY_NS = 2_000_000_000
+
+Identity = tuple[int, int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
+
+# Each template file's identity when it was read, with what it made: the loop builds a prompt
+# an iteration, and its template (wild's own, in the installed package) does not change during
+# a run (issue 22 item 8). Any other identity is read again: an edit, a rename save, a chmod
+# or a touch each change the ctime at least.
+_kept: dict[str, tuple[Identity, Template]] = {}
+
+
+def _template_at(path: Path, *, user: bool) -> Template | None:
+    """The template in the file at `path` (None: no such file), read again unless its stat
+    identity is the one it had when read and it had settled then (`RACY_NS`)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    key = str(path)
+    kept = _kept.get(key)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
+    text = path.read_text(encoding="utf-8")
+    template = Template(inert(text) if user else text)
+    if max(info.st_mtime_ns, info.st_ctime_ns) < time.time_ns() - RACY_NS:
+        # Read after its stat: a change in between is kept under the old identity, which the
+        # file no longer has, so the next call reads it again.
+        _kept[key] = (identity, template)
+    return template
+
 
 def template_for(kind: str, prompts_dir: Path) -> Template:
     """The user's `.wild/prompts/<kind>.md` when present, else the built-in one.
@@ -19,10 +58,12 @@ def template_for(kind: str, prompts_dir: Path) -> Template:
     A user's template has its signal tags made inert: written to show the agent a promise, it
     would otherwise hand one to an agent that echoes its prompt (the built-in ones hold none).
     """
-    override = prompts_dir / f"{kind}.md"
-    if override.is_file():
-        return Template(inert(override.read_text(encoding="utf-8")))
-    return Template((BUILTIN / f"{kind}.md").read_text(encoding="utf-8"))
+    template = _template_at(prompts_dir / f"{kind}.md", user=True)
+    if template is None:
+        template = _template_at(BUILTIN / f"{kind}.md", user=False)
+    if template is None:
+        raise FileNotFoundError(f"{BUILTIN / f'{kind}.md'}: wild's own prompt template is missing")
+    return template
 
 
 def render(kind: str, prompts_dir: Path, values: Mapping[str, object]) -> str:

@@ -19,6 +19,7 @@ from tests.fake_agent import ARGV, COMMAND, payload
 from wild.agents.registry import build_command, output_format
 from wild.agents.run_result import AgentRun
 from wild.agents.runner import TEXT_TAIL, AgentRequest, Heartbeat, agent_env, run_agent
+from wild.agents.tracking import TRACK_S, RunTree
 from wild.liveness import probe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -601,3 +602,40 @@ def test_the_output_pump_starts_once_the_agent_is_let_go_and_misses_nothing(
     lines = run.log_path.read_text().splitlines()
     assert lines[0].startswith("[wild] started ")
     assert lines[1:3] == ["x" * 100_000, "done"]
+
+
+def test_an_agent_that_ends_before_track_s_starts_no_follower_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread started and joined per run was two waits for a thread switch on the loop's
+    # path (issue 22 item 8); its first look came only after TRACK_S anyway.
+    started: list[int] = []
+    real_start = RunTree.start
+
+    def counting(tree: RunTree) -> RunTree:
+        started.append(tree.leader)
+        return real_start(tree)
+
+    monkeypatch.setattr(RunTree, "start", counting)
+    run = run_agent(_request(tmp_path, [[{"print": "quick"}]]))
+    assert (run.exit_code, started) == (0, [])
+
+
+def test_an_agent_running_past_track_s_is_followed_from_then_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looks: list[float] = []
+    real_members = RunTree.members
+
+    def counting(tree: RunTree, procs: Any = None) -> set[tuple[int, int]]:
+        looks.append(time.monotonic())
+        return real_members(tree, procs)
+
+    monkeypatch.setattr(RunTree, "members", counting)
+    began = time.monotonic()
+    run = run_agent(_request(tmp_path, [[{"sleep": 3 * TRACK_S}]]))
+    assert run.exit_code == 0
+    # the follower's looks while it ran (the first at TRACK_S), then the look at its end
+    during = [at - began for at in looks[:-1]]
+    assert len(during) >= 2
+    assert all(at >= TRACK_S for at in during)

@@ -484,7 +484,7 @@ def test_a_steps_consecutive_log_lines_are_one_events_log_append(
     (an open, a lock and a write apiece); the lines, their order and their causes are those
     the actions name, as when each was appended alone."""
 
-    real_append = jsonl.append_bytes
+    real_append = jsonl.KeptAppender.append
 
     def one_each(self: effects.Effects, logs: Any, cause: str | None) -> set[str]:
         for log in logs:  # as before: each Log its own append
@@ -495,12 +495,12 @@ def test_a_steps_consecutive_log_lines_are_one_events_log_append(
         sim = new_project(project, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
         appends: list[int] = []
 
-        def counting(path: Path, data: bytes, **kwargs: Any) -> None:
-            if path == sim.paths.events:
-                appends.append(data.count(b"\n"))  # the lines of one append
-            real_append(path, data, **kwargs)
+        def counting(appender: jsonl.KeptAppender, parts: Any, **kwargs: Any) -> None:
+            if appender.path == sim.paths.events:
+                appends.append(sum(part.count(b"\n") for part in parts))  # one append's lines
+            real_append(appender, parts, **kwargs)
 
-        monkeypatch.setattr(jsonl, "append_bytes", counting)
+        monkeypatch.setattr(jsonl.KeptAppender, "append", counting)
         if not batched:
             monkeypatch.setattr(effects.Effects, "log_all", one_each)
         sim.script = [say(TASK)]

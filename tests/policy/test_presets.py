@@ -377,3 +377,15 @@ def test_render_then_read_gives_the_same_policy(
     if duration is not None:
         expected = replace(policy, active_from=NOW, expires_at=NOW + duration)
     assert policy_from_document(doc) == expected
+
+
+def test_the_policy_of_a_document_already_asked_about_is_not_made_again() -> None:
+    # The loop's two views an iteration hand the same kept document (issue 22 item 8); a
+    # different document is read for itself.
+    doc = parse(update_policy_text(TEMPLATE.read_text(), "hands-off", now=NOW, duration=None))
+    first = policy_from_document(doc)
+    assert first.mode == "hands-off"
+    assert policy_from_document(doc) is first
+    other = parse(update_policy_text(TEMPLATE.read_text(), "page_on_alert", now=NOW, duration=None))
+    assert policy_from_document(other) == preset("page_on_alert")
+    assert policy_from_document(doc) == first

@@ -52,9 +52,9 @@ def test_a_step_starting_many_runs_writes_their_lines_and_events_once(
     monkeypatch.setattr("wild.runs.supervisor.append_records", counted)
     event_writes: list[int] = []
 
-    def counted_lines(path: Path, lines: Any) -> None:
+    def counted_lines(path: Path, lines: Any, *appender: Any) -> None:
         event_writes.append(len(lines))
-        append_lines(path, lines)
+        append_lines(path, lines, *appender)
 
     monkeypatch.setattr("wild.store.events_log.append_lines", counted_lines)
     backend = local(paths, slots=4)
@@ -89,9 +89,9 @@ def test_a_step_finding_many_runs_ended_writes_their_lines_and_events_once(
     monkeypatch.setattr("wild.runs.supervisor.append_records", counted)
     event_writes: list[list[bytes]] = []
 
-    def counted_lines(path: Path, lines: Any) -> None:
+    def counted_lines(path: Path, lines: Any, *appender: Any) -> None:
         event_writes.append([line for line in lines if b'"run-ended"' in line])
-        append_lines(path, lines)
+        append_lines(path, lines, *appender)
 
     monkeypatch.setattr("wild.store.events_log.append_lines", counted_lines)
     assert sorted(run.id for run in sup.step().ended) == ids

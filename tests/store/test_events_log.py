@@ -11,8 +11,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from wild.errors import RefusedWriteError
 from wild.parsers.lines import Problem
 from wild.store.events_log import EventLog, read_events
+from wild.store.write_guard import open_own_file
 
 
 class SteppingClock:
@@ -166,3 +168,83 @@ def test_unserialisable_data_is_logged_as_text(tmp_path: Path) -> None:
     EventLog(path, SteppingClock()).append("x", where=Path("/tmp/a"), tags={"b", "a"})
     line = orjson.loads(path.read_bytes())
     assert (line["where"], line["tags"]) == ("/tmp/a", ["a", "b"])
+
+
+def _opens_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record each open of a wild file by the JSON lines appender."""
+    opened: list[Path] = []
+
+    def counting(file: Path, flags: int, mode: int = 0o666, *, own_folder: bool) -> int:
+        opened.append(file)
+        return open_own_file(file, flags, mode, own_folder=own_folder)
+
+    monkeypatch.setattr("wild.store.jsonl.open_own_file", counting)
+    return opened
+
+
+def _project_log(tmp_path: Path) -> Path:
+    (tmp_path / "project" / ".wild").mkdir(parents=True)
+    return tmp_path / "project" / ".wild" / "events.log"
+
+
+def test_the_log_is_opened_once_for_many_appends_and_again_after_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loop appends ~4 times an iteration: each an open of the folder and of the file
+    # before the kept descriptor (issue 22 item 8).
+    path = _project_log(tmp_path)
+    opened = _opens_of(path, monkeypatch)
+    log = EventLog(path, SteppingClock())
+    log.append("one")
+    log.append_all([("two", {}), ("three", {})])
+    log.append("four")
+    assert opened == [path]
+    log.close()
+    log.append("five")
+    assert opened == [path, path]
+    log.close()
+    kinds = [event["kind"] for event in read_events(path)[0]]
+    assert kinds == ["one", "two", "three", "four", "five"]
+
+
+def test_a_kept_log_replaced_or_removed_meanwhile_is_opened_afresh(tmp_path: Path) -> None:
+    # A compaction's rename or a human's `rm`: the next line goes to the file at the path,
+    # never to the inode the kept descriptor still holds.
+    path = _project_log(tmp_path)
+    log = EventLog(path, SteppingClock())
+    log.append("before")
+    path.rename(path.with_name("old.log"))
+    path.write_bytes(b'{"id":"x","ts":"t","kind":"new-file"}\n')
+    log.append("after-replace")
+    path.unlink()
+    log.append("after-rm")
+    log.close()
+    assert [e["kind"] for e in read_events(path.with_name("old.log"))[0]] == ["before"]
+    assert [e["kind"] for e in read_events(path)[0]] == ["after-rm"]
+
+
+def test_a_kept_log_turned_into_a_link_out_of_the_project_is_refused(tmp_path: Path) -> None:
+    # An agent plants a link at the name after the first append: the kept descriptor must not
+    # make the check moot (the same refusal as a fresh open's), and nothing is written there.
+    path = _project_log(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"")
+    log = EventLog(path, SteppingClock())
+    log.append("before")
+    path.unlink()
+    path.symlink_to(outside)
+    with pytest.raises(RefusedWriteError, match="outside the project"):
+        log.append("through-the-link")
+    log.close()
+    assert outside.read_bytes() == b""
+
+
+def test_a_kept_log_made_read_only_is_refused(tmp_path: Path) -> None:
+    path = _project_log(tmp_path)
+    log = EventLog(path, SteppingClock())
+    log.append("before")
+    path.chmod(0o444)
+    with pytest.raises(RefusedWriteError, match="read-only"):
+        log.append("after-chmod")
+    log.close()
+    assert [e["kind"] for e in read_events(path)[0]] == ["before"]

@@ -30,7 +30,7 @@ from wild.agents import orphans
 from wild.agents.registry import OutputFormat
 from wild.agents.run_result import AgentRun
 from wild.agents.sandbox import Sandbox, confine
-from wild.agents.tracking import RunTree
+from wild.agents.tracking import TRACK_S, RunTree
 from wild.agents.tree import Proc
 from wild.clock import Clock, SystemClock, iso
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
@@ -150,7 +150,10 @@ class _ProcessEnd:
 def _supervise(
     request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, started: float
 ) -> _ProcessEnd:
-    run_tree = RunTree(proc.pid).start()
+    # Followed from TRACK_S on, its first look then, as a follower started with the run
+    # looked first: a run that ends sooner (most instant agents) starts and joins no thread
+    # (each a wait for a thread switch on the loop's path; issue 22 item 8).
+    run_tree = RunTree(proc.pid)
     try:
         return _wait(request, proc, log, started, run_tree)
     finally:
@@ -171,6 +174,7 @@ def _wait(
             cancel=request.cancel,
             heartbeat_s=request.heartbeat_s,
             on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
+            once_running=(TRACK_S, run_tree.start),
         )
     except BaseException:
         # wait_or_cancel killed the group; the rest goes too, found by its tree or its run id

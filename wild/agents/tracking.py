@@ -67,7 +67,8 @@ class RunTree:
         return found
 
     def start(self) -> RunTree:
-        """Look every TRACK_S in a thread of its own, until `stop`."""
+        """Look now, then every TRACK_S, in a thread of its own, until `stop` (the runner
+        starts it once the run has gone on for TRACK_S)."""
         self._thread = threading.Thread(target=self._follow, name="wild-agent-tree", daemon=True)
         self._thread.start()
         return self
@@ -78,5 +79,7 @@ class RunTree:
             self._thread.join()
 
     def _follow(self) -> None:
-        while not self._stop.wait(TRACK_S):
+        while not self._stop.is_set():
             self.members()
+            if self._stop.wait(TRACK_S):
+                return

@@ -344,6 +344,8 @@ def approve_hash(project: Path, digest: str, *, path: Path | None = None) -> str
 def record_present(project: Path, how: str, *, path: Path | None = None) -> None:
     """As an agent starts (none runs now): every approval in the file is the human's; from
     now on one that wild did not record is void."""
+    if _changes_nothing(project, path, recording=True):
+        return
     with changing_store(project, path=path) as entry:
         recorded = dict(entry.recorded or {})
         entry.recorded = {h: recorded.get(h, how) for h in entry.hashes}
@@ -351,12 +353,51 @@ def record_present(project: Path, how: str, *, path: Path | None = None) -> None
 
 def remove_void(project: Path, *, path: Path | None = None) -> frozenset[str]:
     """Take out the approvals wild did not record (written while an agent ran); returns them."""
+    if _changes_nothing(project, path, recording=False):
+        return frozenset()
     with changing_store(project, path=path) as entry:
         if entry.recorded is None:
             return frozenset()
         void = frozenset(entry.hashes - entry.recorded.keys())
         entry.hashes -= void
     return void
+
+
+# The bytes of a project's own file last looked at by the guard, and whether `record_present`
+# and `remove_void` would each change nothing in a file holding them (one slot per file). The
+# guard calls both at every agent run (issue 22 item 8); a file whose bytes are these is not
+# locked, parsed or compared again. Both answers are a function of the bytes alone, read
+# whole: any other bytes (a forged approval, whatever its size or times) take the locked way.
+_quiet: dict[Path, tuple[bytes, bool, bool]] = {}
+_quiet_guard = threading.Lock()
+
+
+def _changes_nothing(project: Path, path: Path | None, *, recording: bool) -> bool:
+    """Whether `record_present` (`recording`) or `remove_void` would leave the project's own
+    file as it is now. False, the locked way then, when it has no file of its own (its first
+    change makes one), or a damaged one (the locked way fails closed, as before)."""
+    key = project_key(project)
+    own = project_file(key, path or approvals_path())
+    try:
+        data = own.read_bytes()
+    except OSError:
+        return False
+    with _quiet_guard:
+        kept = _quiet.get(own)
+    if kept is None or kept[0] != data:
+        try:
+            entry = _parse_entry(own, data, key, strict=True)
+        except FileFormatError:
+            return False
+        hashes, recorded = entry.hashes, entry.recorded
+        kept = (
+            data,
+            recorded is not None and recorded.keys() == hashes,
+            recorded is None or hashes <= recorded.keys(),
+        )
+        with _quiet_guard:
+            _quiet[own] = kept
+    return kept[1] if recording else kept[2]
 
 
 def pending_approvals(barrier_list: BarrierList, approvals: Approvals) -> tuple[Barrier, ...]:

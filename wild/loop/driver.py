@@ -160,7 +160,10 @@ class Loop:
 
     def run(self) -> LoopResult:
         with take_loop_lock(self.paths.root, lambda: running_loop(self.paths.state)):
-            return self._run()
+            try:
+                return self._run()
+            finally:
+                self.events.close()
 
     def _run(self) -> LoopResult:
         self.paths.logs.mkdir(exist_ok=True)

@@ -174,10 +174,26 @@ def _times(doc: PolicyDocument) -> tuple[datetime | None, datetime | None]:
     return active_from, expires_at
 
 
+# The last document read and the policy it describes: the loop's two views an iteration hand
+# the same parsed document while human-policy.md is unchanged (its parse is kept), and each
+# asked for its policy again (~70 Python calls; issue 22 item 8). Matched by identity: a
+# document is a frozen record that no one changes, kept alive here while it is matched.
+_last: list[tuple[PolicyDocument, HumanPolicy] | None] = [None]
+
+
 def policy_from_document(doc: PolicyDocument) -> HumanPolicy:
     """The policy a parsed file describes. Never raises: missing or unreadable values (the
     document's `problems` name them) take the mode's default, a missing mode the default's,
     and a file with no current policy (missing, empty) gives the default policy."""
+    last = _last[0]
+    if last is not None and last[0] is doc:
+        return last[1]
+    policy = _described(doc)
+    _last[0] = (doc, policy)
+    return policy
+
+
+def _described(doc: PolicyDocument) -> HumanPolicy:
     if doc.current is None:
         return default_policy()
     mode = _pick(doc.settings.get("mode"), read_mode, DEFAULT_MODE)

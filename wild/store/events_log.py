@@ -14,16 +14,21 @@ from typing import Any
 from wild.clock import Clock, iso_ms
 from wild.parsers.events_log import check_event_data, encode_event, parse_events
 from wild.parsers.lines import Problem
-from wild.store.jsonl import append_line, append_lines
+from wild.store.jsonl import KeptAppender, append_lines
 
 
 class EventLog:
-    """Appends events; safe to share between threads and to run in several processes at once."""
+    """Appends events; safe to share between threads and to run in several processes at once.
+
+    The file stays open between appends (`KeptAppender`: each append still checks the path
+    as a fresh open would) until `close`; a log that is never closed holds one descriptor
+    until the process ends."""
 
     def __init__(self, path: Path, clock: Clock) -> None:
         self.path = path
         self._clock = clock
         self._lock = threading.Lock()
+        self._appender = KeptAppender(path)
         self._last_ms = 0
         self._counter = 0
 
@@ -44,7 +49,7 @@ class EventLog:
             event_id, ts = self._next_id()
             line = encode_event(event_id, ts, kind, cause, data)
             # Written under the lock so that, within one process, file order is id order.
-            append_line(self.path, line)
+            append_lines(self.path, [line], self._appender)
         return event_id
 
     def append_all(
@@ -65,7 +70,12 @@ class EventLog:
                 cause = causes[index] if index < len(causes) else None
                 lines.append(encode_event(event_id, ts, kind, cause, data))
             if lines:
-                append_lines(self.path, lines)
+                append_lines(self.path, lines, self._appender)
+
+    def close(self) -> None:
+        """Close the kept file; a later append opens it again."""
+        with self._lock:
+            self._appender.close()
 
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:

@@ -101,18 +101,57 @@ def append_parts(path: Path, parts: Sequence[bytes | bytearray], *, durable: boo
     file just before the rename sees the inode changed and retries on the new file, so no
     line lands in a file that is about to disappear. `durable` fsyncs before returning.
     """
-    if not parts:
-        return
-    check_appendable(path)
-    for _ in range(_APPEND_ATTEMPTS):
-        # O_RDWR only so `_seal` can read the last byte; O_APPEND still puts the write at the end.
-        fd = open_own_file(
-            path, os.O_RDWR | os.O_APPEND | os.O_CREAT, _CREATE_MODE, own_folder=False
-        )
+    KeptAppender(path).append(parts, durable=durable, keep=False)
+
+
+class KeptAppender:
+    """`append_parts` to one file whose descriptor is kept open between appends, for a
+    process that appends to it all the time (the loop's events.log: ~4 appends an iteration,
+    each an open of the folder and of the file, and their closes, otherwise; issue 22 item 8).
+
+    Each append checks what `append_parts` checks, in the same order: the file is not a link
+    leading out of the project nor read-only (`check_appendable`, on the path as it is now),
+    and the descriptor is still the file at the path (`_is_current`). A file replaced since
+    (a compaction's rename, a human's `rm`, a link planted at its name) is opened afresh,
+    never followed through the old descriptor. Not thread-safe: its owner serialises appends.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def append(
+        self, parts: Sequence[bytes | bytearray], *, durable: bool = False, keep: bool = True
+    ) -> None:
+        """Append `parts` as `append_parts` does; `keep`: leave the descriptor open."""
+        if not parts:
+            return
+        check_appendable(self.path)
+        try:
+            for _ in range(_APPEND_ATTEMPTS):
+                if self._append_once(parts, durable=durable, keep=keep):
+                    return
+                self.close()
+        finally:
+            if not keep:
+                self.close()
+        raise WildError(f"{self.path}: the file kept being replaced while appending; try again")
+
+    def _append_once(
+        self, parts: Sequence[bytes | bytearray], *, durable: bool, keep: bool
+    ) -> bool:
+        """One attempt; False when the descriptor is not the file at the path any more."""
+        path = self.path
+        if self._fd is None:
+            # O_RDWR only so `_seal` can read the last byte; O_APPEND still puts the write
+            # at the end.
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+            self._fd = open_own_file(path, flags, _CREATE_MODE, own_folder=False)
+        fd = self._fd
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
             if not _is_current(fd, path):
-                continue
+                return False
             seal = _seal(fd)
             if seal:
                 # The end may look torn only because another append is halfway through a
@@ -120,15 +159,22 @@ def append_parts(path: Path, parts: Sequence[bytes | bytearray], *, durable: boo
                 # The exclusive lock waits for the appends under way; then judge again.
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 if not _is_current(fd, path):
-                    continue
+                    return False
                 seal = _seal(fd)
             _write_line(fd, [seal + parts[0], *parts[1:]] if seal else parts, durable=durable)
-            return
+            return True
         except OSError as error:  # a full disk on write: name the file
+            self.close()
             raise with_filename(error, path) from None
         finally:
-            os.close(fd)  # also releases the flock
-    raise WildError(f"{path}: the file kept being replaced while appending; try again")
+            if keep and self._fd is not None:  # else the close releases it
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the descriptor (which also releases any flock); the next append opens anew."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 def append_line(path: Path, line: bytes) -> None:
@@ -140,8 +186,9 @@ def append_line(path: Path, line: bytes) -> None:
     append_lines(path, [line])
 
 
-def append_lines(path: Path, lines: Sequence[bytes]) -> None:
-    """Append whole lines with one `append_bytes` (each as `append_line` takes it)."""
+def append_lines(path: Path, lines: Sequence[bytes], appender: KeptAppender | None = None) -> None:
+    """Append whole lines with one `append_bytes` (each as `append_line` takes it); through
+    `appender` (a `KeptAppender` of `path`) when given."""
     whole = []
     for given in lines:
         line = given if given.endswith(NEWLINE) else given + NEWLINE
@@ -149,7 +196,7 @@ def append_lines(path: Path, lines: Sequence[bytes]) -> None:
             raise ValueError(f"{path}: a JSON line must not contain a newline before its end")
         whole.append(line)
     if whole:
-        append_bytes(path, b"".join(whole))
+        (appender or KeptAppender(path)).append([b"".join(whole)], keep=appender is not None)
 
 
 def _whole_lines(data: bytes) -> bool:
