@@ -67,7 +67,7 @@ def _schedule(
 
 
 WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout", "run"]
-RUN_END_MARKER = "exit"  # `.wild/runs/<id>/exit`, written (renamed into place) by a run's wrapper
+RUN_END_MARKER = "exit"  # `.wild/runs/<id>/exit`, renamed into place; then `<id>` is touched
 
 # Editors' and wild's own scratch files: vim swap/backup/probe, gedit, emacs locks, atomic_write.
 _TEMP_PATTERNS = (".*.tmp", "*.swp", "*.swx", "*.swo", "*~", "4913", ".goutputstream-*", ".#*")
@@ -89,15 +89,17 @@ def _event_types() -> list[type[FileSystemEvent]]:
 
 
 def _run_event_types() -> list[type[FileSystemEvent]]:
-    """Under `.wild/runs/` only a run's exit marker wakes the loop, and every wrapper renames it
-    into place (written whole to a temp name first): the watch needs moves, and creations (a
-    folder made and its marker renamed before the watch on it is added is reported by
-    watchdog as the files it finds there, created). Without writes, deletions and attribute
-    changes, a run's claim, `pid`, log and marker writes are not turned into Python events on
-    the watcher's threads: about half of an instant run's events, and their thread switches."""
-    from watchdog.events import FileCreatedEvent, FileMovedEvent  # noqa: PLC0415 (see new_observer)
+    """`.wild/runs/` is watched alone, not its run folders: a run's wrapper, once its exit
+    marker is in place, sets its run folder's times (`wild.runs.wrapper.write_marker`), an
+    attribute change of an entry of the one folder watched. A watch per run folder (a
+    recursive watch) cost the loop an inotify watch and watchdog's paths for each run of the
+    sweep, held to its end (~0.4 KB a run, issue 23), and a scan of each new folder; the
+    folders' own writes (claim, `pid`, log) are not events at all now. watchdog asks inotify
+    for attribute changes only for the modified-event classes: `FileModifiedEvent` is named
+    for that (no file of `.wild/runs/` itself is written)."""
+    from watchdog.events import DirAttribEvent, FileModifiedEvent  # noqa: PLC0415 (see new_observer)
 
-    return [FileCreatedEvent, FileMovedEvent]
+    return [DirAttribEvent, FileModifiedEvent]
 
 
 # `stat_signature`: cheap to take; an editor's rename-save changes the inode, a chmod the mode.
@@ -225,8 +227,8 @@ class FolderWatcher:
         paths = WildPaths(Path(self._root))
         self._relevant = relevant_names(paths) | also  # `also`: more names, e.g. state.json
         self._control = str(paths.control)
-        # Run folders are watched (recursively, so new ones too) only by the loop, which
-        # must wake the moment a run's exit marker appears: no polling for run ends.
+        # `.wild/runs/` is watched only by the loop, which must wake the moment a run's exit
+        # marker appears (its wrapper then touches the run's folder): no polling for run ends.
         self._runs = str(paths.runs) if watch_runs else None
         self._on_control = on_control
         self._lock = threading.RLock()
@@ -251,7 +253,7 @@ class FolderWatcher:
                 _schedule(observer, self._on_event, self._root, recursive=False)
                 if self._runs is not None:
                     os.makedirs(self._runs, exist_ok=True)
-                    _schedule(observer, self._on_event, self._runs, recursive=True, runs_only=True)
+                    _schedule(observer, self._on_event, self._runs, recursive=False, runs_only=True)
                 observer.start()
             except OSError as exc:
                 raise WildError(
@@ -351,10 +353,11 @@ class FolderWatcher:
 
     def _route(self, path: str, *, is_directory: bool, attrib: bool = False) -> None:
         parent, name = os.path.split(path)
-        if is_directory or is_temp_name(name):
+        if is_directory:
+            if attrib and parent == self._runs:  # a run's folder touched: its marker is there
+                self.waker.wake(WakeReason("run", os.path.join(path, RUN_END_MARKER), name))
             return
-        if name == RUN_END_MARKER and os.path.dirname(parent) == self._runs:
-            self.waker.wake(WakeReason("run", path, os.path.basename(parent)))
+        if is_temp_name(name):
             return
         if parent != self._root:
             return

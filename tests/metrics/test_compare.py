@@ -9,6 +9,7 @@ import math
 import sys
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -241,3 +242,38 @@ def test_a_comparison_refused_for_want_of_a_metric_holds_no_run_beside_the_summa
     table = sweep_comparison(paths, log.index, log.index.sweeps["s1"])
     assert compared == [r.id for r in runs] and table.metric == "loss"
     assert [g.values for g in table.groups if g.values] == [(0.5,)]
+
+
+def test_the_comparison_holds_one_summary_for_every_run_that_logged_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The end of a 10,000-run `wild --sweep FILE --run`: each run's summary (and the metric
+    # files it names) was held to the end of the table, ~0.2 KB a run, though a run that
+    # logged nothing has nothing to compare. They are one object; a run's files are not kept.
+    from wild.metrics import comparison as module
+    from wild.metrics.kept import summaries as real
+
+    held: list[dict[str, RunSummary]] = []
+
+    def kept(*args: Any, **kwargs: Any) -> dict[str, RunSummary]:
+        found = real(*args, **kwargs)
+        held.append(found)
+        return found
+
+    monkeypatch.setattr(module, "summaries", kept)
+    paths = WildPaths(tmp_path / ".wild")
+    init_wild(paths)
+    runs = [RunRecord(f"s1-{n:03d}", "s1", {"i": n}, "true", "finished") for n in range(50)]
+    sweep = SweepRecord("s1", "i", {"name": "i"}, "done", tuple(r.id for r in runs))
+    lines = [sweep_line(sweep), *(run_line(r) for r in runs)]
+    paths.runs_log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    for run in runs:
+        paths.run_dir(run.id).mkdir(parents=True)
+    (paths.run_dir("s1-007") / "metrics.jsonl").write_text('{"step": 1, "loss": 0.5}\n')
+    log = RunLog(paths.runs_log, lean=True)
+    log.refresh()
+    table = sweep_comparison(paths, log.index, log.index.sweeps["s1"])
+    assert table.metric == "loss" and [g.values for g in table.groups if g.values] == [(0.5,)]
+    (found,) = held
+    assert len({id(s) for run_id, s in found.items() if run_id != "s1-007"}) == 1
+    assert found["s1-007"].last == {"loss": 0.5} and found["s1-007"].files == ()

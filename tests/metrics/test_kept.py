@@ -134,3 +134,33 @@ def test_fresh_summaries_wait_for_the_write_as_their_text_not_their_objects(
     again = kept_views.load_cache(paths)["runs"]
     assert again.keys() == set(ids)  # each entry written, and read back as it was found
     assert kept.decode(again["s1-00007"]["summary"]) == found["s1-00007"]
+
+
+def test_fresh_entries_wait_for_the_write_in_a_scratch_file_not_in_memory(
+    tmp_path: Path,
+) -> None:
+    # The final table of a 10,000-run sweep held each fresh entry's JSON text (~0.4 KB a run)
+    # until the cache's one write: above what the summaries themselves hold, most of the
+    # table's memory. They wait in an unnamed scratch file, read back as the write reaches them.
+    paths = WildPaths(tmp_path / ".wild")
+    runs = [RunRecord(f"s1-{n:05d}", "s1", {"i": n}, "true", "finished") for n in range(2000)]
+    for run in runs:
+        paths.run_dir(run.id).mkdir(parents=True)
+    spec = {"objective": {"metric": "loss", "mode": "min"}}
+    ids = tuple(run.id for run in runs)
+    index = RunIndex(
+        runs={run.id: run for run in runs},
+        sweeps={"s1": SweepRecord("s1", "s1", spec, "done", ids)},
+    )
+    kept.summaries(paths, index, runs[:5])  # warm: its imports
+    paths.metrics_cache.unlink()
+    tracemalloc.start()
+    try:
+        found = kept.summaries(paths, index, runs)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak - held < paths.metrics_cache.stat().st_size / 2  # 1.3× the file before
+    again = kept_views.load_cache(paths)["runs"]
+    assert again.keys() == set(ids)  # each entry written, and read back as it was found
+    assert kept.decode(again["s1-01999"]["summary"]) == found["s1-01999"]

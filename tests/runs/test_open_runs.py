@@ -109,3 +109,22 @@ def test_a_changed_line_is_checked_again(tmp_path: Path) -> None:
     assert result.started == ()
     assert sup.index.runs[ids[0]].status == "failed"
     assert not (paths.project / "PWNED").exists()
+
+
+def test_the_runs_seen_cost_their_place_in_one_dict_not_an_int_each() -> None:
+    # The queue's order (a rerun goes back to its place) kept an int per run ever seen, for
+    # the whole sweep, and twice while a compacted runs.jsonl was read again (issue 23: flat
+    # with the sweep's size). The order of a dict's keys is that place.
+    import tracemalloc
+
+    ended = [run(f"s1-{n:05d}", "finished") for n in range(5000)]
+    tracker = OpenRuns()
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        for record in ended:
+            tracker.record(record)
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert after - before < 30 * len(ended)  # ~47 bytes a run before, ~21 after

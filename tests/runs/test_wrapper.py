@@ -220,14 +220,14 @@ def test_the_marker_is_replaced_whole_or_not_at_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "exit"
-    wrapper.write_atomically(str(target), '{"old": 1}\n')
+    wrapper.write_marker(str(target), '{"old": 1}\n')
 
     def no_disk(_fd: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", no_disk)
     with pytest.raises(OSError):
-        wrapper.write_atomically(str(target), '{"new": 2}\n')
+        wrapper.write_marker(str(target), '{"new": 2}\n')
     assert target.read_text() == '{"old": 1}\n'  # never a torn or half-written marker
     assert [p.name for p in tmp_path.iterdir()] == ["exit"]  # the temp file is cleaned up
 

@@ -340,3 +340,29 @@ def test_a_lean_read_from_the_start_that_fails_midway_keeps_what_it_knew(
     log.refresh()  # the next read succeeds, from the start
     assert log.problems == [] and len(open_runs.running) == 100
     assert log.index.runs["s1-00150"].line == 152  # its place in the compacted file
+
+
+def test_a_sweep_read_again_as_it_was_is_the_record_held_at_its_new_line(tmp_path: Path) -> None:
+    # After a compaction the lean log reads runs.jsonl from its start, beside what it holds: a
+    # sweep's spec, line object and run ids were made twice (a 10,000-point grid's ~0.5 MB,
+    # at the loop's peak, issue 23). A sweep line as it was is the record held; a changed one
+    # is read as it is now.
+    path = tmp_path / "runs.jsonl"
+    early = dataclasses.replace(RUN, id="s0-001", sweep="s0")
+    append_records(path, [early, dataclasses.replace(early, status="running")])
+    runs = _queued_runs(300)
+    grid = {"name": "n", "parameters": {"i": list(range(300))}}
+    big = SweepRecord("s1", "n", grid, "active", tuple(run.id for run in runs))
+    other = SweepRecord("s2", "m", {"name": "m"}, "active")
+    append_records(path, [big, other, *runs])
+    log = RunLog(path, lean=True)
+    log.refresh()
+    held = log.index.sweeps["s1"]
+    assert held.line == 3
+    assert compact(path, tmp_path / ".lock").dropped == 1  # the sweep's line is now line 2
+    append_records(path, [dataclasses.replace(other, status="done")])
+    log.refresh()
+    again = log.index.sweeps["s1"]
+    assert again.line == 2 and again == dataclasses.replace(held, line=2)
+    assert again.spec is held.spec and again.raw is held.raw and again.run_ids is held.run_ids
+    assert log.index.sweeps["s2"].status == "done"

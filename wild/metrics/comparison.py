@@ -5,6 +5,7 @@ the plot."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from wild.errors import UsageError, WildError
 from wild.metrics.kept import summaries
@@ -18,6 +19,17 @@ from wild.record import record
 def _compared(run: RunRecord) -> RunRecord:
     """What `compare` reads of a run (id, sweep, params, status, reason), nothing else."""
     return RunRecord(run.id, run.sweep, run.params, "", run.status, reason=run.reason)
+
+
+_NOTHING = RunSummary({})  # the summary of a run that logged no metric
+
+
+def _compared_summary(summary: RunSummary) -> RunSummary:
+    """What `compare` reads of a run's summary: its numbers, not the files they came from;
+    one shared object for every run that logged nothing (a sweep of 10,000 held a summary
+    each, ~0.2 KB a run, to the end of its table)."""
+    numbers = replace(summary, files=())
+    return _NOTHING if numbers == _NOTHING else numbers
 
 
 def find_sweep(paths: WildPaths, index: RunIndex, name: str) -> SweepRecord:
@@ -44,7 +56,7 @@ def sweep_comparison(
     # table refused) before the runs are read again for what the table shows of each (id,
     # params, status; a 10,000-run sweep's records were tens of MB at the end, and the
     # runs kept beside the summaries for a refusal ~0.4 KB a run).
-    kept = summaries(paths, index, index.each_of_sweep(sweep.id))
+    kept = summaries(paths, index, index.each_of_sweep(sweep.id), keep=_compared_summary)
     objective = objective_of(sweep.spec)
     logged = sorted({key for s in kept.values() for key in s.last})
     chosen = metric or (objective.metric if objective is not None else None)

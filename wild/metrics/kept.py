@@ -13,6 +13,7 @@ takes no lock; failing to write loses nothing but time.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -119,14 +120,19 @@ def summaries(
     index: RunIndex,
     runs: Iterable[RunRecord],
     clock_ns: Callable[[], int] = time.time_ns,
+    keep: Callable[[RunSummary], RunSummary] = lambda summary: summary,
 ) -> dict[str, RunSummary]:
-    """Each of `runs`' summary: kept where its files stand unchanged, read afresh (and kept
-    for the next command) where they changed.
+    """Each of `runs`' summary (what `keep` keeps of it: a caller that reads only some of it
+    holds only that): kept where its files stand unchanged, read afresh (and kept for the
+    next command) where they changed.
 
-    A fresh entry waits for the cache's write as its encoded bytes, not as its objects:
-    nothing here reads it again, and at the end of a 10,000-run sweep the entries' objects
-    (key, inputs, signatures, the encoded summary) were most of the final table's memory."""
-    return {run_id: summary for run_id, summary, _ in _each_summary(paths, index, runs, clock_ns)}
+    A fresh entry waits for the cache's write as its encoded bytes in a scratch file, not as
+    its objects: nothing here reads it again, and at the end of a 10,000-run sweep the
+    entries' objects (key, inputs, signatures, the encoded summary) were most of the final
+    table's memory."""
+    return {
+        run_id: keep(summary) for run_id, summary, _ in _each_summary(paths, index, runs, clock_ns)
+    }
 
 
 def summary_entries(
@@ -155,23 +161,82 @@ def _each_summary(
     cache = load_cache(paths)
     kept = cache["runs"]
     changed = False
-    for run in runs:
-        entry = kept.get(run.id, {})
-        found = kept_summary(entry, index, run)
-        if found is None:
-            found, entry = fresh_entry(paths, index, run, clock_ns)
-            kept[run.id] = entry if entries else _encoded(entry)
-            changed = True
-        yield run.id, found, entry if entries else {}
-    if changed:
-        save_cache(paths, cache)
+    with _Spill() as spill:
+        for run in runs:
+            entry = kept.get(run.id, {})
+            found = kept_summary(entry, index, run)
+            if found is None:
+                found, entry = fresh_entry(paths, index, run, clock_ns)
+                kept[run.id] = entry if entries else spill.put(entry)
+                changed = True
+            yield run.id, found, entry if entries else {}
+        if changed:
+            save_cache(paths, cache, default=spill.text)
 
 
-def _encoded(entry: dict[str, Any]) -> Any:
-    """`entry` as the JSON it is written as (orjson writes a Fragment as it is); the entry
-    itself where it does not encode, so the cache's write fails as it would have. Copied to
-    a str: orjson's bytes sit in an allocation several times their size."""
+class _Spilled:
+    """A fresh entry waiting for the cache's write in the spill file: where its JSON is."""
+
+    __slots__ = ("at", "size")
+
+    def __init__(self, at: int, size: int) -> None:
+        self.at, self.size = at, size
+
+
+class _Spill:
+    """Fresh entries wait for the cache's write as their JSON in an unnamed scratch file, not
+    in memory: at the end of a 10,000-run sweep their text (~0.4 KB a run, held until the
+    one write) was most of the final table's memory above the loop's. The cache's write
+    reads each back as it reaches it (`text`, orjson's `default` hook). Where no scratch
+    file can be made or written, an entry waits as its text (a str: orjson's bytes sit in an
+    allocation several times their size); one that does not encode waits as it is, so the
+    cache's write fails as it would have."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._end = 0
+
+    def __enter__(self) -> _Spill:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def put(self, entry: dict[str, Any]) -> Any:
+        try:
+            data = orjson.dumps(entry)
+        except orjson.JSONEncodeError:
+            return entry
+        try:
+            if self._fd is None:
+                self._fd = _scratch_fd()
+            written = os.pwrite(self._fd, data, self._end)
+        except OSError:
+            written = -1
+        if written != len(data):  # no file, or a short write: kept in memory
+            return orjson.Fragment(data.decode())
+        spilled = _Spilled(self._end, written)
+        self._end += written
+        return spilled
+
+    def text(self, value: Any) -> orjson.Fragment:
+        """A spilled entry's JSON, read back (a value of any other type does not encode)."""
+        if not isinstance(value, _Spilled) or self._fd is None:
+            raise TypeError(f"not JSON: {type(value).__name__}")
+        data = os.pread(self._fd, value.size, value.at)
+        if len(data) != value.size:
+            raise OSError(f"the metrics cache's scratch file ended early at {value.at}")
+        return orjson.Fragment(data)
+
+
+def _scratch_fd() -> int:
+    """An unnamed file in the temporary folder, gone when closed (or the process ends)."""
+    import tempfile  # noqa: PLC0415 (only once a summary is read afresh)
+
+    scratch = tempfile.TemporaryFile()  # noqa: SIM115 (its descriptor outlives the object)
     try:
-        return orjson.Fragment(orjson.dumps(entry).decode())
-    except orjson.JSONEncodeError:
-        return entry
+        return os.dup(scratch.fileno())
+    finally:
+        scratch.close()

@@ -6,7 +6,7 @@ settled. Light on imports, since a kept listing is all such a command does."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -38,8 +38,11 @@ def load_cache(paths: WildPaths) -> dict[str, Any]:
     }
 
 
-def save_cache(paths: WildPaths, cache: dict[str, Any]) -> None:
-    """Write it whole (an atomic replace, no lock: a lost race loses only time).
+def save_cache(
+    paths: WildPaths, cache: dict[str, Any], default: Callable[[Any], Any] | None = None
+) -> None:
+    """Write it whole (an atomic replace, no lock: a lost race loses only time); `default`
+    encodes what JSON does not (orjson's hook: an entry kept outside the cache's objects).
 
     Encoded a run's entry at a time as it is written, never as one text: at 10,000 runs the
     cache is megabytes, and its text beside the entries was the peak of the loop's memory at
@@ -47,10 +50,10 @@ def save_cache(paths: WildPaths, cache: dict[str, Any]) -> None:
     payload = {"format": FORMAT, "wild": __version__, **cache}
     # A value that does not encode stops the write before the rename: nothing is replaced.
     with contextlib.suppress(OSError, orjson.JSONEncodeError):
-        atomic_write_parts(paths.metrics_cache, _encoded(payload))
+        atomic_write_parts(paths.metrics_cache, _encoded(payload, default))
 
 
-def _encoded(payload: dict[str, Any]) -> Iterator[bytes]:
+def _encoded(payload: dict[str, Any], default: Callable[[Any], Any] | None) -> Iterator[bytes]:
     """`orjson.dumps(payload)`, in parts: its `runs` object one entry at a time."""
     yield b"{"
     for n, (key, value) in enumerate(payload.items()):
@@ -60,7 +63,8 @@ def _encoded(payload: dict[str, Any]) -> Iterator[bytes]:
             continue
         yield b"{"
         for m, (run_id, entry) in enumerate(value.items()):
-            yield (b"," if m else b"") + orjson.dumps(run_id) + b":" + orjson.dumps(entry)
+            entry_text = orjson.dumps(entry, default=default)
+            yield (b"," if m else b"") + orjson.dumps(run_id) + b":" + entry_text
         yield b"}"
     yield b"}"
 

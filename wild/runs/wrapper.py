@@ -163,14 +163,19 @@ def signal_name(signum: int) -> str:
     return f"signal {signum}"
 
 
-def write_atomically(path: str, text: str) -> None:
-    """`path` holds `text` whole or keeps its old content: temp file, fsync, rename, dir fsync."""
-    write_whole(path, text, durable=True)
+def write_marker(path: str, text: str) -> None:
+    """The exit marker at `path`: written as `write_whole` does, durable, and its folder's
+    times touched once it is in place. That attribute change of an entry of `.wild/runs/` is
+    what wakes the loop, which watches that one folder, not each run's (a watch per run
+    folder held ~0.4 KB of the loop's memory per run for the whole sweep, issue 23)."""
+    write_whole(path, text, durable=True, touch_folder=True)
 
 
-def write_whole(path: str, text: str, *, durable: bool) -> None:
+def write_whole(path: str, text: str, *, durable: bool, touch_folder: bool = False) -> None:
     """`path` holds `text` whole or keeps its old content (temp file, rename); `durable`: on
-    the disk too (the temp file and the folder fsynced), so a machine crash keeps it."""
+    the disk too (the temp file and the folder fsynced), so a machine crash keeps it;
+    `touch_folder`: the folder's times set to now once it is in place (before the folder's
+    fsync: whoever that wakes reads it as soon as it could before)."""
     temp = f"{path}.tmp.{os.getpid()}"
     try:
         # O_EXCL | O_NOFOLLOW: never through a link planted at the temp name (as `_open_log`).
@@ -191,6 +196,11 @@ def write_whole(path: str, text: str, *, durable: bool) -> None:
         except OSError:
             pass
         raise
+    if touch_folder:
+        try:  # a wake only: the loop's slow poll still finds a marker no event announced
+            os.utime(os.path.dirname(path) or ".")
+        except OSError:
+            pass
     if durable:
         try:  # not every filesystem lets a directory be fsynced
             folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
@@ -540,7 +550,7 @@ def _start(args: Arguments, write_fd: int) -> int:
 
 def _start_failed(args: Arguments, exit_path: str, detail: str) -> int:
     text = marker_text(args, START_FAILED_EXIT, None, "start_failed", detail)
-    write_atomically(exit_path, text)
+    write_marker(exit_path, text)
     return START_FAILED_EXIT
 
 
@@ -790,7 +800,7 @@ def run(args: Arguments, *, pid_written: bool) -> int:
         pump.drain()  # the run's last output before the wrapper's own last line
     exit_code, sig = _exit_fields(child.status)
     _note(log, f"ended: exit code {exit_code}" + (f" ({sig})" if sig else ""))
-    write_atomically(exit_path, marker_text(args, exit_code, sig, reason))
+    write_marker(exit_path, marker_text(args, exit_code, sig, reason))
     log.release()
     return exit_code if 0 <= exit_code <= 255 else 1  # what a batch system's accounting shows
 

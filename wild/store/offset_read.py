@@ -91,8 +91,10 @@ class OffsetRead(Generic[P]):
 # How much of a file a chunked read (`file_chunks`) takes at a time: a read from the start
 # gives `start_over` this much at a time, and a compaction plans from chunks this size (each
 # chunk is copied about three times as it is split into lines: 1 MiB chunks raised a
-# 10,000-run compaction's peak RSS by 5.5 MiB).
-CHUNK_BYTES = 1 << 18
+# 10,000-run compaction's peak RSS by 5.5 MiB, 256 KiB by 2.7 (RSS sampled), 64 KiB by 1.5:
+# once a sweep's recording has freed its large buffers, glibc serves chunks this big from its
+# heap, where the lines' small objects then pin them).
+CHUNK_BYTES = 1 << 16
 
 
 def read_on(
