@@ -420,7 +420,7 @@ write_marker(os.path.join(run_dir, "exit"), '{"exit_code": 0}')
 """
 
 
-def test_a_runs_writes_reach_the_watchers_thread_only_as_creations_and_renames(
+def test_a_runs_writes_reach_the_watchers_thread_only_as_its_folders_touch(
     wild_dir: Path,
 ) -> None:
     """Only a run's end wakes the loop (its wrapper touches the run's folder once the marker
