@@ -384,7 +384,9 @@ def _children() -> list[int]:
     found: set[int] = set()
     try:
         for task in os.listdir(f"/proc/{me}/task"):
-            with open(f"/proc/{me}/task/{task}/children", encoding="ascii") as listing:
+            # Read as bytes: a text file would import its codec (`encodings.ascii`, which the
+            # launcher has not loaded) in every wrapper it forks, as `_name_self` says.
+            with open(f"/proc/{me}/task/{task}/children", "rb") as listing:
                 found.update(int(pid) for pid in listing.read().split())
         return sorted(found)
     except OSError:  # no /proc/…/children (CONFIG_PROC_CHILDREN): look at every process
