@@ -210,6 +210,17 @@ def test_the_comparison_keeps_of_each_run_what_it_shows_not_its_line(tmp_path: P
     assert fat - thin < 100 * len(notes) / 4
 
 
+def _a_finished_sweep_of_50_runs(tmp_path: Path) -> tuple[WildPaths, list[RunRecord]]:
+    """A project whose runs.jsonl holds sweep `s1` and its 50 finished runs (`i` 0-49)."""
+    paths = WildPaths(tmp_path / ".wild")
+    init_wild(paths)
+    runs = [RunRecord(f"s1-{n:03d}", "s1", {"i": n}, "true", "finished") for n in range(50)]
+    sweep = SweepRecord("s1", "i", {"name": "i"}, "done", tuple(r.id for r in runs))
+    lines = [sweep_line(sweep), *(run_line(r) for r in runs)]
+    paths.runs_log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return paths, runs
+
+
 def test_a_comparison_refused_for_want_of_a_metric_holds_no_run_beside_the_summaries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,12 +237,7 @@ def test_a_comparison_refused_for_want_of_a_metric_holds_no_run_beside_the_summa
         return real(run)
 
     monkeypatch.setattr(module, "_compared", counted)
-    paths = WildPaths(tmp_path / ".wild")
-    init_wild(paths)
-    runs = [RunRecord(f"s1-{n:03d}", "s1", {"i": n}, "true", "finished") for n in range(50)]
-    sweep = SweepRecord("s1", "i", {"name": "i"}, "done", tuple(r.id for r in runs))
-    lines = [sweep_line(sweep), *(run_line(r) for r in runs)]
-    paths.runs_log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    paths, runs = _a_finished_sweep_of_50_runs(tmp_path)
     log = RunLog(paths.runs_log, lean=True)
     log.refresh()
     with pytest.raises(UsageError, match="declares no objective"):
@@ -261,12 +267,7 @@ def test_the_comparison_holds_one_summary_for_every_run_that_logged_nothing(
         return found
 
     monkeypatch.setattr(module, "summaries", kept)
-    paths = WildPaths(tmp_path / ".wild")
-    init_wild(paths)
-    runs = [RunRecord(f"s1-{n:03d}", "s1", {"i": n}, "true", "finished") for n in range(50)]
-    sweep = SweepRecord("s1", "i", {"name": "i"}, "done", tuple(r.id for r in runs))
-    lines = [sweep_line(sweep), *(run_line(r) for r in runs)]
-    paths.runs_log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    paths, runs = _a_finished_sweep_of_50_runs(tmp_path)
     for run in runs:
         paths.run_dir(run.id).mkdir(parents=True)
     (paths.run_dir("s1-007") / "metrics.jsonl").write_text('{"step": 1, "loss": 0.5}\n')

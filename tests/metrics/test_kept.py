@@ -104,12 +104,9 @@ def test_the_cache_is_written_an_entry_at_a_time_and_reads_back_whole(tmp_path: 
     assert (peak - start) * 10 < paths.metrics_cache.stat().st_size
 
 
-def test_fresh_summaries_wait_for_the_write_as_their_text_not_their_objects(
-    tmp_path: Path,
-) -> None:
-    # The final table of a 10,000-run sweep reads every run's summary afresh: each fresh
-    # entry's objects (key, inputs, signatures, encoded summary) held until the one write
-    # were about twice the summaries themselves. They wait as their JSON text.
+def _a_finished_sweep_of_2000_runs(tmp_path: Path) -> tuple[WildPaths, list[RunRecord], RunIndex]:
+    """A sweep of 2,000 finished runs that logged nothing, its summaries' imports warm and no
+    metrics cache yet: what the final table reads afresh."""
     paths = WildPaths(tmp_path / ".wild")
     runs = [RunRecord(f"s1-{n:05d}", "s1", {"i": n}, "true", "finished") for n in range(2000)]
     for run in runs:
@@ -122,6 +119,17 @@ def test_fresh_summaries_wait_for_the_write_as_their_text_not_their_objects(
     )
     kept.summaries(paths, index, runs[:5])  # warm: its imports
     paths.metrics_cache.unlink()
+    return paths, runs, index
+
+
+def test_fresh_summaries_wait_for_the_write_as_their_text_not_their_objects(
+    tmp_path: Path,
+) -> None:
+    # The final table of a 10,000-run sweep reads every run's summary afresh: each fresh
+    # entry's objects (key, inputs, signatures, encoded summary) held until the one write
+    # were about twice the summaries themselves. They wait as their JSON text.
+    paths, runs, index = _a_finished_sweep_of_2000_runs(tmp_path)
+    ids = tuple(index.runs)
     tracemalloc.start()
     try:
         start, _ = tracemalloc.get_traced_memory()
@@ -142,18 +150,8 @@ def test_fresh_entries_wait_for_the_write_in_a_scratch_file_not_in_memory(
     # The final table of a 10,000-run sweep held each fresh entry's JSON text (~0.4 KB a run)
     # until the cache's one write: above what the summaries themselves hold, most of the
     # table's memory. They wait in an unnamed scratch file, read back as the write reaches them.
-    paths = WildPaths(tmp_path / ".wild")
-    runs = [RunRecord(f"s1-{n:05d}", "s1", {"i": n}, "true", "finished") for n in range(2000)]
-    for run in runs:
-        paths.run_dir(run.id).mkdir(parents=True)
-    spec = {"objective": {"metric": "loss", "mode": "min"}}
-    ids = tuple(run.id for run in runs)
-    index = RunIndex(
-        runs={run.id: run for run in runs},
-        sweeps={"s1": SweepRecord("s1", "s1", spec, "done", ids)},
-    )
-    kept.summaries(paths, index, runs[:5])  # warm: its imports
-    paths.metrics_cache.unlink()
+    paths, runs, index = _a_finished_sweep_of_2000_runs(tmp_path)
+    ids = tuple(index.runs)
     tracemalloc.start()
     try:
         found = kept.summaries(paths, index, runs)
