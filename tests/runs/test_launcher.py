@@ -83,6 +83,27 @@ def test_each_run_asked_for_runs_once_in_a_detached_wrapper_of_its_own(tmp_path:
     assert all('"exit_code": 0' in (d / "exit").read_text() for d in run_dirs)
 
 
+def test_a_launched_run_lives_by_its_own_environment_not_the_launchers(tmp_path: Path) -> None:
+    """The run's environment reaches its shell, and the log's limit is the run's
+    `WILD_MAX_LOG_BYTES` (the wrapper reads it from the request, not from its own environment,
+    which is the launcher's: it is not rewritten per run)."""
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    launcher = Launcher(sys.executable, tmp_path)
+    limit = 64 * 1024
+    line = 'echo "$ONLY_THE_RUN"; head -c 300000 /dev/zero | tr "\\0" x'
+    env = {"PATH": os.environ["PATH"], "ONLY_THE_RUN": "seen", "WILD_MAX_LOG_BYTES": str(limit)}
+    pid = launcher.launch(_args(run_dir, line), env, run_dir)
+    assert pid is not None
+    wait_gone(pid, "a launched wrapper")
+    launcher.close()
+    wait_gone(launcher.pid, "a launcher let go")
+    log = (run_dir / "log").read_bytes()
+    assert log.startswith(b"seen\n")
+    assert b"WILD_MAX_LOG_BYTES" in log  # the cut's notice names the limit's variable
+    assert limit // 2 < len(log) < limit + 4096  # cut to the run's limit, not 100 MB
+
+
 def test_a_sweep_starts_in_wrappers_forked_by_one_launcher_each_run_once(tmp_path: Path) -> None:
     paths = project(tmp_path)
     spawns = tmp_path / "spawns"

@@ -101,15 +101,17 @@ def test_the_shell_is_spawned_without_a_fork_in_the_workdir_in_a_group_of_its_ow
     monkeypatch.setattr(os, "fork", _no_fork)
     workdir = tmp_path / "work"
     workdir.mkdir()
-    args = _arguments(workdir, "pwd; echo err >&2; ps -o pgid= -p $$; cat; echo end")
+    args = _arguments(workdir, 'pwd; echo err >&2; ps -o pgid= -p $$; cat; echo "$GIVEN" end')
     here = os.getcwd()
     read_fd, write_fd = os.pipe()
-    pid = wrapper._start(args, write_fd)
+    pid = wrapper._start(args, write_fd, {"PATH": os.environ["PATH"], "GIVEN": "given"})
     os.close(write_fd)
     with os.fdopen(read_fd, "rb") as pipe:
         out = pipe.read().decode().split()
     assert os.waitpid(pid, 0)[1] == 0
-    assert out == [str(workdir), "err", str(pid), "end"]  # `cat` read nothing: /dev/null
+    # `cat` read nothing (/dev/null); the environment is the one given, not the wrapper's.
+    assert out == [str(workdir), "err", str(pid), "given", "end"]
+    assert "GIVEN" not in os.environ
     assert os.getcwd() == here
 
 
@@ -117,7 +119,7 @@ def test_a_shell_that_cannot_start_names_what_failed(tmp_path: Path) -> None:
     args = _arguments(tmp_path / "missing", "true")
     here = os.getcwd()
     with pytest.raises(FileNotFoundError) as raised:
-        wrapper._start(args, 1)
+        wrapper._start(args, 1, os.environ)
     assert str(raised.value) == f"[Errno 2] No such file or directory: '{tmp_path / 'missing'}'"
     assert os.getcwd() == here
 

@@ -136,9 +136,9 @@ def test_nothing_slow_is_imported_before_the_run_starts(tmp_path: Path) -> None:
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); import wrapper\n"
         "start = wrapper._start\n"
-        "def seen(args, fd):\n"
+        "def seen(args, fd, env):\n"
         "    print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
-        "    return start(args, fd)\n"
+        "    return start(args, fd, env)\n"
         "wrapper._start = seen\n"
         "sys.exit(wrapper.main(sys.argv[2:]))\n"
     )

@@ -46,7 +46,7 @@ else:
     import _signal
 if TYPE_CHECKING:
     import types
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any, BinaryIO, NoReturn
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
@@ -514,7 +514,7 @@ def marker_text(
     return json_object(fields) + "\n"
 
 
-def _start(args: Arguments, write_fd: int) -> int:
+def _start(args: Arguments, write_fd: int, env: Mapping[str, str]) -> int:
     """Start `/bin/sh -c INSTRUCTION` in the workdir, leader of a process group of its own,
     stdin /dev/null, stdout and stderr to `write_fd`; its pid. An OSError naming the path
     when the workdir or the shell cannot be reached.
@@ -533,7 +533,7 @@ def _start(args: Arguments, write_fd: int) -> int:
             return os.posix_spawn(
                 "/bin/sh",
                 ["/bin/sh", "-c", args.instruction],
-                os.environ,
+                env,
                 file_actions=[
                     (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                     (os.POSIX_SPAWN_DUP2, write_fd, 1),
@@ -692,9 +692,11 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.close(log)
-        os.environ.clear()
-        os.environ.update(env)
-        code = run(args, pid_written=True)
+        # The run's environment goes to its shell as posix_spawn's argument: not made the
+        # wrapper's own (`os.environ` cleared and filled: an unsetenv and a putenv per
+        # variable, ~90 copied pages of the launcher per run, issue 23). Nothing the wrapper
+        # does itself reads its environment but the log's limit, given `env` too.
+        code = run(args, pid_written=True, env=env)
     except BaseException:  # its traceback to the run's log, as a wrapper's
         try:
             import traceback
@@ -744,9 +746,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(args, pid_written=False)
 
 
-def run(args: Arguments, *, pid_written: bool) -> int:
+def run(args: Arguments, *, pid_written: bool, env: Mapping[str, str] | None = None) -> int:
     """Run the instruction of `args` to its end and write its marker; the exit code.
-    `pid_written`: who started this wrapper wrote its `pid` file before it let it run."""
+    `pid_written`: who started this wrapper wrote its `pid` file before it let it run.
+    `env`: the run's environment (default: the wrapper's own)."""
+    environ = os.environ if env is None else env
     run_dir = args.run_dir
     stops: list[int] = []
     # Until the signals are blocked below, a stop is remembered by a handler, never lost.
@@ -766,12 +770,12 @@ def run(args: Arguments, *, pid_written: bool) -> int:
         return _start_failed(args, exit_path, detail)
     read_fd, write_fd = os.pipe()
     try:
-        pid = _start(args, write_fd)
+        pid = _start(args, write_fd, environ)
     except OSError as error:
         detail = f"cannot start the instruction in {args.workdir}: {error}"
         os.close(read_fd)
         capped_log = _capped_log()
-        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=1)
+        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(environ), users=1)
         _note(log, detail)
         log.release()
         return _start_failed(args, exit_path, detail)
@@ -788,10 +792,10 @@ def run(args: Arguments, *, pid_written: bool) -> int:
     if _over_at_once(child, args, stops):
         # Nothing of the run is left to write to the pipe: its output is copied here, with
         # no pump thread (a thread costs a launched wrapper ~0.5 ms of CPU, issue 23).
-        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=1)
+        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(environ), users=1)
         _copy_pipe(read_fd, log)
     else:
-        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(), users=2)
+        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(environ), users=2)
         pump = capped_log.Pump(read_fd, log)
         if stops:
             _note(log, f"{signal_name(stops[0])} received: stopping the run")
