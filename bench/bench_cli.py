@@ -36,8 +36,8 @@ import orjson
 from figures import report
 
 import wild
+from wild.clock import RACY_NS
 from wild.commands.init import init_wild
-from wild.commands.status_cache import RACY_NS
 from wild.parsers.alerts import make_alert, status_update
 from wild.paths import WildPaths
 
@@ -129,7 +129,7 @@ def project(root: Path, tasks: str = "") -> WildPaths:
 
 def settle() -> None:
     """Let every file just written grow older than the status cache's racy window, as a
-    project's files are between two looks at it (`wild.commands.status_cache.RACY_NS`)."""
+    project's files are between two looks at it (`wild.clock.RACY_NS`)."""
     time.sleep(RACY_NS / 1e9 + 0.1)
 
 

@@ -19,7 +19,7 @@ machine slows both sides alike:
 - `wild --list-work --json`, small project: ≤ 1.3× `python -c 'import click, orjson'`;
   ORW's `--list-tasks` shown. The project as a person lists it: its files last written more
   than 2 s before (the window in which wild trusts no kept summary of a file,
-  `wild.commands.status_cache.RACY_NS`), so the queue kept in `work.cache.json` is used; the
+  `wild.clock.RACY_NS`), so the queue kept in `work.cache.json` is used; the
   same command right after an edit of tasks.md (the queue selected afresh) is shown too;
 - `wild --status` right after an edit of tasks.md: ≤ 1.5× that floor. The project's files
   settled first, as for `--list-work`: the edit is tasks.md's alone.
@@ -42,8 +42,8 @@ from pathlib import Path
 from figures import report
 
 import wild
+from wild.clock import RACY_NS
 from wild.commands.init import init_wild
-from wild.commands.status_cache import RACY_NS
 from wild.paths import WildPaths
 
 ROUNDS = 7

@@ -13,12 +13,12 @@ from typing import Any
 import orjson
 import pytest
 
+from wild.clock import RACY_NS
 from wild.commands import status as status_module
 from wild.commands import status_facts, status_tasks, work_queue
 from wild.commands.init import init_wild
 from wild.commands.status import status_data
 from wild.commands.status_cache import (
-    RACY_NS,
     file_inputs,
     settled,
     status_now,

@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_status_cache import rewrite_in_place
+from wild.clock import RACY_NS
 from wild.commands.init import init_wild
 from wild.commands.status import status_data
-from wild.commands.status_cache import RACY_NS, status_now
+from wild.commands.status_cache import status_now
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.paths import WildPaths
 from wild.store.runs_log import append_records

@@ -15,6 +15,12 @@ LONGEST_SPAN = timedelta(days=36525)
 LONGEST_SPAN_TEXT = f"100 years ({LONGEST_SPAN.days}d)"
 _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
+# A file changed less than this long before it was looked at may change again within its file
+# system's timestamp tick, size and times unchanged (git's "racy" rule): what wild keeps of
+# such a file (a summary, a parse) is not trusted, and the file is read again next time.
+# 2 s: coarser than any file system's timestamp tick wild meets.
+RACY_NS = 2_000_000_000
+
 
 class Clock(Protocol):
     def now(self) -> datetime: ...

@@ -12,13 +12,9 @@ from pathlib import Path
 from string import Template
 
 from wild.agents.signal_tags import inert
+from wild.clock import RACY_NS
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
-
-# A template file changed less than this long before it was read may change again within
-# its file system's timestamp tick, size unchanged (an in-place save): it is not kept, and
-# is read again next time (as `wild.commands.status_cache` trusts no summary of such a file).
-RACY_NS = 2_000_000_000
 
 Identity = tuple[int, int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
 

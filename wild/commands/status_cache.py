@@ -38,13 +38,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from wild import __version__
+from wild.clock import RACY_NS
 from wild.paths import WildPaths, approvals_path
 
 if TYPE_CHECKING:  # imported when a status is composed: `wild --list-work` needs neither
     from wild.commands.status_view import Data, Judge
 
 FORMAT = 2  # 2: the files' part's rest kept apart ("rest", wild.commands.status_tasks)
-RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
 Signature = list[int] | None
 
 

@@ -21,8 +21,9 @@ from typing import Any
 
 import orjson
 
+from wild.clock import RACY_NS
 from wild.metrics.follow import RunMetrics
-from wild.metrics.kept_views import RACY_NS, inputs_hold, load_cache, save_cache
+from wild.metrics.kept_views import inputs_hold, load_cache, save_cache
 from wild.parsers.metric_formats import number
 from wild.parsers.metric_summary import RunSummary, json_number, objective_of, summarize
 from wild.parsers.runs import RunIndex, RunRecord

@@ -12,11 +12,11 @@ from typing import Any
 import orjson
 
 from wild import __version__
+from wild.clock import RACY_NS
 from wild.paths import WildPaths
 from wild.store.files import atomic_write_parts, stat_signature
 
 FORMAT = 1
-RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp tick wild meets
 
 
 def load_cache(paths: WildPaths) -> dict[str, Any]:
