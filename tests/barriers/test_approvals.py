@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -415,3 +416,58 @@ def test_a_revoked_approval_still_leaves_the_record_at_the_next_start(tmp_path: 
     assert remove_void(project, path=store) == frozenset()
     record_present(project, "in the store when agent run 2 started", path=store)
     assert orjson.loads(own.read_bytes())["recorded"].keys() == {command_hash("make test")}
+
+
+def _forge_without_a_record(project: Path, store: Path, command: str) -> None:
+    """An agent's write of the project's own file: its command's hash approved, and the file
+    as one no loop has recorded yet (no "recorded"), as wild itself writes it before then."""
+    key = os.path.realpath(project)
+    own = project_file(key, store)
+    try:
+        document = orjson.loads(own.read_bytes())
+    except FileNotFoundError:
+        document = {"format": 2, "project": key, "approved": []}
+    document.pop("recorded", None)
+    document["approved"].append(command_hash(command))
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.write_bytes(orjson.dumps(document))
+
+
+def test_an_approval_forged_with_the_record_dropped_is_void_during_and_after_the_run(
+    tmp_path: Path,
+) -> None:
+    """The record (which approvals wild wrote) is in the agent's reach too: an agent that
+    drops it makes its file read as one no loop ran for, where every approval counts. What
+    counted as this process's agent started stands instead: the forged one is void while the
+    run goes on, removed as it ends, and not taken for the human's at the next start."""
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    approve(project, "make human", path=store)
+    record_present(project, "in the store when agent run 1 started", path=store)
+    _forge_without_a_record(project, store, "make forged")
+    during = load_project(project, path=store)[0]
+    assert during.allows("make human") and not during.allows("make forged")
+    assert remove_void(project, path=store) == {command_hash("make forged")}
+    record_present(project, "in the store when agent run 2 started", path=store)
+    after = load_approvals(project, path=store)
+    assert after.allows("make human") and not after.allows("make forged")
+
+
+def test_an_approval_forged_while_the_machine_file_is_damaged_is_never_the_humans(
+    tmp_path: Path,
+) -> None:
+    """wild 0.1's machine file damaged and no file of the project's own yet: recording fails
+    as the agent starts (the store approves nothing). A file the agent then writes for the
+    project, with no record, counts nothing during the run, is removed as the run ends, and
+    is not recorded as the human's at the next start."""
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    store.write_text('{"projects": [')  # damaged
+    with pytest.raises(FileFormatError):
+        record_present(project, "in the store when agent run 1 started", path=store)
+    _forge_without_a_record(project, store, "make forged")
+    assert not load_approvals(project, path=store).allows("make forged")
+    assert remove_void(project, path=store) == {command_hash("make forged")}
+    with contextlib.suppress(FileFormatError):
+        record_present(project, "in the store when agent run 2 started", path=store)
+    assert not load_approvals(project, path=store).allows("make forged")

@@ -145,6 +145,8 @@ if os.environ["WILD_ITERATION"] == "1":
     own = folder / "approvals" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
     data = json.loads(own.read_text())
     data["approved"].append(digest)
+    if os.environ["WILD_TEST_DROP_RECORD"] == "1":
+        del data["recorded"]  # as the file reads before any loop ran: every approval counts
     own.write_text(json.dumps(data))
     # ... and wild 0.1's file of every project, recorded as wild's own there too.
     machine = {"format": 1, "projects": {key: [digest]}, "recorded": {key: {digest: "x"}}}
@@ -155,9 +157,13 @@ print("<promise>" + ("COMPLETE" if kind == "planning" else "TASK_COMPLETE") + "<
 """
 
 
+@pytest.mark.parametrize("drop_record", [False, True], ids=["recorded-kept", "record-dropped"])
 def test_an_approval_the_agent_writes_into_the_store_is_void_and_raises_an_alert(
-    tmp_path: Path,
+    tmp_path: Path, drop_record: bool
 ) -> None:
+    """The agent adds its barrier's command to its project's file in the store (and, with a
+    record, to wild 0.1's file); or also drops the file's record, so that it reads as one no
+    loop ran for. The loop checks the barrier while the agent runs: it never runs it."""
     paths = WildPaths(tmp_path / "proj" / ".wild")
     init_wild(paths)
     marker = tmp_path / "ran.marker"
@@ -172,6 +178,7 @@ def test_an_approval_the_agent_writes_into_the_store_is_void_and_raises_an_alert
         **os.environ,
         "WILD_TEST_COMMAND": command,
         "WILD_TEST_PROJECT": str(paths.project),
+        "WILD_TEST_DROP_RECORD": "1" if drop_record else "0",
     }
     loop = _one_agent_run(tmp_path, paths, env)
     assert not marker.exists(), loop.stdout  # the forged approval never ran the command

@@ -23,11 +23,16 @@ An agent can still write the file itself. So wild records which approvals it wro
 the loop records, as each agent starts, those already there (no agent ran while they were
 added: the human's). Once a loop has done so for a project, an approval without a record is
 void: it appeared while an agent ran, and wild did not write it. The loop removes it when the
-run ends and raises an alert (`wild.commands.approval_guard`).
+run ends and raises an alert (`wild.commands.approval_guard`). The agent can drop the record
+as well, and a file with no record reads as one no loop ran for; so the loop also keeps, in
+its own memory until the run ends, what counted as the agent started, and in a file with no
+record only that counts meanwhile (an agent that forges the record itself is beyond these
+checks, which are in the same user's reach: `--sandbox` makes the store read-only to it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -217,10 +222,10 @@ def load_project(project: Path, *, path: Path | None = None) -> tuple[Approvals,
     """This project's approvals and recorded trust (None: never recorded), in one read; an
     unreadable file approves nothing and records nothing (fail closed).
     `wild.policy.trust.trust_from_json` reads the trust."""
-    entry = _read_entry(path or approvals_path(), project_key(project), strict=False)[0]
+    store, key = path or approvals_path(), project_key(project)
+    entry = _read_entry(store, key, strict=False)[0]
     hashes = frozenset(entry.hashes)
-    void = frozenset() if entry.recorded is None else hashes - entry.recorded.keys()
-    return Approvals(hashes - void, void), entry.trust
+    return Approvals(hashes - (void := _void(entry, _started_with(store, key))), void), entry.trust
 
 
 def load_checks(project: Path, *, path: Path | None = None) -> object:
@@ -343,61 +348,101 @@ def approve_hash(project: Path, digest: str, *, path: Path | None = None) -> str
 
 def record_present(project: Path, how: str, *, path: Path | None = None) -> None:
     """As an agent starts (none runs now): every approval in the file is the human's; from
-    now on one that wild did not record is void."""
-    if _changes_nothing(project, path, recording=True):
-        return
-    with changing_store(project, path=path) as entry:
-        recorded = dict(entry.recorded or {})
-        entry.recorded = {h: recorded.get(h, how) for h in entry.hashes}
+    now on one that wild did not record is void. What counts now is also kept in this
+    process until the run ends (`remove_void`): the record is in the agent's reach too, and a
+    file whose record the agent dropped (or that recording could not make: a damaged store)
+    reads as one no loop ever ran for, where every approval counts."""
+    store, key = path or approvals_path(), project_key(project)
+    try:
+        view = _quiet_view(store, key)
+        if view is not None and view.recorded is not None and view.recorded.keys() == view.hashes:
+            human = frozenset(view.hashes)  # every approval there recorded: nothing to write
+        else:
+            with changing_store(project, path=path) as entry:
+                recorded = dict(entry.recorded or {})
+                entry.recorded = {h: recorded.get(h, how) for h in entry.hashes}
+                human = frozenset(entry.hashes)
+    except BaseException:
+        human = frozenset()  # what counts now, read as every reader reads it (damaged: none)
+        with contextlib.suppress(OSError):
+            human = load_approvals(project, path=path).hashes
+        raise
+    finally:
+        with _started_guard:
+            _started[key, store] = human
 
 
 def remove_void(project: Path, *, path: Path | None = None) -> frozenset[str]:
-    """Take out the approvals wild did not record (written while an agent ran); returns them."""
-    if _changes_nothing(project, path, recording=False):
-        return frozenset()
-    with changing_store(project, path=path) as entry:
-        if entry.recorded is None:
+    """Take out the approvals wild did not record (written while an agent ran) and, for a
+    file with no record, those that did not count as this process's agent started; returns
+    them. The run is over: what counted as it started is forgotten."""
+    store, key = path or approvals_path(), project_key(project)
+    try:
+        view = _quiet_view(store, key)
+        if view is not None and not _void(view, _started_with(store, key)):
             return frozenset()
-        void = frozenset(entry.hashes - entry.recorded.keys())
-        entry.hashes -= void
-    return void
+        with changing_store(project, path=path) as entry:
+            found = _Entry(entry.hashes, None, entry.recorded, None)
+            void = _void(found, _started_with(store, key))
+            entry.hashes -= void
+        return void
+    finally:
+        with _started_guard:
+            _started.pop((key, store), None)
 
 
-# The bytes of a project's own file last looked at by the guard, and whether `record_present`
-# and `remove_void` would each change nothing in a file holding them (one slot per file). The
-# guard calls both at every agent run (issue 22 item 8); a file whose bytes are these is not
-# locked, parsed or compared again. Both answers are a function of the bytes alone, read
-# whole: any other bytes (a forged approval, whatever its size or times) take the locked way.
-_quiet: dict[Path, tuple[bytes, bool, bool]] = {}
+# What counted in each project's entry as an agent of this process started, until the run
+# ends (`record_present`, `remove_void`): the void approvals of a file with no record.
+_started: dict[tuple[str, Path], frozenset[str]] = {}
+_started_guard = threading.Lock()
+
+
+def _started_with(store: Path, key: str) -> frozenset[str] | None:
+    with _started_guard:
+        return _started.get((key, store))
+
+
+def _void(entry: _Entry, started_with: frozenset[str] | None) -> frozenset[str]:
+    """The approvals in `entry` that wild did not write: those its record leaves out, or with
+    no record while an agent of this process runs, those that did not count as it started
+    (with no record and no agent running: none, every approval is the human's)."""
+    if entry.recorded is not None:
+        return frozenset(entry.hashes - entry.recorded.keys())
+    return frozenset() if started_with is None else frozenset(entry.hashes - started_with)
+
+
+# The bytes of a project's own file last looked at by the guard, with its approvals and the
+# ones its record names (None: no record), one slot per file. The guard calls `record_present`
+# and `remove_void` at every agent run (issue 22 item 8); a file whose bytes are these, where
+# the call would change nothing, is not locked, parsed or compared again. What is kept is a
+# function of the bytes alone, read whole: any other bytes (a forged approval, whatever its
+# size or times) are parsed again.
+_quiet: dict[Path, tuple[bytes, frozenset[str], frozenset[str] | None]] = {}
 _quiet_guard = threading.Lock()
 
 
-def _changes_nothing(project: Path, path: Path | None, *, recording: bool) -> bool:
-    """Whether `record_present` (`recording`) or `remove_void` would leave the project's own
-    file as it is now. False, the locked way then, when it has no file of its own (its first
-    change makes one), or a damaged one (the locked way fails closed, as before)."""
-    key = project_key(project)
-    own = project_file(key, path or approvals_path())
+def _quiet_view(store: Path, key: str) -> _Entry | None:
+    """The project's own file's approvals and record, from its bytes as they are now; None
+    when it has no file of its own (its first change makes one) or a damaged one (the locked
+    way fails closed, as before)."""
+    own = project_file(key, store)
     try:
         data = own.read_bytes()
     except OSError:
-        return False
+        return None
     with _quiet_guard:
         kept = _quiet.get(own)
     if kept is None or kept[0] != data:
         try:
             entry = _parse_entry(own, data, key, strict=True)
         except FileFormatError:
-            return False
-        hashes, recorded = entry.hashes, entry.recorded
-        kept = (
-            data,
-            recorded is not None and recorded.keys() == hashes,
-            recorded is None or hashes <= recorded.keys(),
-        )
+            return None
+        recorded = None if entry.recorded is None else frozenset(entry.recorded)
+        kept = (data, frozenset(entry.hashes), recorded)
         with _quiet_guard:
             _quiet[own] = kept
-    return kept[1] if recording else kept[2]
+    names: dict[str, object] | None = None if kept[2] is None else dict.fromkeys(kept[2], "")
+    return _Entry(set(kept[1]), None, names, None)
 
 
 def pending_approvals(barrier_list: BarrierList, approvals: Approvals) -> tuple[Barrier, ...]:

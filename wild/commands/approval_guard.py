@@ -4,7 +4,9 @@ write, is void: it is removed when the run ends, and an alert tells the human.
 As each agent starts, the approvals in the store are recorded as the human's (no agent ran
 while they were added); `wild --approve` and the dashboard record theirs as they write them.
 Every reader, in any process, leaves an unrecorded approval out (`wild.barriers.approvals`),
-so a forged one never runs a command, even during the run that forged it.
+so a forged one never runs a command, even during the run that forged it. The record is in
+the agent's reach too: for a file whose record is gone, the loop's readers count only what
+counted as the run started (`record_present` keeps it in this process until `remove_void`).
 """
 
 from __future__ import annotations
