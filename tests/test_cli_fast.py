@@ -222,6 +222,38 @@ def test_the_loop_runs_its_agent_without_importing_click(tmp_path: Path) -> None
     assert done.stderr.splitlines()[-1] == "click loaded: False"
 
 
+# Counts the collector's passes from `python -m wild`'s start to its agent's spawn.
+PASSES = """
+import gc, os, runpy, sys
+def passes():
+    return sum(generation["collections"] for generation in gc.get_stats())
+start = passes()
+def spawning(event, args):
+    if event == "subprocess.Popen" and "agent.sh" in str(args[1]):
+        sys.stderr.write(f"passes: {passes() - start}\\n")
+sys.addaudithook(spawning)
+sys.argv = ["wild", *sys.argv[1:]]
+runpy.run_module("wild", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_the_collector_is_held_off_from_the_start_to_the_agent(tmp_path: Path) -> None:
+    """wild's imports make many objects and free almost none: the collector's passes over
+    them (8 before the loop's action) would find nothing to free."""
+    root = init_wild_dir(tmp_path)
+    (root / "tasks.md").write_text("# Tasks\n\n- [ ] [P1] task-001: Do it\n")
+    (tmp_path / "agent.sh").write_text("cat > /dev/null\n")
+    done = subprocess.run(
+        [sys.executable, "-c", PASSES, *BENCH[:-1], str(root)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert "passes: 0" in done.stderr.splitlines(), done.stdout + done.stderr
+
+
 @pytest.mark.parametrize(
     ("argv", "code", "error"),
     [

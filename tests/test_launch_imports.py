@@ -51,7 +51,7 @@ def reading(*args, **kwargs):
 orphans.dying_with_parent = listing
 os.write = writing
 runner._read_output = reading
-listing = sys.argv[1]
+out_path = sys.argv[1]
 sys.argv = ["wild", *sys.argv[2:]]
 try:
     main()
@@ -59,7 +59,7 @@ except SystemExit:
     pass
 finally:
     collecting["end"] = gc.isenabled()
-    with open(listing, "wb") as out:
+    with open(out_path, "wb") as out:
         out.write(orjson.dumps({"spawn": at_spawn[0] if at_spawn else None,
                                 "go": at_go[0] if at_go else None,
                                 "end": sorted(sys.modules),
