@@ -117,7 +117,7 @@ LATE = (
     # took before the first read: watchdog (with logging and queue) is not on the way.
     "watchdog",
     "logging",
-    # The loop run is read without click (wild.cli_options): click and its command (~16 ms)
+    # The loop run is read without click (wild.cli_options): click and its command (~11 ms)
     # are the other commands', and a failure's.
     "click",
     "wild.cli",

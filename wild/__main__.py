@@ -2,7 +2,7 @@
 
 A command line that only runs the loop is read without click (wild.cli_options'
 `parse_loop_run`, from the same descriptions click's command is built from): importing click
-and building its command is ~16 ms of CPU before the first agent starts (issue 22 item 8).
+and building its command is ~11 ms of CPU before the first agent starts (issue 22 item 8).
 Every other command line, and any that reading leaves, goes to click's command (wild.cli).
 """
 

@@ -3,7 +3,7 @@
 `wild.cli` builds the click command from `OPTIONS` (its help, its checks, every action). A
 command line that only runs the loop (`wild "GOAL" --agent-cmd … --max-iterations 1`) is read
 here by `parse_loop_run` instead, from the same descriptions: importing click and building its
-command cost ~16 ms of CPU before the first agent's start, which the Python floor of the launch
+command cost ~11 ms of CPU before the first agent's start, which the Python floor of the launch
 goal (`import click, orjson`) pays but the loop does not have to (issue 22 item 8). Anything
 else (another flag, `--help`, `--`, a value click would refuse) is left to click, so that its
 errors and its help stay click's own; tests/test_cli_fast.py holds the two readings equal.
