@@ -24,7 +24,28 @@ PROBE = """
 import gc
 import os
 import sys
+import re
 import orjson
+# Patterns only later work uses (issue 22 item 8): compiled when first used, not on the way.
+LAZY = {
+    "output lone surrogate": "[\\ud800-\\udfff]",
+    "clock year": r"(?<!\\d)\\d{4}(?!\\d)",
+    "lines other breaks": r"[^\\n]*\\n|[^\\n]+\\Z",
+    "masking fence run": r"`{3,}|~{3,}",
+    "field_values duration": r"(?P<n>\\d+(?:\\.\\d*)?|\\.\\d+)[ \\t]*(?P<unit>[A-Za-z]*)",
+    "jsonl structure": rb'["{}\\[\\]]',
+    "tasks edits task number": r"task-([0-9]+)",
+    "tasks edits newlines": r"\\s*[\\r\\n]+\\s*",
+    "policy plain field": (
+        r"[ \\t]*[-*+][ \\t]+(?P<key>[A-Za-z][A-Za-z \\t-]*?)[ \\t]*:[ \\t]*(?P<value>.*)"
+    ),
+}
+real_compile = re.compile
+seen = []
+def compiling(pattern, flags=0):
+    seen.append(pattern)
+    return real_compile(pattern, flags)
+re.compile = compiling
 from wild.agents import orphans, runner
 from wild.__main__ import main
 real = orphans.dying_with_parent
@@ -44,6 +65,7 @@ def writing(fd, data):
         collecting["go"] = gc.isenabled()
         grammar = getattr(sys.modules["wild.parsers.human"], "_grammar", None)
         compiled["human.md sections"] = grammar.cache_info().currsize if grammar else None
+        compiled["lazy"] = sorted(name for name, source in LAZY.items() if source in seen)
     return real_write(fd, data)
 def reading(*args, **kwargs):
     collecting.setdefault("agent_ended", gc.isenabled())
@@ -161,4 +183,7 @@ def test_the_first_agent_starts_before_what_only_later_work_needs(tmp_path: Path
     # free nothing), then runs as ever: while the agent works and after the loop.
     assert found["collecting"] == {"go": False, "agent_ended": True, "end": True}
     # human.md holds no input: its sections' patterns (~3 ms to compile) are not compiled.
-    assert found["compiled"] == {"human.md sections": 0}
+    # Nor the patterns only later work uses (~1 ms to compile): a character that is not UTF-8,
+    # a hand-written time, a duration, a line break other than "\\n", a fence, a torn JSON
+    # line, a new task's number, a policy field without bold.
+    assert found["compiled"] == {"human.md sections": 0, "lazy": []}
