@@ -7,7 +7,6 @@ log), 130 interrupted.
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -19,22 +18,25 @@ import click
 from click.core import ParameterSource
 
 from wild import __version__
-from wild.clock import Clock, SystemClock
-from wild.commands.actions import (
-    ACTIONS,
-    EVERY,
-    HANDLERS,
-    LOOP,
-    SERVE,
-    Call,
-    action_words,
-    misplaced_option,
+from wild import cli_options as options
+from wild.cli_options import (
+    CHOICE,
+    FLAG,
+    FLOAT,
+    INT,
+    OPTIONAL,
+    OPTIONS,
+    PATH,
+    SECTIONS,
+    Option,
+    call_for,
+    print_undecodable_bytes_as_they_are,
 )
+from wild.clock import Clock, SystemClock
+from wild.commands.actions import HANDLERS, LOOP, SERVE, action_words, misplaced_option
 from wild.errors import UsageError, WildError
 from wild.output import capped
-from wild.parsers.severity import SEVERITIES
 from wild.paths import WildPaths
-from wild.serve import DEFAULT_PORT
 
 clock: Clock = SystemClock()
 SWEEP_COMMAND = "wild.sweep_command"  # ctx.meta: the words of `wild --sweep -- CMD…`
@@ -44,47 +46,41 @@ class GuardedCommand(click.Command):
     """Maps wild's errors to one `Error: …` line and an exit code, also under CliRunner."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        _print_undecodable_bytes_as_they_are()
+        print_undecodable_bytes_as_they_are()
         try:
             return super().invoke(ctx)
-        except WildError as exc:
-            click.echo(f"Error: {capped(str(exc))}", err=True)
-            ctx.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            ctx.exit(130)
-        except BrokenPipeError:
-            # The reader went away (`wild demo | head`): stop quietly, as other CLIs do.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            ctx.exit(1)
-        except OSError as exc:  # the system refused: a lock held, a file wild cannot use
-            from wild.commands.failures import os_error_message  # noqa: PLC0415  (on failure)
-
-            has_dir = "wild_dir" in ctx.params
-            folder = WildPaths.resolve(ctx.params["wild_dir"]).root if has_dir else None
-            click.echo(f"Error: {capped(os_error_message(exc, folder))}", err=True)
-            ctx.exit(1)
-        except Exception as exc:  # a bug: keep the user's terminal free of tracebacks
-            from wild.commands.failures import crash_log  # noqa: PLC0415  (on failure)
-
-            click.echo(
-                f"Error: wild crashed ({type(exc).__name__}: {capped(str(exc))}); "
-                + crash_log(exc),
-                err=True,
-            )
-            ctx.exit(3)
+        except (Exception, KeyboardInterrupt) as exc:
+            ctx.exit(failure_code(exc, ctx.params.get("wild_dir"), "wild_dir" in ctx.params))
 
 
-def _print_undecodable_bytes_as_they_are() -> None:
-    """Let stdout write back the bytes of a file that are not UTF-8, as `cat` would.
+def failure_code(exc: Exception | KeyboardInterrupt, wild_dir: str | None, has_dir: bool) -> int:
+    """Say what went wrong in one line on stderr; the exit code it means. `wild_dir`: the
+    `--dir` given (`has_dir`: the command reads one), for an OSError's message."""
+    if isinstance(exc, WildError):
+        click.echo(f"Error: {capped(str(exc))}", err=True)
+        return exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        click.echo("Interrupted.", err=True)
+        return 130
+    if isinstance(exc, BrokenPipeError):
+        # The reader went away (`wild demo | head`): stop quietly, as other CLIs do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    if isinstance(exc, OSError):  # the system refused: a lock held, a file wild cannot use
+        from wild.commands.failures import os_error_message  # noqa: PLC0415  (on failure)
 
-    wild reads files with surrogateescape, so such a byte is a lone surrogate in the text; a
-    strict UTF-8 stdout (a desktop locale) would fail on it. stderr already escapes them.
-    """
-    stdout = sys.stdout
-    if isinstance(stdout, io.TextIOWrapper) and stdout.errors == "strict":
-        stdout.reconfigure(errors="surrogateescape")
+        folder = WildPaths.resolve(wild_dir).root if has_dir else None
+        click.echo(f"Error: {capped(os_error_message(exc, folder))}", err=True)
+        return 1
+    # A bug: keep the user's terminal free of tracebacks.
+    from wild.commands.failures import crash_log  # noqa: PLC0415  (on failure)
+
+    click.echo(
+        f"Error: wild crashed ({type(exc).__name__}: {capped(str(exc))}); " + crash_log(exc),
+        err=True,
+    )
+    return 3
 
 
 FC = TypeVar("FC", bound=Callable[..., Any])
@@ -113,27 +109,12 @@ class HelpSection:
         return click.option(*decls, cls=WildOption, section=self, goes_with=goes_with, **attrs)
 
 
-# The sections of `wild --help`, in the order a person scans them.
-RUN_THE_LOOP = HelpSection("Run the loop")
-TASKS_AND_INPUT = HelpSection("Tasks and input")
-ALERTS = HelpSection("Alerts")
-BARRIERS_AND_APPROVAL = HelpSection("Barriers and approval")
-RUNS_AND_SWEEPS = HelpSection("Runs and sweeps")
-READING_STATE = HelpSection("Reading state")
-THE_DASHBOARD = HelpSection("The dashboard")
-SET_UP = HelpSection("Set up")
-EVERYWHERE = HelpSection("With any command")  # --dir, and click's own --version and --help
-HELP_SECTIONS = (
-    RUN_THE_LOOP,
-    TASKS_AND_INPUT,
-    ALERTS,
-    BARRIERS_AND_APPROVAL,
-    RUNS_AND_SWEEPS,
-    READING_STATE,
-    THE_DASHBOARD,
-    SET_UP,
-    EVERYWHERE,
-)
+# The sections of `wild --help`, in the order a person scans them (wild.cli_options names them).
+HELP_SECTIONS = tuple(HelpSection(title) for title in SECTIONS)
+_SECTION = {section.title: section for section in HELP_SECTIONS}
+RUN_THE_LOOP = _SECTION[options.RUN_THE_LOOP]
+READING_STATE = _SECTION[options.READING_STATE]
+EVERYWHERE = _SECTION[options.EVERYWHERE]  # --dir, and click's own --version and --help
 # Shown at the end of `wild --help`.
 EXAMPLES = (
     'wild "Fix the flaky tests" --agent codex --max-iterations 20',
@@ -280,10 +261,6 @@ def _sweep_command(args: list[str]) -> tuple[list[str], list[str] | None]:
     return args, None
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
 @click.command(
     "demo",
     cls=GuardedCommand,
@@ -297,6 +274,45 @@ def demo() -> None:
     sys.exit(run_demo(out=click.echo, heading=lambda title: click.secho(title, bold=True)))
 
 
+def _click_option(option: Option) -> Callable[[FC], FC]:
+    """The click option `option` describes, in its help section."""
+    attrs: dict[str, Any] = {"metavar": option.metavar, "help": option.help}
+    if option.kind == FLAG:
+        attrs["is_flag"] = True
+    elif option.kind == OPTIONAL:  # `--approve` alone, or `--approve ID`
+        attrs.update(is_flag=False, flag_value="", default=None)
+    elif option.kind == INT and _ranged(option):
+        low, high = (None if n is None else int(n) for n in (option.low, option.high))
+        attrs["type"] = click.IntRange(low, high, min_open=option.low_open)
+    elif option.kind == FLOAT and _ranged(option):
+        attrs["type"] = click.FloatRange(option.low, option.high, min_open=option.low_open)
+    elif option.kind in (INT, FLOAT):
+        attrs["type"] = int if option.kind == INT else float
+    elif option.kind == PATH:
+        attrs["type"] = click.Path(path_type=Path)
+    elif option.kind == CHOICE:
+        attrs["type"] = click.Choice(option.choices)
+    if option.default is not None:
+        attrs.update(default=option.default, show_default=True)
+    if option.multiple:
+        attrs["multiple"] = True
+    section = _SECTION[option.section]
+    if option.acts:
+        return section.action(*option.decls, also=option.goes_with, **attrs)
+    return section.option(*option.decls, goes_with=option.goes_with, **attrs)
+
+
+def _ranged(option: Option) -> bool:
+    return option.low is not None or option.high is not None
+
+
+def _options(command: FC) -> FC:
+    """Every option of `wild`, from `wild.cli_options.OPTIONS`, in its order."""
+    for option in reversed(OPTIONS):
+        command = _click_option(option)(command)
+    return command
+
+
 @click.command(
     "wild",
     cls=WildCommand,
@@ -305,421 +321,36 @@ def demo() -> None:
 )
 @click.argument("goal", required=False)
 @click.version_option(__version__, "--version", prog_name="wild", message="%(prog)s %(version)s")
-# Run the loop
-@RUN_THE_LOOP.option(
-    "--goal",
-    "goal_option",
-    metavar="TEXT",
-    goes_with=(LOOP,),
-    help="The goal as an option (any text: --goal demo).",
-)
-@RUN_THE_LOOP.option(
-    "--agent",
-    metavar="NAME",
-    goes_with=(LOOP,),
-    help="claude (default), codex, opencode, gemini, copilot, cursor-agent, aider, custom.",
-)
-@RUN_THE_LOOP.option(
-    "--model", metavar="M", goes_with=(LOOP,), help="Model name passed to the agent."
-)
-@RUN_THE_LOOP.option(
-    "--agent-cmd",
-    metavar="CMD",
-    goes_with=(LOOP,),
-    help="Any command; the prompt comes on stdin.",
-)
-@RUN_THE_LOOP.option(
-    "--policy",
-    metavar="MODE",
-    goes_with=(LOOP,),
-    help="Start under this policy mode or preset.",
-)
-@RUN_THE_LOOP.option(
-    "--duration",
-    metavar="D",
-    goes_with=("update_policy", LOOP),
-    help="How long --policy or --update-policy lasts (6h).",
-)
-@RUN_THE_LOOP.option(
-    "--policy-file",
-    type=click.Path(path_type=Path),
-    metavar="F",
-    goes_with=(LOOP,),
-    help="Start with this human-policy.md.",
-)
-@RUN_THE_LOOP.option(
-    "--max-iterations",
-    type=click.IntRange(min=1),
-    metavar="N",
-    goes_with=(LOOP,),
-    help="Stop after N iterations.",
-)
-@RUN_THE_LOOP.option(
-    "--max-time", metavar="D", goes_with=(LOOP,), help="Stop after this long (4h, 90m)."
-)
-@RUN_THE_LOOP.option(
-    "--max-cost",
-    type=click.FloatRange(min=0, min_open=True, max=1e12),
-    metavar="USD",
-    goes_with=(LOOP,),
-    help="Stop once the reported cost reaches this.",
-)
-@RUN_THE_LOOP.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    metavar="N",
-    goes_with=(LOOP,),
-    help="Stop once the reported tokens reach this.",
-)
-@RUN_THE_LOOP.option(
-    "--agent-timeout",
-    metavar="D",
-    default="1h",
-    show_default=True,
-    goes_with=(LOOP,),
-    help="Kill an agent run after this long.",
-)
-@RUN_THE_LOOP.option(
-    "--context-window",
-    type=click.IntRange(min=0, max=100),
-    default=5,
-    show_default=True,
-    metavar="N",
-    goes_with=(LOOP,),
-    help="Past iterations' notes per prompt.",
-)
-@RUN_THE_LOOP.option(
-    "--checkpoint-every",
-    type=click.IntRange(min=1),
-    metavar="N",
-    goes_with=(LOOP,),
-    help="Git-commit the iterations' changes every N.",
-)
-@RUN_THE_LOOP.option(
-    "--once", is_flag=True, goes_with=(LOOP,), help="Run one iteration, then exit."
-)
-@RUN_THE_LOOP.option(
-    "--sandbox",
-    is_flag=True,
-    goes_with=(LOOP,),
-    help="Run each agent under bubblewrap (bwrap).",
-)
-@RUN_THE_LOOP.option(
-    "--webhook-port",
-    type=click.IntRange(0, 65535),
-    metavar="PORT",
-    goes_with=(LOOP,),
-    help="Serve the loopback webhook here (0: any port).",
-)
-@RUN_THE_LOOP.action("--pause", is_flag=True, help="Let the running agent finish, then wait.")
-@RUN_THE_LOOP.action("--resume", is_flag=True, help="Resume a paused loop.")
-@RUN_THE_LOOP.action("--stop", is_flag=True, help="Stop the running loop now (kills its agent).")
-# Tasks and input
-@TASKS_AND_INPUT.action(
-    "--human-input", metavar="TEXT", help="Queue input for the agent in human.md."
-)
-@TASKS_AND_INPUT.option(
-    "--urgent",
-    is_flag=True,
-    goes_with=("human_input",),
-    help="With --human-input: handle it before the rest.",
-)
-@TASKS_AND_INPUT.action("--add-task", metavar="TEXT", help="Append a task to tasks.md.")
-@TASKS_AND_INPUT.option(
-    "--priority",
-    type=int,
-    metavar="N",
-    default=2,
-    show_default=True,
-    goes_with=("add_task",),
-    help="With --add-task: 1 is highest.",
-)
-@TASKS_AND_INPUT.option(
-    "--depends-on",
-    multiple=True,
-    metavar="ID",
-    goes_with=("add_task",),
-    help="With --add-task: a task it waits for.",
-)
-@TASKS_AND_INPUT.option(
-    "--blocked-by",
-    multiple=True,
-    metavar="ID",
-    goes_with=("add_task",),
-    help="With --add-task: a barrier it waits for.",
-)
-@TASKS_AND_INPUT.action(
-    "--update-policy", metavar="MODE", help="Switch the human policy to a mode or preset."
-)
-# Alerts
-@ALERTS.action("--alert", is_flag=True, help="Append an alert (for jobs and scripts).")
-@ALERTS.option(
-    "--severity",
-    type=click.Choice(SEVERITIES),
-    metavar="S",
-    goes_with=("alert",),
-    help=f"With --alert: {', '.join(SEVERITIES)}.",
-)
-@ALERTS.option(
-    "--source",
-    metavar="SRC",
-    goes_with=("alert",),
-    help="With --alert: who raises it, e.g. training-job-3.",
-)
-@ALERTS.option(
-    "--type",
-    "alert_type",
-    metavar="T",
-    goes_with=("alert",),
-    help="With --alert: e.g. OOM, divergence.",
-)
-@ALERTS.option(
-    "--description", metavar="D", goes_with=("alert",), help="With --alert: what happened."
-)
-@ALERTS.option(
-    "--context",
-    metavar="JSON",
-    goes_with=("alert",),
-    help="With --alert: a JSON object of details.",
-)
-@ALERTS.option(
-    "--choice",
-    multiple=True,
-    metavar="C",
-    goes_with=("alert",),
-    help="With --alert: an option the agent may pick.",
-)
-@ALERTS.action(
-    "--wait-alert", metavar="ID", help="Wait until alert ID is resolved; print the choice."
-)
-@ALERTS.option(
-    "--timeout",
-    type=click.FloatRange(min=0),
-    metavar="S",
-    goes_with=("wait_alert",),
-    help="With --wait-alert: give up after S s (exit 124).",
-)
-# Barriers and approval
-@BARRIERS_AND_APPROVAL.action(
-    "--satisfy", metavar="BARRIER", help="Mark a barrier satisfied by hand."
-)
-@BARRIERS_AND_APPROVAL.action(
-    "--check-barriers", is_flag=True, help="Check every waiting barrier once now."
-)
-@BARRIERS_AND_APPROVAL.action(
-    "--run-checks", is_flag=True, help="Run checks.md's checks; exit 1 unless they pass."
-)
-@BARRIERS_AND_APPROVAL.action(
-    "--approve",
-    is_flag=False,
-    flag_value="",
-    default=None,
-    metavar="[ID]",
-    help="Approve a command (no ID: list those waiting).",
-)
-@BARRIERS_AND_APPROVAL.option(
-    "--yes",
-    is_flag=True,
-    goes_with=("approve", "update_policy"),
-    help="With --approve or --update-policy: do not ask.",
-)
-@BARRIERS_AND_APPROVAL.action(
-    "--generate-check",
-    metavar="BARRIER",
-    help="Write scripts/check_barriers/BARRIER.sh.",
-)
-# Runs and sweeps
-@RUNS_AND_SWEEPS.action(
-    "--sweep",
-    metavar="FILE|ID",
-    also=("runs",),  # `--runs --sweep ID` lists one sweep's runs
-    help="Start a sweep (JSON, YAML, W&B; -- CMD: Hydra).",
-)
-@RUNS_AND_SWEEPS.option(
-    "--run",
-    is_flag=True,
-    goes_with=("sweep",),
-    help="With --sweep FILE: run it here, with no agent.",
-)
-@RUNS_AND_SWEEPS.action("--runs", is_flag=True, help="List the runs (--sweep ID: one sweep's).")
-@RUNS_AND_SWEEPS.action(
-    "--compare", metavar="SWEEP", help="Compare a sweep's runs grouped across seeds."
-)
-@RUNS_AND_SWEEPS.option(
-    "--metric",
-    metavar="KEY",
-    goes_with=("compare",),
-    help="With --compare: the metric (default: objective).",
-)
-@RUNS_AND_SWEEPS.option(
-    "--group-by",
-    multiple=True,
-    metavar="PARAM",
-    goes_with=("compare",),
-    help="With --compare: group by this parameter (repeat).",
-)
-@RUNS_AND_SWEEPS.option(
-    "--plot",
-    metavar="FILE.png",
-    goes_with=("compare",),
-    help="With --compare: also draw it (wild[plot]).",
-)
-@RUNS_AND_SWEEPS.action(
-    "--run-sweeps", is_flag=True, help="Run the queued runs to the end here, no agent."
-)
-@RUNS_AND_SWEEPS.action(
-    "--stop-run", metavar="ID", help="Stop a run, a sweep's runs (SWEEP_ID) or all."
-)
-@RUNS_AND_SWEEPS.action("--rerun", metavar="ID", help="Run an ended run again.")
-@RUNS_AND_SWEEPS.option(
-    "--run-backend",
-    metavar="NAME",
-    goes_with=("sweep", LOOP),
-    help="Backend for sweeps naming none: local, slurm, …",
-)
-@RUNS_AND_SWEEPS.option(
-    "--run-slots",
-    type=click.IntRange(min=1),
-    metavar="N",
-    goes_with=(LOOP, "sweep", "run_sweeps"),
-    help="Runs at once here (a goal, --run, --run-sweeps).",
-)
-# Reading state
-@READING_STATE.action("--status", is_flag=True, help="Show the state at a glance.")
-@READING_STATE.option(
-    "--watch",
-    is_flag=True,
-    goes_with=("status", "runs"),
-    help="With --status or --runs: redraw on each change.",
-)
-@READING_STATE.action(
-    "--list-work", is_flag=True, help="Show the ordered work queue and what blocks it."
-)
-@READING_STATE.action("--show-policy", is_flag=True, help="Show the policy in force.")
-@READING_STATE.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    goes_with=(
-        "status",
-        "list_work",
-        "show_policy",
-        "check_barriers",
-        "run_checks",
-        "compare",
-        "sweep",
-        "runs",
-    ),
-    help="Print one JSON document instead of text.",
-)
-# The dashboard
-@THE_DASHBOARD.action(
-    "--serve",
-    is_flag=True,
-    also=(LOOP,),
-    help="Serve the live dashboard (beside a goal's loop).",
-)
-@THE_DASHBOARD.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    metavar="PORT",
-    default=DEFAULT_PORT,
-    show_default=True,
-    goes_with=(SERVE, LOOP),
-    help="With --serve: the port (0: any).",
-)
-# Set up
-@SET_UP.action("--init", is_flag=True, help="Create .wild/ from the templates.")
-@SET_UP.action("--migrate", is_flag=True, help="Turn an open-ralph-wiggum .ralph/ into .wild/.")
-@SET_UP.option(
-    "--from",
-    "from_dir",
-    metavar="PATH",
-    default=".ralph",
-    show_default=True,
-    goes_with=("migrate",),
-    help="With --migrate: where to read.",
-)
-@SET_UP.option(
-    "--force",
-    is_flag=True,
-    goes_with=("migrate",),
-    help="With --migrate: overwrite an existing .wild/.",
-)
-# Every command
-@EVERYWHERE.option(
-    "--dir",
-    "wild_dir",
-    metavar="PATH",
-    goes_with=EVERY,
-    help="State folder (default .wild, or $WILD_DIR).",
-)
-def cli(
-    goal: str | None, goal_option: str | None, wild_dir: str | None, as_json: bool, **options: Any
-) -> None:
+@_options
+def cli(**params: Any) -> None:
     """Run a coding agent autonomously towards GOAL over the files in .wild/, or manage them.
 
     GOAL is any text; when it is the name of a command, write `wild -- demo` or
     `wild --goal demo`.
     """
-    if goal is not None and goal_option is not None:
-        raise UsageError("give the goal once: as an argument or with --goal, not both")
-    goal = goal if goal_option is None else goal_option
-    paths = WildPaths.resolve(wild_dir)
-    chosen = [name for name in ACTIONS if options[name] not in (None, False)]
-    if "runs" in chosen and "sweep" in chosen:  # `--runs --sweep ID` filters the listing
-        chosen.remove("sweep")
-    if len(chosen) > 1:
-        raise UsageError(
-            f"{_flag(chosen[0])} and {_flag(chosen[1])} cannot be used together; give one action"
-        )
-    if chosen and goal is not None:
-        raise UsageError(f"a goal cannot be combined with {_flag(chosen[0])}")
-    serving = options.pop("serve")
-    port = options.pop("port")
-    action = chosen[0] if chosen else (SERVE if serving and goal is None else LOOP)
     ctx = click.get_current_context()
+    action, call = call_for(
+        params,
+        sweep_command=ctx.meta.get(SWEEP_COMMAND),
+        clock=clock,
+        echo=click.echo,
+        clear=click.clear,
+    )
     _check_options_belong(ctx, action)
+    serving = params["serve"]
     if not serving and ctx.get_parameter_source("port") is ParameterSource.COMMANDLINE:
         raise UsageError("--port belongs to --serve; it does nothing without it")
-    call = Call(
-        paths=paths,
-        opts={
-            **options,
-            "goal": goal,
-            "as_json": as_json,
-            "sweep_command": ctx.meta.get(SWEEP_COMMAND),
-        },
-        clock=clock,
-        out=click.echo if as_json else _echo_capped,
-        clear=click.clear,
-        out_bytes=_echo_bytes,
-    )
     if serving:
         from wild.serve.command import serve  # noqa: PLC0415  (only when serving)
 
         def loop(ready: Callable[[], None]) -> None:
             HANDLERS[LOOP](replace(call, opts={**call.opts, "on_ready": ready}))
 
+        port = params["port"]
+        paths = call.paths
         serve(paths, clock, port=port, out=click.echo, beside=None if action == SERVE else loop)
         return
     HANDLERS[action](call)
-
-
-def _echo_capped(text: str) -> None:
-    """Human output: text from the files (alert descriptions, task titles) may be huge."""
-    click.echo(capped(text))
-
-
-def _echo_bytes(data: bytes) -> None:
-    """Output kept as UTF-8 bytes (`wild --runs --json`: 9 MB at 10,000 runs) written as it
-    is to stdout's buffer, with the line end `click.echo` adds: not decoded and encoded again.
-    A reader gone (`| head`) raises BrokenPipeError, which `GuardedCommand` quiets."""
-    sys.stdout.flush()  # anything printed before goes first
-    stdout = sys.stdout.buffer
-    stdout.write(data)
-    stdout.write(b"\n")
-    stdout.flush()
 
 
 def _check_options_belong(ctx: click.Context, action: str) -> None:

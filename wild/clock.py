@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
+
+@functools.cache
+def _year() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(r"(?<!\d)\d{4}(?!\d)")
+
 
 # The longest span wild accepts, from a file or a flag: a hundred years is forever for a loop,
 # and anything longer only overflows `datetime` (it ends at year 9999).
@@ -59,7 +65,7 @@ def parse_time(text: str | None) -> datetime | None:
         parsed = datetime.fromisoformat(stripped)
     except ValueError:
         # dateutil reads almost anything ("T1" becomes a date); insist on a year.
-        if not _YEAR.search(stripped):
+        if not _year().search(stripped):
             return None
         # Imported here: dateutil costs ~5 ms to import and only a hand-written time needs it.
         from dateutil import parser as date_parser  # noqa: PLC0415

@@ -3,6 +3,7 @@ a cap on any line shown to a person (files hold text from jobs and agents, of an
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -10,8 +11,15 @@ from typing import Any, TextIO
 import orjson
 
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+
+
 # How a byte that is not UTF-8 comes out of a file read with surrogateescape.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+@functools.cache
+def _lone_surrogate() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile("[\ud800-\udfff]")
+
+
 # C0 (but tab and newline), DEL and C1: ESC, CSI and OSC start terminal escape sequences.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # The longest line wild prints to a terminal: a 10 MB alert description must not flood it.
@@ -44,7 +52,7 @@ def _dumps(data: Any, option: int) -> str:
 def _replace_lone_surrogates(value: Any) -> Any:
     """`value` with each lone surrogate in its strings (keys too) turned into U+FFFD."""
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return _lone_surrogate().sub("\ufffd", value)
     if isinstance(value, dict):
         return {_replace_lone_surrogates(k): _replace_lone_surrogates(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

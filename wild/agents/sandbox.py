@@ -22,7 +22,6 @@ thin effects around it (where the home is, which GPUs exist, whether bwrap works
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import subprocess
@@ -129,6 +128,8 @@ def confine(
 
 def sandbox_for(paths: WildPaths, agent: str, environ: Mapping[str, str]) -> Sandbox:
     """The sandbox of one agent run of this loop, from where things are on this machine."""
+    import glob  # noqa: PLC0415 (only a sandboxed run looks for devices: not on a loop's start)
+
     home = Path(environ.get("HOME") or Path.home())
     own = AGENT_FILES.get(agent, ())
     for name in own:

@@ -3,13 +3,21 @@ rules for the values wild writes."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from wild.clock import span_of
 
 # A `Result:` wild writes is one short line: the end of a long output is in the logs.
 RESULT_MAX_CHARS = 200
-_DURATION = re.compile(r"(?P<n>\d+(?:\.\d*)?|\.\d+)[ \t]*(?P<unit>[A-Za-z]*)")
+
+
+@functools.cache
+def _duration() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(r"(?P<n>\d+(?:\.\d*)?|\.\d+)[ \t]*(?P<unit>[A-Za-z]*)")
+
+
 _UNIT_S = {
     **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), 1.0),
     **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60.0),
@@ -21,7 +29,7 @@ _UNIT_S = {
 def parse_duration(text: str) -> float | None:
     """Seconds in `60s`, `5m`, `1.5h`, `2 days` or a bare `90`; None unless a positive duration
     of at most LONGEST_SPAN (a longer one overflows the dates and timeouts it is added to)."""
-    match = _DURATION.fullmatch(text.strip())
+    match = _duration().fullmatch(text.strip())
     if match is None or match["unit"].lower() not in _UNIT_S:
         return None
     span = span_of(float(match["n"]) * _UNIT_S[match["unit"].lower()])

@@ -8,6 +8,7 @@ when it died mid-line, with the next writer's whole line glued onto it.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -64,8 +65,15 @@ def _lines(data: bytes, end: int) -> Iterator[bytes]:
 
 # JSON's four whitespace bytes: what may follow an object's closing brace on its line.
 _JSON_SPACE = b" \t\r\n"
+
+
 # The bytes that change a backward scan's state; everything else is skipped in one jump.
-_STRUCTURE = re.compile(rb'["{}\[\]]')
+@functools.cache
+def _structure() -> re.Pattern[bytes]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(rb'["{}\[\]]')
+
+
 _QUOTE, _BACKSLASH, _OPEN_BRACE = b'"'[0], b"\\"[0], b"{"[0]
 _CLOSERS = frozenset(b"}]")
 # orjson refuses nesting deeper than this, so a deeper object cannot be recovered anyway.
@@ -99,7 +107,7 @@ def trailing_object_start(line: bytes, limit: int) -> int | None:
         return None
     depth = 0
     in_string = False
-    found = [m.start() for m in _STRUCTURE.finditer(line, max(0, end - limit), end)]
+    found = [m.start() for m in _structure().finditer(line, max(0, end - limit), end)]
     for at in reversed(found):
         byte = line[at]
         if byte == _QUOTE:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from wild.record import record
 
+
 # Only "\n" ends a line: str.splitlines would also split on \x0b, \x1c, U+2028 … which a
 # human's file may contain inside a line, and "\r\n" stays attached to its line.
-_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+@functools.cache
+def _line() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
 # How a byte that is not UTF-8 comes out of a file read with surrogateescape.
@@ -36,7 +41,7 @@ def split_lines(text: str) -> list[str]:
     # the regex (a 10,000-task tasks.md: 1 ms, not 2.6); a membership test costs ~15 us.
     for mark in _OTHER_BREAKS:
         if mark in text:
-            return _LINE.findall(text)
+            return _line().findall(text)
     return text.splitlines(keepends=True)
 
 

@@ -29,7 +29,12 @@ BlockKind = Literal["code block", "HTML comment"]
 
 _MARKERS = ("<!--", "```", "~~~")
 _BLANK = frozenset(" \t")
-_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+
+
+@functools.cache
+def _fence_run() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(r"`{3,}|~{3,}")
 
 
 @record
@@ -89,7 +94,7 @@ def _opener(text: str, at: int, line_start: int) -> tuple[BlockKind, str] | None
         return None
     if text.startswith("<!--", at):
         return "HTML comment", "-->"
-    run = _FENCE_RUN.match(text, at)
+    run = _fence_run().match(text, at)
     if run is None:
         return None
     fence = run.group()

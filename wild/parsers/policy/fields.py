@@ -3,6 +3,7 @@ what is wrong with a field wild cannot use."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Mapping
 
@@ -58,14 +59,17 @@ KNOWN: Mapping[str, Collection[str]] = {
 _BOLD_FIELD = re.compile(
     r"[ \t]*(?:[-*+][ \t]+)?\*\*(?P<key>[^*]+?)[ \t]*(?::[ \t]*\*\*|\*\*[ \t]*:)[ \t]*(?P<value>.*)"
 )
-_PLAIN_FIELD = re.compile(
-    r"[ \t]*[-*+][ \t]+(?P<key>[A-Za-z][A-Za-z \t-]*?)[ \t]*:[ \t]*(?P<value>.*)"
-)
+
+
+@functools.cache
+def _plain_field() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(r"[ \t]*[-*+][ \t]+(?P<key>[A-Za-z][A-Za-z \t-]*?)[ \t]*:[ \t]*(?P<value>.*)")
 
 
 def field(line: str) -> tuple[str, str] | None:
     """The (key, value) of a `- **Key:** value` line (or its plainer forms), or None."""
-    match = _BOLD_FIELD.match(line) or _PLAIN_FIELD.match(line)
+    match = _BOLD_FIELD.match(line) or _plain_field().match(line)
     if match is None:
         return None
     return " ".join(match.group("key").split()), match.group("value").strip()

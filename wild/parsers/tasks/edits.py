@@ -7,6 +7,7 @@ re-apply it when the file changed under us.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -24,8 +25,17 @@ from wild.parsers.tasks.grammar import (
 from wild.parsers.tasks.parser import parse, scan
 from wild.parsers.tasks.records import DEFAULT_PRIORITY, HIGHEST_PRIORITY, TaskList, TaskStatus
 
-_TASK_NUMBER = re.compile(r"task-([0-9]+)")
-_NEWLINES = re.compile(r"\s*[\r\n]+\s*")
+
+@functools.cache
+def _task_number() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(r"task-([0-9]+)")
+
+
+@functools.cache
+def _newlines() -> re.Pattern[str]:
+    # Compiled when first used: not on the loop's way to its first agent (issue 22 item 8).
+    return re.compile(r"\s*[\r\n]+\s*")
 
 
 def _highest_task_number(doc: TaskList) -> int:
@@ -41,7 +51,7 @@ def _highest_task_number(doc: TaskList) -> int:
     numbers = [
         bounded_int(match.group(1))
         for name in names
-        if name is not None and (match := _TASK_NUMBER.fullmatch(name))
+        if name is not None and (match := _task_number().fullmatch(name))
     ]
     # A task number too large to read (task-999…9) cannot collide with the next one either.
     return max((n for n in numbers if n is not None), default=0)
@@ -141,7 +151,7 @@ def assign_missing_ids(text: str) -> str:
 
 
 def _one_line(description: str) -> str:
-    return _NEWLINES.sub(" ", description).strip()
+    return _newlines().sub(" ", description).strip()
 
 
 def new_task_priority(requested: object) -> int:
