@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import field
 from pathlib import Path
 
+from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.jsonl import complete_lines
 from wild.parsers.runs import FILE, RunRecord
 from wild.record import record
 from wild.store import files
 from wild.store.jsonl import replace_carrying_appends
-from wild.store.offset_read import file_chunks
-from wild.store.runs_log import parse_line
+from wild.store.offset_read import cursor_at, file_chunks
+from wild.store.runs_log import LENGTH, Moved, parse_line
 
 # Below this size a rewrite saves too little to be worth a write, a fsync and a rename.
 MIN_BYTES = 1 << 20
@@ -48,6 +50,9 @@ class Places:
 
     kept: list[int]
     read: int
+    # Each sweep's kept line, by the sweep's id: its place in `kept` (a few per file).
+    sweeps: dict[str, int] = field(default_factory=dict)
+    lines: int = 0  # every complete line read, blank ones too (a reader's line count)
 
     @property
     def dropped(self) -> int:
@@ -66,8 +71,9 @@ def plan_places(lines: Iterable[tuple[int, bytes]], file: str = FILE) -> Places:
     # per run, not a new "r:<id>" key per run, ~70 bytes each at 10,000 runs).
     runs: dict[str, int] = {}
     sweeps: dict[str, int] = {}
-    read = 0
+    read = total = 0
     for offset, line in lines:
+        total += 1
         if not line.strip():
             continue
         read += 1
@@ -82,18 +88,15 @@ def plan_places(lines: Iterable[tuple[int, bytes]], file: str = FILE) -> Places:
         else:
             where[key] = len(slots)
             slots.append(place)
-    return Places(slots, read)
+    return Places(slots, read, sweeps, total)
 
 
 def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
     """`plan_places` of bytes in hand: the lines kept, copied out of `data`."""
     lines, end = complete_lines(data)
     places = plan_places(_with_offsets(lines), file)
-    keep = tuple(data[p >> 32 : (p >> 32) + (p & _LENGTH)] for p in places.kept)
+    keep = tuple(data[p >> 32 : (p >> 32) + (p & LENGTH)] for p in places.kept)
     return CompactionPlan(keep, end, places.dropped)
-
-
-_LENGTH = (1 << 32) - 1
 
 
 def _with_offsets(lines: Iterable[bytes], start: int = 0) -> Iterator[tuple[int, bytes]]:
@@ -118,17 +121,19 @@ def _file_lines(fd: int, ends: list[int]) -> Iterator[tuple[int, bytes]]:
 def _kept_lines(fd: int, places: Sequence[int]) -> Iterator[bytes]:
     """The kept lines, each read from the file when the writer asks for it."""
     for place in places:
-        offset, length = place >> 32, place & _LENGTH
+        offset, length = place >> 32, place & LENGTH
         yield os.pread(fd, length, offset)
 
 
 @record
 class CompactionReport:
-    """What `compact` did: lines dropped, kept, and carried over from concurrent appends."""
+    """What `compact` did: lines dropped, kept, and carried over from concurrent appends;
+    and, when it rewrote the file, where each kept line went."""
 
     dropped: int
     kept_lines: int
     carried_lines: int
+    moved: Moved | None = field(default=None, compare=False, repr=False)
 
 
 def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
@@ -152,8 +157,31 @@ def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
             places = plan_places(_file_lines(fd, ends), str(runs_path))
             if not places.dropped:
                 return CompactionReport(0, len(places.kept), 0)
+            read = cursor_at(fd, os.fstat(fd), ends[0], places.lines)
             kept = _kept_lines(fd, places.kept)
             carried = replace_carrying_appends(runs_path, fd, ends[0], kept)
-            return CompactionReport(places.dropped, len(places.kept) + carried, carried)
+            moved = _moved(runs_path, read, places)
+            return CompactionReport(places.dropped, len(places.kept) + carried, carried, moved)
         finally:
             os.close(fd)  # also releases the exclusive flock
+
+
+def _moved(runs_path: Path, read: AlertCursor, places: Places) -> Moved | None:
+    """Where the kept lines went, with the new file's cursor past them (read under wild's
+    lock, which every compaction holds: the file at the name is the one just written, grown
+    only by appends); None when it cannot be read (a reader then reads it from its start)."""
+    size = sum((place & LENGTH) + 1 for place in places.kept)
+    try:
+        fd = os.open(runs_path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_size < size:
+            return None
+        written = cursor_at(fd, st, size, len(places.kept))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return Moved(read, written, places.kept, places.sweeps)
