@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.parsers.sweep_grid import MAX_RUNS
+from wild.parsers.sweep_grid import MAX_RUNS, Axis
 from wild.parsers.sweeps import SweepSpec, parse_run_time, parse_sweep, validate_sweep
 
 SPEC_EXAMPLE = """{"name": "clip-vs-offpolicy",
@@ -330,5 +330,6 @@ def test_a_list_parameter_holds_its_values_not_a_mapping_per_value() -> None:
     assert held < 100 * len(values)
     points = spec.grid().points
     assert [dict(p) for p in points[:2]] == [{"i": 0}, {"i": 1}] and dict(points[-1]) == {"i": 9999}
-    assert spec.axes[0].points == tuple({"i": v} for v in values)  # equal to the points it makes
+    axis = spec.axes[0]
+    assert isinstance(axis, Axis) and axis.points == tuple({"i": v} for v in values)
     assert spec == parse_sweep(text)

@@ -157,7 +157,7 @@ class LoopRuns:
         # holds (the peak of a 10,000-run sweep's loop). Any other compaction, or a line
         # appended between the two, is read from the start, as before.
         log.refresh()
-        report = runs_compaction.compact(self.paths.runs_log, self.paths.lock)
+        report = runs_compaction.compact(self.paths.runs_log, self.paths.lock, log.known_lines())
         if report.moved is not None:
             log.follow(report.moved)
         self.events.append(

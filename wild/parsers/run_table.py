@@ -97,6 +97,9 @@ class RunTable(MutableMapping[str, RunRecord]):
         self._sweep_no: dict[str, int] = {}
         self._counts: dict[str, dict[str, int]] = {}
         self._took: dict[str, dict[str, float]] = {}
+        # Where the sweeps' lines are (byte offset → sweep id), each line read, a few per
+        # file: a compaction need not parse them again (a 10,000-run sweep's is ~0.3 MB).
+        self.sweep_lines: dict[int, str] = {}
 
     def put(self, run: RunRecord, offset: int | None) -> None:
         """`run` is its id's latest line, at byte `offset` of the file `load` reads (None:

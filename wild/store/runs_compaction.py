@@ -10,7 +10,7 @@ crash-safely while others append (the same protocol as `wild.store.alerts_compac
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 
@@ -20,8 +20,8 @@ from wild.parsers.runs import FILE, RunRecord
 from wild.record import record
 from wild.store import files
 from wild.store.jsonl import replace_carrying_appends
-from wild.store.offset_read import cursor_at, file_chunks
-from wild.store.runs_log import LENGTH, Moved, parse_line
+from wild.store.offset_read import continues, cursor_at, file_chunks
+from wild.store.runs_log import LENGTH, KnownLines, Moved, parse_line
 
 # Below this size a rewrite saves too little to be worth a write, a fsync and a rename.
 MIN_BYTES = 1 << 20
@@ -59,18 +59,23 @@ class Places:
         return self.read - len(self.kept)
 
 
-def plan_places(lines: Iterable[tuple[int, bytes]], file: str = FILE) -> Places:
+def plan_places(
+    lines: Iterable[tuple[int, bytes]], file: str = FILE, sweeps: Mapping[int, str] | None = None
+) -> Places:
     """Each sweep's and run's latest line, at the place of its first line (so a listing in
     file order keeps its order); a line wild cannot read stays where it is, byte for byte
     (bad input is never lost: its problem is still reported, and a person can mend it).
 
     `lines` are the file's complete lines with their byte offsets; only their places are
-    kept (one int each), not copies of them: a 10,000-run sweep's file is tens of MB."""
+    kept (one int each), not copies of them: a 10,000-run sweep's file is tens of MB.
+    `sweeps` names lines already known to be sweeps' (by byte offset): they are not parsed
+    again (`KnownLines`)."""
+    known = sweeps or {}
     slots: list[int] = []
     # By kind, each keyed by the record's own id (the reader interns a run's: one string
     # per run, not a new "r:<id>" key per run, ~70 bytes each at 10,000 runs).
     runs: dict[str, int] = {}
-    sweeps: dict[str, int] = {}
+    by_sweep: dict[str, int] = {}
     read = total = 0
     for offset, line in lines:
         total += 1
@@ -78,17 +83,21 @@ def plan_places(lines: Iterable[tuple[int, bytes]], file: str = FILE) -> Places:
             continue
         read += 1
         place = (offset << 32) | len(line)
-        record, _problems = parse_line(line, 0, file)
-        if record is None:
-            slots.append(place)
-            continue
-        where, key = (runs if isinstance(record, RunRecord) else sweeps), record.id
+        sweep_id = known.get(offset)
+        if sweep_id is not None:
+            where, key = by_sweep, sweep_id
+        else:
+            record, _problems = parse_line(line, 0, file)
+            if record is None:
+                slots.append(place)
+                continue
+            where, key = (runs if isinstance(record, RunRecord) else by_sweep), record.id
         if key in where:
             slots[where[key]] = place  # the later line wins, as every reader takes it
         else:
             where[key] = len(slots)
             slots.append(place)
-    return Places(slots, read, sweeps, total)
+    return Places(slots, read, by_sweep, total)
 
 
 def plan_compaction(data: bytes, file: str = FILE) -> CompactionPlan:
@@ -136,7 +145,7 @@ class CompactionReport:
     moved: Moved | None = field(default=None, compare=False, repr=False)
 
 
-def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
+def compact(runs_path: Path, lock_path: Path, known: KnownLines | None = None) -> CompactionReport:
     """Rewrite runs.jsonl with its latest line per id, atomically, under wild's lock.
 
     Crash-safe: the new file is written and fsynced beside it, then renamed over it, so a
@@ -146,6 +155,9 @@ def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
     read waits for appends under way, an append that opened the old file retries on the new
     one (`wild.store.jsonl.append_bytes`), and whatever was appended up to the rename is
     carried over; the drain after the rename takes any straggler.
+
+    `known`: what a reader read of the file (the loop's), taken as read when the file is
+    the one its cursor read, grown only by appends (as the reader itself reads on).
     """
     with files.wild_lock(lock_path):
         try:
@@ -154,7 +166,8 @@ def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
             return CompactionReport(0, 0, 0)
         try:
             ends: list[int] = []
-            places = plan_places(_file_lines(fd, ends), str(runs_path))
+            sweeps = _known_sweeps(fd, known)
+            places = plan_places(_file_lines(fd, ends), str(runs_path), sweeps)
             if not places.dropped:
                 return CompactionReport(0, len(places.kept), 0)
             read = cursor_at(fd, os.fstat(fd), ends[0], places.lines)
@@ -164,6 +177,14 @@ def compact(runs_path: Path, lock_path: Path) -> CompactionReport:
             return CompactionReport(places.dropped, len(places.kept) + carried, carried, moved)
         finally:
             os.close(fd)  # also releases the exclusive flock
+
+
+def _known_sweeps(fd: int, known: KnownLines | None) -> Mapping[int, str]:
+    """The sweeps' lines `known` names, when the open file is the one it read."""
+    if known is None or not continues(known.cursor, fd, os.fstat(fd)):
+        return {}
+    end = known.cursor.offset
+    return {offset: sweep for offset, sweep in known.sweeps.items() if offset < end}
 
 
 def _moved(runs_path: Path, read: AlertCursor, places: Places) -> Moved | None:

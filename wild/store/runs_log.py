@@ -132,6 +132,16 @@ class Moved:
     kept: list[int]
     sweeps: dict[str, int]
 
+    def sweep_lines(self) -> dict[int, str]:
+        """Each sweep's line in the new file: its byte offset → the sweep's id."""
+        slots = {slot: sweep_id for sweep_id, slot in self.sweeps.items()}
+        found, at = {}, 0
+        for number, place in enumerate(self.kept):
+            if number in slots:
+                found[at] = slots[number]
+            at += (place & LENGTH) + 1
+        return found
+
     def run_lines(self) -> Iterator[tuple[int, int, int]]:
         """(offset in the old file, offset in the new, line number in the new) of each kept
         line that is not a sweep's, in order."""
@@ -141,6 +151,16 @@ class Moved:
             if number not in sweeps:
                 yield place >> 32, at, number + 1
             at += (place & LENGTH) + 1
+
+
+@frozen_record
+class KnownLines:
+    """What a reader read of runs.jsonl, for a compaction of the same file (`cursor`): the
+    byte offsets of the sweeps' lines, with their ids. A compaction that finds the file the
+    one the cursor read takes them as they were read instead of parsing them again."""
+
+    cursor: AlertCursor
+    sweeps: Mapping[int, str]
 
 
 class RunListener(Protocol):
@@ -237,6 +257,14 @@ class RunLog:
             os.close(fd)
         return read_runs(self.path).index.runs.get(run_id)
 
+    def known_lines(self) -> KnownLines | None:
+        """What a lean log knows of the file it read without parsing it again, for this
+        process's compaction of it (None: nothing)."""
+        runs = self.index.runs
+        if not isinstance(runs, RunTable) or self.cursor is None or self.unreadable:
+            return None
+        return KnownLines(self.cursor, runs.sweep_lines)
+
     def follow(self, moved: Moved) -> bool:
         """Take this process's own compaction of the file: a lean log that had read exactly
         the file compacted (`moved.read`), with no line it could not read before its end,
@@ -261,6 +289,7 @@ class RunLog:
             sweep_id: replace(sweep, line=moved.sweeps[sweep_id] + 1)
             for sweep_id, sweep in sweeps.items()
         }
+        runs.sweep_lines = moved.sweep_lines()
         self.problems = []  # a torn last line was carried: the next refresh finds it again
         self.cursor = moved.written
         return True
@@ -332,6 +361,8 @@ def _put(index: RunIndex, listener: RunListener | None, record: Record, offset: 
             listener.record(record)
     else:
         index.sweeps[record.id] = record
+        if isinstance(index.runs, RunTable):
+            index.runs.sweep_lines[offset] = record.id
 
 
 def _line_at(fd: int, offset: int, end: int) -> bytes:
