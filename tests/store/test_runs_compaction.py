@@ -268,3 +268,29 @@ def test_what_the_reader_knows_of_another_file_is_not_taken(
     assert len(parsed) == 30 + 15 * 2 + 2
     assert read_runs(path).index.sweeps["s1"].status == "active"  # its line now the last
     assert len(read_runs(path).index.runs) == 30
+
+
+def test_the_plan_holds_8_bytes_per_line_kept(tmp_path: Path) -> None:
+    # Each kept line's place was an int object in a list (~40 bytes: ~0.4 MB held through a
+    # 10,000-run compaction and its reader's move to the new lines, issue 23); now 8 bytes.
+    path = tmp_path / "runs.jsonl"
+    _a_sweep_of_queued_runs(path, 2000)
+    lines = list(_lines_with_offsets(path.read_bytes()))
+    held_by_reader = read_runs(path)  # the run ids, as the loop's reader holds them
+    plan_places(lines)  # what is made once is not counted
+    tracemalloc.start()
+    try:
+        places = plan_places(lines)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(places.kept) == 2001 and places.dropped == 4000
+    assert held < 12 * len(places.kept) and len(held_by_reader.index.runs) == 2000
+
+
+def _lines_with_offsets(data: bytes) -> list[tuple[int, bytes]]:
+    found, at = [], 0
+    for line in data.split(b"\n")[:-1]:
+        found.append((at, line))
+        at += len(line) + 1
+    return found

@@ -5,7 +5,7 @@ reported with the file and line; a bad line never stops the read."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, Self
@@ -129,7 +129,7 @@ class Moved:
 
     read: AlertCursor
     written: AlertCursor
-    kept: list[int]
+    kept: Sequence[int]
     sweeps: dict[str, int]
 
     def sweep_lines(self) -> dict[int, str]:
