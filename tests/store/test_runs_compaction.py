@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from wild.parsers.lines import Problem
 from wild.parsers.runs import Record, RunIndex, RunRecord, SweepRecord, encode_record
-from wild.store import offset_read
+from wild.store import offset_read, runs_compaction, runs_log
 from wild.store.runs_compaction import (
     MIN_BYTES,
     CompactionReport,
@@ -22,7 +23,7 @@ from wild.store.runs_compaction import (
     plan_compaction,
     plan_places,
 )
-from wild.store.runs_log import append_records, read_runs
+from wild.store.runs_log import KnownLines, RunLog, append_records, read_runs
 
 
 def queued(run_id: str, sweep: str = "s1") -> RunRecord:
@@ -199,3 +200,97 @@ def test_the_plan_keys_each_run_by_its_read_id_not_a_new_string(tmp_path: Path) 
         tracemalloc.stop()
     assert len(places.kept) == 2001 and places.dropped == 2000 and len(index.runs) == 2000
     assert (peak - start) / 2000 < 128
+
+
+def _sweep_with_history(path: Path, count: int) -> None:
+    runs = [queued(f"s1-{n:04d}") for n in range(count)]
+    grid = {"name": "s1", "parameters": {"i": list(range(count))}}
+    sweep = SweepRecord("s1", "s1", grid, "active", tuple(r.id for r in runs))
+    append_records(path, [sweep, *runs])
+    append_records(path, [line for run in runs[::2] for line in history(run)[1:]])
+    append_records(path, [replace(sweep, status="done")])
+
+
+def test_the_loops_compaction_takes_the_sweep_lines_it_read_without_parsing_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loop's compaction parsed every line again, its sweep's too: a 10,000-run sweep's
+    # line is ~0.3 MB of ids and grid values, ~1 MiB of objects made and dropped at the
+    # compaction (issue 23). The lines the loop's reader read as sweeps' are taken as read.
+    path, other = tmp_path / "runs.jsonl", tmp_path / "other" / "runs.jsonl"
+    _sweep_with_history(path, 300)
+    other.parent.mkdir()
+    other.write_bytes(path.read_bytes())
+    log = RunLog(path, lean=True)
+    log.refresh()
+    known = log.known_lines()
+    assert known is not None and sorted(known.sweeps.values()) == ["s1", "s1"]
+    parsed: list[int] = []
+    real = runs_log.parse_line
+
+    def counted(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
+        parsed.append(len(data))
+        return real(data, line_no, file)
+
+    monkeypatch.setattr(runs_compaction, "parse_line", counted)
+    report = compact(path, tmp_path / ".lock", known)
+    assert len(parsed) == 300 + 150 * 2 and max(parsed) < 1000  # every run line, no sweep's
+    parsed.clear()
+    assert compact(other, tmp_path / "other" / ".lock") == report  # the same, all parsed
+    assert len(parsed) == 300 + 150 * 2 + 2
+    assert path.read_bytes() == other.read_bytes()
+    assert report.moved is not None and log.follow(report.moved) and log.cursor is not None
+    assert log.known_lines() == KnownLines(log.cursor, {0: "s1"})  # its line in the new file
+
+
+def test_what_the_reader_knows_of_another_file_is_not_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file rewritten since the reader read it (in place: the same inode): its lines are
+    # all parsed again, whatever the reader knew of the old one.
+    path = tmp_path / "runs.jsonl"
+    _sweep_with_history(path, 30)
+    log = RunLog(path, lean=True)
+    log.refresh()
+    known = log.known_lines()
+    data = path.read_bytes()
+    with path.open("r+b") as out:  # a sweep line moved: what was a sweep's offset is a run's
+        out.write(data[data.index(b"\n") + 1 :] + data[: data.index(b"\n") + 1])
+    parsed: list[int] = []
+    real = runs_log.parse_line
+
+    def counted(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
+        parsed.append(len(data))
+        return real(data, line_no, file)
+
+    monkeypatch.setattr(runs_compaction, "parse_line", counted)
+    compact(path, tmp_path / ".lock", known)
+    assert len(parsed) == 30 + 15 * 2 + 2
+    assert read_runs(path).index.sweeps["s1"].status == "active"  # its line now the last
+    assert len(read_runs(path).index.runs) == 30
+
+
+def test_the_plan_holds_8_bytes_per_line_kept(tmp_path: Path) -> None:
+    # Each kept line's place was an int object in a list (~40 bytes: ~0.4 MB held through a
+    # 10,000-run compaction and its reader's move to the new lines, issue 23); now 8 bytes.
+    path = tmp_path / "runs.jsonl"
+    _a_sweep_of_queued_runs(path, 2000)
+    lines = list(_lines_with_offsets(path.read_bytes()))
+    held_by_reader = read_runs(path)  # the run ids, as the loop's reader holds them
+    plan_places(lines)  # what is made once is not counted
+    tracemalloc.start()
+    try:
+        places = plan_places(lines)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(places.kept) == 2001 and places.dropped == 4000
+    assert held < 12 * len(places.kept) and len(held_by_reader.index.runs) == 2000
+
+
+def _lines_with_offsets(data: bytes) -> list[tuple[int, bytes]]:
+    found, at = [], 0
+    for line in data.split(b"\n")[:-1]:
+        found.append((at, line))
+        at += len(line) + 1
+    return found

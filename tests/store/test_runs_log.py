@@ -366,3 +366,102 @@ def test_a_sweep_read_again_as_it_was_is_the_record_held_at_its_new_line(tmp_pat
     assert again.line == 2 and again == dataclasses.replace(held, line=2)
     assert again.spec is held.spec and again.raw is held.raw and again.run_ids is held.run_ids
     assert log.index.sweeps["s2"].status == "done"
+
+
+def _history_file(tmp_path: Path) -> tuple[Path, list[RunRecord]]:
+    """runs.jsonl of two sweeps whose runs moved on (rerun, running, finished), so that a
+    compaction moves every kept line: the first sweep's line updated after its runs."""
+    path = tmp_path / "runs.jsonl"
+    runs = _queued_runs(40)
+    other = SweepRecord("s2", "m", {"name": "m"}, "active", ("s2-001",))
+    append_records(path, [SWEEP, *runs[:20], other, dataclasses.replace(RUN, id="s2-001")])
+    append_records(path, runs[20:])
+    append_records(path, [dataclasses.replace(run, status="running") for run in runs[::3]])
+    append_records(path, [dataclasses.replace(run, status="finished") for run in runs[::6]])
+    append_records(path, [dataclasses.replace(runs[6], status="queued", attempt=2)])  # a rerun
+    append_records(path, [dataclasses.replace(SWEEP, status="done")])
+    return path, runs
+
+
+def _held(log: RunLog, open_runs: OpenRuns) -> tuple[object, ...]:
+    """Everything a lean log and its open runs hold, as a read of the file would make it."""
+    runs = {run_id: log.index.runs[run_id] for run_id in log.index.runs}
+    return (
+        list(runs.items()), list(log.index.sweeps.items()), list(open_runs.queued_ids()),
+        list(open_runs.running), sweep_facts(log.index, "s1"), log.cursor, log.problems,
+    )  # fmt: skip
+
+
+def test_a_lean_log_follows_its_own_compaction_to_the_new_lines_without_reading_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After its own compaction the loop read runs.jsonl again from its start, a second table
+    # and open runs beside the held ones and every line parsed again: the peak of a
+    # 10,000-run sweep's loop (issue 23). The compaction says where each line went instead.
+    path, runs = _history_file(tmp_path)
+    open_runs = OpenRuns()
+    log = RunLog(path, lean=True, listener=open_runs)
+    log.refresh()
+    report = compact(path, tmp_path / ".lock")
+    assert report.dropped > 0 and report.moved is not None
+    parsed: list[int] = []
+    real = runs_log.parse_line
+
+    def counted(data: bytes, line_no: int, file: str) -> tuple[object, list[Problem]]:
+        parsed.append(line_no)
+        return real(data, line_no, file)
+
+    monkeypatch.setattr(runs_log, "parse_line", counted)
+    assert log.follow(report.moved)
+    log.refresh()
+    assert parsed == []  # not one line read again (before: every line of the new file)
+    monkeypatch.setattr(runs_log, "parse_line", real)
+    fresh_runs = OpenRuns()
+    fresh = RunLog(path, lean=True, listener=fresh_runs)
+    fresh.refresh()
+    assert _held(log, open_runs) == _held(fresh, fresh_runs)
+    assert log.index.sweeps["s1"].line == 1 and log.index.runs["s1-00006"].attempt == 2
+    # Lines appended after the compaction are read on from there.
+    append_records(path, [dataclasses.replace(runs[1], status="running")])
+    log.refresh()
+    fresh.refresh()
+    assert parsed == [] and _held(log, open_runs) == _held(fresh, fresh_runs)
+    assert "s1-00001" in open_runs.running
+
+
+def test_a_lean_log_that_cannot_follow_a_compaction_reads_the_new_file_from_its_start(
+    tmp_path: Path,
+) -> None:
+    # Another file than the one read (a line appended before the compaction, a damaged
+    # line, another process's compaction): nothing moves, and the next refresh reads the new
+    # file from its start, as before.
+    path, runs = _history_file(tmp_path)
+    for damage in ("behind", "damaged", "twice"):
+        folder = tmp_path / damage
+        folder.mkdir()
+        moved_path = folder / "runs.jsonl"
+        moved_path.write_bytes(path.read_bytes())
+        open_runs = OpenRuns()
+        log = RunLog(moved_path, lean=True, listener=open_runs)
+        if damage == "damaged":
+            with moved_path.open("ab") as out:
+                out.write(b"not json at all\n")
+        log.refresh()
+        if damage == "behind":
+            append_records(moved_path, [dataclasses.replace(runs[2], status="failed")])
+        report = compact(moved_path, folder / ".lock")
+        if damage == "twice":  # compacted again by someone else: the first move is stale
+            append_records(moved_path, [dataclasses.replace(runs[1], status="running")] * 2)
+            assert compact(moved_path, folder / ".lock").dropped == 2
+        assert report.moved is not None
+        before = _held(log, open_runs)
+        if damage == "twice":
+            assert log.follow(report.moved)  # it follows the first; the refresh sees the second
+        else:
+            assert not log.follow(report.moved)
+            assert _held(log, open_runs) == before  # nothing moved
+        log.refresh()
+        fresh_runs = OpenRuns()
+        fresh = RunLog(moved_path, lean=True, listener=fresh_runs)
+        fresh.refresh()
+        assert _held(log, open_runs) == _held(fresh, fresh_runs), damage

@@ -12,6 +12,7 @@ counted by status and each finished run's duration.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from wild.clock import parse_time
@@ -91,10 +92,14 @@ class RunTable(MutableMapping[str, RunRecord]):
         self._load = load
         self._kept: dict[str, RunRecord | int] = {}
         self._whole: dict[str, None] = {}  # the ids kept as records (the running runs)
+        self._at: dict[str, int] = {}  # where those records' lines are, when put with one
         self._sweep_ids: list[str] = []
         self._sweep_no: dict[str, int] = {}
         self._counts: dict[str, dict[str, int]] = {}
         self._took: dict[str, dict[str, float]] = {}
+        # Where the sweeps' lines are (byte offset → sweep id), each line read, a few per
+        # file: a compaction need not parse them again (a 10,000-run sweep's is ~0.3 MB).
+        self.sweep_lines: dict[int, str] = {}
 
     def put(self, run: RunRecord, offset: int | None) -> None:
         """`run` is its id's latest line, at byte `offset` of the file `load` reads (None:
@@ -108,6 +113,8 @@ class RunTable(MutableMapping[str, RunRecord]):
         if offset is None or run.status == "running":
             self._kept[run.id] = run
             self._whole[run.id] = None
+            if offset is not None:
+                self._at[run.id] = offset
             return
         self._kept[run.id] = self._pack(run, offset)
 
@@ -116,8 +123,7 @@ class RunTable(MutableMapping[str, RunRecord]):
         if number is None:
             number = self._sweep_no[run.sweep] = len(self._sweep_ids)
             self._sweep_ids.append(run.sweep)
-        place = (offset << _LINE_BITS) | run.line
-        return (((place << _SWEEP_BITS) | number) << _STATUS_BITS) | RUN_STATUSES.index(run.status)
+        return _packed(number, RUN_STATUSES.index(run.status), offset, run.line)
 
     def _place(self, packed: int) -> tuple[str, RunStatus, int, int]:
         status = RUN_STATUSES[packed & ((1 << _STATUS_BITS) - 1)]
@@ -133,10 +139,40 @@ class RunTable(MutableMapping[str, RunRecord]):
         if isinstance(old, RunRecord):
             sweep, status = old.sweep, old.status
             del self._whole[run_id]
+            self._at.pop(run_id, None)
         else:
             sweep, status, _offset, _line = self._place(old)
         self._counts[sweep][status] -= 1
         self._took.get(sweep, {}).pop(run_id, None)
+
+    def _offset(self, run_id: str, kept: RunRecord | int) -> int | None:
+        """Where a run's line is (None: a record put without a place)."""
+        if isinstance(kept, RunRecord):
+            return self._at.get(run_id)
+        return self._place(kept)[2]
+
+    def move(self, lines: Callable[[], Iterator[tuple[int, int, int]]]) -> bool:
+        """The file was rewritten with each run's line moved: `lines()` gives (old offset,
+        new offset, new line number) of every run line of the new file, in its order. Each
+        run takes its new place, if the runs held are exactly those, in that order (the
+        order a read of the new file from its start would hold them in); else nothing
+        changes and False. Two walks, the first only compares: no second table is built."""
+        held = iter(self._kept.items())
+        for old, _new, _line in lines():
+            entry = next(held, None)
+            if entry is None or self._offset(*entry) != old:
+                return False
+        if next(held, None) is not None:
+            return False
+        for run_id, (_old, new, line) in zip(list(self._kept), lines(), strict=True):
+            kept = self._kept[run_id]
+            if isinstance(kept, RunRecord):
+                self._kept[run_id] = replace(kept, line=line)
+                self._at[run_id] = new
+            else:
+                sweep_no = kept >> _STATUS_BITS & _SWEEP_MASK
+                self._kept[run_id] = _packed(sweep_no, kept & _STATUS_MASK, new, line)
+        return True
 
     def status(self, run_id: str) -> RunStatus | None:
         """A run's status without reading its line (None: unknown)."""
@@ -183,6 +219,16 @@ class RunTable(MutableMapping[str, RunRecord]):
 
     def __contains__(self, run_id: object) -> bool:
         return run_id in self._kept
+
+
+_STATUS_MASK = (1 << _STATUS_BITS) - 1
+_SWEEP_MASK = (1 << _SWEEP_BITS) - 1
+
+
+def _packed(sweep_no: int, status_no: int, offset: int, line: int) -> int:
+    """A run's place packed in one int: (offset, line number, sweep's number, status's)."""
+    place = (offset << _LINE_BITS) | line
+    return (((place << _SWEEP_BITS) | sweep_no) << _STATUS_BITS) | status_no
 
 
 def eta_s(facts: SweepFacts, now: datetime) -> float | None:

@@ -5,7 +5,7 @@ reported with the file and line; a bad line never stops the read."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, Self
@@ -33,6 +33,9 @@ APPEND_PART = 1 << 20
 
 # The byte-offset cursor of alerts.jsonl serves any append-only JSON-lines file.
 Cursor = AlertCursor
+
+# A line's place, as a compaction keeps it: (byte offset << 32) | length.
+LENGTH = (1 << 32) - 1
 
 
 def append_records(path: Path, records: Iterable[Record]) -> None:
@@ -112,6 +115,52 @@ def parse_appended(
     if consumed < len(data):
         problems.append(Problem(file, line_no + 1, INCOMPLETE))
     return Parsed(tuple(records), tuple(problems), line_no - lines_before, consumed)
+
+
+@frozen_record
+class Moved:
+    """Where a compaction of runs.jsonl put each line it kept (`wild.store.runs_compaction`),
+    for a reader that had read exactly the file it compacted: `read` is that file's cursor at
+    the compaction's end of read; `kept` the kept lines' places in it, in the new file's
+    order (one line each from its start, `LENGTH`), `sweeps` each sweep's index in `kept`;
+    `written` the new file's cursor just past them (lines appended meanwhile were carried
+    after it, still to be read). The reader moves what it holds to the new lines instead of
+    reading the new file again from its start (`RunLog.follow`)."""
+
+    read: AlertCursor
+    written: AlertCursor
+    kept: Sequence[int]
+    sweeps: dict[str, int]
+
+    def sweep_lines(self) -> dict[int, str]:
+        """Each sweep's line in the new file: its byte offset → the sweep's id."""
+        slots = {slot: sweep_id for sweep_id, slot in self.sweeps.items()}
+        found, at = {}, 0
+        for number, place in enumerate(self.kept):
+            if number in slots:
+                found[at] = slots[number]
+            at += (place & LENGTH) + 1
+        return found
+
+    def run_lines(self) -> Iterator[tuple[int, int, int]]:
+        """(offset in the old file, offset in the new, line number in the new) of each kept
+        line that is not a sweep's, in order."""
+        sweeps = set(self.sweeps.values())
+        at = 0
+        for number, place in enumerate(self.kept):
+            if number not in sweeps:
+                yield place >> 32, at, number + 1
+            at += (place & LENGTH) + 1
+
+
+@frozen_record
+class KnownLines:
+    """What a reader read of runs.jsonl, for a compaction of the same file (`cursor`): the
+    byte offsets of the sweeps' lines, with their ids. A compaction that finds the file the
+    one the cursor read takes them as they were read instead of parsing them again."""
+
+    cursor: AlertCursor
+    sweeps: Mapping[int, str]
 
 
 class RunListener(Protocol):
@@ -208,6 +257,43 @@ class RunLog:
             os.close(fd)
         return read_runs(self.path).index.runs.get(run_id)
 
+    def known_lines(self) -> KnownLines | None:
+        """What a lean log knows of the file it read without parsing it again, for this
+        process's compaction of it (None: nothing)."""
+        runs = self.index.runs
+        if not isinstance(runs, RunTable) or self.cursor is None or self.unreadable:
+            return None
+        return KnownLines(self.cursor, runs.sweep_lines)
+
+    def follow(self, moved: Moved) -> bool:
+        """Take this process's own compaction of the file: a lean log that had read exactly
+        the file compacted (`moved.read`), with no line it could not read before its end,
+        moves each run's and sweep's place to its new line and reads on from `moved.written`
+        (what was appended meanwhile comes next), as a read of the new file from its start
+        would have left it, without that read (a second table and open runs beside the held
+        ones, every line parsed again: the peak of a 10,000-run sweep's loop). False when it
+        cannot (another file, a line it skipped, a run it does not know where): it changes
+        nothing then, and its next refresh reads the new file from the start, as before."""
+        runs, sweeps = self.index.runs, self.index.sweeps
+        if (
+            not self.lean
+            or not isinstance(runs, RunTable)
+            or self.cursor != moved.read
+            or self.unreadable is not None
+            or any(p.line <= moved.read.line_count for p in self.problems)
+            or sweeps.keys() != moved.sweeps.keys()
+            or not runs.move(moved.run_lines)
+        ):
+            return False
+        self.index.sweeps = {
+            sweep_id: replace(sweep, line=moved.sweeps[sweep_id] + 1)
+            for sweep_id, sweep in sweeps.items()
+        }
+        runs.sweep_lines = moved.sweep_lines()
+        self.problems = []  # a torn last line was carried: the next refresh finds it again
+        self.cursor = moved.written
+        return True
+
     def refresh(self) -> tuple[Record, ...]:
         """Read what was appended since the last refresh; returns the new records (none
         from a lean log: its listener was given them)."""
@@ -275,6 +361,8 @@ def _put(index: RunIndex, listener: RunListener | None, record: Record, offset: 
             listener.record(record)
     else:
         index.sweeps[record.id] = record
+        if isinstance(index.runs, RunTable):
+            index.runs.sweep_lines[offset] = record.id
 
 
 def _line_at(fd: int, offset: int, end: int) -> bytes:
