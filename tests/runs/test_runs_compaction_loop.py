@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.runs.research_support import Agent, lines, project, run_loop, runs_by_id, sweep_tag
+from wild.paths import WildPaths
 from wild.store import runs_compaction
 from wild.store.events_log import read_events
 from wild.store.runs_log import Parsed, RunLog
@@ -24,12 +25,7 @@ def test_the_loop_compacts_runs_jsonl_and_every_run_ends_once(
     monkeypatch.setattr(runs_compaction, "MIN_BYTES", 0)  # a small file is due too
     paths = project(tmp_path, {})
 
-    def reply(kind: str, _work: str, _prompt: str) -> str:
-        if kind == "planning" and not paths.runs_log.exists():
-            return sweep_tag(SWEEP)
-        return "<promise>COMPLETE</promise>\n"
-
-    assert run_loop(paths, Agent(reply), slots=2).reason == "complete"
+    assert run_loop(paths, _planning_a_sweep(paths), slots=2).reason == "complete"
     events = read_events(paths.events)[0]
     compacted = [e for e in events if e["kind"] == "runs-compacted"]
     assert compacted and all(e["dropped"] > 0 for e in compacted)
@@ -58,12 +54,7 @@ def test_the_loop_follows_its_own_compaction_without_reading_runs_jsonl_again(
     monkeypatch.setattr(RunLog, "_start_over", counted)
     paths = project(tmp_path, {})
 
-    def reply(kind: str, _work: str, _prompt: str) -> str:
-        if kind == "planning" and not paths.runs_log.exists():
-            return sweep_tag(SWEEP)
-        return "<promise>COMPLETE</promise>\n"
-
-    assert run_loop(paths, Agent(reply), slots=2).reason == "complete"
+    assert run_loop(paths, _planning_a_sweep(paths), slots=2).reason == "complete"
     events = read_events(paths.events)[0]
     assert [e for e in events if e["kind"] == "runs-compacted"]
     assert starts == [paths.runs_log]  # its first read only (before: one more per compaction)
@@ -71,3 +62,14 @@ def test_the_loop_follows_its_own_compaction_without_reading_runs_jsonl_again(
     assert sorted((r["status"], r["attempt"]) for r in runs.values()) == [("finished", 1)] * 6
     started = [e["run"] for e in events if e["kind"] == "run-started"]
     assert sorted(started) == sorted(runs)  # each started exactly once
+
+
+def _planning_a_sweep(paths: WildPaths) -> Agent:
+    """An agent whose first planning asks for SWEEP and that says it is done otherwise."""
+
+    def reply(kind: str, _work: str, _prompt: str) -> str:
+        if kind == "planning" and not paths.runs_log.exists():
+            return sweep_tag(SWEEP)
+        return "<promise>COMPLETE</promise>\n"
+
+    return Agent(reply)

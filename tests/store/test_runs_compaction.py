@@ -225,14 +225,7 @@ def test_the_loops_compaction_takes_the_sweep_lines_it_read_without_parsing_them
     log.refresh()
     known = log.known_lines()
     assert known is not None and sorted(known.sweeps.values()) == ["s1", "s1"]
-    parsed: list[int] = []
-    real = runs_log.parse_line
-
-    def counted(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
-        parsed.append(len(data))
-        return real(data, line_no, file)
-
-    monkeypatch.setattr(runs_compaction, "parse_line", counted)
+    parsed = _count_parses(monkeypatch)
     report = compact(path, tmp_path / ".lock", known)
     assert len(parsed) == 300 + 150 * 2 and max(parsed) < 1000  # every run line, no sweep's
     parsed.clear()
@@ -256,14 +249,7 @@ def test_what_the_reader_knows_of_another_file_is_not_taken(
     data = path.read_bytes()
     with path.open("r+b") as out:  # a sweep line moved: what was a sweep's offset is a run's
         out.write(data[data.index(b"\n") + 1 :] + data[: data.index(b"\n") + 1])
-    parsed: list[int] = []
-    real = runs_log.parse_line
-
-    def counted(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
-        parsed.append(len(data))
-        return real(data, line_no, file)
-
-    monkeypatch.setattr(runs_compaction, "parse_line", counted)
+    parsed = _count_parses(monkeypatch)
     compact(path, tmp_path / ".lock", known)
     assert len(parsed) == 30 + 15 * 2 + 2
     assert read_runs(path).index.sweeps["s1"].status == "active"  # its line now the last
@@ -294,3 +280,16 @@ def _lines_with_offsets(data: bytes) -> list[tuple[int, bytes]]:
         found.append((at, line))
         at += len(line) + 1
     return found
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each line the compaction parses, as it parses them."""
+    parsed: list[int] = []
+    real = runs_log.parse_line
+
+    def counted(data: bytes, line_no: int, file: str) -> tuple[Record | None, list[Problem]]:
+        parsed.append(len(data))
+        return real(data, line_no, file)
+
+    monkeypatch.setattr(runs_compaction, "parse_line", counted)
+    return parsed
