@@ -46,8 +46,8 @@ else:
     import _signal
 if TYPE_CHECKING:
     import types
-    from collections.abc import Mapping, Sequence
-    from typing import Any, BinaryIO, NoReturn
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, NoReturn
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
 KILLED_WAIT_S = 30.0  # how long SIGKILLed members may take to disappear
@@ -577,17 +577,10 @@ LAUNCHER_FLAG = "--launcher"
 LAUNCHED_NAME = "wild-run"
 
 
-def read_request(reader: BinaryIO) -> tuple[list[str], dict[str, str]] | None:
-    """One launch request (wild.runs.launcher.request): `SIZE\n`, then SIZE bytes of fields
-    joined by NUL: the count of wrapper arguments, the arguments, then `NAME=VALUE` per
-    variable of the run's environment. None at end of file or on a torn request."""
-    header = reader.readline()
-    if not header.endswith(b"\n") or not header[:-1].isdigit():
-        return None
-    size = int(header)
-    blob = reader.read(size)
-    if len(blob) != size:
-        return None
+def _request_fields(blob: bytes) -> tuple[list[str], dict[str, str]] | None:
+    """A launch request's fields (wild.runs.launcher.request: `SIZE\n`, then SIZE bytes of
+    fields joined by NUL: the count of wrapper arguments, the arguments, then `NAME=VALUE` per
+    variable of the run's environment): its arguments and environment; None when torn."""
     fields = blob.decode("utf-8", "surrogateescape").split("\0")
     if not fields[0].isdigit() or int(fields[0]) > len(fields) - 1:
         return None
@@ -597,6 +590,64 @@ def read_request(reader: BinaryIO) -> tuple[list[str], dict[str, str]] | None:
         name, _equals, value = item.partition("=")
         env[name] = value
     return fields[1 : 1 + count], env
+
+
+Request = tuple[list[str], dict[str, str]]
+
+
+class Requests:
+    """The launch requests on a descriptor (the loop's pipe), a batch at a time: `batch()`
+    waits for one, then takes every other one already written, without waiting. The launcher
+    forks a batch's wrappers one after the other, then writes their `pid` files and lets them
+    run: after each fork, every page the launcher writes is copied (the wrapper shares it),
+    so the work between two forks is what costs."""
+
+    def __init__(self, fd: int, readable: Callable[[int], bool]) -> None:
+        self._fd = fd
+        self._readable = readable  # whether a read of `fd` would not wait
+        self._data = b""
+        self._ended = False  # end of file, or a torn request: no request after it
+
+    def batch(self) -> list[Request] | None:
+        """The requests written so far (at least one, waited for); None when none is left."""
+        taken: list[Request] = []
+        while True:
+            request = self._take()
+            if request is not None:
+                taken.append(request)
+                continue
+            if self._ended or (taken and not self._readable(self._fd)):
+                return taken or None
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                self._ended = True
+            self._data += chunk
+
+    def _take(self) -> Request | None:
+        """The next whole request read, if there is one (a torn one ends the requests)."""
+        if self._ended and not self._data:
+            return None
+        header, newline, rest = self._data.partition(b"\n")
+        if not newline:
+            if self._ended or (self._data and not self._data.isdigit()):
+                self._stop()
+            return None
+        if not header.isdigit():
+            self._stop()
+            return None
+        size = int(header)
+        if len(rest) < size:
+            if self._ended:
+                self._stop()
+            return None
+        self._data = rest[size:]
+        request = _request_fields(rest[:size])
+        if request is None:
+            self._stop()
+        return request
+
+    def _stop(self) -> None:
+        self._ended, self._data = True, b""
 
 
 def launcher(words: Sequence[str]) -> int:
@@ -615,26 +666,23 @@ def launcher(words: Sequence[str]) -> int:
     # Each launched wrapper is reaped as it exits, not left a zombie until the next request:
     # one outliving the launcher would go to the nearest subreaper (an agent loop is one).
     _signal.signal(_signal.SIGCHLD, lambda _signum, _frame: _reap_launched())
-    reader = open(0, "rb", closefd=False)  # noqa: SIM115  # fd 0 stays the launcher's for its life
+    import select  # the launcher's own: no wrapper it forks calls it
+
+    requests = Requests(0, lambda fd: bool(select.select([fd], [], [], 0)[0]))
     while True:
         _reap_launched()
         try:
-            request = read_request(reader)
+            batch = requests.batch()
         except OSError:
-            request = None
-        if request is None:
+            batch = None
+        if batch is None:
             return 0  # the loop is gone or let the launcher go
-        argv, env = request
+        answers = launch_all(batch)
+        text = "".join(answer.replace("\n", " ") + "\n" for answer in answers)
         try:
-            answer = launch(parse_arguments(argv), env)
-        except UsageError as error:
-            answer = f"no {error}"
-        except OSError as error:
-            answer = f"no cannot fork a wrapper: {error.strerror}"
-        try:
-            os.write(1, (answer.replace("\n", " ") + "\n").encode(errors="replace"))
+            os.write(1, text.encode(errors="replace"))
         except OSError:
-            return 0  # the loop is gone: it reads no answer (the wrapper, if told go, runs on)
+            return 0  # the loop is gone: it reads no answer (the wrappers told go run on)
 
 
 def _reap_launched() -> None:
@@ -652,12 +700,52 @@ def launch(args: Arguments, env: dict[str, str]) -> str:
     """Fork the wrapper of `args`, write its `pid` file, then let it run: `ok PID`; or `no
     REASON` when it was not let run (it then exits having started and written nothing). The
     `pid` is written before the run may start, so a loop that dies meanwhile adopts it."""
+    return _let_run(args, _fork(args, env, ()))
+
+
+def launch_all(requests: Sequence[Request]) -> list[str]:
+    """`launch` each request (its wrapper's arguments and environment), their answers in
+    order: every wrapper forked first, then each one's `pid` written and its go given, so the
+    launcher's own copied pages are paid once a batch, not once a run (issue 23)."""
+    forked: list[tuple[Arguments, int, int] | str] = []
+    holds: list[int] = []  # the go ends of the wrappers forked so far
+    for argv, env in requests:
+        try:
+            args = parse_arguments(argv)
+            pid, hold = _fork(args, env, holds)
+        except UsageError as error:
+            forked.append(f"no {error}")
+        except OSError as error:
+            forked.append(f"no cannot fork a wrapper: {error.strerror}")
+        else:
+            holds.append(hold)
+            forked.append((args, pid, hold))
+    return [each if isinstance(each, str) else _let_run(each[0], each[1:]) for each in forked]
+
+
+def _fork(args: Arguments, env: dict[str, str], holds: Sequence[int]) -> tuple[int, int]:
+    """Fork the wrapper of `args`, held until its go: its pid and the end its go is written
+    to. `holds`: the go ends of the wrappers forked before it and not yet let run, closed in
+    the new one (holding one, it would keep that wrapper from seeing its launcher's end)."""
     hold_read, hold_write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(hold_read)
         os.close(hold_write)
+        raise
+    if pid == 0:
+        for fd in (hold_write, *holds):
+            os.close(fd)
         _launched(args, env, hold_read)  # never returns
     os.close(hold_read)
+    return pid, hold_write
+
+
+def _let_run(args: Arguments, held: tuple[int, int]) -> str:
+    """Write the `pid` of a held wrapper, then give it its go: `ok PID`, or `no REASON`
+    when it was not let run (its go end closed: it exits having started nothing)."""
+    pid, hold_write = held
     try:
         try:
             write_whole(os.path.join(args.run_dir, "pid"), f"{pid}\n", durable=False)
