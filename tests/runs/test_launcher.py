@@ -7,21 +7,22 @@ starting it again (tests/runs/test_group_commit.py kills loops inside a step's c
 from __future__ import annotations
 
 import contextlib
-import io
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.loop_processes import wait_gone
+from tests.loop_processes import alive, children, wait_gone
 from tests.runs.helpers import drive, events, local, project, queue, supervisor
 from wild import procfs
 from wild.clock import SystemClock, iso_ms
@@ -40,12 +41,31 @@ BOUND_S = 20
 _NO_NUL = st.text(alphabet=st.characters(blacklist_characters="\0", blacklist_categories=["Cs"]))
 
 
+@contextlib.contextmanager
+def _requests_on_a_pipe() -> Iterator[tuple[wrapper.Requests, int]]:
+    """Requests read off a real pipe, as the launcher reads its stdin; the pipe's write end
+    (closed by the test when it says end of file)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        yield (
+            wrapper.Requests(read_fd, lambda fd: bool(select.select([fd], [], [], 0)[0])),
+            write_fd,
+        )
+    finally:
+        os.close(read_fd)
+        with contextlib.suppress(OSError):
+            os.close(write_fd)
+
+
 @given(
     st.lists(_NO_NUL, min_size=1, max_size=5),
     st.dictionaries(_NO_NUL.filter(lambda name: "=" not in name), _NO_NUL, max_size=5),
 )
 def test_a_request_reads_back_as_written(args: list[str], env: dict[str, str]) -> None:
-    assert wrapper.read_request(io.BytesIO(request(args, env))) == (args, env)
+    with _requests_on_a_pipe() as (requests, write_fd):
+        os.write(write_fd, request(args, env))
+        os.close(write_fd)
+        assert requests.batch() == [(args, env)]
 
 
 @pytest.mark.parametrize("sent", [b"", b"12\nshort"])
@@ -385,3 +405,87 @@ def test_a_wrapper_that_ends_while_it_is_looked_for_is_adopted_by_its_marker(
     found = backend.adopt(run)
     assert looks and found is not None
     assert found.job_id == "4242"
+
+
+def test_a_batch_is_every_request_already_written_and_waits_for_none_more() -> None:
+    """The launcher takes every request the loop wrote at once (a step's starts), and only
+    those: a request half written stays for the next batch, and end of file ends them."""
+    asked = [([f"--run-id={n}"], {"N": str(n)}) for n in range(3)]
+    third = request(*asked[2])
+    with _requests_on_a_pipe() as (requests, write_fd):
+        os.write(write_fd, request(*asked[0]) + request(*asked[1]) + third[:5])
+        assert requests.batch() == asked[:2]
+        os.write(write_fd, third[5:])
+        assert requests.batch() == asked[2:]
+        os.close(write_fd)
+        assert requests.batch() is None
+
+
+@pytest.mark.parametrize("torn", [b"x\n", b"12\nshort", b"5"])
+def test_a_torn_request_ends_the_batches_after_the_whole_ones(torn: bytes) -> None:
+    whole = (["--run-id=a"], {"A": "1"})
+    with _requests_on_a_pipe() as (requests, write_fd):
+        os.write(write_fd, request(*whole) + torn)
+        os.close(write_fd)
+        assert requests.batch() == [whole]
+        assert requests.batch() is None
+
+
+def test_a_batch_is_forked_whole_before_any_of_its_runs_is_let_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After each fork every page the launcher writes is copied (the new wrapper shares it):
+    a batch's wrappers are forked one after the other, then each one's `pid` is written and
+    its go given, in order (issue 23: ~40 copied pages of the launcher per run less)."""
+    done: list[str] = []
+    pids = iter(range(90001, 90004))
+    real_pipe, held = os.pipe, []  # each held wrapper's end, kept open here to read its go
+
+    def pipe() -> tuple[int, int]:
+        ends = real_pipe()
+        held.append(os.dup(ends[0]))
+        return ends
+
+    def fork() -> int:
+        done.append("fork")
+        return next(pids)
+
+    def write_whole(path: str, text: str, *, durable: bool) -> None:
+        done.append(f"pid {Path(path).parent.name} {text.strip()}")
+
+    monkeypatch.setattr(os, "pipe", pipe)
+    monkeypatch.setattr(os, "fork", fork)
+    monkeypatch.setattr(wrapper, "write_whole", write_whole)
+    batch: list[wrapper.Request] = [(_args(tmp_path / f"r{n}", "true"), {}) for n in range(3)]
+    answers = wrapper.launch_all(batch)
+    assert answers == ["ok 90001", "ok 90002", "ok 90003"]
+    assert done == ["fork"] * 3 + ["pid r0 90001", "pid r1 90002", "pid r2 90003"]
+    assert [os.read(end, 8) for end in held] == [wrapper.GO] * 3
+    for end in held:
+        os.close(end)
+
+
+def test_a_wrapper_its_launcher_never_lets_run_exits_while_its_batch_runs_on(
+    tmp_path: Path,
+) -> None:
+    """A wrapper forked after another in the same batch does not hold that one's go end: the
+    first, never let run (its `pid` could not be written), sees its end closed and exits
+    while the second runs on."""
+    missing, going = tmp_path / "missing", tmp_path / "going"
+    going.mkdir()
+    launcher = Launcher(sys.executable, tmp_path)
+    env = {"PATH": os.environ["PATH"]}
+    asked = [(_args(missing, "true"), env, missing), (_args(going, "sleep 60"), env, going)]
+    answers = launcher.launch_all(asked)
+    assert answers[0] is None and answers[1] is not None
+    deadline = time.monotonic() + BOUND_S  # bounded, as `wait_gone`
+    # The launcher's children: the wrapper of `going` alone, once the other one left.
+    while [pid for pid in children(launcher.pid) if alive(pid)] != [answers[1]]:
+        assert time.monotonic() < deadline, "the wrapper never let run is still there"
+        time.sleep(0.02)
+    os.kill(answers[1], signal.SIGTERM)
+    wait_gone(answers[1], "a stopped wrapper")
+    launcher.close()
+    wait_gone(launcher.pid, "a launcher let go")
+    assert not missing.exists()
+    assert '"reason": "stopped"' in (going / "exit").read_text()

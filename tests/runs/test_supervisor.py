@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.runs.helpers import drive, events, local, project, queue, supervisor
+from tests.runs.helpers import BOUND_S, drive, events, local, project, queue, supervisor
 from wild.errors import WildError
 from wild.liveness import probe
+from wild.parsers.run_table import RunTable
 from wild.parsers.runs import Resources, RunRecord
 from wild.runs.backend import BackendContext
 from wild.runs.local import LocalBackend
@@ -207,3 +210,35 @@ def test_four_quarter_gpu_runs_share_one_gpu_and_a_fifth_waits(tmp_path: Path) -
     drive(sup, backend)
     seen = [(paths.run_dir(run_id) / "gpu").read_text().strip() for run_id in ids]
     assert seen == ["7"] * 5 and sup.index.runs[ids[4]].status == "finished"
+
+
+def test_a_step_reads_each_run_it_starts_from_its_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lean index reads a queued run's line again at each look (issue 23: the loop's CPU
+    per run): a step that starts runs, and then looks for the next ready one to keep the
+    launcher for, passes over those it started without reading their lines a second time."""
+    paths = project(tmp_path)
+    ids = queue(paths, "true", 9)
+    backend = local(paths, slots=3)
+    sup = supervisor(paths, backend)
+    assert [run.id for run in sup.step().started] == ids[:3]
+    deadline = time.monotonic() + BOUND_S  # bounded: the three end at once
+    while not all((paths.run_dir(run_id) / "exit").exists() for run_id in ids[:3]):
+        assert time.monotonic() < deadline, "the first three runs left no exit marker"
+        time.sleep(0.02)
+    reads: Counter[str] = Counter()
+    table = sup.index.runs
+    assert isinstance(table, RunTable)  # the loop's index is lean
+    load = table._load  # how the lean index reads a run's line again
+
+    def counted(run_id: str, offset: int, line: int) -> RunRecord | None:
+        reads[run_id] += 1
+        return load(run_id, offset, line)
+
+    monkeypatch.setattr(table, "_load", counted)
+    result = sup.step()
+    started = [run.id for run in result.started]
+    assert started == ids[3:6]
+    assert {run_id: reads[run_id] for run_id in started} == dict.fromkeys(started, 1)
+    drive(sup, backend)

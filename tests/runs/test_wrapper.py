@@ -371,3 +371,31 @@ def test_the_launcher_forks_its_wrappers_without_threading_loaded(tmp_path: Path
     assert code == "0"
     assert "capped_log" in preloaded.split()  # what every wrapper writes its log with
     assert "threading" not in modules.split()
+
+
+def test_a_plain_command_runs_as_the_wrappers_own_child_with_no_shell_between(
+    tmp_path: Path,
+) -> None:
+    """A plain command (one program, its words) is started by the wrapper itself, not by a
+    `/bin/sh -c` that forks it and waits (issue 23: a second shell per run): the program's
+    parent is the wrapper, and it sees the workdir as PWD, as a shell would give it."""
+    run_dir, workdir = tmp_path / "r", tmp_path / "work"
+    workdir.mkdir()
+    wrapper_proc = start(run_dir, "sh -c 'echo \"$PPID $PWD\"'", workdir=workdir)
+    assert wrapper_proc.wait(timeout=BOUND_S) == 0
+    assert f"{wrapper_proc.pid} {workdir}\n" in (run_dir / "log").read_text()
+
+
+def test_a_program_the_wrapper_cannot_start_itself_is_left_to_the_shell(tmp_path: Path) -> None:
+    """An executable script without `#!` is no program for exec: the shell runs it, as it
+    would have; a program not found is the shell's to report."""
+    script = tmp_path / "script"
+    script.write_text('echo "ran as a script"\n')
+    script.chmod(0o755)
+    run_dir = tmp_path / "r"
+    assert run(run_dir, "./script", workdir=tmp_path) == 0
+    assert "ran as a script\n" in (run_dir / "log").read_text()
+    missing = tmp_path / "m"
+    assert run(missing, "no-such-program-of-wild a", workdir=tmp_path) == 127
+    assert marker(missing)["exit_code"] == 127 and marker(missing)["reason"] is None
+    assert "not found" in (missing / "log").read_text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -13,7 +14,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wild.clock import iso_ms
@@ -175,3 +177,68 @@ def test_a_launched_wrapper_names_itself_loading_no_module() -> None:
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [wrapper.LAUNCHED_NAME]
+
+
+_ENV = {"PATH": os.environ["PATH"], "RUN": "r 1", "EMPTY": "", "Q": "a\"b'c$d"}
+_PLAIN_TEXT = st.text(alphabet="abcXYZ019_./:,+@%=-", min_size=1, max_size=6)
+_QUOTED_CHAR = st.characters(min_codepoint=32, max_codepoint=126, blacklist_characters='"\\$`')
+_DOUBLE_PART = st.one_of(
+    st.text(alphabet=_QUOTED_CHAR, max_size=4),
+    st.sampled_from(['\\"', "\\\\", "\\$", "\\`", "\\a", "\\ "]),
+    st.sampled_from(["$RUN", "${RUN}", "$EMPTY", "${Q}", "$UNSET", "${UNSET}x"]),
+)
+_PART = st.one_of(
+    _PLAIN_TEXT,
+    st.text(
+        alphabet=st.characters(min_codepoint=9, max_codepoint=126, blacklist_characters="'"),
+        max_size=6,
+    ).map(lambda text: f"'{text}'"),
+    st.lists(_DOUBLE_PART, max_size=4).map(lambda parts: '"' + "".join(parts) + '"'),
+)
+_WORDS = st.lists(st.lists(_PART, min_size=1, max_size=3).map("".join), max_size=4)
+_ARGV = "import sys; sys.stdout.buffer.write(repr(sys.argv[1:]).encode())"
+
+
+@settings(max_examples=60, deadline=None)
+@given(_WORDS)
+def test_a_plain_command_is_read_as_the_shell_reads_it(words: list[str]) -> None:
+    """The words the wrapper runs a plain command with, without a shell, are the ones
+    `/bin/sh -c` gives the same program (quotes, escapes and the environment's variables)."""
+    instruction = " ".join([sys.executable, "-c", f"'{_ARGV}'", *words])
+    read = wrapper.plain_command(instruction, _ENV)
+    assert read is not None
+    shell = subprocess.run(
+        ["/bin/sh", "-c", instruction], env=_ENV, capture_output=True, check=True
+    )
+    assert repr(read[3:]) == shell.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "echo hi",  # a builtin: the shell's own
+        "A=1 prog",  # an assignment
+        "prog $RUN",  # unquoted: split and globbed by the shell
+        "prog *.py",
+        "prog ~/x",
+        "prog > out",
+        "prog; other",
+        "prog | other",
+        "prog &",
+        'prog "$(date)"',
+        'prog "`date`"',
+        'prog "$1"',
+        'prog "$PWD"',  # the shell sets it itself
+        "prog a\\ b",
+        "prog 'open",
+        "",
+    ],
+)
+def test_anything_but_a_plain_command_is_left_to_the_shell(instruction: str) -> None:
+    assert wrapper.plain_command(instruction, _ENV) is None
+
+
+@pytest.mark.parametrize("variable", ["IFS", "OPTIND", "PPID"])
+def test_an_environment_the_shell_would_change_leaves_the_command_to_it(variable: str) -> None:
+    assert wrapper.plain_command("prog a", {**_ENV, variable: "x"}) is None
+    assert wrapper.plain_command("prog a", {"RUN": "no PATH"}) is None

@@ -5,10 +5,13 @@ scale": 10,000 instant runs each paid one, about 10 ms of CPU on a machine of 2 
 The local backend starts `wrapper.py --launcher --runs DIR` once, its stdin the read end of a
 pipe whose only write end the loop holds, its stdout a pipe back. For each run, once the run's
 claim is durable, the loop writes one request (the wrapper's arguments and the run's
-environment, `request`) and reads the answer. The launcher forks the run's wrapper (detached:
-a session of its own, a subreaper), writes the run's `pid` file, then lets it run, and answers
-`ok PID`; each run keeps a wrapper process of its own, its job id as before. The launcher reads
-end of file when the loop closes its end or dies, and exits: it never outlives its loop, and a
+environment, `request`) and reads the answer; a step's starts are written together. The
+launcher takes every request written so far as one batch: it forks each one's wrapper
+(detached: a session of its own, a subreaper), then writes each run's `pid` file and lets it
+run, and answers `ok PID` for each, all the batch's answers in one write (after each fork
+the launcher copies every page it writes: forks one after the other copy fewer, issue 23).
+Each run keeps a wrapper process of its own, its job id as before. The launcher reads end of
+file when the loop closes its end or dies, and exits: it never outlives its loop, and a
 run it was never asked for never starts. A launcher that fails or is gone costs nothing but
 speed: the run's wrapper is spawned the ordinary way, unless its `pid` file shows the launcher
 let it run (then it is that run's wrapper, never a second one).
@@ -35,7 +38,7 @@ KNOWN_POLL_S = 0.0005  # how often a just-started launcher's command line is rea
 
 
 def request(args: Sequence[str], env: Mapping[str, str]) -> bytes:
-    """One request as wrapper.py's `read_request` reads it."""
+    """One request as wrapper.py's `Requests` reads it."""
     fields = [str(len(args)), *args, *(f"{name}={value}" for name, value in env.items())]
     blob = "\0".join(fields).encode("utf-8", "surrogateescape")
     return f"{len(blob)}\n".encode() + blob

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any
 
 from wild.clock import Clock, iso_ms
@@ -289,10 +289,13 @@ class RunSupervisor:
         held = self._held(index, may_run, signed)
         ready: dict[str, bool] = {}  # this step's verdicts: may start now
 
-        def queue_of(name: str) -> Iterator[RunRecord]:
-            """Backend `name`'s queued runs that may start, in order; a line wild did not
-            write is refused as it is met."""
+        def queue_of(name: str, skip: Container[str] = ()) -> Iterator[RunRecord]:
+            """Backend `name`'s queued runs that may start, in order, but those in `skip`
+            (passed over before their line is read: the lean index parses it again for each
+            look); a line wild did not write is refused as it is met."""
             for run_id in self._open.queued_ids():
+                if run_id in skip:
+                    continue
                 run = index.runs[run_id]
                 if run.backend != name:
                     continue
@@ -321,7 +324,8 @@ class RunSupervisor:
             begun, failed = self._submit_all(backend, self._claim_all(admitted))
             started += begun
             refused += failed
-            self._park(backend, queue_of(name), {run.id for run in admitted})
+            taken = {run.id for run in admitted}
+            self._park(backend, queue_of(name, taken), taken)
         if started:  # the next runs' folders, made now rather than when a slot frees
             head = itertools.islice(self._open.queued_ids(), PREPARED_AHEAD)
             attempts.prepare([self.paths.run_dir(run_id) for run_id in head])

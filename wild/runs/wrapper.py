@@ -2,8 +2,9 @@
 
 Invoked (see wild.runs.backend) as
 `python wrapper.py --run-dir DIR --run-id ID --attempt N --workdir W [--time-limit S] --
-INSTRUCTION`. It writes its pid to DIR/pid, runs `/bin/sh -c INSTRUCTION` in W as the
-leader of a process group of its own with stdout and stderr written to DIR/log (through a
+INSTRUCTION`. It writes its pid to DIR/pid, runs `/bin/sh -c INSTRUCTION` in W (a plain
+command, one program and its words, it starts itself, as that shell would: `plain_command`) as
+the leader of a process group of its own with stdout and stderr written to DIR/log (through a
 pipe, capped: `wild/store/capped_log.py`, loaded by its path, as is `wild/procfs.py`), and, when
 the instruction ends, its time limit passes or the wrapper gets SIGTERM/SIGINT, kills that
 whole group (SIGTERM, then SIGKILL after a grace) and writes DIR/exit atomically (temp file,
@@ -46,8 +47,8 @@ else:
     import _signal
 if TYPE_CHECKING:
     import types
-    from collections.abc import Mapping, Sequence
-    from typing import Any, BinaryIO, NoReturn
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, NoReturn
 
 GRACE_S = 10.0  # what the group gets between SIGTERM and SIGKILL
 KILLED_WAIT_S = 30.0  # how long SIGKILLed members may take to disappear
@@ -514,6 +515,142 @@ def marker_text(
     return json_object(fields) + "\n"
 
 
+# Words a POSIX shell runs itself rather than as a program (dash's and bash's builtins and
+# reserved words): an instruction naming one first is the shell's to run.
+_SHELL_WORDS = frozenset({
+    ".", ":", "[", "[[", "]]", "alias", "bg", "bind", "break", "builtin", "caller", "case",
+    "cd", "chdir", "command", "compgen", "complete", "compopt", "continue", "coproc", "declare",
+    "dirs", "disown", "do", "done", "echo", "elif", "else", "enable", "esac", "eval", "exec",
+    "exit", "export", "false", "fc", "fg", "fi", "for", "function", "getopts", "hash", "help",
+    "history", "if", "in", "jobs", "kill", "let", "local", "logout", "mapfile", "popd",
+    "printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "select", "set",
+    "shift", "shopt", "source", "suspend", "test", "then", "time", "times", "trap", "true",
+    "type", "typeset", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+})  # fmt: skip
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+_NAME_CHARS = frozenset(_LETTERS + "0123456789")
+_PLAIN = frozenset(_LETTERS + "0123456789" + "./:,+@%=-")  # a word's bytes unquoted, as is
+# Variables the shell sets itself (so `$NAME` is not the environment's, and a program it runs
+# sees its value, not the environment's): such an instruction is the shell's to run.
+_SHELL_SET = frozenset({"IFS", "LINENO", "OPTIND", "PPID", "PWD"})
+
+
+def plain_command(instruction: str, env: Mapping[str, str]) -> list[str] | None:
+    """The words `/bin/sh -c INSTRUCTION` would run as a program, when the instruction is one
+    plain command the wrapper reads exactly as the shell does: words of letters, digits and
+    `./:,+@%=-`, single-quoted text, and double-quoted text with `\\` before `"`, `\\`,
+    `$` or a backquote, and `$NAME` or `${NAME}` of the environment; the first word naming a
+    program (no builtin, reserved word or assignment). None for anything else (an operator,
+    a redirection, a glob, a tilde, an unquoted backslash or `$`, a command substitution, a
+    variable the shell sets itself): the shell runs it.
+
+    Run straight from the wrapper, such a command costs no shell (issue 23: each instant
+    run's `/bin/sh -c` was a second exec of a shell, ~0.45 ms of CPU per run)."""
+    if any(name in env for name in ("IFS", "OPTIND", "PPID")) or "PATH" not in env:
+        return None  # the shell would change them, or look programs up in its own default
+    words: list[str] = []
+    word: list[str] | None = None  # the word being read; None between words
+    at, end = 0, len(instruction)
+    while at < end:
+        char = instruction[at]
+        if char in " \t":
+            if word is not None:
+                words.append("".join(word))
+                word = None
+            at += 1
+            continue
+        word = [] if word is None else word
+        if char == "'":
+            close = instruction.find("'", at + 1)
+            if close < 0:
+                return None
+            word.append(instruction[at + 1 : close])
+            at = close + 1
+        elif char == '"':
+            read = _double_quoted(instruction, at + 1, env)
+            if read is None:
+                return None
+            text, at = read
+            word.append(text)
+        elif char in _PLAIN:
+            word.append(char)
+            at += 1
+        else:
+            return None
+    if word is not None:
+        words.append("".join(word))
+    if not words or not words[0] or "=" in words[0] or words[0] in _SHELL_WORDS:
+        return None
+    return words
+
+
+def _double_quoted(text: str, at: int, env: Mapping[str, str]) -> tuple[str, int] | None:
+    """The value of the double-quoted text starting at `at` (after its quote) and where it
+    ends (after the closing quote); None when it holds what `plain_command` leaves to the
+    shell."""
+    out: list[str] = []
+    while at < len(text):
+        char = text[at]
+        if char == '"':
+            return "".join(out), at + 1
+        if char == "\\":
+            following = text[at + 1 : at + 2]
+            if following in ('"', "\\", "$", "`"):
+                out.append(following)
+                at += 2
+                continue
+            if not following or following == "\n":
+                return None
+            out.append(char)  # a backslash before anything else stays
+            at += 1
+        elif char == "`":
+            return None
+        elif char == "$":
+            braced = text[at + 1 : at + 2] == "{"
+            start = at + 2 if braced else at + 1
+            stop = start
+            while stop < len(text) and text[stop] in _NAME_CHARS:
+                stop += 1
+            name = text[start:stop]
+            if not name or name[0] not in _LETTERS or name in _SHELL_SET:
+                return None
+            if braced:
+                if text[stop : stop + 1] != "}":
+                    return None
+                stop += 1
+            out.append(env.get(name, ""))
+            at = stop
+        else:
+            out.append(char)
+            at += 1
+    return None
+
+
+def _program(name: str, env: Mapping[str, str]) -> str | None:
+    """The file the shell would run for `name`: itself when it has a `/`, else the first
+    executable file of that name in the run's PATH (an empty entry: the current folder)."""
+    if "/" in name:
+        return name
+    for folder in env["PATH"].split(":"):
+        path = os.path.join(folder or ".", name)
+        if os.access(path, os.X_OK) and os.path.isfile(path):
+            return path
+    return None
+
+
+def _shell_env(env: Mapping[str, str]) -> Mapping[str, str]:
+    """`env` as the shell passes it on to a program: PWD the current folder (the one given,
+    when it names it: the shell keeps a path through links as it was given)."""
+    given = env.get("PWD")
+    if given is not None and given.startswith("/"):
+        try:
+            if os.path.samestat(os.stat(given), os.stat(".")):
+                return env
+        except OSError:
+            pass
+    return {**env, "PWD": os.getcwd()}
+
+
 def _start(args: Arguments, write_fd: int, env: Mapping[str, str]) -> int:
     """Start `/bin/sh -c INSTRUCTION` in the workdir, leader of a process group of its own,
     stdin /dev/null, stdout and stderr to `write_fd`; its pid. An OSError naming the path
@@ -529,16 +666,26 @@ def _start(args: Arguments, write_fd: int, env: Mapping[str, str]) -> int:
     here = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.chdir(args.workdir)
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, write_fd, 1),
+            (os.POSIX_SPAWN_DUP2, write_fd, 2),
+        ]
+        words = plain_command(args.instruction, env)
+        program = _program(words[0], env) if words is not None else None
+        if words is not None and program is not None:
+            try:
+                return os.posix_spawn(
+                    program, words, _shell_env(env), file_actions=actions, setpgroup=0
+                )
+            except OSError:
+                pass  # not a program after all (a script without `#!`, say): the shell's
         try:
             return os.posix_spawn(
                 "/bin/sh",
                 ["/bin/sh", "-c", args.instruction],
                 env,
-                file_actions=[
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                    (os.POSIX_SPAWN_DUP2, write_fd, 1),
-                    (os.POSIX_SPAWN_DUP2, write_fd, 2),
-                ],
+                file_actions=actions,
                 setpgroup=0,
             )
         except OSError as error:
@@ -577,17 +724,10 @@ LAUNCHER_FLAG = "--launcher"
 LAUNCHED_NAME = "wild-run"
 
 
-def read_request(reader: BinaryIO) -> tuple[list[str], dict[str, str]] | None:
-    """One launch request (wild.runs.launcher.request): `SIZE\n`, then SIZE bytes of fields
-    joined by NUL: the count of wrapper arguments, the arguments, then `NAME=VALUE` per
-    variable of the run's environment. None at end of file or on a torn request."""
-    header = reader.readline()
-    if not header.endswith(b"\n") or not header[:-1].isdigit():
-        return None
-    size = int(header)
-    blob = reader.read(size)
-    if len(blob) != size:
-        return None
+def _request_fields(blob: bytes) -> tuple[list[str], dict[str, str]] | None:
+    """A launch request's fields (wild.runs.launcher.request: `SIZE\n`, then SIZE bytes of
+    fields joined by NUL: the count of wrapper arguments, the arguments, then `NAME=VALUE` per
+    variable of the run's environment): its arguments and environment; None when torn."""
     fields = blob.decode("utf-8", "surrogateescape").split("\0")
     if not fields[0].isdigit() or int(fields[0]) > len(fields) - 1:
         return None
@@ -597,6 +737,64 @@ def read_request(reader: BinaryIO) -> tuple[list[str], dict[str, str]] | None:
         name, _equals, value = item.partition("=")
         env[name] = value
     return fields[1 : 1 + count], env
+
+
+Request = tuple[list[str], dict[str, str]]
+
+
+class Requests:
+    """The launch requests on a descriptor (the loop's pipe), a batch at a time: `batch()`
+    waits for one, then takes every other one already written, without waiting. The launcher
+    forks a batch's wrappers one after the other, then writes their `pid` files and lets them
+    run: after each fork, every page the launcher writes is copied (the wrapper shares it),
+    so the work between two forks is what costs."""
+
+    def __init__(self, fd: int, readable: Callable[[int], bool]) -> None:
+        self._fd = fd
+        self._readable = readable  # whether a read of `fd` would not wait
+        self._data = b""
+        self._ended = False  # end of file, or a torn request: no request after it
+
+    def batch(self) -> list[Request] | None:
+        """The requests written so far (at least one, waited for); None when none is left."""
+        taken: list[Request] = []
+        while True:
+            request = self._take()
+            if request is not None:
+                taken.append(request)
+                continue
+            if self._ended or (taken and not self._readable(self._fd)):
+                return taken or None
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                self._ended = True
+            self._data += chunk
+
+    def _take(self) -> Request | None:
+        """The next whole request read, if there is one (a torn one ends the requests)."""
+        if self._ended and not self._data:
+            return None
+        header, newline, rest = self._data.partition(b"\n")
+        if not newline:
+            if self._ended or (self._data and not self._data.isdigit()):
+                self._stop()
+            return None
+        if not header.isdigit():
+            self._stop()
+            return None
+        size = int(header)
+        if len(rest) < size:
+            if self._ended:
+                self._stop()
+            return None
+        self._data = rest[size:]
+        request = _request_fields(rest[:size])
+        if request is None:
+            self._stop()
+        return request
+
+    def _stop(self) -> None:
+        self._ended, self._data = True, b""
 
 
 def launcher(words: Sequence[str]) -> int:
@@ -615,26 +813,23 @@ def launcher(words: Sequence[str]) -> int:
     # Each launched wrapper is reaped as it exits, not left a zombie until the next request:
     # one outliving the launcher would go to the nearest subreaper (an agent loop is one).
     _signal.signal(_signal.SIGCHLD, lambda _signum, _frame: _reap_launched())
-    reader = open(0, "rb", closefd=False)  # noqa: SIM115  # fd 0 stays the launcher's for its life
+    import select  # the launcher's own: no wrapper it forks calls it
+
+    requests = Requests(0, lambda fd: bool(select.select([fd], [], [], 0)[0]))
     while True:
         _reap_launched()
         try:
-            request = read_request(reader)
+            batch = requests.batch()
         except OSError:
-            request = None
-        if request is None:
+            batch = None
+        if batch is None:
             return 0  # the loop is gone or let the launcher go
-        argv, env = request
+        answers = launch_all(batch)
+        text = "".join(answer.replace("\n", " ") + "\n" for answer in answers)
         try:
-            answer = launch(parse_arguments(argv), env)
-        except UsageError as error:
-            answer = f"no {error}"
-        except OSError as error:
-            answer = f"no cannot fork a wrapper: {error.strerror}"
-        try:
-            os.write(1, (answer.replace("\n", " ") + "\n").encode(errors="replace"))
+            os.write(1, text.encode(errors="replace"))
         except OSError:
-            return 0  # the loop is gone: it reads no answer (the wrapper, if told go, runs on)
+            return 0  # the loop is gone: it reads no answer (the wrappers told go run on)
 
 
 def _reap_launched() -> None:
@@ -652,12 +847,52 @@ def launch(args: Arguments, env: dict[str, str]) -> str:
     """Fork the wrapper of `args`, write its `pid` file, then let it run: `ok PID`; or `no
     REASON` when it was not let run (it then exits having started and written nothing). The
     `pid` is written before the run may start, so a loop that dies meanwhile adopts it."""
+    return _let_run(args, _fork(args, env, ()))
+
+
+def launch_all(requests: Sequence[Request]) -> list[str]:
+    """`launch` each request (its wrapper's arguments and environment), their answers in
+    order: every wrapper forked first, then each one's `pid` written and its go given, so the
+    launcher's own copied pages are paid once a batch, not once a run (issue 23)."""
+    forked: list[tuple[Arguments, int, int] | str] = []
+    holds: list[int] = []  # the go ends of the wrappers forked so far
+    for argv, env in requests:
+        try:
+            args = parse_arguments(argv)
+            pid, hold = _fork(args, env, holds)
+        except UsageError as error:
+            forked.append(f"no {error}")
+        except OSError as error:
+            forked.append(f"no cannot fork a wrapper: {error.strerror}")
+        else:
+            holds.append(hold)
+            forked.append((args, pid, hold))
+    return [each if isinstance(each, str) else _let_run(each[0], each[1:]) for each in forked]
+
+
+def _fork(args: Arguments, env: dict[str, str], holds: Sequence[int]) -> tuple[int, int]:
+    """Fork the wrapper of `args`, held until its go: its pid and the end its go is written
+    to. `holds`: the go ends of the wrappers forked before it and not yet let run, closed in
+    the new one (holding one, it would keep that wrapper from seeing its launcher's end)."""
     hold_read, hold_write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(hold_read)
         os.close(hold_write)
+        raise
+    if pid == 0:
+        for fd in (hold_write, *holds):
+            os.close(fd)
         _launched(args, env, hold_read)  # never returns
     os.close(hold_read)
+    return pid, hold_write
+
+
+def _let_run(args: Arguments, held: tuple[int, int]) -> str:
+    """Write the `pid` of a held wrapper, then give it its go: `ok PID`, or `no REASON`
+    when it was not let run (its go end closed: it exits having started nothing)."""
+    pid, hold_write = held
     try:
         try:
             write_whole(os.path.join(args.run_dir, "pid"), f"{pid}\n", durable=False)
