@@ -489,3 +489,37 @@ def test_a_wrapper_its_launcher_never_lets_run_exits_while_its_batch_runs_on(
     wait_gone(launcher.pid, "a launcher let go")
     assert not missing.exists()
     assert '"reason": "stopped"' in (going / "exit").read_text()
+
+
+STOPPED_BEFORE_ITS_GO = """
+import os, signal, sys, time
+from wild.runs import wrapper
+run_dir = sys.argv[1]
+argv = ["--run-dir", run_dir, "--run-id", "r", "--attempt", "1", "--workdir", run_dir]
+args = wrapper.parse_arguments([*argv, "--", "sleep 60"])
+pid, hold = wrapper._fork(args, {"PATH": os.environ["PATH"]}, [])
+os.kill(pid, signal.SIGTERM)  # as soon as its pid is known, before its go
+time.sleep(0.3)
+print(wrapper._let_run(args, (pid, hold)), flush=True)
+os.waitpid(pid, 0)
+"""
+
+
+def test_a_wrapper_stopped_as_soon_as_it_is_forked_leaves_a_stopped_marker(
+    tmp_path: Path,
+) -> None:
+    """A stop can reach a launched wrapper the moment the loop has its pid, before it has a
+    handler of its own: it is remembered, never the default action's silent death, and the
+    run, once let run, ends "stopped" with its marker."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_BEFORE_ITS_GO, str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.startswith("ok "), done.stdout + done.stderr
+    marker = (run_dir / "exit").read_text()
+    assert '"reason": "stopped"' in marker, marker

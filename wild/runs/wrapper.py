@@ -875,9 +875,14 @@ def _fork(args: Arguments, env: dict[str, str], holds: Sequence[int]) -> tuple[i
     to. `holds`: the go ends of the wrappers forked before it and not yet let run, closed in
     the new one (holding one, it would keep that wrapper from seeing its launcher's end)."""
     hold_read, hold_write = os.pipe()
+    # A stop can come as soon as the loop has the wrapper's pid: blocked across the fork, it
+    # waits in the new wrapper until that has a handler to remember it (`_launched`), never
+    # ending it with no marker by the default action.
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         pid = os.fork()
     except OSError:
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)
         os.close(hold_read)
         os.close(hold_write)
         raise
@@ -885,6 +890,7 @@ def _fork(args: Arguments, env: dict[str, str], holds: Sequence[int]) -> tuple[i
         for fd in (hold_write, *holds):
             os.close(fd)
         _launched(args, env, hold_read)  # never returns
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)
     os.close(hold_read)
     return pid, hold_write
 
@@ -911,7 +917,11 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
     """The forked wrapper: detached (a session of its own, a subreaper, none of the loop's
     pipes), it waits for the launcher's go, then runs as any wrapper does."""
     code = 1
+    stops: list[int] = []  # a stop before the run starts too: the run is then stopped at once
     try:
+        for signum in _STOP_SIGNALS:
+            _signal.signal(signum, lambda received, _frame: stops.append(received))
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by `_fork`
         _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # its own children are its to reap
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
@@ -931,7 +941,7 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
         # wrapper's own (`os.environ` cleared and filled: an unsetenv and a putenv per
         # variable, ~90 copied pages of the launcher per run, issue 23). Nothing the wrapper
         # does itself reads its environment but the log's limit, given `env` too.
-        code = run(args, pid_written=True, env=env)
+        code = run(args, pid_written=True, env=env, stops=stops)
     except BaseException:  # its traceback to the run's log, as a wrapper's
         try:
             import traceback
@@ -981,13 +991,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(args, pid_written=False)
 
 
-def run(args: Arguments, *, pid_written: bool, env: Mapping[str, str] | None = None) -> int:
+def run(
+    args: Arguments,
+    *,
+    pid_written: bool,
+    env: Mapping[str, str] | None = None,
+    stops: list[int] | None = None,
+) -> int:
     """Run the instruction of `args` to its end and write its marker; the exit code.
     `pid_written`: who started this wrapper wrote its `pid` file before it let it run.
-    `env`: the run's environment (default: the wrapper's own)."""
+    `env`: the run's environment (default: the wrapper's own). `stops`: the stop signals
+    received before (a launched wrapper's, while it waited for its go)."""
     environ = os.environ if env is None else env
     run_dir = args.run_dir
-    stops: list[int] = []
+    stops = [] if stops is None else stops
     # Until the signals are blocked below, a stop is remembered by a handler, never lost.
     for signum in _STOP_SIGNALS:
         _signal.signal(signum, lambda received, _frame: stops.append(received))
