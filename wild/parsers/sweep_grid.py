@@ -43,7 +43,29 @@ class Axis:
     points: Sequence[Mapping[str, Scalar]]
 
 
-class ValuePoints(Sequence[Mapping[str, Scalar]]):
+class PointsOnRequest(Sequence[Mapping[str, Scalar]]):
+    """Points made from their index when asked for, not held (`ValuePoints`, `GridPoints`):
+    a subclass says how many there are and how the one at an index is made."""
+
+    def _made(self, index: int) -> Mapping[str, Scalar]:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, at: int) -> Mapping[str, Scalar]: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[Mapping[str, Scalar]]: ...
+
+    def __getitem__(self, at: int | slice) -> Mapping[str, Scalar] | Sequence[Mapping[str, Scalar]]:
+        count = len(self)
+        if isinstance(at, slice):
+            return tuple(self._made(index) for index in range(*at.indices(count)))
+        if not -count <= at < count:
+            raise IndexError(at)
+        return self._made(at % count)
+
+
+class ValuePoints(PointsOnRequest):
     """A list parameter's points (`{name: value}` each), each made when it is asked for: a
     mapping per value held from the sweep's parse to the end of its recording was ~0.22 KB a
     value (2.2 MB for a 10,000-value list, at the peak of the loop that records it, issue
@@ -57,16 +79,8 @@ class ValuePoints(Sequence[Mapping[str, Scalar]]):
     def _point(self, value: Scalar) -> Mapping[str, Scalar]:
         return types.MappingProxyType({self._name: value})
 
-    @overload
-    def __getitem__(self, at: int) -> Mapping[str, Scalar]: ...
-
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[Mapping[str, Scalar]]: ...
-
-    def __getitem__(self, at: int | slice) -> Mapping[str, Scalar] | Sequence[Mapping[str, Scalar]]:
-        if isinstance(at, slice):
-            return tuple(self._point(value) for value in self._values[at])
-        return self._point(self._values[at])
+    def _made(self, index: int) -> Mapping[str, Scalar]:
+        return self._point(self._values[index])
 
     def __len__(self) -> int:
         return len(self._values)
@@ -244,25 +258,15 @@ def sample_grid(axes: tuple[Axis, ...], keep: int, seed: int) -> Grid:
     return Grid(points, total, total - keep, sampled=True)
 
 
-class GridPoints(Sequence[Mapping[str, Scalar]]):
+class GridPoints(PointsOnRequest):
     """The first `count` points of a grid, each made from its index when asked for: a
     10,000-run sweep's params are not all held while it is recorded (~2 MB of mappings)."""
 
     def __init__(self, axes: tuple[Axis, ...], count: int) -> None:
         self._axes, self._count = axes, count
 
-    @overload
-    def __getitem__(self, at: int) -> Mapping[str, Scalar]: ...
-
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[Mapping[str, Scalar]]: ...
-
-    def __getitem__(self, at: int | slice) -> Mapping[str, Scalar] | Sequence[Mapping[str, Scalar]]:
-        if isinstance(at, slice):
-            return tuple(_point_at(self._axes, i) for i in range(*at.indices(self._count)))
-        if not -self._count <= at < self._count:
-            raise IndexError(at)
-        return _point_at(self._axes, at % self._count)
+    def _made(self, index: int) -> Mapping[str, Scalar]:
+        return _point_at(self._axes, index)
 
     def __len__(self) -> int:
         return self._count

@@ -917,10 +917,8 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
     """The forked wrapper: detached (a session of its own, a subreaper, none of the loop's
     pipes), it waits for the launcher's go, then runs as any wrapper does."""
     code = 1
-    stops: list[int] = []  # a stop before the run starts too: the run is then stopped at once
     try:
-        for signum in _STOP_SIGNALS:
-            _signal.signal(signum, lambda received, _frame: stops.append(received))
+        stops = _remembered_stops()  # one before its go too: the run is then stopped at once
         _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by `_fork`
         _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # its own children are its to reap
         os.setsid()
@@ -950,6 +948,14 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
         except BaseException:  # noqa: S110
             pass
     _exit(code)
+
+
+def _remembered_stops() -> list[int]:
+    """A list that each stop signal received from now on is appended to (by a handler)."""
+    stops: list[int] = []
+    for signum in _STOP_SIGNALS:
+        _signal.signal(signum, lambda received, _frame: stops.append(received))
+    return stops
 
 
 def _name_self(name: str) -> None:
@@ -1004,10 +1010,9 @@ def run(
     received before (a launched wrapper's, while it waited for its go)."""
     environ = os.environ if env is None else env
     run_dir = args.run_dir
-    stops = [] if stops is None else stops
-    # Until the signals are blocked below, a stop is remembered by a handler, never lost.
-    for signum in _STOP_SIGNALS:
-        _signal.signal(signum, lambda received, _frame: stops.append(received))
+    if stops is None:  # a launched wrapper's handler already remembers into its `stops`
+        # Until the signals are blocked below, a stop is remembered by a handler, never lost.
+        stops = _remembered_stops()
     os.makedirs(run_dir, exist_ok=True)
     if not pid_written:  # a launched wrapper's pid was written before its go
         # Not fsynced: the pid only finds a live wrapper (a crashed loop's adoption); after a
