@@ -4,14 +4,13 @@ core and the policy can hold a snapshot of it without the store's files and lock
 
 from __future__ import annotations
 
-import hashlib
-
+from wild.digest import sha256_hex
 from wild.record import record
 
 
 def command_hash(command: str) -> str:
     """sha256 of the exact command string (surrogates kept, so odd bytes still hash stably)."""
-    return hashlib.sha256(command.encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256_hex(command.encode("utf-8", "surrogateescape"))
 
 
 @record

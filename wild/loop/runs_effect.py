@@ -11,7 +11,6 @@ is a problem in the result, which the loop raises as an alert: never a crash.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -22,6 +21,7 @@ from wild.barriers.approval_set import command_hash
 from wild.barriers.approvals import UNAPPROVED_TYPE, load_approvals
 from wild.barriers.command_gate import gate
 from wild.clock import Clock, iso
+from wild.digest import sha256_hex
 from wild.errors import WildError
 from wild.loop.model import (
     ActOnRuns,
@@ -315,7 +315,7 @@ def run_settings(paths: WildPaths, options: LoopOptions) -> dict[str, Any]:
     folder, so a restarted loop finds the jobs its predecessor submitted.
     """
     folder = os.path.realpath(paths.root)
-    tag = "wild-" + hashlib.sha256(folder.encode()).hexdigest()[:10]
+    tag = "wild-" + sha256_hex(folder.encode())[:10]
     settings = settings_from_env(os.environ)
     if options.run_slots:
         settings["run_slots"] = str(options.run_slots)

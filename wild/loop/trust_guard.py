@@ -6,7 +6,6 @@ human."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -14,6 +13,7 @@ from wild.barriers.approval_set import command_hash
 from wild.barriers.approvals import UNAPPROVED_TYPE
 from wild.barriers.command_gate import may_run
 from wild.clock import Clock
+from wild.digest import sha256_hex
 from wild.errors import WildError
 from wild.loop.decide import policy_at
 from wild.loop.files import LoopFiles
@@ -44,7 +44,7 @@ def approval_required(model: LoopModel | None, at: Moment) -> bool:
 
 def loosened_key(loosened: tuple[str, ...]) -> str:
     """One key per distinct loosening, so it is alerted once, not once per read."""
-    return hashlib.sha256("\n".join(loosened).encode()).hexdigest()
+    return sha256_hex("\n".join(loosened).encode())
 
 
 class TrustGuard:

@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable
 
+from wild.digest import sha256_hex
 from wild.procfs import real_path
 
 
@@ -23,9 +24,7 @@ def _key(path: str | os.PathLike[str]) -> str:
 def content_hash(data: bytes | bytearray) -> str:
     """The sha256 hex digest of `data`: how wild knows bytes again (its own writes, a file's
     prefix under an offset)."""
-    import hashlib  # noqa: PLC0415  (~3 ms with OpenSSL: a read of tasks.md alone hashes nothing)
-
-    return hashlib.sha256(data).hexdigest()
+    return sha256_hex(data)
 
 
 class SelfWrites:
