@@ -36,6 +36,10 @@ LAZY = {
     "jsonl structure": rb'["{}\\[\\]]',
     "tasks edits task number": r"task-([0-9]+)",
     "tasks edits newlines": r"\\s*[\\r\\n]+\\s*",
+    "policy whole duration": (
+        r"\\s*(?:(?<![\\d.])(\\d+(?:\\.\\d+)?)\\s*"
+        r"(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])[\\s,]*(?:and\\s+)?)+"
+    ),
     "policy plain field": (
         r"[ \\t]*[-*+][ \\t]+(?P<key>[A-Za-z][A-Za-z \\t-]*?)[ \\t]*:[ \\t]*(?P<value>.*)"
     ),
