@@ -382,8 +382,17 @@ def _exec_sources() -> Iterator[list[str]]:
         setattr(builtins, "exec", original)  # noqa: B010
 
 
+@pytest.fixture
+def compiled_shapes_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every `__init__` shape compiled, none taken written out (wild.record_inits): the way
+    a shape with a default factory or a `__post_init__` is made."""
+    import wild.record_inits
+
+    monkeypatch.setattr(wild.record_inits, "PLAIN", ())
+
+
 @pytest.mark.parametrize("params", _PARAMS)
-@pytest.mark.usefixtures("no_shape_compiled")
+@pytest.mark.usefixtures("no_shape_compiled", "compiled_shapes_only")
 def test_a_record_compiles_its_comparison_hash_and_repr_only_when_one_is_first_used(
     params: dict[str, bool],
 ) -> None:
@@ -423,7 +432,7 @@ def test_a_record_compiles_its_comparison_hash_and_repr_only_when_one_is_first_u
     assert later == []
 
 
-@pytest.mark.usefixtures("no_shape_compiled")
+@pytest.mark.usefixtures("no_shape_compiled", "compiled_shapes_only")
 def test_records_of_one_shape_compile_their_init_once() -> None:
     # Issue 22 item 8: ~66 record classes make their first instance before the first agent
     # starts, ~0.2 ms of compile each. Classes whose `__init__` has the same shape (the same
@@ -505,3 +514,36 @@ def test_the_decorator_check_sees_a_frozen_dataclass(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert list(_frozen_dataclass_decorators(source)) == [2]
+
+
+def test_the_written_out_inits_are_what_record_would_compile() -> None:
+    """wild.record_inits holds, compiled by Python's bytecode cache, the `__init__` of every
+    record whose fields are all arguments (~0.25 ms a shape in each process before): each is
+    the code `_init_text` compiles to, instruction for instruction, name for name."""
+    from wild.record_inits import PLAIN
+
+    assert len(PLAIN) == 25
+    for fields, written in enumerate(PLAIN):
+        namespace: dict[str, Any] = {}
+        exec(record_module._init_text("self", ("plain",) * fields, False), {}, namespace)  # noqa: S102
+        compiled = next(
+            const
+            for const in namespace["__create_fn__"].__code__.co_consts
+            if isinstance(const, type(written))
+        )
+        for attribute in (
+            "co_code", "co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars",
+            "co_argcount", "co_kwonlyargcount", "co_posonlyargcount", "co_nlocals", "co_flags",
+            "co_stacksize", "co_name",
+        ):  # fmt: skip
+            assert getattr(written, attribute) == getattr(compiled, attribute), (fields, attribute)
+
+
+@pytest.mark.usefixtures("no_shape_compiled")
+def test_a_record_whose_fields_are_all_arguments_compiles_nothing() -> None:
+    specs = [("a", "int", _NONE), ("b", "int", 1)]
+    with _counting_compiles() as calls:
+        made = _build("record", {}, None, specs)
+        assert isinstance(made, type)
+        made(1)
+    assert calls == []

@@ -1,0 +1,835 @@
+"""The `__init__` of every record whose fields are all arguments (with or without a default:
+the same code, the defaults are the function's), for 0 to 24 fields, written out: Python's
+bytecode cache keeps them compiled, where `wild.record` compiled each shape afresh in every
+process (~0.25 ms a shape; 15 of the 19 shapes made before the loop's first agent starts are
+these, issue 22 item 8). `wild.record._shape_code` takes the inner `__init__`'s code of
+`PLAIN[n]` and puts each class's names in, as it does with a shape it compiled.
+
+Each is what `wild.record._init_text("self", ("plain",) * n, False)` compiles to
+(tests/test_record.py::test_the_written_out_inits_are_what_record_would_compile): the
+parameters `_rec_<i>_`, each set through `object.__setattr__` (the class is frozen).
+Generated; change `_init_text` and this together.
+"""
+
+# ruff: noqa: PLR0917  (a record's `__init__` takes each field as an argument, as dataclasses')
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import CodeType
+from typing import Any
+
+
+def _plain_0(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: object) -> None:
+        pass
+
+    return __init__
+
+
+def _plain_1(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: object, _rec_0_: object) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+
+    return __init__
+
+
+def _plain_2(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: object, _rec_0_: object, _rec_1_: object) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+
+    return __init__
+
+
+def _plain_3(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: object, _rec_0_: object, _rec_1_: object, _rec_2_: object) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+
+    return __init__
+
+
+def _plain_4(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object, _rec_0_: object, _rec_1_: object, _rec_2_: object, _rec_3_: object
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+
+    return __init__
+
+
+def _plain_5(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+
+    return __init__
+
+
+def _plain_6(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+
+    return __init__
+
+
+def _plain_7(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+
+    return __init__
+
+
+def _plain_8(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+
+    return __init__
+
+
+def _plain_9(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+
+    return __init__
+
+
+def _plain_10(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+
+    return __init__
+
+
+def _plain_11(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+
+    return __init__
+
+
+def _plain_12(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+
+    return __init__
+
+
+def _plain_13(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+
+    return __init__
+
+
+def _plain_14(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+
+    return __init__
+
+
+def _plain_15(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+
+    return __init__
+
+
+def _plain_16(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+
+    return __init__
+
+
+def _plain_17(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+
+    return __init__
+
+
+def _plain_18(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+
+    return __init__
+
+
+def _plain_19(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+
+    return __init__
+
+
+def _plain_20(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+        _rec_19_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_19_", _rec_19_)
+
+    return __init__
+
+
+def _plain_21(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+        _rec_19_: object,
+        _rec_20_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_19_", _rec_19_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_20_", _rec_20_)
+
+    return __init__
+
+
+def _plain_22(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+        _rec_19_: object,
+        _rec_20_: object,
+        _rec_21_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_19_", _rec_19_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_20_", _rec_20_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_21_", _rec_21_)
+
+    return __init__
+
+
+def _plain_23(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+        _rec_19_: object,
+        _rec_20_: object,
+        _rec_21_: object,
+        _rec_22_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_19_", _rec_19_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_20_", _rec_20_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_21_", _rec_21_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_22_", _rec_22_)
+
+    return __init__
+
+
+def _plain_24(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+        _rec_19_: object,
+        _rec_20_: object,
+        _rec_21_: object,
+        _rec_22_: object,
+        _rec_23_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_19_", _rec_19_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_20_", _rec_20_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_21_", _rec_21_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_22_", _rec_22_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_23_", _rec_23_)
+
+    return __init__
+
+
+PLAIN: tuple[CodeType, ...] = tuple(
+    next(const for const in made.__code__.co_consts if isinstance(const, CodeType))
+    for made in (
+        _plain_0,
+        _plain_1,
+        _plain_2,
+        _plain_3,
+        _plain_4,
+        _plain_5,
+        _plain_6,
+        _plain_7,
+        _plain_8,
+        _plain_9,
+        _plain_10,
+        _plain_11,
+        _plain_12,
+        _plain_13,
+        _plain_14,
+        _plain_15,
+        _plain_16,
+        _plain_17,
+        _plain_18,
+        _plain_19,
+        _plain_20,
+        _plain_21,
+        _plain_22,
+        _plain_23,
+        _plain_24,
+    )
+)
