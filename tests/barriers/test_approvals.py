@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import stat
 import threading
@@ -12,6 +13,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wild.barriers.approval_set import Approvals, command_hash
 from wild.barriers.approvals import (
@@ -112,12 +115,15 @@ def test_concurrent_approvals_are_all_kept(tmp_path: Path) -> None:
     assert load_approvals(tmp_path).hashes == frozenset(command_hash(c) for c in commands)
 
 
-@pytest.mark.parametrize("damage", ["{not json", "[]", '{"projects": {"/p": "abc"}}'])
+@pytest.mark.parametrize("damage", ['{not json "%s"', '["%s"]', '{"projects": {"%s": "abc"}}'])
 def test_damaged_file_approves_nothing_and_refuses_to_be_overwritten(
     tmp_path: Path, damage: str
 ) -> None:
+    """A damaged file of wild 0.1 that may hold the project's entry (its bytes name the
+    project) approves nothing, and the entry is not moved from it."""
     store = approvals_path()
     store.parent.mkdir(parents=True)
+    damage %= os.path.realpath(tmp_path)
     store.write_text(damage)
     assert load_approvals(tmp_path).allows("make check") is False
     with pytest.raises(FileFormatError) as caught:
@@ -462,7 +468,7 @@ def test_an_approval_forged_while_the_machine_file_is_damaged_is_never_the_human
     is not recorded as the human's at the next start."""
     project, store = tmp_path / "p", tmp_path / "approvals.json"
     project.mkdir()
-    store.write_text('{"projects": [')  # damaged
+    store.write_text(f'{{"projects": {{"{os.path.realpath(project)}": [')  # damaged, naming it
     with pytest.raises(FileFormatError):
         record_present(project, "in the store when agent run 1 started", path=store)
     _forge_without_a_record(project, store, "make forged")
@@ -471,3 +477,61 @@ def test_an_approval_forged_while_the_machine_file_is_damaged_is_never_the_human
     with contextlib.suppress(FileFormatError):
         record_present(project, "in the store when agent run 2 started", path=store)
     assert not load_approvals(project, path=store).allows("make forged")
+
+
+@pytest.mark.parametrize(
+    "machine",
+    ["{not json", "[]", '{"projects": {"/p": "abc"}}', '{"format": 1, "projects": {"/p": []}}'],
+)
+def test_a_machine_file_that_cannot_name_the_project_is_not_parsed(
+    tmp_path: Path, machine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """wild 0.1's file of every project, whole or damaged, holds no entry of a project its
+    bytes do not name (none has a backslash: every string is spelled as it is): it is not
+    parsed (~2-4 ms at each fresh project's launch, issue 22 item 8), nothing of it counts,
+    and the project's own file is made at its first change. The file is never written."""
+    project, store = tmp_path / "p", approvals_path()
+    project.mkdir()
+    store.parent.mkdir(parents=True)
+    store.write_text(machine)
+    parsed: list[bytes] = []
+    real_loads = orjson.loads
+
+    def loads(data: Any) -> Any:
+        parsed.append(bytes(data))
+        return real_loads(data)
+
+    monkeypatch.setattr(orjson, "loads", loads)
+    assert load_approvals(project).hashes == frozenset()
+    approve(project, "make check")
+    record_present(project, "in the store when an agent started")
+    assert load_approvals(project).allows("make check")
+    assert machine.encode() not in parsed
+    assert store.read_text() == machine
+    forget_project(project)
+    assert not load_approvals(project).allows("make check")
+
+
+_KEYS = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=12)
+
+
+@given(
+    st.dictionaries(_KEYS, st.lists(st.sampled_from(["a", "b", "c"]), max_size=2), max_size=4),
+    _KEYS,
+    st.sampled_from(["orjson", "json", "json-ascii"]),
+)
+def test_the_machine_files_entry_is_read_as_a_full_parse_reads_it(
+    projects: dict[str, list[str]], key: str, writer: str
+) -> None:
+    """Whatever the keys and however a JSON writer spelled them (escapes or none), bytes
+    that hold a project's entry are never taken for bytes that cannot name it."""
+    from wild.barriers import approvals
+
+    document = {"format": 1, "projects": projects, "trust": {}, "recorded": {}}
+    data = (
+        orjson.dumps(document)
+        if writer == "orjson"
+        else json.dumps(document, ensure_ascii=writer == "json-ascii").encode()
+    )
+    for name in [key, *projects]:
+        assert approvals._may_name(data, name) or name not in projects
