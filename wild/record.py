@@ -327,12 +327,10 @@ def _recursion_guarded(repr_fn: Callable[[Any], str]) -> Callable[[Any], str]:
 
 def _methods(
     cls: type, fields: dict[str, Any], eq: bool, slots: bool, explicit_hash: bool
-) -> tuple[_InitPlan | None, dict[str, str], dict[str, Any], str]:
-    """The plan of `__init__` if the class lacks one (`_init_of`), the source of each other
-    method it lacks (name -> `def`), the names they close over, and the class's signature for
-    its docstring: the methods dataclasses would write, so an instance costs what it costs
-    under a dataclass (the repr formats with `%`, which compiles faster than an f-string and
-    prints the same)."""
+) -> tuple[_InitPlan | None, list[str], dict[str, Any], str]:
+    """The plan of `__init__` if the class lacks one (`_init_of`), the names of the other
+    methods it lacks (`_method_sources` writes them when one is first used), the names they
+    close over, and the class's signature for its docstring."""
     own = cls.__dict__
     real = [field for field in fields.values() if field._field_type is _FIELD]
     closure: dict[str, Any] = {
@@ -343,27 +341,44 @@ def _methods(
     }
     self_name, plan, signature = _init_plan(cls, fields, real, slots, closure)
     init = None if "__init__" in own else (self_name, plan, hasattr(cls, "__post_init__"))
-    sources: dict[str, str] = {}
+    names = []
     if eq:
         if "__eq__" not in own:
-            compared = [field for field in real if field.compare]
-            sources["__eq__"] = (
-                " def __eq__(self,other):\n"
-                "  if other.__class__ is self.__class__:\n"
-                f"   return {_tuple('self', compared)}=={_tuple('other', compared)}\n"
-                "  return NotImplemented"
-            )
+            names.append("__eq__")
         if not explicit_hash:
-            hashed = [f for f in real if (f.compare if f.hash is None else f.hash)]
-            sources["__hash__"] = f" def __hash__(self):\n  return hash({_tuple('self', hashed)})"
+            names.append("__hash__")
     if "__repr__" not in own:
+        names.append("__repr__")
+    return init, names, closure, signature
+
+
+def _method_sources(fields: dict[str, Any], names: list[str]) -> dict[str, str]:
+    """The source of each method in `names` (of `__eq__`, `__hash__`, `__repr__`): the
+    methods dataclasses would write, so an instance costs what it costs under a dataclass
+    (the repr formats with `%`, which compiles faster than an f-string and prints the same).
+    Written when one of them is first used: most records are never compared, hashed or
+    printed before wild's first agent starts."""
+    real = [field for field in fields.values() if field._field_type is _FIELD]
+    sources: dict[str, str] = {}
+    if "__eq__" in names:
+        compared = [field for field in real if field.compare]
+        sources["__eq__"] = (
+            " def __eq__(self,other):\n"
+            "  if other.__class__ is self.__class__:\n"
+            f"   return {_tuple('self', compared)}=={_tuple('other', compared)}\n"
+            "  return NotImplemented"
+        )
+    if "__hash__" in names:
+        hashed = [f for f in real if (f.compare if f.hash is None else f.hash)]
+        sources["__hash__"] = f" def __hash__(self):\n  return hash({_tuple('self', hashed)})"
+    if "__repr__" in names:
         shown = [field.name for field in real if field.repr]
         text = ", ".join(f"{name}=%r" for name in shown)
         values = "".join(f", self.{name}" for name in shown)
         sources["__repr__"] = (
             f' def __repr__(self):\n  return "%s({text})" % (self.__class__.__qualname__{values})'
         )
-    return init, sources, closure, signature
+    return sources
 
 
 def _collect_fields(cls: Any, module_ns: dict[str, Any]) -> dict[str, Any]:
@@ -425,7 +440,7 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
     cls.__dataclass_fields__ = fields
     class_hash = own.get("__hash__", _MISSING)
     explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
-    init, sources, closure, signature = _methods(cls, fields, eq, slots, explicit_hash)
+    init, later, closure, signature = _methods(cls, fields, eq, slots, explicit_hash)
     # A compile is most of a record's cost, and about half the record classes imported before
     # the first agent starts make no instance before it (issue 22 item 8): `__init__` is
     # made when the first instance is made (`_LazyInit`; compiled once per shape, not per
@@ -433,7 +448,6 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
     # first time one of them runs. Until then each is a stand-in that makes the method, puts
     # it on the class and runs it, so that every later call costs what a dataclass's own
     # method costs.
-    later = sources
     owner: list[Any] = [cls]  # the class the methods go on (a slotted record is remade below)
     if init is not None:
         cls.__init__ = _LazyInit(owner, init, closure, module_ns)
@@ -459,16 +473,17 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
 def _compiling_stub(
     owner: list[Any],
     name: str,
-    sources: dict[str, str],
+    names: list[str],
     closure: dict[str, Any],
     module_ns: dict[str, Any],
 ) -> Callable[..., Any]:
-    """The stand-in for the method `name` of `owner[0]`: its first call compiles every method
-    in `sources` (one exec), sets them on the class and runs the real `name`."""
+    """The stand-in for the method `name` of `owner[0]`: its first call writes and compiles
+    every method in `names` (one exec), sets them on the class and runs the real `name`."""
 
     def stub(self: Any, *args: Any) -> Any:
         cls = owner[0]
         if cls.__dict__.get(name) is stub:  # not compiled yet (by another stub, another thread)
+            sources = _method_sources(cls.__dataclass_fields__, names)
             for method_name, function in _compiled(sources, closure, module_ns).items():
                 function.__qualname__ = f"{cls.__qualname__}.{method_name}"
                 setattr(cls, method_name, function)
