@@ -172,10 +172,10 @@ _InitPlan = tuple[str, list[tuple[str, str]], bool]
 
 def _init_plan(
     cls: type, fields: dict[str, Any], real: list[Any], slots: bool, closure: dict[str, Any]
-) -> tuple[str, list[tuple[str, str]], str]:
+) -> tuple[str, list[tuple[str, str]], Callable[[], str]]:
     """The name `__init__` calls its instance, each field it sets with how (`_init_of`)
-    (the names the method closes over added to `closure`), and the class's signature as
-    `inspect` would print it, for the docstring."""
+    (the names the method closes over added to `closure`), and what writes the class's
+    signature as `inspect` would print it, for a docstring (`_signature_text`)."""
     init_fields = [field for field in real if field.init]
     seen_default = False
     for field in init_fields:
@@ -200,6 +200,12 @@ def _init_plan(
             closure[default_name] = field.default
             plan.append((name, "slot_default"))
         # else: the class attribute holds its default
+    return self_name, plan, lambda: _signature_text(init_fields)
+
+
+def _signature_text(init_fields: list[Any]) -> str:
+    """The class's signature as `inspect` would print it, for a docstring: written only for a
+    class without one of its own."""
     signature = []
     for field in init_fields:
         text = f"{field.name}: {_annotation_text(field.type)}"
@@ -208,7 +214,7 @@ def _init_plan(
         elif field.default is not _MISSING:
             text += f" = {field.default!r}"
         signature.append(text)
-    return self_name, plan, "(" + ", ".join(signature) + ")"
+    return "(" + ", ".join(signature) + ")"
 
 
 def _init_text(self_name: str, kinds: tuple[str, ...], post_init: bool) -> str:
@@ -327,10 +333,10 @@ def _recursion_guarded(repr_fn: Callable[[Any], str]) -> Callable[[Any], str]:
 
 def _methods(
     cls: type, fields: dict[str, Any], eq: bool, slots: bool, explicit_hash: bool
-) -> tuple[_InitPlan | None, list[str], dict[str, Any], str]:
+) -> tuple[_InitPlan | None, list[str], dict[str, Any], Callable[[], str]]:
     """The plan of `__init__` if the class lacks one (`_init_of`), the names of the other
     methods it lacks (`_method_sources` writes them when one is first used), the names they
-    close over, and the class's signature for its docstring."""
+    close over, and what writes the class's signature for a docstring."""
     own = cls.__dict__
     real = [field for field in fields.values() if field._field_type is _FIELD]
     closure: dict[str, Any] = {
@@ -458,7 +464,7 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
             raise TypeError(f"Cannot overwrite attribute {method_name} in class {cls.__name__}")
         setattr(cls, method_name, shared)
     if not cls.__doc__:
-        cls.__doc__ = cls.__name__ + (signature if init is not None else _signature(cls))
+        cls.__doc__ = cls.__name__ + (signature() if init is not None else _signature(cls))
     if "__match_args__" not in own:
         real = fields.values()
         match_args = tuple(f.name for f in real if f._field_type is _FIELD and f.init)
