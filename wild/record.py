@@ -21,7 +21,11 @@ they do on `@dataclass(frozen=True)`; the methods are the ones it would write, s
 instance costs the same to make, compare, hash and print. mypy sees a frozen dataclass
 (`dataclass_transform`). tests/test_record.py holds it to `@dataclass(frozen=True)`.
 
-Not supported (a TypeError at definition says so): `InitVar`, `KW_ONLY` and `kw_only` fields.
+`@record(frozen=False)` is `@dataclass` the same way (a mutable class: its `__init__` sets each
+field as an attribute, it has no `__hash__` when compared by value, as a dataclass has none).
+
+Not supported (a TypeError at definition says so): `InitVar`, `KW_ONLY` and `kw_only` fields,
+and a mutable class with a `__setattr__` of its own.
 Standard library only, nothing of wild: every layer may import it.
 """
 
@@ -165,9 +169,10 @@ def _annotation_text(annotation: object) -> str:
 # How a field's value gets into `__init__`: a parameter (`plain`, `default`, `factory_init`),
 # or not (`factory`, `slot_default`: a value the body makes).
 _PARAMETER_KINDS = ("plain", "default", "factory_init")
-# What `__init__` is made from: the instance's name, each field with its kind, and whether it
-# calls `__post_init__`.
-_InitPlan = tuple[str, list[tuple[str, str]], bool]
+# What `__init__` is made from: the instance's name, each field with its kind, whether it
+# calls `__post_init__`, and whether the class is frozen (a field is then set through
+# `object.__setattr__`, else as an attribute).
+_InitPlan = tuple[str, list[tuple[str, str]], bool, bool]
 
 
 def _init_plan(
@@ -217,7 +222,7 @@ def _signature_text(init_fields: list[Any]) -> str:
     return "(" + ", ".join(signature) + ")"
 
 
-def _init_text(self_name: str, kinds: tuple[str, ...], post_init: bool) -> str:
+def _init_text(self_name: str, kinds: tuple[str, ...], post_init: bool, frozen: bool = True) -> str:
     """The `def` of a record's `__init__` (dataclasses' own, for a frozen class) for fields
     of these kinds, named `_rec_<n>_`, in a function whose arguments are the names it closes
     over. Its defaults and annotations are not in it: `_init_of` gives them to the function,
@@ -240,7 +245,11 @@ def _init_text(self_name: str, kinds: tuple[str, ...], post_init: bool) -> str:
             value = default_name
         else:  # plain, default: the argument
             value = name
-        body.append(f"  __dataclass_builtins_object__.__setattr__({self_name},{name!r},{value})")
+        setter = "__dataclass_builtins_object__.__setattr__"
+        if frozen:
+            body.append(f"  {setter}({self_name},{name!r},{value})")
+        else:
+            body.append(f"  {self_name}.{name}={value}")
     if post_init:
         body.append(f"  {self_name}.__post_init__()")
     return (
@@ -255,13 +264,16 @@ def _init_text(self_name: str, kinds: tuple[str, ...], post_init: bool) -> str:
 # field's kind, a default and no default alike, `__post_init__` or not). Records of one
 # shape differ only in their fields' names, defaults and annotations: their `__init__` is
 # this code with the names put in (`_init_of`), no compile of its own (~0.2 ms a class).
-_INIT_CODES: dict[tuple[str, tuple[str, ...], bool], types.CodeType] = {}
+_INIT_CODES: dict[tuple[str, tuple[str, ...], bool, bool], types.CodeType] = {}
 
 
-def _shape_code(self_name: str, kinds: tuple[str, ...], post_init: bool) -> types.CodeType:
-    key = (self_name, kinds, post_init)
+def _shape_code(
+    self_name: str, kinds: tuple[str, ...], post_init: bool, frozen: bool = True
+) -> types.CodeType:
+    key = (self_name, kinds, post_init, frozen)
     code = _INIT_CODES.get(key)
-    if code is None and self_name == "self" and not post_init and set(kinds) <= {"plain"}:
+    plain = frozen and self_name == "self" and not post_init and set(kinds) <= {"plain"}
+    if code is None and plain:
         # Every field an argument: written out in wild.record_inits, compiled by Python's
         # bytecode cache once, not here in every process (~0.25 ms a shape).
         from wild.record_inits import PLAIN  # noqa: PLC0415  (with the first such record)
@@ -286,16 +298,20 @@ def _init_of(
     post_init: bool,
     closure: dict[str, Any],
     module_ns: dict[str, Any],
+    *,
+    frozen: bool,
 ) -> Callable[..., None]:
     """The class's `__init__`, as dataclasses writes it (its parameters, defaults,
-    annotations and body), from its shape's code with the field names put in."""
+    annotations and body), from its shape's code with the field names put in (a frozen
+    class's are constants, a mutable one's attribute names)."""
     kinds = tuple("plain" if kind == "default" else kind for _name, kind in plan)
-    template = _shape_code(self_name, kinds, post_init)
+    template = _shape_code(self_name, kinds, post_init, frozen)
     names = {f"_rec_{n}_": name for n, (name, _kind) in enumerate(plan)}
     names.update({f"_dflt__rec_{n}_": f"_dflt_{name}" for n, (name, _kind) in enumerate(plan)})
     code = template.replace(
         co_varnames=tuple(names.get(name, name) for name in template.co_varnames),
         co_freevars=tuple(names.get(name, name) for name in template.co_freevars),
+        co_names=tuple(names.get(name, name) for name in template.co_names),
         co_consts=tuple(
             names.get(value, value) if isinstance(value, str) else value
             for value in template.co_consts
@@ -332,7 +348,7 @@ def _recursion_guarded(repr_fn: Callable[[Any], str]) -> Callable[[Any], str]:
 
 
 def _methods(
-    cls: type, fields: dict[str, Any], eq: bool, slots: bool, explicit_hash: bool
+    cls: type, fields: dict[str, Any], eq: bool, slots: bool, explicit_hash: bool, *, frozen: bool
 ) -> tuple[_InitPlan | None, list[str], dict[str, Any], Callable[[], str]]:
     """The plan of `__init__` if the class lacks one (`_init_of`), the names of the other
     methods it lacks (`_method_sources` writes them when one is first used), the names they
@@ -346,7 +362,8 @@ def _methods(
         "_return_type": None,
     }
     self_name, plan, signature = _init_plan(cls, fields, real, slots, closure)
-    init = None if "__init__" in own else (self_name, plan, hasattr(cls, "__post_init__"))
+    post_init = hasattr(cls, "__post_init__")
+    init = None if "__init__" in own else (self_name, plan, post_init, frozen)
     names = []
     if eq:
         if "__eq__" not in own:
@@ -387,7 +404,7 @@ def _method_sources(fields: dict[str, Any], names: list[str]) -> dict[str, str]:
     return sources
 
 
-def _collect_fields(cls: Any, module_ns: dict[str, Any]) -> dict[str, Any]:
+def _collect_fields(cls: Any, module_ns: dict[str, Any], frozen: bool) -> dict[str, Any]:
     """The class's fields, its bases' first in MRO order (dataclasses' rules and errors)."""
     own = cls.__dict__
     fields: dict[str, Any] = {}
@@ -411,7 +428,9 @@ def _collect_fields(cls: Any, module_ns: dict[str, Any]) -> dict[str, Any]:
     for name, value in own.items():
         if isinstance(value, _Field) and name not in annotations:
             raise TypeError(f"{name!r} is a field but has no type annotation")
-    if has_dataclass_bases and not any_frozen_base:
+    if has_dataclass_bases and any_frozen_base and not frozen:
+        raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+    if has_dataclass_bases and not any_frozen_base and frozen:
         raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
     return fields
 
@@ -436,17 +455,27 @@ def _compiled(
     return made
 
 
-def _build(cls: Any, eq: bool, slots: bool) -> Any:
-    """dataclasses' `_process_class` for `frozen=True` (and `eq`, `slots`), one exec."""
+def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
+    """dataclasses' `_process_class` for `frozen=True` or `False` (and `eq`, `slots`), one
+    exec."""
     module = sys.modules.get(cls.__module__)
     module_ns: dict[str, Any] = vars(module) if module is not None else {}
     own = cls.__dict__
-    cls.__dataclass_params__ = _DataclassParams(True, True, eq, False, False, True)
-    fields = _collect_fields(cls, module_ns)
+    if not frozen and cls.__setattr__ is not object.__setattr__:
+        # Its `__init__` would set each field through that `__setattr__`; a record's sets it.
+        raise TypeError(f"record {cls.__name__}: a mutable class with __setattr__ needs @dataclass")
+    cls.__dataclass_params__ = _DataclassParams(True, True, eq, False, False, frozen)
+    fields = _collect_fields(cls, module_ns, frozen)
     cls.__dataclass_fields__ = fields
     class_hash = own.get("__hash__", _MISSING)
     explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
-    init, later, closure, signature = _methods(cls, fields, eq, slots, explicit_hash)
+    # A mutable record gets no `__hash__` of its own: compared by value, it is unhashable,
+    # as a dataclass is (unless its class says otherwise).
+    init, later, closure, signature = _methods(
+        cls, fields, eq, slots, explicit_hash or not frozen, frozen=frozen
+    )
+    if not frozen and eq and not explicit_hash:
+        cls.__hash__ = None
     # A compile is most of a record's cost, and about half the record classes imported before
     # the first agent starts make no instance before it (issue 22 item 8): `__init__` is
     # made when the first instance is made (`_LazyInit`; compiled once per shape, not per
@@ -459,7 +488,8 @@ def _build(cls: Any, eq: bool, slots: bool) -> Any:
         cls.__init__ = _LazyInit(owner, init, closure, module_ns)
     for method_name in later:
         setattr(cls, method_name, _compiling_stub(owner, method_name, later, closure, module_ns))
-    for method_name, shared in (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr)):
+    frozen_methods = (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr))
+    for method_name, shared in frozen_methods if frozen else ():
         if method_name in own:
             raise TypeError(f"Cannot overwrite attribute {method_name} in class {cls.__name__}")
         setattr(cls, method_name, shared)
@@ -529,8 +559,10 @@ class _LazyInit:
         function = self._function
         if function is None:
             cls = self._owner[0]
-            self_name, plan, post_init = self._plan
-            function = _init_of(self_name, plan, post_init, self._closure, self._module_ns)
+            self_name, plan, post_init, frozen = self._plan
+            function = _init_of(
+                self_name, plan, post_init, self._closure, self._module_ns, frozen=frozen
+            )
             function.__qualname__ = f"{cls.__qualname__}.__init__"
             self._function = function
             if cls.__dict__.get("__init__") is self:  # not replaced by another thread
@@ -595,18 +627,21 @@ def record(cls: type[_T], /) -> type[_T]: ...
 
 
 @overload
-def record(*, eq: bool = True, slots: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+def record(
+    *, eq: bool = True, slots: bool = False, frozen: bool = True
+) -> Callable[[type[_T]], type[_T]]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def record(
-    cls: type[_T] | None = None, /, *, eq: bool = True, slots: bool = False
+    cls: type[_T] | None = None, /, *, eq: bool = True, slots: bool = False, frozen: bool = True
 ) -> type[_T] | Callable[[type[_T]], type[_T]]:
     """`@record` is `@dataclass(frozen=True)`; `@record(eq=False)` and `@record(slots=True)`
-    are `@dataclass(frozen=True, eq=False)` and `@dataclass(frozen=True, slots=True)`."""
+    are `@dataclass(frozen=True, eq=False)` and `@dataclass(frozen=True, slots=True)`;
+    `@record(frozen=False)` is `@dataclass` (a mutable class, ~0.5 ms less to define)."""
 
     def wrap(cls: type[_T]) -> type[_T]:
-        built: type[_T] = _build(cls, eq, slots)
+        built: type[_T] = _build(cls, eq, slots, frozen)
         return built
 
     return wrap if cls is None else wrap(cls)

@@ -38,7 +38,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import orjson
@@ -49,6 +49,7 @@ from wild.parsers.alert_types import UNAPPROVED_COMMAND, UNRECORDED_APPROVAL
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.paths import approvals_path, store_lock
 from wild.procfs import real_path
+from wild.record import record
 from wild.store.files import atomic_write, read_bytes, wild_lock
 from wild.store.project_files import project_file as per_project_file
 
@@ -92,7 +93,7 @@ def command_of(barrier: Barrier) -> str | None:
     return barrier.check
 
 
-@dataclass
+@record(frozen=False)
 class _Entry:
     """One project's part of the store: its approved hashes, recorded trust and checks."""
 
@@ -105,7 +106,7 @@ class _Entry:
         return not self.hashes and all(x is None for x in (self.trust, self.recorded, self.checks))
 
 
-@dataclass
+@record(frozen=False)
 class _Store:
     """wild 0.1's file of every project: each project's approved hashes and recorded trust."""
 
@@ -331,7 +332,7 @@ def _machine_holds(store: Path, key: str) -> bool:
         return True
 
 
-@dataclass
+@record(frozen=False)
 class ProjectEntry:
     """One project's part of the store, for `changing_store` to edit."""
 

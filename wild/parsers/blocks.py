@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from wild.parsers import masking
 from wild.parsers.ids import BLOCK_ID
@@ -56,7 +56,7 @@ class FieldLine:
     bold: bool
 
 
-@dataclass
+@record(frozen=False)
 class Block:
     """The lines from one `## [STATUS] id` header to the last line that belongs to it."""
 

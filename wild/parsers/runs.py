@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeGuard, get_args
 
 import orjson
@@ -294,7 +294,7 @@ def encode_record(record: Record) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
 
 
-@dataclass
+@frozen_record(frozen=False)
 class RunIndex:
     """The latest record per id, fed line by line in file order. `runs` is a dict, or the
     loop's lean table (wild.parsers.run_table) that reads an ended or queued run's line again

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Protocol, Self
 
@@ -176,7 +176,7 @@ class RunListener(Protocol):
         """`run` is its id's latest line."""
 
 
-@dataclass
+@frozen_record(frozen=False)
 class RunLog:
     """runs.jsonl as a reader keeps it: the index, kept current by reading only new bytes.
 
