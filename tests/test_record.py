@@ -397,6 +397,7 @@ def compiled_shapes_only(monkeypatch: pytest.MonkeyPatch) -> None:
     import wild.record_inits
 
     monkeypatch.setattr(wild.record_inits, "PLAIN", ())
+    monkeypatch.setattr(wild.record_inits, "MUTABLE_PLAIN", ())
 
 
 @pytest.mark.parametrize("params", _PARAMS)
@@ -528,12 +529,15 @@ def test_the_written_out_inits_are_what_record_would_compile() -> None:
     """wild.record_inits holds, compiled by Python's bytecode cache, the `__init__` of every
     record whose fields are all arguments (~0.25 ms a shape in each process before): each is
     the code `_init_text` compiles to, instruction for instruction, name for name."""
-    from wild.record_inits import PLAIN
+    from wild.record_inits import MUTABLE_PLAIN, PLAIN
 
-    assert len(PLAIN) == 25
-    for fields, written in enumerate(PLAIN):
+    assert (len(PLAIN), len(MUTABLE_PLAIN)) == (25, 9)
+    shapes = [(n, code, True) for n, code in enumerate(PLAIN)]
+    shapes += [(n, code, False) for n, code in enumerate(MUTABLE_PLAIN)]
+    for fields, written, frozen in shapes:
         namespace: dict[str, Any] = {}
-        exec(record_module._init_text("self", ("plain",) * fields, False), {}, namespace)  # noqa: S102
+        text = record_module._init_text("self", ("plain",) * fields, False, frozen)
+        exec(text, {}, namespace)  # noqa: S102
         compiled = next(
             const
             for const in namespace["__create_fn__"].__code__.co_consts

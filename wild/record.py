@@ -272,14 +272,14 @@ def _shape_code(
 ) -> types.CodeType:
     key = (self_name, kinds, post_init, frozen)
     code = _INIT_CODES.get(key)
-    plain = frozen and self_name == "self" and not post_init and set(kinds) <= {"plain"}
-    if code is None and plain:
+    if code is None and self_name == "self" and not post_init and set(kinds) <= {"plain"}:
         # Every field an argument: written out in wild.record_inits, compiled by Python's
         # bytecode cache once, not here in every process (~0.25 ms a shape).
-        from wild.record_inits import PLAIN  # noqa: PLC0415  (with the first such record)
+        from wild import record_inits  # noqa: PLC0415  (with the first such record)
 
-        if len(kinds) < len(PLAIN):
-            code = _INIT_CODES[key] = PLAIN[len(kinds)]
+        written = record_inits.PLAIN if frozen else record_inits.MUTABLE_PLAIN
+        if len(kinds) < len(written):
+            code = _INIT_CODES[key] = written[len(kinds)]
     if code is None:
         namespace: dict[str, Any] = {}
         exec(_init_text(*key), {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses

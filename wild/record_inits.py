@@ -7,7 +7,8 @@ these, issue 22 item 8). `wild.record._shape_code` takes the inner `__init__`'s 
 
 Each is what `wild.record._init_text("self", ("plain",) * n, False)` compiles to
 (tests/test_record.py::test_the_written_out_inits_are_what_record_would_compile): the
-parameters `_rec_<i>_`, each set through `object.__setattr__` (the class is frozen).
+parameters `_rec_<i>_`, each set through `object.__setattr__` (the class is frozen); and of
+every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PLAIN`).
 Generated; change `_init_text` and this together.
 """
 
@@ -803,6 +804,133 @@ def _plain_24(__dataclass_builtins_object__: Any) -> Callable[..., None]:
     return __init__
 
 
+def _mutable_0(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: Any) -> None:
+        pass
+
+    return __init__
+
+
+def _mutable_1(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: Any, _rec_0_: object) -> None:
+        self._rec_0_ = _rec_0_
+
+    return __init__
+
+
+def _mutable_2(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: Any, _rec_0_: object, _rec_1_: object) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _rec_1_
+
+    return __init__
+
+
+def _mutable_3(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(self: Any, _rec_0_: object, _rec_1_: object, _rec_2_: object) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _rec_1_
+        self._rec_2_ = _rec_2_
+
+    return __init__
+
+
+def _mutable_4(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: Any, _rec_0_: object, _rec_1_: object, _rec_2_: object, _rec_3_: object
+    ) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _rec_1_
+        self._rec_2_ = _rec_2_
+        self._rec_3_ = _rec_3_
+
+    return __init__
+
+
+def _mutable_5(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: Any,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+    ) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _rec_1_
+        self._rec_2_ = _rec_2_
+        self._rec_3_ = _rec_3_
+        self._rec_4_ = _rec_4_
+
+    return __init__
+
+
+def _mutable_6(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: Any,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+    ) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _rec_1_
+        self._rec_2_ = _rec_2_
+        self._rec_3_ = _rec_3_
+        self._rec_4_ = _rec_4_
+        self._rec_5_ = _rec_5_
+
+    return __init__
+
+
+def _mutable_7(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: Any,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+    ) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _rec_1_
+        self._rec_2_ = _rec_2_
+        self._rec_3_ = _rec_3_
+        self._rec_4_ = _rec_4_
+        self._rec_5_ = _rec_5_
+        self._rec_6_ = _rec_6_
+
+    return __init__
+
+
+def _mutable_8(__dataclass_builtins_object__: Any) -> Callable[..., None]:
+    def __init__(
+        self: Any,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+    ) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _rec_1_
+        self._rec_2_ = _rec_2_
+        self._rec_3_ = _rec_3_
+        self._rec_4_ = _rec_4_
+        self._rec_5_ = _rec_5_
+        self._rec_6_ = _rec_6_
+        self._rec_7_ = _rec_7_
+
+    return __init__
+
+
 PLAIN: tuple[CodeType, ...] = tuple(
     next(const for const in made.__code__.co_consts if isinstance(const, CodeType))
     for made in (
@@ -831,5 +959,23 @@ PLAIN: tuple[CodeType, ...] = tuple(
         _plain_22,
         _plain_23,
         _plain_24,
+    )
+)
+
+
+# The same for a mutable record (`@record(frozen=False)`): each field set as an attribute,
+# `_init_text(..., frozen=False)`; 0 to 8 fields.
+MUTABLE_PLAIN: tuple[CodeType, ...] = tuple(
+    next(const for const in made.__code__.co_consts if isinstance(const, CodeType))
+    for made in (
+        _mutable_0,
+        _mutable_1,
+        _mutable_2,
+        _mutable_3,
+        _mutable_4,
+        _mutable_5,
+        _mutable_6,
+        _mutable_7,
+        _mutable_8,
     )
 )
