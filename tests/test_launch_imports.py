@@ -31,6 +31,7 @@ LAZY = {
     "output lone surrogate": "[\\ud800-\\udfff]",
     "clock year": r"(?<!\\d)\\d{4}(?!\\d)",
     "lines other breaks": r"[^\\n]*\\n|[^\\n]+\\Z",
+    "lines undecodable": "[\\udc80-\\udcff]",
     "masking fence run": r"`{3,}|~{3,}",
     "field_values duration": r"(?P<n>\\d+(?:\\.\\d*)?|\\.\\d+)[ \\t]*(?P<unit>[A-Za-z]*)",
     "jsonl structure": rb'["{}\\[\\]]',

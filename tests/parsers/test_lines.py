@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild.parsers.lines import split_lines
+from wild.parsers.lines import split_lines, undecodable_lines
 
 # The rule as a regex (the way split_lines reads a text that holds any other break).
 RULE = re.compile(r"[^\n]*\n|[^\n]+\Z")
@@ -31,3 +31,14 @@ def test_a_text_with_no_other_break_splits_as_one_with_them() -> None:
         text = plain.replace("a\n", f"a{other}b\n")
         assert split_lines(text) == RULE.findall(text)
         assert len(split_lines(text)) == 4
+
+
+@given(st.lists(st.text(st.sampled_from("ab\n\udc80\udcff\udc7f\u00e9\U0001f600")), max_size=4))
+def test_a_line_holding_an_undecodable_byte_is_found_whatever_else_it_holds(
+    lines: list[str],
+) -> None:
+    """Only a line that is not ASCII is searched (issue 22 item 8: the pattern is compiled
+    when one first comes): the same lines are found as by searching each."""
+    found = [problem.line for problem in undecodable_lines(lines, "tasks.md")]
+    pattern = re.compile("[\udc80-\udcff]")
+    assert found == [n for n, line in enumerate(lines, 1) if pattern.search(line)]

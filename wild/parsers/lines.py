@@ -16,8 +16,12 @@ def _line() -> re.Pattern[str]:
     return re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
-# How a byte that is not UTF-8 comes out of a file read with surrogateescape.
-_UNDECODABLE = re.compile("[\udc80-\udcff]")
+@functools.cache
+def _undecodable() -> re.Pattern[str]:
+    """How a byte that is not UTF-8 comes out of a file read with surrogateescape. Compiled
+    when a line that is not ASCII first comes (none does in wild's templates: not on the
+    loop's way to its first agent, issue 22 item 8)."""
+    return re.compile("[\udc80-\udcff]")
 
 
 def undecodable_lines(lines: tuple[str, ...] | list[str], file: str) -> tuple[Problem, ...]:
@@ -27,7 +31,7 @@ def undecodable_lines(lines: tuple[str, ...] | list[str], file: str) -> tuple[Pr
     return tuple(
         Problem(file, number, "bytes that are not UTF-8 (kept as they are); save it as UTF-8")
         for number, line in enumerate(lines, 1)
-        if _UNDECODABLE.search(line)
+        if not line.isascii() and _undecodable().search(line)
     )
 
 
