@@ -156,6 +156,9 @@ LATE = (
     # The `ctypes` package (~1.1 ms): the subreaper's prctl and the swap's renameat2 are
     # called through `_ctypes` alone (wild.libc).
     "ctypes",
+    # `string` (~0.9 ms with Template's pattern): the prompt is filled by
+    # wild.prompt_files.safe_substitute.
+    "string",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"
