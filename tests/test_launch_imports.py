@@ -195,6 +195,7 @@ def test_the_first_agent_starts_before_what_only_later_work_needs(tmp_path: Path
     # at the end.
     assert "wild.barriers.checker" in found["end"]
     assert "watchdog.observers" in found["end"]
+    assert "_hashlib" in found["end"]  # loaded while the agent works, for the later hashing
     # The collector waits until the first agent runs (it would walk the imports' objects and
     # free nothing), then runs as ever: while the agent works and after the loop.
     assert found["collecting"] == {"go": False, "agent_ended": True, "end": True}

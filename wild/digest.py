@@ -37,6 +37,12 @@ def _openssl() -> Callable[[Buffer], Sha256]:
     return hashlib.sha256
 
 
+def load_openssl() -> None:
+    """Load OpenSSL's sha256 now, for every later input (the loop does, once its first agent
+    runs: the files it hashes at each iteration can be tens of KB, ~5x faster hashed there)."""
+    _openssl()
+
+
 def _builtin() -> Callable[[Buffer], Sha256] | None:
     """CPython's own sha256 constructor, or None where this build has none."""
     for name in ("_sha2", "_sha256"):  # 3.12+, 3.11
