@@ -385,6 +385,28 @@ def test_the_guard_takes_no_lock_while_the_projects_file_is_as_it_left_it(
     assert load_approvals(project, path=store).allows("make lint")
 
 
+def test_a_project_the_store_holds_nothing_of_is_not_locked_as_its_loop_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh project (no file of its own, an old machine file that cannot name it): the
+    loop's `remove_void` as it starts finds nothing without the store's lock; an approval
+    forged into a file of its own is still taken out."""
+    project, store = tmp_path / "p", tmp_path / "approvals.json"
+    project.mkdir()
+    _machine_file(store, {"projects": {"/elsewhere": [command_hash("make other")]}})
+    taken = _locks_taken(monkeypatch)
+    assert remove_void(project, path=store) == frozenset()
+    assert taken == []
+    _forge_without_a_record(project, store, "make forged")
+    record_present(project, "in the store when agent run 1 started", path=store)
+    assert remove_void(project, path=store) == frozenset()  # counted: no agent ran since
+    own = project_file(os.path.realpath(project), store)
+    document = orjson.loads(own.read_bytes())
+    forged = command_hash("make sneaky")
+    own.write_bytes(orjson.dumps({**document, "approved": [*document["approved"], forged]}))
+    assert remove_void(project, path=store) == {forged}
+
+
 def test_a_forged_approval_of_the_same_size_and_times_is_still_removed(tmp_path: Path) -> None:
     # The agent swaps a recorded approval's hash for its own in place: the file keeps its
     # size, and its times are set back. The guard knows the file by its bytes, not by them.
