@@ -510,7 +510,7 @@ def test_a_machine_file_that_cannot_name_the_project_is_not_parsed(
 ) -> None:
     """wild 0.1's file of every project, whole or damaged, holds no entry of a project its
     bytes do not name (none has a backslash: every string is spelled as it is): it is not
-    parsed (~2-4 ms at each fresh project's launch, issue 22 item 8), nothing of it counts,
+    parsed (~1.4 ms at each fresh project's launch, issue 22 item 8), nothing of it counts,
     and the project's own file is made at its first change. The file is never written."""
     project, store = tmp_path / "p", approvals_path()
     project.mkdir()
