@@ -83,10 +83,10 @@ def test_a_decision_that_starts_an_agent_is_written_with_its_run_record_once(
     monkeypatch.setattr(driver, "save_state", counting_save)
     sim.script = [[{"call": agent_runs}, *say(TASK)]]
     assert sim.run().iterations == 2
-    starts = [
+    starts = [  # a write naming a run the write before did not name
         n
         for n, state in enumerate(saved)
-        if AGENT_RUN in state.extra and AGENT_RUN not in saved[n - 1].extra
+        if AGENT_RUN in state.extra and state.extra[AGENT_RUN] != saved[n - 1].extra.get(AGENT_RUN)
     ]
     assert len(starts) == 2
     for n in starts:  # the write before is not the same decision without the record
@@ -378,27 +378,66 @@ def test_a_runs_record_and_its_agents_pid_are_one_durable_write(
 ) -> None:
     """The record is written with the pid while the runner holds the agent at its gate: no
     state.json write holds a run's record without its agent (before: record, then pid), and
-    an instant iteration writes state.json twice (the record with the pid, the judgment)."""
+    an instant iteration writes state.json once (the record with the pid, which carries the
+    judgment of the run before it; before: twice, the judgment alone first)."""
     saved = _states_saved_over_two_runs(tmp_path, monkeypatch)
     with_record = [state for state in saved if AGENT_RUN in state.extra]
     assert len(with_record) == 2  # one write per run names its record
     assert all(state.agent_process is not None for state in with_record)
     first_run = next(n for n, state in enumerate(saved) if AGENT_RUN in state.extra)
     second_run = next(n for n in range(first_run + 1, len(saved)) if AGENT_RUN in saved[n].extra)
-    assert second_run - first_run == 2  # the record with the pid, then the judgment
+    assert second_run - first_run == 1  # before: 2, the judgment written alone in between
 
 
-def test_a_finished_run_and_its_judgment_are_one_durable_write(
+def test_a_runs_judgment_goes_to_disk_with_the_next_runs_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After an agent ran, state.json is written once: the judgment, which carries the run's
-    end too (never the run's end alone, then the judgment)."""
+    """After an agent ran, its judgment (the run's end, its count, no pid) is not written
+    alone: the next decision's write carries it, here the next run's record and pid; the
+    last run's judgment goes with the loop's last decision."""
     saved = _states_saved_over_two_runs(tmp_path, monkeypatch)
     ran = [n for n in range(1, len(saved)) if saved[n - 1].agent_process is not None]
     assert len(ran) == 2  # the write after each run's pid was named
-    for n in ran:  # is the judgment: the record is gone, the pid with it
-        assert AGENT_RUN not in saved[n].extra
-        assert saved[n].agent_process is None
+    after_first, after_last = (saved[n] for n in ran)
+    assert after_first.iteration == 1  # run 1 counted, in the write that names run 2
+    assert after_first.extra[AGENT_RUN]["iteration"] == 2
+    assert after_first.agent_process is not None
+    assert after_last.iteration == 2  # the last judgment: the record is gone, the pid with it
+    assert AGENT_RUN not in after_last.extra and after_last.agent_process is None
+
+
+def test_a_runs_counts_are_on_disk_before_its_tick_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judgment waits for the next run's record, but the run's counts do not: whenever
+    tasks.md is written with a run's tick, the totals ledger (or state.json) on disk counts
+    that run, so a kill after the tick never lets a cap forget it."""
+    from wild.parsers.tasks import parse as parse_tasks
+    from wild.parsers.totals import Totals
+    from wild.store import totals_ledger
+
+    sim = new_project(
+        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n- [ ] [P1] task-003: C\n"
+    )
+    counted_at_tick: list[tuple[int, int]] = []
+    real_update = files.update_text
+
+    def counting_update(path: Path, edit: Any, lock: Path, **kwargs: Any) -> str:
+        if path == sim.paths.tasks:
+            ticks = sum(t.status == "complete" for t in parse_tasks(edit(path.read_text())).tasks)
+            on_disk = Totals.of(real_load(sim.paths.state).state)
+            ledger = totals_ledger.recorded(sim.paths.state)
+            counted_at_tick.append((ticks, max(on_disk.iteration, ledger.iteration)))
+        return real_update(path, edit, lock, **kwargs)
+
+    def started(request: Any) -> None:
+        request.on_start(os.getpid())
+
+    monkeypatch.setattr(effects, "update_text", counting_update)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 3
+    assert [ticks for ticks, _ in counted_at_tick] == [0, 1, 2, 3]
+    assert all(counted >= ticks for ticks, counted in counted_at_tick), counted_at_tick
 
 
 def test_a_runs_tick_and_the_next_tasks_mark_are_one_tasks_md_write(

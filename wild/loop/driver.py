@@ -54,7 +54,7 @@ from wild.loop.model import (
     TimedOut,
     VerifyTask,
     Wait,
-    starts_agent,
+    written_with_next,
 )
 from wild.loop.reporting import Reporter
 from wild.loop.runs_effect import LoopRuns, run_settings
@@ -69,7 +69,7 @@ from wild.store import totals_ledger
 from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
-from wild.store.state_file import load_state, save_state
+from wild.store.state_file import count_soon, load_state, save_state
 from wild.wake import (
     RUN_END_MARKER,
     FolderWatcher,
@@ -292,8 +292,12 @@ class Loop:
         while True:
             try:
                 step = decide(self.model, event, self._moment())
-                # Starting an agent: nothing of the run exists until its record is written.
-                self._commit(step.model, durable=not starts_agent(step.actions))
+                # Starting an agent: nothing of the run exists until its record is written. A
+                # judgment that only keeps the books goes to disk with the next decision.
+                held = written_with_next(event, step.actions)
+                self._commit(step.model, durable=not held)
+                if held and isinstance(event, AgentFinished):
+                    count_soon(self.paths.state, self.model.state)
                 outcome = self._perform(step.actions, watcher)
                 if not isinstance(outcome, LoopResult) and phases.expired(
                     self.model, self._moment()
@@ -374,6 +378,8 @@ class Loop:
         """Write the tasks.md edits held since the last write, in one write."""
         edit = self.files.take_held()
         if edit is not None:
+            if self._unsaved:  # a run's counts are on disk (the ledger) before its tick is
+                totals_ledger.settle()
             held = EditFile("tasks", edit)
             policy = policy_at(self.model, self._moment())
             self.effects.perform(held, policy, self.clock.now(), self.model.cause)
