@@ -520,12 +520,14 @@ def test_a_steps_consecutive_log_lines_are_one_events_log_append(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A judgment's lines (its state changes) go to events.log in one append, not one each
-    (an open, a lock and a write apiece); the lines, their order and their causes are those
-    the actions name, as when each was appended alone."""
+    (an open, a lock and a write apiece), and with them the run's `agent-end` before and the
+    next decision's lines after (the judgment is written with that decision): the lines,
+    their order and their causes are those the actions name, as when each was appended
+    alone."""
 
     real_append = jsonl.KeptAppender.append
 
-    def one_each(self: effects.Effects, logs: Any, cause: str | None) -> set[str]:
+    def one_each(self: effects.Effects, logs: Any, cause: str | None, **_: Any) -> set[str]:
         for log in logs:  # as before: each Log its own append
             self.perform(log, None, None, cause)  # type: ignore[arg-type]
         return set()
@@ -552,5 +554,7 @@ def test_a_steps_consecutive_log_lines_are_one_events_log_append(
     alone, lines_alone = run(tmp_path / "one-each", batched=False)
     assert lines == lines_alone
     assert sum(appends) == sum(alone) == len(lines)
-    assert appends.count(2) == 2  # each judgment's two state lines, together
-    assert len(appends) == len(alone) - 2
+    # Each run's end, its judgment's two state lines and the next decision's line: one
+    # append (before: the end, the judgment's two lines together, then the next line).
+    assert appends.count(4) == 2
+    assert len(appends) == len(alone) - 4

@@ -296,9 +296,10 @@ class Loop:
                 # judgment that only keeps the books goes to disk with the next decision.
                 held = written_with_next(event, step.actions)
                 self._commit(step.model, durable=not held)
-                if held and isinstance(event, AgentFinished):
+                judged = held and isinstance(event, AgentFinished)
+                if judged:
                     count_soon(self.paths.state, self.model.state)
-                outcome = self._perform(step.actions, watcher)
+                outcome = self._perform(step.actions, watcher, hold_logs=judged)
                 if not isinstance(outcome, LoopResult) and phases.expired(
                     self.model, self._moment()
                 ):
@@ -327,15 +328,19 @@ class Loop:
         self._read(WATCHED)
         return self._control_or_tick()
 
-    def _perform(self, actions: tuple[Action, ...], watcher: Watcher) -> Event | LoopResult:
-        """Do the actions in order; the last one says what happens next."""
+    def _perform(
+        self, actions: tuple[Action, ...], watcher: Watcher, *, hold_logs: bool = False
+    ) -> Event | LoopResult:
+        """Do the actions in order; the last one says what happens next. `hold_logs`: their
+        events.log lines are written with the next decision's (a judgment written with it)."""
         if needs_checker(actions):
             self.barriers.start()
         touched: set[Watched] = set()
         for index, action in enumerate(actions):
             if isinstance(action, Log):
                 if not (index and isinstance(actions[index - 1], Log)):  # a run's first line
-                    touched |= self.effects.log_all(_logs_from(actions, index), self.model.cause)
+                    logs = _logs_from(actions, index)
+                    touched |= self.effects.log_all(logs, self.model.cause, held=hold_logs)
                 continue
             if not isinstance(action, Continue | Say | EditFile):
                 self._write_held()  # before the files are read, waited on or acted on
@@ -375,7 +380,9 @@ class Loop:
         return self.effects.perform(action, policy, self.clock.now(), self.model.cause)
 
     def _write_held(self) -> None:
-        """Write the tasks.md edits held since the last write, in one write."""
+        """Write the events.log lines held, then the tasks.md edits held since the last
+        write, in one write."""
+        self.events.flush()
         edit = self.files.take_held()
         if edit is not None:
             if self._unsaved:  # a run's counts are on disk (the ledger) before its tick is
@@ -472,7 +479,8 @@ class Loop:
         # loop is killed while the agent exits). One durable write after a run, not two.
         self._set_state(replace(self.model.state, agent_process=None), durable=False)
         fields = iteration.record_fields(self.options, run, action.iteration, files)
-        ended = self.events.append("agent-end", cause=started, **fields)
+        # Its line is written with the judgment's and the next decision's, in one append.
+        ended = self.events.append("agent-end", cause=started, held=True, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
 
