@@ -256,7 +256,7 @@ def test_held_lines_get_their_ids_now_and_are_written_with_the_next_write(tmp_pa
     run's end, its judgment and the next decision's lines."""
     path = tmp_path / "events.log"
     log = EventLog(path, SteppingClock())
-    first = log.append("agent-end", held=True, exit_code=0)
+    first = log.hold("agent-end", exit_code=0)
     log.append_all([("state", {"to": "SELECTING"})], causes=[first], held=True)
     assert not path.exists()  # nothing written yet
     log.append_all([("work-start", {"task": "task-002"})])
@@ -265,8 +265,8 @@ def test_held_lines_get_their_ids_now_and_are_written_with_the_next_write(tmp_pa
     assert [e["kind"] for e in events] == ["agent-end", "state", "work-start"]
     assert events[0]["id"] == first and events[1]["cause"] == first
     assert sorted(events, key=lambda e: id_key(e["id"])) == events
-    log.append("wake", held=True)
+    log.hold("wake")
     log.flush()
-    log.append("loop-end", held=True)
+    log.hold("loop-end")
     log.close()
     assert [e["kind"] for e in read_events(path)[0]][-2:] == ["wake", "loop-end"]

@@ -480,7 +480,7 @@ class Loop:
         self._set_state(replace(self.model.state, agent_process=None), durable=False)
         fields = iteration.record_fields(self.options, run, action.iteration, files)
         # Its line is written with the judgment's and the next decision's, in one append.
-        ended = self.events.append("agent-end", cause=started, held=True, **fields)
+        ended = self.events.hold("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
 

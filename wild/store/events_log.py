@@ -46,11 +46,16 @@ class EventLog:
         # unique and sorting in the order they were made.
         return f"evt-{self._last_ms}-{os.getpid()}-{self._counter:06d}", iso_ms(now)
 
-    def append(
-        self, kind: str, *, cause: str | None = None, held: bool = False, **data: Any
-    ) -> str:
-        """Write one event and return its id, so later events can name it as their cause.
-        `held`: the id is given now, the line is written with the next write (`flush`)."""
+    def append(self, kind: str, *, cause: str | None = None, **data: Any) -> str:
+        """Write one event and return its id, so later events can name it as their cause."""
+        return self._one(kind, cause, data, held=False)
+
+    def hold(self, kind: str, *, cause: str | None = None, **data: Any) -> str:
+        """`append`, but the line is written with the next write (`flush`); its id is
+        given now."""
+        return self._one(kind, cause, data, held=True)
+
+    def _one(self, kind: str, cause: str | None, data: dict[str, Any], *, held: bool) -> str:
         check_event_data(data)
         with self._lock:
             event_id, ts = self._next_id()
