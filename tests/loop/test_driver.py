@@ -558,3 +558,33 @@ def test_a_steps_consecutive_log_lines_are_one_events_log_append(
     # append (before: the end, the judgment's two lines together, then the next line).
     assert appends.count(4) == 2
     assert len(appends) == len(alone) - 4
+
+
+def test_an_iteration_looks_at_the_disk_beside_its_files_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view after a judgment that only kept the books (the tick held) is the view after
+    the agent's run with the tick: the files' modes and the approval store are looked at once
+    per iteration, not again for it (before: twice)."""
+    from wild.loop import files as loop_files
+
+    sim = new_project(
+        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n- [ ] [P1] task-003: C\n"
+    )
+    looks: list[int] = []
+    real_refusals = loop_files.refusals_of
+    runs: list[int] = []
+
+    def counting(paths: WildPaths) -> tuple[tuple[str, str], ...]:
+        looks.append(len(runs))
+        return real_refusals(paths)
+
+    def started(request: Any) -> None:
+        runs.append(1)
+        request.on_start(os.getpid())
+
+    monkeypatch.setattr(loop_files, "refusals_of", counting)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 3
+    # After each of the first two runs: the view after the run, none for the next decision.
+    assert looks.count(1) == 1 and looks.count(2) == 1, looks

@@ -356,8 +356,8 @@ class Loop:
                 return self._runs_step(action)
             if isinstance(action, Wait):
                 return self._wait(action, watcher)
-            if isinstance(action, Continue):
-                return self._next_event(touched)
+            if isinstance(action, Continue):  # after a held judgment, only the tick moved
+                return self._next_event(touched, again=hold_logs and touched <= {"tasks"})
             touched |= self._effect(action)
         return self._next_event(touched)
 
@@ -391,9 +391,10 @@ class Loop:
             policy = policy_at(self.model, self._moment())
             self.effects.perform(held, policy, self.clock.now(), self.model.cause)
 
-    def _next_event(self, touched: set[Watched]) -> Event:
-        """After the loop's own writes: read what they changed, then decide again."""
-        self._read(touched)
+    def _next_event(self, touched: set[Watched], *, again: bool = False) -> Event:
+        """After the loop's own writes: read what they changed, then decide again (`again`:
+        only held edits moved, `LoopFiles.view`)."""
+        self._read(touched, again=again)
         return self._control_or_tick()
 
     def _control_or_tick(self, cause: str | None = None) -> Event:
@@ -412,12 +413,12 @@ class Loop:
         for action in step.actions[:-1]:
             self._effect(action)
 
-    def _read(self, names: set[Watched] | tuple[Watched, ...]) -> None:
+    def _read(self, names: set[Watched] | tuple[Watched, ...], *, again: bool = False) -> None:
         """Hand the re-read files to the model: the only way file content reaches it (with
         how far alerts.jsonl is read, which state.json keeps)."""
         if names:
             self.files.refresh(names)
-        model = replace(self.model, ws=self.trust_guard.view(self.files))
+        model = replace(self.model, ws=self.trust_guard.view(self.files, again=again))
         position = self._read_position()
         if position != model.state.alerts_file_position:
             model = replace(model, state=replace(model.state, alerts_file_position=position))
