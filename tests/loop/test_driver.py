@@ -567,12 +567,13 @@ def test_an_iteration_looks_at_the_disk_beside_its_files_once(
     the agent's run with the tick: the files' modes and the approval store are looked at once
     per iteration, not again for it (before: twice)."""
     from wild.loop import files as loop_files
+    from wild.store import work_files
 
     sim = new_project(
         tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n- [ ] [P1] task-003: C\n"
     )
     looks: list[int] = []
-    real_refusals = loop_files.refusals_of
+    real_refusals = work_files.refusals_of
     runs: list[int] = []
 
     def counting(paths: WildPaths) -> tuple[tuple[str, str], ...]:
