@@ -406,40 +406,6 @@ def test_a_runs_judgment_goes_to_disk_with_the_next_runs_record(
     assert AGENT_RUN not in after_last.extra and after_last.agent_process is None
 
 
-def test_a_runs_counts_are_on_disk_before_its_tick_is(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The judgment waits for the next run's record, but the run's counts do not: whenever
-    tasks.md is written with a run's tick, the totals ledger (or state.json) on disk counts
-    that run, so a kill after the tick never lets a cap forget it."""
-    from wild.parsers.tasks import parse as parse_tasks
-    from wild.parsers.totals import Totals
-    from wild.store import totals_ledger
-
-    sim = new_project(
-        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n- [ ] [P1] task-003: C\n"
-    )
-    counted_at_tick: list[tuple[int, int]] = []
-    real_update = files.update_text
-
-    def counting_update(path: Path, edit: Any, lock: Path, **kwargs: Any) -> str:
-        if path == sim.paths.tasks:
-            ticks = sum(t.status == "complete" for t in parse_tasks(edit(path.read_text())).tasks)
-            on_disk = Totals.of(real_load(sim.paths.state).state)
-            ledger = totals_ledger.recorded(sim.paths.state)
-            counted_at_tick.append((ticks, max(on_disk.iteration, ledger.iteration)))
-        return real_update(path, edit, lock, **kwargs)
-
-    def started(request: Any) -> None:
-        request.on_start(os.getpid())
-
-    monkeypatch.setattr(effects, "update_text", counting_update)
-    sim.script = [[{"call": started}, *say(TASK)]]
-    assert sim.run().iterations == 3
-    assert [ticks for ticks, _ in counted_at_tick] == [0, 1, 2, 3]
-    assert all(counted >= ticks for ticks, counted in counted_at_tick), counted_at_tick
-
-
 def test_a_runs_tick_and_the_next_tasks_mark_are_one_tasks_md_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -385,8 +385,6 @@ class Loop:
         self.events.flush()
         edit = self.files.take_held()
         if edit is not None:
-            if self._unsaved:  # a run's counts are on disk (the ledger) before its tick is
-                totals_ledger.settle()
             held = EditFile("tasks", edit)
             policy = policy_at(self.model, self._moment())
             self.effects.perform(held, policy, self.clock.now(), self.model.cause)
