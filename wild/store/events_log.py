@@ -33,7 +33,8 @@ class EventLog:
         self._appender = KeptAppender(path)
         self._last_ms = 0
         self._counter = 0
-        # Lines given their ids and held (`held=True`), written first by the next write.
+        # Lines given their ids and held (`hold`, `append_all(held=True)`), written first by
+        # the next write (`flush`, `close`).
         self._held: list[bytes] = []
 
     def _next_id(self) -> tuple[str, str]:
