@@ -375,3 +375,18 @@ def test_tasks_an_agent_asks_for_get_the_one_priority_rule_of_added_tasks() -> N
     step = decide(running, AgentFinished(run(f"<event_output>{report}</event_output>"), "e"), AT)
     added = [(a.text, a.priority) for a in step.actions if isinstance(a, AddTask)]
     assert added == [("Urgent", 1), ("Later", 5), ("Plain", 2)]
+
+
+def test_a_step_that_sends_no_note_hands_back_the_model_it_was_given() -> None:
+    """The notes pass of a decision makes a new model only when the batch or the notes sent
+    change: a step that sends nothing gives the model back as it was, not a copy (a copy is a
+    `dataclasses.replace`, ~49 of them an instant iteration; before, one per decision here)."""
+    from wild.loop import notes
+    from wild.loop.model import Notify
+
+    idle = model("- [ ] [P1] task-001: A\n")
+    batched_model, actions = notes.batched(idle, (Wait(5.0),), AT, 0)
+    assert batched_model is idle  # before: a copy with the same notes
+    assert actions == (Wait(5.0),)
+    sent, _ = notes.batched(idle, (Notify("task-001", "look", None),), AT, 0)
+    assert sent is not idle and sent.notified == frozenset({"look"})

@@ -83,10 +83,10 @@ def test_a_decision_that_starts_an_agent_is_written_with_its_run_record_once(
     monkeypatch.setattr(driver, "save_state", counting_save)
     sim.script = [[{"call": agent_runs}, *say(TASK)]]
     assert sim.run().iterations == 2
-    starts = [
+    starts = [  # a write naming a run the write before did not name
         n
         for n, state in enumerate(saved)
-        if AGENT_RUN in state.extra and AGENT_RUN not in saved[n - 1].extra
+        if AGENT_RUN in state.extra and state.extra[AGENT_RUN] != saved[n - 1].extra.get(AGENT_RUN)
     ]
     assert len(starts) == 2
     for n in starts:  # the write before is not the same decision without the record
@@ -378,27 +378,32 @@ def test_a_runs_record_and_its_agents_pid_are_one_durable_write(
 ) -> None:
     """The record is written with the pid while the runner holds the agent at its gate: no
     state.json write holds a run's record without its agent (before: record, then pid), and
-    an instant iteration writes state.json twice (the record with the pid, the judgment)."""
+    an instant iteration writes state.json once (the record with the pid, which carries the
+    judgment of the run before it; before: twice, the judgment alone first)."""
     saved = _states_saved_over_two_runs(tmp_path, monkeypatch)
     with_record = [state for state in saved if AGENT_RUN in state.extra]
     assert len(with_record) == 2  # one write per run names its record
     assert all(state.agent_process is not None for state in with_record)
     first_run = next(n for n, state in enumerate(saved) if AGENT_RUN in state.extra)
     second_run = next(n for n in range(first_run + 1, len(saved)) if AGENT_RUN in saved[n].extra)
-    assert second_run - first_run == 2  # the record with the pid, then the judgment
+    assert second_run - first_run == 1  # before: 2, the judgment written alone in between
 
 
-def test_a_finished_run_and_its_judgment_are_one_durable_write(
+def test_a_runs_judgment_goes_to_disk_with_the_next_runs_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After an agent ran, state.json is written once: the judgment, which carries the run's
-    end too (never the run's end alone, then the judgment)."""
+    """After an agent ran, its judgment (the run's end, its count, no pid) is not written
+    alone: the next decision's write carries it, here the next run's record and pid; the
+    last run's judgment goes with the loop's last decision."""
     saved = _states_saved_over_two_runs(tmp_path, monkeypatch)
     ran = [n for n in range(1, len(saved)) if saved[n - 1].agent_process is not None]
     assert len(ran) == 2  # the write after each run's pid was named
-    for n in ran:  # is the judgment: the record is gone, the pid with it
-        assert AGENT_RUN not in saved[n].extra
-        assert saved[n].agent_process is None
+    after_first, after_last = (saved[n] for n in ran)
+    assert after_first.iteration == 1  # run 1 counted, in the write that names run 2
+    assert after_first.extra[AGENT_RUN]["iteration"] == 2
+    assert after_first.agent_process is not None
+    assert after_last.iteration == 2  # the last judgment: the record is gone, the pid with it
+    assert AGENT_RUN not in after_last.extra and after_last.agent_process is None
 
 
 def test_a_runs_tick_and_the_next_tasks_mark_are_one_tasks_md_write(
@@ -481,12 +486,14 @@ def test_a_steps_consecutive_log_lines_are_one_events_log_append(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A judgment's lines (its state changes) go to events.log in one append, not one each
-    (an open, a lock and a write apiece); the lines, their order and their causes are those
-    the actions name, as when each was appended alone."""
+    (an open, a lock and a write apiece), and with them the run's `agent-end` before and the
+    next decision's lines after (the judgment is written with that decision): the lines,
+    their order and their causes are those the actions name, as when each was appended
+    alone."""
 
     real_append = jsonl.KeptAppender.append
 
-    def one_each(self: effects.Effects, logs: Any, cause: str | None) -> set[str]:
+    def one_each(self: effects.Effects, logs: Any, cause: str | None, **_: Any) -> set[str]:
         for log in logs:  # as before: each Log its own append
             self.perform(log, None, None, cause)  # type: ignore[arg-type]
         return set()
@@ -513,5 +520,38 @@ def test_a_steps_consecutive_log_lines_are_one_events_log_append(
     alone, lines_alone = run(tmp_path / "one-each", batched=False)
     assert lines == lines_alone
     assert sum(appends) == sum(alone) == len(lines)
-    assert appends.count(2) == 2  # each judgment's two state lines, together
-    assert len(appends) == len(alone) - 2
+    # Each run's end, its judgment's two state lines and the next decision's line: one
+    # append (before: the end, the judgment's two lines together, then the next line).
+    assert appends.count(4) == 2
+    assert len(appends) == len(alone) - 4
+
+
+def test_an_iteration_looks_at_the_disk_beside_its_files_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view after a judgment that only kept the books (the tick held) is the view after
+    the agent's run with the tick: the files' modes and the approval store are looked at once
+    per iteration, not again for it (before: twice)."""
+    from wild.loop import files as loop_files
+    from wild.store import work_files
+
+    sim = new_project(
+        tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n- [ ] [P1] task-003: C\n"
+    )
+    looks: list[int] = []
+    real_refusals = work_files.refusals_of
+    runs: list[int] = []
+
+    def counting(paths: WildPaths) -> tuple[tuple[str, str], ...]:
+        looks.append(len(runs))
+        return real_refusals(paths)
+
+    def started(request: Any) -> None:
+        runs.append(1)
+        request.on_start(os.getpid())
+
+    monkeypatch.setattr(loop_files, "refusals_of", counting)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 3
+    # After each of the first two runs: the view after the run, none for the next decision.
+    assert looks.count(1) == 1 and looks.count(2) == 1, looks

@@ -24,14 +24,14 @@ def test_a_kill_between_the_agents_end_and_its_count_does_not_reuse_the_number(
     paths = project(tmp_path, "- [ ] [P1] task-001: Train\n- [ ] [P2] task-002: Test\n")
     script(monkeypatch, tmp_path, say("Done.", TASK))
     left_by_a_kill: list[bytes] = []
-    append = EventLog.append
+    hold = EventLog.hold  # the agent-end line, written with the judgment's lines
 
     def spying(events: EventLog, kind: str, **fields: Any) -> str:
         if kind == "agent-end" and not left_by_a_kill:
             left_by_a_kill.append(paths.state.read_bytes())
-        return append(events, kind, **fields)
+        return hold(events, kind, **fields)
 
-    monkeypatch.setattr(EventLog, "append", spying)
+    monkeypatch.setattr(EventLog, "hold", spying)
     run(paths, max_iterations=1)
     paths.state.write_bytes(left_by_a_kill[0])  # the loop died at that instant
 

@@ -2,9 +2,9 @@
 mark, in one write (docs/reliability.md, "What a restart finds between two agent runs").
 The kill is taken at exactly each instant: the bytes of state.json, tasks.md and events.log
 at that moment, and the iteration files that existed then, are what a SIGKILL there leaves
-on disk; a new loop starts from them. Each of these states could also be left before the
-tick was held (a kill between the judgment and the tick, or between the mark and the run's
-record); the state the holding removed is the tick on disk without the next mark."""
+on disk; a new loop starts from them. The state the holding removed is the tick on disk
+without the next mark; since the judgment is written with the next run's record, the
+state.json beside either point holds the finished run's record, not its judgment."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import pytest
 
 from tests.test_loop import TASK, project, run, say, script
 from wild.loop import effects
+from wild.loop.agent_record import AGENT_RUN
+from wild.parsers.state import LoadedState, parse_state
 from wild.parsers.tasks import parse as parse_tasks
 from wild.paths import WildPaths
 from wild.store import files
@@ -72,16 +74,20 @@ def _restore(paths: WildPaths, left: dict[str, Any]) -> None:
 def test_a_kill_around_the_one_tasks_md_write_of_an_iteration_loses_no_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after_the_write: bool
 ) -> None:
-    """Before the write: state.json holds the judgment of run 1 (counted, no record) and
-    tasks.md task-001 still in progress; the restart runs task-001 again (work is at least
-    once). After it: task-001 ticked and task-002 marked, no record of run 2; the restart
-    runs task-002. Either way every task ends done and no iteration number is used twice."""
+    """Before the write: state.json holds run 1's record (its judgment goes to disk with
+    run 2's record) and tasks.md task-001 still in progress; the restart runs task-001 again
+    (work is at least once). After it: task-001 ticked and task-002 marked, state.json still
+    run 1's record, no record of run 2; the restart reports run 1 interrupted and runs
+    task-002. Either way every task ends done and no iteration number is used twice."""
     paths = project(tmp_path, TASKS)
     script(monkeypatch, tmp_path, say("Done.", TASK))
     left = _left_by_a_kill(paths, monkeypatch, after_the_write=after_the_write)
     assert left["logs"] == ["iteration-1.log", "iteration-1.prompt.md"]
     first_log = (paths.logs / "iteration-1.log").read_bytes()
     on_disk = parse_tasks(left["tasks"].decode()).tasks
+    state = parse_state(left["state"], "state.json")
+    assert isinstance(state, LoadedState)
+    assert state.state.extra[AGENT_RUN]["iteration"] == 1  # run 1's record, not yet judged
     if after_the_write:
         assert [t.status for t in on_disk] == ["complete", "in-progress"]
     else:

@@ -248,3 +248,25 @@ def test_a_kept_log_made_read_only_is_refused(tmp_path: Path) -> None:
         log.append("after-chmod")
     log.close()
     assert [e["kind"] for e in read_events(path)[0]] == ["before"]
+
+
+def test_held_lines_get_their_ids_now_and_are_written_with_the_next_write(tmp_path: Path) -> None:
+    """A held line is given its id at once (a later line may name it as its cause) and is
+    written, in id order, by the next append, a `flush` or the `close`: one append for a
+    run's end, its judgment and the next decision's lines."""
+    path = tmp_path / "events.log"
+    log = EventLog(path, SteppingClock())
+    first = log.hold("agent-end", exit_code=0)
+    log.append_all([("state", {"to": "SELECTING"})], causes=[first], held=True)
+    assert not path.exists()  # nothing written yet
+    log.append_all([("work-start", {"task": "task-002"})])
+    events, problems = read_events(path)
+    assert problems == []
+    assert [e["kind"] for e in events] == ["agent-end", "state", "work-start"]
+    assert events[0]["id"] == first and events[1]["cause"] == first
+    assert sorted(events, key=lambda e: id_key(e["id"])) == events
+    log.hold("wake")
+    log.flush()
+    log.hold("loop-end")
+    log.close()
+    assert [e["kind"] for e in read_events(path)[0]][-2:] == ["wake", "loop-end"]

@@ -93,8 +93,10 @@ def decide(model: LoopModel, event: Event, at: Moment) -> Step:
     (`limits.kept`)."""
     step = _moved(model, event, at)
     changed = step.model.state != model.state
-    kept = replace(step.model, state=limits.kept(step.model, at.mono, changed))
-    return Step(kept, step.actions)
+    state = limits.kept(step.model, at.mono, changed)
+    if state is step.model.state:  # nothing to write in (most steps but an agent's end)
+        return step
+    return Step(replace(step.model, state=state), step.actions)
 
 
 def _moved(model: LoopModel, event: Event, at: Moment) -> Step:

@@ -54,7 +54,7 @@ from wild.loop.model import (
     TimedOut,
     VerifyTask,
     Wait,
-    starts_agent,
+    written_with_next,
 )
 from wild.loop.reporting import Reporter
 from wild.loop.runs_effect import LoopRuns, run_settings
@@ -69,7 +69,7 @@ from wild.store import totals_ledger
 from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
-from wild.store.state_file import load_state, save_state
+from wild.store.state_file import count_soon, load_state, save_state
 from wild.wake import (
     RUN_END_MARKER,
     FolderWatcher,
@@ -292,9 +292,14 @@ class Loop:
         while True:
             try:
                 step = decide(self.model, event, self._moment())
-                # Starting an agent: nothing of the run exists until its record is written.
-                self._commit(step.model, durable=not starts_agent(step.actions))
-                outcome = self._perform(step.actions, watcher)
+                # Starting an agent: nothing of the run exists until its record is written. A
+                # judgment that only keeps the books goes to disk with the next decision.
+                held = written_with_next(event, step.actions)
+                self._commit(step.model, durable=not held)
+                judged = held and isinstance(event, AgentFinished)
+                if judged:
+                    count_soon(self.paths.state, self.model.state)
+                outcome = self._perform(step.actions, watcher, hold_logs=judged)
                 if not isinstance(outcome, LoopResult) and phases.expired(
                     self.model, self._moment()
                 ):
@@ -323,15 +328,19 @@ class Loop:
         self._read(WATCHED)
         return self._control_or_tick()
 
-    def _perform(self, actions: tuple[Action, ...], watcher: Watcher) -> Event | LoopResult:
-        """Do the actions in order; the last one says what happens next."""
+    def _perform(
+        self, actions: tuple[Action, ...], watcher: Watcher, *, hold_logs: bool = False
+    ) -> Event | LoopResult:
+        """Do the actions in order; the last one says what happens next. `hold_logs`: their
+        events.log lines are written with the next decision's (a judgment written with it)."""
         if needs_checker(actions):
             self.barriers.start()
         touched: set[Watched] = set()
         for index, action in enumerate(actions):
             if isinstance(action, Log):
                 if not (index and isinstance(actions[index - 1], Log)):  # a run's first line
-                    touched |= self.effects.log_all(_logs_from(actions, index), self.model.cause)
+                    logs = _logs_from(actions, index)
+                    touched |= self.effects.log_all(logs, self.model.cause, held=hold_logs)
                 continue
             if not isinstance(action, Continue | Say | EditFile):
                 self._write_held()  # before the files are read, waited on or acted on
@@ -347,8 +356,8 @@ class Loop:
                 return self._runs_step(action)
             if isinstance(action, Wait):
                 return self._wait(action, watcher)
-            if isinstance(action, Continue):
-                return self._next_event(touched)
+            if isinstance(action, Continue):  # after a held judgment, only the tick moved
+                return self._next_event(touched, again=hold_logs and touched <= {"tasks"})
             touched |= self._effect(action)
         return self._next_event(touched)
 
@@ -371,16 +380,19 @@ class Loop:
         return self.effects.perform(action, policy, self.clock.now(), self.model.cause)
 
     def _write_held(self) -> None:
-        """Write the tasks.md edits held since the last write, in one write."""
+        """Write the events.log lines held, then the tasks.md edits held since the last
+        write, in one write."""
+        self.events.flush()
         edit = self.files.take_held()
         if edit is not None:
             held = EditFile("tasks", edit)
             policy = policy_at(self.model, self._moment())
             self.effects.perform(held, policy, self.clock.now(), self.model.cause)
 
-    def _next_event(self, touched: set[Watched]) -> Event:
-        """After the loop's own writes: read what they changed, then decide again."""
-        self._read(touched)
+    def _next_event(self, touched: set[Watched], *, again: bool = False) -> Event:
+        """After the loop's own writes: read what they changed, then decide again (`again`:
+        only held edits moved, `LoopFiles.view`)."""
+        self._read(touched, again=again)
         return self._control_or_tick()
 
     def _control_or_tick(self, cause: str | None = None) -> Event:
@@ -399,12 +411,12 @@ class Loop:
         for action in step.actions[:-1]:
             self._effect(action)
 
-    def _read(self, names: set[Watched] | tuple[Watched, ...]) -> None:
+    def _read(self, names: set[Watched] | tuple[Watched, ...], *, again: bool = False) -> None:
         """Hand the re-read files to the model: the only way file content reaches it (with
         how far alerts.jsonl is read, which state.json keeps)."""
         if names:
             self.files.refresh(names)
-        model = replace(self.model, ws=self.trust_guard.view(self.files))
+        model = replace(self.model, ws=self.trust_guard.view(self.files, again=again))
         position = self._read_position()
         if position != model.state.alerts_file_position:
             model = replace(model, state=replace(model.state, alerts_file_position=position))
@@ -466,7 +478,8 @@ class Loop:
         # loop is killed while the agent exits). One durable write after a run, not two.
         self._set_state(replace(self.model.state, agent_process=None), durable=False)
         fields = iteration.record_fields(self.options, run, action.iteration, files)
-        ended = self.events.append("agent-end", cause=started, **fields)
+        # Its line is written with the judgment's and the next decision's, in one append.
+        ended = self.events.hold("agent-end", cause=started, **fields)
         self._read(WATCHED)  # the agent may have edited any file
         return AgentFinished(run, ended, files)
 

@@ -83,13 +83,17 @@ class Effects:
         except RefusedWriteError as error:
             return self._refused(error, cause)
 
-    def log_all(self, logs: Sequence[Log], cause: str | None) -> set[Watched]:
+    def log_all(
+        self, logs: Sequence[Log], cause: str | None, *, held: bool = False
+    ) -> set[Watched]:
         """Consecutive `Log` actions as one events.log append, in their order: one open,
-        lock and write where each took its own (~0.25 ms each; issue 22 item 8)."""
+        lock and write where each took its own (~0.25 ms each; issue 22 item 8). `held`:
+        written with the next append (`EventLog.append_all`)."""
         try:
             self.events.append_all(
                 [(log.kind, dict(log.fields)) for log in logs],
                 causes=[log.cause or cause for log in logs],
+                held=held,
             )
         except RefusedWriteError as error:
             return self._refused(error, cause)

@@ -91,6 +91,8 @@ class LoopFiles:
         self._tasks_damage: str | None = None  # tasks.md damaged: where its good copy is
         # The approval store outside `.wild/` (no file event tells of it): stat on each view.
         self._trust: tuple[tuple[Signature, Signature], _Trust] | None = None
+        # What the last view found on disk beside the documents (`view(again=True)`).
+        self._beside: tuple[_Trust, tuple[tuple[str, str], ...]] | None = None
         # tasks.md edits decided but not written yet (`hold`): the view shows them, and they
         # are written together, once, by the next action that is not a decision's bookkeeping.
         self._held: list[Callable[[str], str]] = []
@@ -172,11 +174,17 @@ class LoopFiles:
         self._unwritten = True
         return lambda text: _edited(text, edits)
 
-    def view(self, now: datetime) -> Workspace:
-        """The documents as one workspace (the policy's expiry judged at `now`)."""
+    def view(self, now: datetime, *, again: bool = False) -> Workspace:
+        """The documents as one workspace (the policy's expiry judged at `now`). `again`:
+        the loop's own held edits are all that moved since the last view (a judgment that
+        only kept the books: no agent ran, nothing was written, nothing woke the loop), so
+        what that view found beside the documents stands (the files' modes, the approval
+        store outside `.wild/`): one look at the disk per iteration, not two."""
         if len(self._reads) < len(_PARSERS):
             self.refresh()
-        approvals, recorded, accepted = self._read_trust()
+        if not again or self._beside is None:
+            self._beside = (self._read_trust(), refusals_of(self.paths))
+        (approvals, recorded, accepted), refusals = self._beside
         return assemble_workspace(
             self.paths,
             now,
@@ -188,7 +196,7 @@ class LoopFiles:
             alert_problems=self.alert_log.problems,
             open_alerts=self._open_alerts,
             checks=self._doc("checks", checks_md.CheckList),
-            refusals=refusals_of(self.paths),  # a few stats: a chmod changes no content
+            refusals=refusals,  # a few stats: a chmod changes no content
             notices=() if self._tasks_damage is None else (self._tasks_damage,),
             approvals=approvals,
             recorded_trust=recorded,

@@ -479,3 +479,20 @@ class Step:
 def starts_agent(actions: tuple[Action, ...]) -> bool:
     """Whether these actions start an agent run (its record is then written before it)."""
     return any(isinstance(action, RunAgent) for action in actions)
+
+
+def written_with_next(event: Event, actions: tuple[Action, ...]) -> bool:
+    """Whether the state these actions come with may be written to state.json with the next
+    decision's state rather than now: a decision that starts an agent (written with the run's
+    record, before the agent's program runs), and a judgment of a finished run whose actions
+    only keep the loop's books (a `Say`, a `Log`, the tick held in tasks.md) before it decides
+    again at once (`Continue`): nothing leaves the loop before the next decision, whose write
+    carries the judgment too. One durable state.json write per iteration, not two."""
+    if starts_agent(actions):
+        return True
+    if not isinstance(event, AgentFinished) or not actions or not isinstance(actions[-1], Continue):
+        return False
+    return all(
+        isinstance(action, Say | Log) or (isinstance(action, EditFile) and action.file == "tasks")
+        for action in actions[:-1]
+    )

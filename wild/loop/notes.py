@@ -68,4 +68,6 @@ def batched(
         until_due = max(0.0, (due - at.now).total_seconds())
         timeout = until_due if last.timeout_s is None else min(last.timeout_s, until_due)
         out[-1] = Wait(timeout)
+    if batch is model.notes and notified is model.notified:  # most steps send nothing
+        return model, tuple(out)
     return replace(model, notes=batch, notified=notified), tuple(out)

@@ -61,9 +61,10 @@ class TrustGuard:
         self._judged_checks: object = None
         self._closed: set[str] = set()  # alert ids this loop resolved
 
-    def view(self, files: LoopFiles) -> Workspace:
-        """The files as one workspace, observed; viewed again when that recorded a trust."""
-        ws = files.view(self._clock.now())
+    def view(self, files: LoopFiles, *, again: bool = False) -> Workspace:
+        """The files as one workspace, observed; viewed again when that recorded a trust
+        (`again`: `LoopFiles.view`'s, for the first look only)."""
+        ws = files.view(self._clock.now(), again=again)
         return files.view(self._clock.now()) if self.observe(ws) else ws
 
     def observe(self, ws: Workspace) -> bool:

@@ -86,6 +86,14 @@ def save_state(path: Path, state: LoopState, *, ledger_soon: bool = False) -> No
         totals_ledger.record(path, Totals.of(state))
 
 
+def count_soon(path: Path, state: LoopState) -> None:
+    """The ledger raised to `state`'s totals in its own thread, while state.json keeps the
+    state for a write a moment later (the loop's judgment of a run, written with the next
+    decision): the run's counts start for the disk when a `save_state` would have started
+    them, and `totals_ledger.settle` waits for them."""
+    totals_ledger.record_soon(path, Totals.of(state))
+
+
 def _aside_path(path: Path, clock: Clock) -> Path:
     stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
     candidate = path.with_name(f"{path.name}.corrupt-{stamp}")
