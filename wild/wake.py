@@ -116,13 +116,16 @@ def _names_observer(kept: Mapping[str, frozenset[str]]) -> BaseObserver | None:
                 super().on_thread_start()
                 return
             group = type("Group", (NamesWatchGroup,), {"names": names})
-            self._inotify = group(
-                self._inotify_fd,
-                path,
-                is_recursive=self.watch.is_recursive,
-                event_mask=self.get_event_mask_from_filter(),
-                follow_symlink=self.watch.follow_symlink,
-            )
+            try:  # InotifyEmitter.on_thread_start's, with the group above
+                self._inotify = group(
+                    self._inotify_fd,
+                    path,
+                    is_recursive=self.watch.is_recursive,
+                    event_mask=self.get_event_mask_from_filter(),
+                    follow_symlink=self.watch.follow_symlink,
+                )
+            except (TypeError, AttributeError):  # a watchdog 7.x that builds it otherwise
+                super().on_thread_start()
 
     class NamesObserver(InotifyObserver):
         def __init__(self) -> None:  # InotifyObserver's, with the emitter above
