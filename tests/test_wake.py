@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from watchdog.events import FileSystemEvent
 
+from wild import wake
 from wild.errors import WildError
 from wild.store.files import atomic_write
 from wild.store.self_writes import SelfWrites
@@ -580,3 +581,37 @@ def test_a_file_the_loop_reads_renamed_away_wakes_as_that_file(
     assert watcher.wait_for_work(PATIENCE_S) == [file_reason(wild_dir / "human.md")]
     os.replace(wild_dir / "human.md.bak", wild_dir / "human.md")
     assert watcher.wait_for_work(PATIENCE_S) == [file_reason(wild_dir / "human.md")]
+
+
+# -- the loop's watcher reads in batches while the loop works --------------------------------------
+
+
+def test_while_the_loop_works_its_watcher_leaves_events_in_the_kernel_and_loses_none(
+    wild_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's watcher (`batch_while_busy`) reads nothing while its owner works (here: a
+    batch at most every minute), so wild's own writes cost no thread wake-up then; the
+    human's edit made meanwhile is not lost: `wait_for_work` reads what is pending first."""
+    monkeypatch.setattr(wake, "BUSY_READ_S", 60.0)
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites(), batch_while_busy=True)
+    seen = _recording(watcher)
+    with watcher:
+        for number in range(3):
+            atomic_write(wild_dir / "state.json", b'{"iteration": %d}\n' % number)
+        append_from_other_process(wild_dir / "human.md", "## 2026-11-28T18:00:00Z\nhello\n")
+        assert watcher.waker.wait(0.3) == []  # the loop's own look at the waker: nothing read
+        assert seen == []
+        assert watcher.wait_for_work(PATIENCE_S) == [file_reason(wild_dir / "human.md")]
+    assert seen == [("FileModifiedEvent", "human.md")]
+
+
+def test_while_the_loop_works_a_stop_request_still_reaches_on_control(wild_dir: Path) -> None:
+    """The batches while the loop works are `BUSY_READ_S` apart: a stop request written while
+    an agent runs (the loop not asleep in `wait_for_work`) still cancels it."""
+    told = threading.Event()
+    watcher = FolderWatcher(
+        wild_dir, Waker(), SelfWrites(), on_control=told.set, batch_while_busy=True
+    )
+    with watcher:
+        append_from_other_process(wild_dir / "control", '{"command": "stop"}\n')
+        assert told.wait(PATIENCE_S)
