@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from watchdog.events import FileSystemEvent
 
+from wild import wake
 from wild.errors import WildError
 from wild.store.files import atomic_write
 from wild.store.self_writes import SelfWrites
@@ -511,3 +512,106 @@ def test_rescan_catches_a_chmod_made_while_the_observer_was_stopped(
     watcher.stop()
     tasks.chmod(0o644)
     assert watcher.rescan() == [WakeReason("rescan", str(tasks), "changed")]
+
+
+# -- wild's own writes on the watcher's threads ----------------------------------------------------
+
+
+def _recording(watcher: FolderWatcher) -> list[tuple[str, str]]:
+    """The events watchdog hands the watcher (type, file name), from here on."""
+    seen: list[tuple[str, str]] = []
+    route = watcher._on_event
+
+    def recorded(event: FileSystemEvent) -> None:
+        for path in (event.src_path, event.dest_path):
+            if path:
+                seen.append((type(event).__name__, os.path.basename(os.fsdecode(path))))
+        route(event)
+
+    watcher._on_event = recorded  # type: ignore[method-assign]  # what start hands watchdog
+    return seen
+
+
+def test_wilds_own_writes_of_files_the_loop_ignores_reach_the_watcher_as_no_event(
+    wild_dir: Path,
+) -> None:
+    """The crash-safe writes of `state.json` (temp file created, written, chmod'ed, renamed)
+    and the appends to `events.log` are dropped where watchdog reads them from inotify, not
+    made Python events and handed over its threads (issue 22 item 8: ~2.6 ms of CPU per loop
+    iteration before). A fence of another process's alert then comes as the only event."""
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites())
+    seen = _recording(watcher)
+    with watcher:
+        for number in range(3):
+            atomic_write(wild_dir / "state.json", b'{"iteration": %d}\n' % number)
+            with open(wild_dir / "events.log", "ab") as log:
+                log.write(b'{"kind": "iteration"}\n')
+        (wild_dir / "logs").mkdir()
+        append_from_other_process(wild_dir / "alerts.jsonl", "{}\n")
+        assert watcher.wait_for_work(PATIENCE_S) == [file_reason(wild_dir / "alerts.jsonl")]
+    assert seen == [("FileModifiedEvent", "alerts.jsonl")]
+
+
+def test_wilds_own_crash_safe_write_of_tasks_md_reaches_the_watcher_as_tasks_md_alone(
+    wild_dir: Path,
+) -> None:
+    """Of wild's own write of a file the loop reads, only the rename into place goes on (as
+    the file's creation): its temp file's events do not. It wakes nothing, being wild's own,
+    and a human's edit right after it still wakes the loop."""
+    tasks = wild_dir / "tasks.md"
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites())
+    seen = _recording(watcher)
+    with watcher:
+        data = b"- [/] task-001\n"
+        watcher.self_writes.remember(tasks, data)
+        atomic_write(tasks, data)
+        append_from_other_process(tasks, "- [ ] task-002 by a human\n")
+        assert watcher.wait_for_work(PATIENCE_S) == [file_reason(tasks)]
+    assert {name for _, name in seen} == {"tasks.md"}
+    assert seen[0] == ("FileCreatedEvent", "tasks.md")
+
+
+def test_a_file_the_loop_reads_renamed_away_wakes_as_that_file(
+    wild_dir: Path, start_watcher: StartWatcher
+) -> None:
+    """`mv human.md human.md.bak`: the second half of the rename is a name the watcher drops,
+    so the first goes on alone, as human.md's deletion."""
+    watcher = start_watcher()
+    os.replace(wild_dir / "human.md", wild_dir / "human.md.bak")
+    assert watcher.wait_for_work(PATIENCE_S) == [file_reason(wild_dir / "human.md")]
+    os.replace(wild_dir / "human.md.bak", wild_dir / "human.md")
+    assert watcher.wait_for_work(PATIENCE_S) == [file_reason(wild_dir / "human.md")]
+
+
+# -- the loop's watcher reads in batches while the loop works --------------------------------------
+
+
+def test_while_the_loop_works_its_watcher_leaves_events_in_the_kernel_and_loses_none(
+    wild_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's watcher (`batch_while_busy`) reads nothing while its owner works (here: a
+    batch at most every minute), so wild's own writes cost no thread wake-up then; the
+    human's edit made meanwhile is not lost: `wait_for_work` reads what is pending first."""
+    monkeypatch.setattr(wake, "BUSY_READ_S", 60.0)
+    watcher = FolderWatcher(wild_dir, Waker(), SelfWrites(), batch_while_busy=True)
+    seen = _recording(watcher)
+    with watcher:
+        for number in range(3):
+            atomic_write(wild_dir / "state.json", b'{"iteration": %d}\n' % number)
+        append_from_other_process(wild_dir / "human.md", "## 2026-11-28T18:00:00Z\nhello\n")
+        assert watcher.waker.wait(0.3) == []  # the loop's own look at the waker: nothing read
+        assert seen == []
+        assert watcher.wait_for_work(PATIENCE_S) == [file_reason(wild_dir / "human.md")]
+    assert seen == [("FileModifiedEvent", "human.md")]
+
+
+def test_while_the_loop_works_a_stop_request_still_reaches_on_control(wild_dir: Path) -> None:
+    """The batches while the loop works are `BUSY_READ_S` apart: a stop request written while
+    an agent runs (the loop not asleep in `wait_for_work`) still cancels it."""
+    told = threading.Event()
+    watcher = FolderWatcher(
+        wild_dir, Waker(), SelfWrites(), on_control=told.set, batch_while_busy=True
+    )
+    with watcher:
+        append_from_other_process(wild_dir / "control", '{"command": "stop"}\n')
+        assert told.wait(PATIENCE_S)

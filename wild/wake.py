@@ -8,7 +8,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Literal
@@ -40,8 +40,15 @@ def _not_the_shutdown_race(record: logging.LogRecord) -> bool:
     return _SHUTDOWN_RACE not in record.getMessage()
 
 
-def new_observer() -> BaseObserver:
-    """A watchdog observer, its shutdown race kept off stderr (watchdog imported here)."""
+def new_observer(
+    kept: Mapping[str, frozenset[str]] | None = None, listening: threading.Event | None = None
+) -> BaseObserver:
+    """A watchdog observer, its shutdown race kept off stderr (watchdog imported here).
+
+    `kept`: for a watched folder, the only names whose events it reports (the others are
+    dropped on watchdog's inotify reading thread, see `_names_observer`). `listening`: when
+    given, the events are read at once only while it is set; while it is clear, at most once
+    every `BUSY_READ_S`, in one batch (see `FolderWatcher`'s `batch_while_busy`)."""
     import logging  # noqa: PLC0415 (with watchdog: not before a loop's first agent)
 
     from watchdog.observers import Observer  # noqa: PLC0415
@@ -49,7 +56,107 @@ def new_observer() -> BaseObserver:
     logger = logging.getLogger("watchdog.observers.inotify")
     if _not_the_shutdown_race not in logger.filters:
         logger.addFilter(_not_the_shutdown_race)
+    if kept and (observer := _names_observer(kept, listening)) is not None:
+        return observer
     return Observer()
+
+
+def _names_observer(
+    kept: Mapping[str, frozenset[str]], listening: threading.Event | None = None
+) -> BaseObserver | None:
+    """watchdog's inotify observer whose watch of each folder in `kept` hands on only the
+    events of the names kept for it; None where that observer is not watchdog's inotify one
+    of 7.x (another platform, an older watchdog: the plain observer then, as before).
+
+    Why not watchdog as it comes (issue 22 item 8): inotify cannot filter by name, and nearly
+    every event in `.wild/` is wild's own (each crash-safe write's temp file created, written,
+    chmod'ed and renamed; `events.log` appended). watchdog turns each one into Python objects
+    and hands it over three threads (its inotify reader, the watch's emitter, the observer)
+    before `FolderWatcher._route` drops it: ~2.6 ms of CPU per loop iteration, on threads that
+    compete with the loop's for the GIL. Here the reader drops it first, on the reader thread,
+    the first place a name is seen: only what can wake the loop goes on. The rest is watchdog's
+    own (the reader, the move pairing, the emitter, the observer), through its documented
+    `BaseObserver(emitter_class, ...)`; the class overridden is `InotifyWatchGroup`, the
+    callback the reader calls with each event of a watch.
+
+    A rename from an ignored name to a kept one (a crash-safe write: temp → `tasks.md`) goes
+    on as its second half alone, which watchdog reports as the kept name's creation; a rename
+    of a kept name away, as that name's deletion. Either way `_route` sees the kept name, as it
+    did in watchdog's move event; and watchdog never holds a lone first half back (its move
+    pairing waits up to 0.5 s for a second half, and every event behind it waits too).
+
+    With `listening`, the reader (`InotifyFD.run`: read, hand each event on, read again) waits
+    before each read until `listening` is set, at most `BUSY_READ_S`: what wild writes in a
+    busy moment stays in the kernel's queue and is read in one go, not one thread wake-up per
+    write (inotify queues, it does not drop: nothing is lost, and the first event after a
+    quiet spell is read at once, the reader then waiting in its poll)."""
+    try:
+        from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT, BaseObserver  # noqa: PLC0415
+        from watchdog.observers.inotify import (  # noqa: PLC0415
+            InotifyEmitter,
+            InotifyObserver,
+            InotifyWatchGroup,
+        )
+        from watchdog.observers.inotify_c import (  # noqa: PLC0415
+            DEFAULT_EVENT_BUFFER_SIZE,
+            InotifyConstants,
+            InotifyEvent,
+            InotifyFD,
+            Mask,
+        )
+    except ImportError:  # not Linux, or a watchdog before 7 (no InotifyWatchGroup)
+        return None
+    kept_bytes = {os.fsencode(folder): frozenset(map(os.fsencode, names))
+                  for folder, names in kept.items()}  # fmt: skip
+    moved_from = InotifyConstants.IN_MOVED_FROM
+
+    class NamesWatchGroup(InotifyWatchGroup):
+        names: frozenset[bytes] = frozenset()
+
+        def on_event(self, event: InotifyEvent) -> None:
+            if event.name and event.name not in self.names:
+                return  # an ignored name: no Python event, no thread hand-over
+            if event.mask & moved_from:  # a kept name renamed away: its deletion, at once
+                mask = Mask((event.mask & ~moved_from) | InotifyConstants.IN_DELETE)
+                event = InotifyEvent(event.wd, mask, 0, event.name)
+            super().on_event(event)
+
+    class NamesEmitter(InotifyEmitter):
+        def on_thread_start(self) -> None:
+            path = os.fsencode(self.watch.path)
+            names = kept_bytes.get(path)
+            if names is None:
+                super().on_thread_start()
+                return
+            group = type("Group", (NamesWatchGroup,), {"names": names})
+            try:  # InotifyEmitter.on_thread_start's, with the group above
+                self._inotify = group(
+                    self._inotify_fd,
+                    path,
+                    is_recursive=self.watch.is_recursive,
+                    event_mask=self.get_event_mask_from_filter(),
+                    follow_symlink=self.watch.follow_symlink,
+                )
+            except (TypeError, AttributeError):  # a watchdog 7.x that builds it otherwise
+                super().on_thread_start()
+
+    class PacedFD(InotifyFD):
+        def read_events(
+            self, *, event_buffer_size: int = DEFAULT_EVENT_BUFFER_SIZE
+        ) -> list[InotifyEvent]:
+            if listening is not None:
+                listening.wait(BUSY_READ_S)
+            return super().read_events(event_buffer_size=event_buffer_size)
+
+    class NamesObserver(InotifyObserver):
+        def __init__(self) -> None:  # InotifyObserver's, with the emitter and reader above
+            self._inotify_fd = PacedFD() if listening is not None else InotifyFD()
+            self._inotify_fd.start()
+            BaseObserver.__init__(
+                self, NamesEmitter, timeout=DEFAULT_OBSERVER_TIMEOUT, inotify_fd=self._inotify_fd
+            )
+
+    return NamesObserver()
 
 
 def _schedule(
@@ -65,6 +172,12 @@ def _schedule(
     events = _run_event_types() if runs_only else _event_types()
     observer.schedule(_handler(on_event), folder, recursive=recursive, event_filter=events)
 
+
+# The loop's watcher, while the loop works (not asleep in `wait_for_work`), reads its events at
+# most this often: an iteration's own writes are one read, not ~14 thread wake-ups competing
+# with the loop for the GIL (issue 22 item 8). The most a stop request can be late to cancel a
+# running agent (a reader quiet this long waits in its poll and reads at once).
+BUSY_READ_S = 0.05
 
 WakeKind = Literal["file", "barrier", "signal", "control", "rescan", "timeout", "run"]
 RUN_END_MARKER = "exit"  # `.wild/runs/<id>/exit`, renamed into place; then `<id>` is touched
@@ -207,6 +320,11 @@ class FolderWatcher:
     the files' once it watches, and what changed in between wakes as a rescan does (the control
     file as "control"). A loop makes its watcher before its first read and may start it later
     (once its first agent runs) without losing an edit made in between.
+
+    `batch_while_busy` (the loop's watcher): events are read at once only while the owner
+    sleeps in `wait_for_work`; while it works, at most every `BUSY_READ_S`, in one batch
+    (inotify keeps them meanwhile). A wake is only ever taken by `wait_for_work`, which lets
+    the reader read what is pending first: only `on_control` can be late, by `BUSY_READ_S`.
     """
 
     def __init__(
@@ -219,6 +337,7 @@ class FolderWatcher:
         on_control: Callable[[], None] | None = None,
         also: frozenset[str] = frozenset(),
         watch_runs: bool = False,
+        batch_while_busy: bool = False,
     ) -> None:
         self.waker = waker
         self.self_writes = self_writes
@@ -231,6 +350,12 @@ class FolderWatcher:
         # marker appears (its wrapper then touches the run's folder): no polling for run ends.
         self._runs = str(paths.runs) if watch_runs else None
         self._on_control = on_control
+        # Set: the reader reads events at once. A watcher that batches while its owner works
+        # has it set only in `wait_for_work` (and once stopped).
+        self._listening = threading.Event()
+        self._batch_while_busy = batch_while_busy
+        if not batch_while_busy:
+            self._listening.set()
         self._lock = threading.RLock()
         self._observer: BaseObserver | None = None
         self._signatures: dict[str, Signature | None] = self._snapshot()  # start's baseline
@@ -248,7 +373,11 @@ class FolderWatcher:
         with self._lock:
             if self._observer is not None:
                 return
-            observer = new_observer()
+            listening = None
+            if self._batch_while_busy:
+                self._listening.clear()  # (a watcher started again after a stop)
+                listening = self._listening
+            observer = new_observer({self._root: self._relevant}, listening)
             try:
                 _schedule(observer, self._on_event, self._root, recursive=False)
                 if self._runs is not None:
@@ -273,6 +402,7 @@ class FolderWatcher:
         threads are daemons, so one that does not end cannot keep the process alive)."""
         with self._lock:
             observer, self._observer = self._observer, None
+        self._listening.set()  # a reader waiting for its next batch ends now
         if observer is not None:
             observer.stop()
             observer.join(timeout)
@@ -292,6 +422,14 @@ class FolderWatcher:
         The safety rescan runs when it is due (every `safety_rescan_s`), catching changes
         whose events were lost (inotify queue overflow, network filesystems).
         """
+        self._listening.set()  # what is pending is read now, and every event while asleep
+        try:
+            return self._wait_for_work(timeout)
+        finally:
+            if self._batch_while_busy and self._observer is not None:
+                self._listening.clear()
+
+    def _wait_for_work(self, timeout: float | None) -> list[WakeReason]:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             now = time.monotonic()

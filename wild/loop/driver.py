@@ -264,6 +264,7 @@ class Loop:
             safety_rescan_s=self.options.safety_rescan_s,
             on_control=self.control.on_change,
             watch_runs=True,
+            batch_while_busy=True,  # its own writes read in one batch per busy spell
         )
 
     # -- the cycle -----------------------------------------------------------------------
