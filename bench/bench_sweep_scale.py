@@ -10,10 +10,18 @@ run minus the plain loop's), every run started exactly once, and the loop's own 
 and peak RSS at N against N/10 (flat: ≤ 1.2x). The loop's CPU and RSS are its own
 (`getrusage(RUSAGE_SELF)` at its exit, in the process that runs `wild.cli.main`), not its
 wrappers'.
+
+Each project is deleted only once every measurement is done, not between the N/10 and the N
+runs: this machine's disk is ext4 without a journal, which skips every inode freed in the
+last ~30 s when it allocates one (`recently_deleted`, reading each one's inode table entry),
+so a sweep started right after the N/10 project's ~5,000 files were deleted paid ~0.4-0.6
+ms of kernel CPU for each file it created (5 a run; 16 us otherwise), for its first 30 s:
+the previous measurement's cleanup, not wild's overhead (docs/benchmarks.md, h59).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -27,6 +35,7 @@ from figures import report
 
 SIZE = 1000
 SLOTS = 16
+PROBE_FILES = 200  # files made to read what one costs here before each sweep
 SPAWN = 'echo "$WILD_RUN_ID" >> {spawns}'
 # The CLI, run in this process's child so that its own rusage is what it reports at exit.
 CLI = """
@@ -71,32 +80,47 @@ def project(folder: Path, runs: int, shell: str | None = None) -> Path:
     return root
 
 
-def wild_run(runs: int, slots: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as name:
-        folder = Path(name)
-        os.environ["XDG_CONFIG_HOME"] = name  # the signing key and approvals: not the user's
-        root = project(folder, runs)
-        usage = folder / "usage.json"
-        argv = [sys.executable, "-c", CLI, str(usage), "--sweep", "sweep.json", "--run"]
-        argv += ["--run-slots", str(slots)]
-        begin = time.perf_counter()
-        done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - begin
-        spawns = folder / "spawns"
-        counts = Counter(spawns.read_text().split() if spawns.exists() else [])
-        if not usage.exists():
-            raise SystemExit(f"wild failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-        used = json.loads(usage.read_text())
-        if not counts:
-            raise SystemExit(f"wild ran nothing:\n{done.stdout[-2000:]}")
-        return {
-            "runs": runs,
-            "wall_s": wall,
-            "cpu_s": used["cpu_s"],
-            "rss_mb": used["rss_mb"],
-            "twice": sum(1 for n in counts.values() if n > 1),
-            "never": runs - len(counts),
-        }
+def create_cost_us(folder: Path, files: int = PROBE_FILES) -> float:
+    """The CPU one new file costs in `folder` (kept: deleting them would add to what it
+    measures), in microseconds: shown beside each figure, since it is the filesystem's state,
+    not wild's, and wild makes 5 files a run (folder, claim, pid, log, marker)."""
+    probe = folder / "create-probe"
+    probe.mkdir()
+    begin = time.process_time()
+    for number in range(files):
+        os.close(os.open(probe / str(number), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    return (time.process_time() - begin) * 1e6 / files
+
+
+def wild_run(runs: int, slots: int, kept: contextlib.ExitStack) -> dict[str, float]:
+    """N runs through the CLI in a fresh project, deleted when `kept` closes."""
+    name = kept.enter_context(tempfile.TemporaryDirectory())
+    folder = Path(name)
+    create_us = create_cost_us(folder)
+    os.environ["XDG_CONFIG_HOME"] = name  # the signing key and approvals: not the user's
+    root = project(folder, runs)
+    usage = folder / "usage.json"
+    argv = [sys.executable, "-c", CLI, str(usage), "--sweep", "sweep.json", "--run"]
+    argv += ["--run-slots", str(slots)]
+    begin = time.perf_counter()
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - begin
+    spawns = folder / "spawns"
+    counts = Counter(spawns.read_text().split() if spawns.exists() else [])
+    if not usage.exists():
+        raise SystemExit(f"wild failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    used = json.loads(usage.read_text())
+    if not counts:
+        raise SystemExit(f"wild ran nothing:\n{done.stdout[-2000:]}")
+    return {
+        "runs": runs,
+        "wall_s": wall,
+        "cpu_s": used["cpu_s"],
+        "rss_mb": used["rss_mb"],
+        "twice": sum(1 for n in counts.values() if n > 1),
+        "never": runs - len(counts),
+        "create_us": create_us,
+    }
 
 
 def python_loop(runs: int, slots: int) -> float:
@@ -131,8 +155,8 @@ def xargs(runs: int, slots: int) -> float:
         return time.perf_counter() - begin
 
 
-def measure(runs: int, slots: int) -> dict[str, float]:
-    figures = wild_run(runs, slots)
+def measure(runs: int, slots: int, kept: contextlib.ExitStack) -> dict[str, float]:
+    figures = wild_run(runs, slots, kept)
     figures["loop_s"] = python_loop(runs, slots)
     figures["xargs_s"] = xargs(runs, slots)
     return figures
@@ -141,7 +165,8 @@ def measure(runs: int, slots: int) -> dict[str, float]:
 def main() -> None:
     big = int(sys.argv[1]) if len(sys.argv) > 1 else SIZE
     slots = int(sys.argv[2]) if len(sys.argv) > 2 else SLOTS
-    small, large = measure(max(1, big // 10), slots), measure(big, slots)
+    with contextlib.ExitStack() as kept:  # every project deleted after the last measurement
+        small, large = measure(max(1, big // 10), slots, kept), measure(big, slots, kept)
     for f in (small, large):
         n = f["runs"]
         print(
@@ -149,7 +174,9 @@ def main() -> None:
             f"({1000 * f['wall_s'] / n:.2f} ms/run), python loop {1000 * f['loop_s'] / n:.2f} "
             f"ms/run, xargs -P {1000 * f['xargs_s'] / n:.2f} ms/run; the loop's own CPU "
             f"{1000 * f['cpu_s'] / n:.2f} ms/run, peak RSS {f['rss_mb']:.1f} MiB; "
-            f"{int(f['twice'])} started twice, {int(f['never'])} never"
+            f"{int(f['twice'])} started twice, {int(f['never'])} never; a new file here "
+            f"cost {f['create_us']:.0f} us of CPU before it (~16 us with no inode freed nearby "
+            f"in the last 30 s)"
         )
     n = large["runs"]
     overhead = 1000 * (large["wall_s"] - large["loop_s"]) / n

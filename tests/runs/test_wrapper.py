@@ -399,3 +399,62 @@ def test_a_program_the_wrapper_cannot_start_itself_is_left_to_the_shell(tmp_path
     assert run(missing, "no-such-program-of-wild a", workdir=tmp_path) == 127
     assert marker(missing)["exit_code"] == 127 and marker(missing)["reason"] is None
     assert "not found" in (missing / "log").read_text()
+
+
+# A launched wrapper's run in a process of its own, where making a folder is refused.
+NO_FOLDER_MADE = """
+import os, sys
+from wild.runs import wrapper
+def refused(*_args, **_kwargs):
+    raise AssertionError("a folder was made")
+os.makedirs = refused
+print(wrapper.run(wrapper.parse_arguments(sys.argv[1:]), pid_written=True))
+"""
+
+
+def test_a_launched_wrapper_makes_no_folder_its_launcher_wrote_the_pid_in(tmp_path: Path) -> None:
+    """The launcher wrote the run's `pid` in the run's folder before the go, and the wrapper
+    opened the log there: it does not make the folder again (`os.makedirs` of a folder that
+    is there raises and catches FileExistsError: CPU and copied pages in every launched
+    wrapper, issue 23)."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    argv = ["--run-dir", str(run_dir), "--run-id", "r", "--attempt", "1"]
+    argv += ["--workdir", str(tmp_path), "--", "true"]
+    done = subprocess.run(
+        [sys.executable, "-c", NO_FOLDER_MADE, *argv],
+        capture_output=True, text=True, timeout=BOUND_S, check=False,
+    )  # fmt: skip
+    assert done.stdout.split() == ["0"], done.stderr
+    assert marker(run_dir)["exit_code"] == 0
+
+
+def test_the_wrappers_children_are_read_without_a_file_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A wrapper reads /proc's lists of its children with `os` alone (`procfs.read_small`):
+    a buffered file object per read is five more system calls, and objects made in every
+    launched wrapper, at each run's end (issue 23)."""
+    wrapper._procfs()  # loaded before `open` is refused (the launcher has it loaded)
+    sleeper = subprocess.Popen(["sleep", "30"])
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a file object was opened")
+
+    try:
+        monkeypatch.setattr("builtins.open", refused)
+        assert sleeper.pid in wrapper._children()
+    finally:
+        monkeypatch.undo()
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_launched_wrapper_takes_dev_null_from_its_launcher() -> None:
+    """The launcher opens /dev/null once, before it forks any wrapper; a launched wrapper puts
+    that descriptor in place of the loop's pipes (an open and a close less per run). It is
+    close-on-exec: no run inherits it."""
+    null = wrapper._null()
+    assert wrapper._null() == null
+    assert os.fstat(null).st_rdev == os.stat(os.devnull).st_rdev
+    assert not os.get_inheritable(null)

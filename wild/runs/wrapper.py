@@ -385,10 +385,12 @@ def _children() -> list[int]:
     found: set[int] = set()
     try:
         for task in os.listdir(f"/proc/{me}/task"):
-            # Read as bytes: a text file would import its codec (`encodings.ascii`, which the
-            # launcher has not loaded) in every wrapper it forks, as `_name_self` says.
-            with open(f"/proc/{me}/task/{task}/children", "rb") as listing:
-                found.update(int(pid) for pid in listing.read().split())
+            # With `os` alone (`read_small`): a text file would import its codec in every
+            # wrapper the launcher forks (as `_name_self` says), and a buffered file object is
+            # five more system calls and objects made per read (issue 23).
+            found.update(
+                int(pid) for pid in _procfs().read_small(f"/proc/{me}/task/{task}/children").split()
+            )
         return sorted(found)
     except OSError:  # no /proc/…/children (CONFIG_PROC_CHILDREN): look at every process
         return children_by_scan(me)
@@ -810,6 +812,7 @@ def launcher(words: Sequence[str]) -> int:
     _capped_log()  # loaded once here: every wrapper forked from here has them
     _procfs()
     _prctl()
+    _null()
     # Each launched wrapper is reaped as it exits, not left a zombie until the next request:
     # one outliving the launcher would go to the nearest subreaper (an agent loop is one).
     _signal.signal(_signal.SIGCHLD, lambda _signum, _frame: _reap_launched())
@@ -922,10 +925,8 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
         _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by `_fork`
         _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # its own children are its to reap
         os.setsid()
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)  # the loop's request pipe: its end of file is the launcher's to see
-        os.dup2(null, 1)  # the launcher's answers
-        os.close(null)
+        os.dup2(_null(), 0)  # the loop's request pipe: its end of file is the launcher's to see
+        os.dup2(_null(), 1)  # the launcher's answers
         _name_self(LAUNCHED_NAME)
         become_subreaper()
         if not wait_for_go(hold_fd):
@@ -948,6 +949,16 @@ def _launched(args: Arguments, env: dict[str, str], hold_fd: int) -> NoReturn:
         except BaseException:  # noqa: S110
             pass
     _exit(code)
+
+
+_null_fd: list[int] = []  # opened once, by the launcher before it forks any wrapper
+
+
+def _null() -> int:
+    """A descriptor of /dev/null (close-on-exec), opened once per process."""
+    if not _null_fd:
+        _null_fd.append(os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
+    return _null_fd[0]
 
 
 def _remembered_stops() -> list[int]:
@@ -1013,8 +1024,8 @@ def run(
     if stops is None:  # a launched wrapper's handler already remembers into its `stops`
         # Until the signals are blocked below, a stop is remembered by a handler, never lost.
         stops = _remembered_stops()
-    os.makedirs(run_dir, exist_ok=True)
-    if not pid_written:  # a launched wrapper's pid was written before its go
+    if not pid_written:  # a launched wrapper's pid was written before its go (its folder is)
+        os.makedirs(run_dir, exist_ok=True)
         # Not fsynced: the pid only finds a live wrapper (a crashed loop's adoption); after a
         # machine crash there is none to find, and whether the run ended is the marker's to say.
         write_whole(os.path.join(run_dir, "pid"), f"{os.getpid()}\n", durable=False)
