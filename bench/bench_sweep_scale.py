@@ -44,7 +44,8 @@ usage_path = sys.argv[1]
 def said():
     use = resource.getrusage(resource.RUSAGE_SELF)
     with open(usage_path, "w") as out:
-        json.dump({"cpu_s": use.ru_utime + use.ru_stime, "rss_mb": use.ru_maxrss / 1024}, out)
+        json.dump({"cpu_s": use.ru_utime + use.ru_stime, "sys_s": use.ru_stime,
+                   "rss_mb": use.ru_maxrss / 1024}, out)
 atexit.register(said)
 sys.argv = ["wild", *sys.argv[2:]]
 from wild.cli import main
@@ -116,6 +117,7 @@ def wild_run(runs: int, slots: int, kept: contextlib.ExitStack) -> dict[str, flo
         "runs": runs,
         "wall_s": wall,
         "cpu_s": used["cpu_s"],
+        "sys_s": used["sys_s"],
         "rss_mb": used["rss_mb"],
         "twice": sum(1 for n in counts.values() if n > 1),
         "never": runs - len(counts),
@@ -173,7 +175,8 @@ def main() -> None:
             f"{int(n)} runs, {slots} slots: wild {f['wall_s']:.1f} s "
             f"({1000 * f['wall_s'] / n:.2f} ms/run), python loop {1000 * f['loop_s'] / n:.2f} "
             f"ms/run, xargs -P {1000 * f['xargs_s'] / n:.2f} ms/run; the loop's own CPU "
-            f"{1000 * f['cpu_s'] / n:.2f} ms/run, peak RSS {f['rss_mb']:.1f} MiB; "
+            f"{1000 * f['cpu_s'] / n:.2f} ms/run (in the kernel {1000 * f['sys_s'] / n:.2f}), "
+            f"peak RSS {f['rss_mb']:.1f} MiB; "
             f"{int(f['twice'])} started twice, {int(f['never'])} never; a new file here "
             f"cost {f['create_us']:.0f} us of CPU before it (~16 us with no inode freed nearby "
             f"in the last 30 s)"
