@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import termios
@@ -327,8 +328,14 @@ FENCE_MARK = "::example-line "
 
 
 def _take_terminal() -> None:
-    """In the child, after setsid: the pty on stdin becomes its controlling terminal."""
+    """In the child, after setsid: the pty on stdin becomes its controlling terminal, and
+    Ctrl-C's signals act as at a terminal. A suite started as a background job (`cmd &` in a
+    script) runs with SIGINT and SIGQUIT ignored, which every child inherits and which bash
+    cannot reset for a signal ignored at its entry: the examples' `kill -INT` of a
+    `wild --serve` then did nothing, and the example hung with the server holding its port."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def _answer_yes(controller: int) -> None:
