@@ -551,6 +551,14 @@ def test_the_written_out_inits_are_what_record_would_compile() -> None:
             assert getattr(written, attribute) == getattr(compiled, attribute), (fields, attribute)
 
 
+def test_the_written_out_inits_are_their_generators_output() -> None:
+    """wild/record_inits.py is derived, not edited: it is what tests/record_inits_source.py
+    writes (`python -m tests.record_inits_source` rewrites it after a change there)."""
+    from tests import record_inits_source
+
+    assert record_inits_source.FILE.read_text(encoding="utf-8") == record_inits_source.formatted()
+
+
 @pytest.mark.usefixtures("no_shape_compiled")
 def test_a_record_whose_fields_are_all_arguments_compiles_nothing() -> None:
     specs = [("a", "int", _NONE), ("b", "int", 1)]

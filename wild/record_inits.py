@@ -9,7 +9,7 @@ Each is what `wild.record._init_text("self", ("plain",) * n, False)` compiles to
 (tests/test_record.py::test_the_written_out_inits_are_what_record_would_compile): the
 parameters `_rec_<i>_`, each set through `object.__setattr__` (the class is frozen); and of
 every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PLAIN`).
-Generated; change `_init_text` and this together.
+Generated from `_init_text` by `python -m tests.record_inits_source`: change that, then run it.
 """
 
 # ruff: noqa: PLR0917  (a record's `__init__` takes each field as an argument, as dataclasses')
