@@ -27,7 +27,6 @@ never waits. `WILD_BENCH_CALM_US` sets CALM_US where a calm disk costs more.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import subprocess
@@ -104,8 +103,9 @@ def create_cost_us(folder: Path, files: int = PROBE_FILES) -> float:
 def settled_disk(folder: Path) -> tuple[float, float]:
     """What a new file costs in `folder` once the disk has settled (see the module's doc),
     and the seconds waited for it: probed every SETTLE_STEP_S, at most SETTLE_S."""
-    begin = time.monotonic()
-    for attempt in itertools.count():
+    begin, attempt = time.monotonic(), 0
+    while True:
+        attempt += 1
         probe = folder / f"settle-{attempt}"
         probe.mkdir()
         cost = create_cost_us(probe)
@@ -113,7 +113,6 @@ def settled_disk(folder: Path) -> tuple[float, float]:
         if cost <= CALM_US or waited >= SETTLE_S:
             return cost, waited
         time.sleep(SETTLE_STEP_S)
-    raise AssertionError("unreachable")
 
 
 def wild_run(runs: int, slots: int, kept: contextlib.ExitStack) -> dict[str, float]:

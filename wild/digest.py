@@ -13,6 +13,7 @@ Standard library only, nothing of wild: every layer may import it.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Protocol
@@ -56,15 +57,16 @@ def _builtin() -> Callable[[Buffer], Sha256] | None:
     return None
 
 
-_small: list[Callable[[Buffer], Sha256]] = []  # the constructor for small inputs, once chosen
+@functools.cache  # chosen once
+def _small() -> Callable[[Buffer], Sha256]:
+    """The constructor for small inputs before OpenSSL is loaded."""
+    return _builtin() or _openssl()
 
 
 def _constructor(size: int) -> Callable[[Buffer], Sha256]:
     if size > SMALL or "_hashlib" in sys.modules:
         return _openssl()
-    if not _small:
-        _small.append(_builtin() or _openssl())
-    return _small[0]
+    return _small()
 
 
 def sha256_hex(data: bytes | bytearray) -> str:
