@@ -222,7 +222,8 @@ def test_a_lock_file_linked_out_of_the_project_is_never_opened_through(
     (root / name).symlink_to(outside)
     command = ("--add-task", "x") if name == ".lock" else ("Ship it", "--max-iterations", "1")
 
-    result = invoke(*command, "--dir", str(root))
+    # An agent that exists wherever the suite runs: the loop checks its program before any file.
+    result = invoke(*command, "--dir", str(root), env={"WILD_CLAUDE_BINARY": "true"})
 
     assert result.exit_code == 1
     assert f"{root / name}: a symbolic link to {outside}" in result.output
