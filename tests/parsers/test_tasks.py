@@ -6,6 +6,8 @@ import dataclasses
 import gc
 import inspect
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,7 @@ from wild.parsers.tasks import (
     reparse,
     set_status,
 )
-from wild.parsers.tasks.grammar import VALUE, WHOLE_TASK
+from wild.parsers.tasks.grammar import WHOLE_TASK, relation_value
 from wild.parsers.tasks.parser import _Parser
 from wild.parsers.tasks.records import new_task
 from wild.store.files import read_text, update_text
@@ -778,6 +780,24 @@ def test_an_id_typed_with_a_space_before_its_colon_is_reported_not_renamed(line:
     assert assign_missing_ids(text) == text  # the human's line, byte for byte
 
 
+def test_the_rare_patterns_are_compiled_only_when_first_used() -> None:
+    """A well-formed tasks.md, read as a loop reads it on its way to its first agent, compiles
+    neither the spaced-id pattern nor the relation-value one (issue 22 item 8): a fresh
+    process, so no other test has used them yet."""
+    script = (
+        "from wild.parsers.tasks import parse\n"
+        "from wild.parsers.tasks import grammar\n"
+        "doc = parse('- [ ] [P1] task-001: Train\\n  - dependsOn: task-000, x-1\\n')\n"
+        "assert doc.tasks and not doc.problems\n"
+        "for pattern in (grammar.spaced_id, grammar.relation_value):\n"
+        "    print(pattern.cache_info().currsize)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["0", "0"]
+
+
 def test_prose_with_a_spaced_colon_is_still_a_task() -> None:
     doc = parse("- [ ] Refactor : the reader\n")
     assert [t.text for t in doc.tasks] == ["Refactor : the reader"]
@@ -823,12 +843,13 @@ def test_the_parsers_fast_task_builder_makes_the_record_task_makes() -> None:
 
 @given(st.text(alphabet=" ,\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\u200bab-1é", max_size=24))
 def test_relation_ids_are_split_as_the_value_pattern_reads_them(values: str) -> None:
-    """The parser splits a relation's ids with str methods (fast); `VALUE` states the rule."""
+    """The parser splits a relation's ids with str methods (fast); `relation_value` states
+    the rule."""
     doc = parse(f"- [ ] task-001: Train\n  - dependsOn: {values}\n  - blockedBy:{values}\n")
     assert not doc.problems
     (task,) = doc.tasks
-    assert task.depends_on == tuple(VALUE.findall(values))
-    assert task.blocked_by == tuple(VALUE.findall(values))
+    assert task.depends_on == tuple(relation_value().findall(values))
+    assert task.blocked_by == tuple(relation_value().findall(values))
 
 
 # --- a whole task with one match ------------------------------------------------------------

@@ -19,8 +19,8 @@ from wild.parsers.tasks.grammar import (
     ID_ONLY,
     LINE,
     STATUS_OF_BOX,
-    VALUE,
     is_task_line,
+    relation_value,
 )
 from wild.parsers.tasks.parser import parse, scan
 from wild.parsers.tasks.records import DEFAULT_PRIORITY, HIGHEST_PRIORITY, TaskList, TaskStatus
@@ -186,7 +186,7 @@ def add_task(
     bodies = [] if scanned.unclosed is None else [scanned.unclosed]
     bodies.append(f"- [ ] [P{priority}] {new_id}: {_one_line(description)}".rstrip())
     for key, values in (("dependsOn", depends_on), ("blockedBy", blocked_by)):
-        ids = [value for raw in values for value in VALUE.findall(raw)]
+        ids = [value for raw in values for value in relation_value().findall(raw)]
         if ids:
             bodies.append(f"  - {key}: {', '.join(ids)}")
     return append_lines(text, bodies), new_id

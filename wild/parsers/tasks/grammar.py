@@ -6,6 +6,7 @@ agree on what a task line is.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from wild.parsers.ids import TASK_ID, TASK_ID_PATTERN
@@ -30,9 +31,13 @@ BOX_OF_STATUS: dict[str, str] = {
 # `task-7:` (an id) from `Refactor:` (prose).
 _ID = TASK_ID_PATTERN
 ID_ONLY = TASK_ID
-# `task-001 : Train`: an id typed with a space before its colon. Read as text, the task would
-# get a fresh id and the human's one would be lost in the text, so it is reported instead.
-SPACED_ID = re.compile(rf"(?P<id>{_ID})[ \t]+:(?=[ \t]|\r?$)")
+
+
+@functools.cache  # compiled at its first use: a well-formed tasks.md never asks (issue 22 item 8)
+def spaced_id() -> re.Pattern[str]:
+    """`task-001 : Train`: an id typed with a space before its colon. Read as text, the task
+    would get a fresh id and the human's one would be lost in the text, so it is reported."""
+    return re.compile(rf"(?P<id>{_ID})[ \t]+:(?=[ \t]|\r?$)")
 
 
 # `check:` holds a shell command that verifies the task (not ids): read whole by the parser.
@@ -77,8 +82,13 @@ WHOLE_TASK = re.compile(
 )
 CHECKBOX_GROUPS = frozenset(("box", "prio", "id"))
 RELATION_GROUPS = frozenset(("key", "bare_key"))
-# Relation values: `a, b`, `a,b` and `a b` all name two ids (ids hold neither commas nor spaces).
-VALUE = re.compile(r"[^,\s]+")
+
+
+@functools.cache  # compiled at its first use: adding a task, never on the way to an agent
+def relation_value() -> re.Pattern[str]:
+    """Relation values: `a, b`, `a,b` and `a b` all name two ids (ids hold neither commas nor
+    spaces)."""
+    return re.compile(r"[^,\s]+")
 
 
 def priority_number(prio: str) -> int | None:

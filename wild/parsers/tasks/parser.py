@@ -14,10 +14,10 @@ from wild.parsers import masking
 from wild.parsers.lines import Problem, split_lines
 from wild.parsers.tasks.grammar import (
     LINE,
-    SPACED_ID,
     STATUS_OF_BOX,
     WHOLE_TASK,
     priority_number,
+    spaced_id,
 )
 from wild.parsers.tasks.records import (
     DEFAULT_PRIORITY,
@@ -226,7 +226,7 @@ class _Parser:
                         line_priority = known
                     if line_id is not None and first_line_of(line_id, index) != index:
                         self._report_duplicate(index, line_id)
-                    elif line_id is None and (spaced := SPACED_ID.match(line, match.end())):
+                    elif line_id is None and (spaced := spaced_id().match(line, match.end())):
                         self._report_spaced_id(index, spaced.group("id"))
                         broken = True
                         continue
@@ -252,8 +252,8 @@ class _Parser:
                         check = check or line[match.end() :].strip() or None  # the first one
                         last = index
                         continue
-                    # `VALUE.findall`, as str methods: commas and str.split's whitespace
-                    # (the `\s` of `VALUE`) separate the ids.
+                    # `relation_value().findall`, as str methods: commas and str.split's
+                    # whitespace (the `\s` of `relation_value`) separate the ids.
                     values = tuple(line[match.end() :].replace(",", " ").split())
                     if key[0] in "dD":
                         depends_on = depends_on + values if depends_on else values
