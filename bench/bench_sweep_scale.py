@@ -128,6 +128,13 @@ def wild_run(runs: int, slots: int, kept: contextlib.ExitStack) -> dict[str, flo
     begin = time.perf_counter()
     done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - begin
+    # The same probe right after the sweep: the loop frees no inode per run (strace: its
+    # unlinks and renames are a handful per sweep, whatever its size), so a new file that
+    # costs more after the sweep than before it was made dear by frees elsewhere on the disk
+    # during the sweep, and the loop's kernel CPU per run rose with it, not with the sweep.
+    after_dir = folder / "after-probe"
+    after_dir.mkdir()
+    create_after_us = create_cost_us(after_dir)
     spawns = folder / "spawns"
     counts = Counter(spawns.read_text().split() if spawns.exists() else [])
     if not usage.exists():
@@ -144,6 +151,7 @@ def wild_run(runs: int, slots: int, kept: contextlib.ExitStack) -> dict[str, flo
         "twice": sum(1 for n in counts.values() if n > 1),
         "never": runs - len(counts),
         "create_us": create_us,
+        "create_after_us": create_after_us,
         "settle_s": settle_s,
     }
 
@@ -202,7 +210,8 @@ def main() -> None:
             f"peak RSS {f['rss_mb']:.1f} MiB; "
             f"{int(f['twice'])} started twice, {int(f['never'])} never; a new file here "
             f"cost {f['create_us']:.0f} us of CPU before it, after {f['settle_s']:.0f} s of "
-            f"waiting for the disk to settle (≤ {CALM_US:.0f} us)"
+            f"waiting for the disk to settle (≤ {CALM_US:.0f} us), and "
+            f"{f['create_after_us']:.0f} us right after it"
         )
     n = large["runs"]
     overhead = 1000 * (large["wall_s"] - large["loop_s"]) / n
