@@ -132,9 +132,7 @@ def wild_run(runs: int, slots: int, kept: contextlib.ExitStack) -> dict[str, flo
     # unlinks and renames are a handful per sweep, whatever its size), so a new file that
     # costs more after the sweep than before it was made dear by frees elsewhere on the disk
     # during the sweep, and the loop's kernel CPU per run rose with it, not with the sweep.
-    after_dir = folder / "after-probe"
-    after_dir.mkdir()
-    create_after_us = create_cost_us(after_dir)
+    create_after_us = create_cost_us(folder)  # its own `create-probe` beside the project
     spawns = folder / "spawns"
     counts = Counter(spawns.read_text().split() if spawns.exists() else [])
     if not usage.exists():

@@ -230,30 +230,3 @@ def _status_modules_after_a_task_added(wild_dir: Path, tmp_path: Path) -> list[s
         tasks.write("- [ ] [P3] edit: A note\n")
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     return listing.read_text().splitlines()
-
-
-# Modules the loop imports on its way to the first agent whose patterns it does not use there:
-# each compiles them when first used (issue 22 item 8: ~0.1-0.9 ms each at import).
-COMPILED_WHEN_USED = (
-    "wild.parsers.policy.structure",
-    "wild.parsers.policy.values",
-    "wild.parsers.policy.fields",
-)
-COMPILE_PROBE = """
-import re, sys
-compiled_by = []
-compile = re.compile
-def counting(pattern, flags=0):
-    compiled_by.append(sys._getframe(1).f_globals["__name__"])
-    return compile(pattern, flags)
-re.compile = counting
-for name in sys.argv[1:]:
-    __import__(name)
-print(" ".join(sorted(set(compiled_by) & set(sys.argv[1:]))))
-"""
-
-
-def test_the_launch_paths_parsers_compile_no_pattern_at_import() -> None:
-    probe = [sys.executable, "-c", COMPILE_PROBE, *COMPILED_WHEN_USED]
-    result = subprocess.run(probe, check=True, capture_output=True, text=True)
-    assert result.stdout.split() == []

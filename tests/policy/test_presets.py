@@ -411,7 +411,7 @@ def test_a_duration_is_read_as_the_whole_duration_pattern_reads_it(text: str) ->
         if not values._whole_duration().fullmatch(text)
         else sum(
             float(amount) * values._UNIT_SECONDS[unit[0].lower()]
-            for amount, unit in values._part().findall(text)
+            for amount, unit in values._PART_RE.findall(text)
         )
     )
     assert values.duration_seconds(text, whole=True) == by_pattern

@@ -7,7 +7,6 @@ gives its `Dialect`: its name, what a block is called, and its canonical field n
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import field
@@ -22,24 +21,15 @@ HEADER = re.compile(
     r"##[ \t]*\[[ \t]*(?P<status>[^\]]*?)[ \t]*\][ \t]*(?P<id>\S*)[ \t]*(?P<rest>.*?)[ \t]*$"
 )
 ID = BLOCK_ID  # a block's id (wild.parsers.ids)
-
-
-# Compiled when first used, as _field: the loop reads no block before its first agent starts.
-@functools.cache
-def _boundary() -> re.Pattern[str]:
-    """A `#`/`##` heading (or `##[` typed without a space) ends the block above it."""
-    return re.compile(r"#{1,2}(?:[ \t]|$)|##\[")
-
-
-@functools.cache
-def _field() -> re.Pattern[str]:
-    """`- Key: value` or `- **Key:** value` (also `**Key**:`), any bullet, any indent."""
-    return re.compile(
-        r"(?P<lead>[ \t]*[-*+][ \t]+)"
-        r"(?:\*\*[ \t]*(?P<bkey>[A-Za-z][^*:]*?)[ \t]*(?::\*\*|\*\*[ \t]*:)"
-        r"|(?P<key>[A-Za-z][A-Za-z0-9 _-]*?)[ \t]*:)"
-        r"[ \t]*(?P<value>.*?)[ \t]*$"
-    )
+# A `#`/`##` heading (or `##[` typed without a space) ends the block above it.
+_BOUNDARY = re.compile(r"#{1,2}(?:[ \t]|$)|##\[")
+# `- Key: value` or `- **Key:** value` (also `**Key**:`), any bullet, any indent.
+_FIELD = re.compile(
+    r"(?P<lead>[ \t]*[-*+][ \t]+)"
+    r"(?:\*\*[ \t]*(?P<bkey>[A-Za-z][^*:]*?)[ \t]*(?::\*\*|\*\*[ \t]*:)"
+    r"|(?P<key>[A-Za-z][A-Za-z0-9 _-]*?)[ \t]*:)"
+    r"[ \t]*(?P<value>.*?)[ \t]*$"
+)
 
 
 @record
@@ -115,7 +105,7 @@ def _hidden(lines: list[str], dialect: Dialect) -> tuple[list[bool], Problem | N
 
 
 def _field_of(index: int, text: str, dialect: Dialect) -> FieldLine | None:
-    match = _field().match(text)
+    match = _FIELD.match(text)
     if match is None:
         return None
     key = (match["bkey"] or match["key"]).strip()
@@ -142,7 +132,7 @@ def _group(
         if hidden[index]:
             continue
         text = body(line)
-        if _boundary().match(text):
+        if _BOUNDARY.match(text):
             current = None
             header = HEADER.match(text)
             if header is None:

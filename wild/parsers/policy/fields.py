@@ -56,13 +56,9 @@ KNOWN: Mapping[str, Collection[str]] = {
     "rules": RULES,
 }
 
-
-@functools.cache
-def _bold_field() -> re.Pattern[str]:
-    return re.compile(
-        r"[ \t]*(?:[-*+][ \t]+)?\*\*(?P<key>[^*]+?)[ \t]*"
-        r"(?::[ \t]*\*\*|\*\*[ \t]*:)[ \t]*(?P<value>.*)"
-    )
+_BOLD_FIELD = re.compile(
+    r"[ \t]*(?:[-*+][ \t]+)?\*\*(?P<key>[^*]+?)[ \t]*(?::[ \t]*\*\*|\*\*[ \t]*:)[ \t]*(?P<value>.*)"
+)
 
 
 @functools.cache
@@ -73,7 +69,7 @@ def _plain_field() -> re.Pattern[str]:
 
 def field(line: str) -> tuple[str, str] | None:
     """The (key, value) of a `- **Key:** value` line (or its plainer forms), or None."""
-    match = _bold_field().match(line) or _plain_field().match(line)
+    match = _BOLD_FIELD.match(line) or _plain_field().match(line)
     if match is None:
         return None
     return " ".join(match.group("key").split()), match.group("value").strip()

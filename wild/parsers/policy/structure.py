@@ -3,7 +3,6 @@ policy and the history sections are."""
 
 from __future__ import annotations
 
-import functools
 import re
 
 from wild.parsers import masking
@@ -11,25 +10,10 @@ from wild.parsers.lines import Span
 from wild.parsers.policy.document import HistoryEntry
 from wild.record import record
 
-
-@functools.cache
-def _heading() -> re.Pattern[str]:
-    return re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*\Z")
-
-
-@functools.cache
-def _rule_line() -> re.Pattern[str]:
-    return re.compile(r"[ ]{0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})\Z")
-
-
-@functools.cache
-def _current() -> re.Pattern[str]:
-    return re.compile(r"current[ \t]+policy\b[ \t]*:?[ \t]*(?P<title>.*)", re.IGNORECASE)
-
-
-@functools.cache
-def _history() -> re.Pattern[str]:
-    return re.compile(r"policy[ \t]+history\b", re.IGNORECASE)
+_HEADING = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*\Z")
+_RULE_LINE = re.compile(r"[ ]{0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})\Z")
+_CURRENT = re.compile(r"current[ \t]+policy\b[ \t]*:?[ \t]*(?P<title>.*)", re.IGNORECASE)
+_HISTORY = re.compile(r"policy[ \t]+history\b", re.IGNORECASE)
 
 
 @record
@@ -48,7 +32,7 @@ def scan(lines: tuple[str, ...] | list[str], bodies: list[str]) -> Scan:
     masked = masking.masked_lines(text, blocks)
     heads: list[tuple[int, str] | None] = []
     for line, hidden in zip(bodies, masked, strict=True):
-        heading = None if hidden else _heading().match(line)
+        heading = None if hidden else _HEADING.match(line)
         heads.append((len(heading.group(1)), (heading.group(2) or "").strip()) if heading else None)
     block = masking.left_open(blocks)
     return Scan(heads, masked, None if block is None else block.closer)
@@ -67,14 +51,14 @@ def current_span(bodies: list[str], scan: Scan) -> tuple[Span, str] | None:
     """The current-policy section and its title, e.g. "Autonomous Mode (6 hours)"."""
     heads = scan.heads
     for index, head in enumerate(heads):
-        match = _current().match(head[1]) if head is not None and head[0] == 2 else None
+        match = _CURRENT.match(head[1]) if head is not None and head[0] == 2 else None
         if match is not None:
             stop = _section_end(heads, index)
             last = stop - 1
             while last > index and not bodies[last].strip():
                 last -= 1
             # A closing `---` belongs to the document's frame, not to the policy.
-            closed = last > index and not scan.masked[last] and _rule_line().match(bodies[last])
+            closed = last > index and not scan.masked[last] and _RULE_LINE.match(bodies[last])
             end = last if closed else stop
             return Span(index, end), match.group("title").strip()
     return None
@@ -85,7 +69,7 @@ def history(
 ) -> tuple[Span | None, tuple[HistoryEntry, ...]]:
     """The `## Policy History` section and its `###` entries; (None, ()) when there is none."""
     for index, head in enumerate(heads):
-        if head is not None and head[0] == 2 and _history().match(head[1]):
+        if head is not None and head[0] == 2 and _HISTORY.match(head[1]):
             stop = _section_end(heads, index)
             starts = [(i, h[1]) for i in range(index + 1, stop) if (h := heads[i]) and h[0] == 3]
             entries = []

@@ -44,26 +44,14 @@ def _choose(value: str, choices: tuple[_T, ...], aliases: Mapping[str, _T]) -> _
     return aliases.get(key)
 
 
-@functools.cache
-def _off() -> re.Pattern[str]:
-    return re.compile(
-        r"\b(?:never|no|not|don'?t|don’t|do\s+not|off|false|none|disabled?|ignore|skip)\b|^-$|^0+$",
-        re.IGNORECASE,
-    )
-
-
-@functools.cache
-def _on() -> re.Pattern[str]:
-    return re.compile(
-        r"\b(?:always|yes|true|on|enabled?|escalate|notify|page|tell|ping)\b", re.IGNORECASE
-    )
-
-
-@functools.cache
-def _int() -> re.Pattern[str]:
-    return re.compile(r"\d+")
-
-
+_OFF = re.compile(
+    r"\b(?:never|no|not|don'?t|don’t|do\s+not|off|false|none|disabled?|ignore|skip)\b|^-$|^0+$",
+    re.IGNORECASE,
+)
+_ON = re.compile(
+    r"\b(?:always|yes|true|on|enabled?|escalate|notify|page|tell|ping)\b", re.IGNORECASE
+)
+_INT = re.compile(r"\d+")
 MOST_COUNT = 1_000_000  # a count over this is a typo, and "never" says what it would mean
 _MOST_MINUTES = int(LONGEST_SPAN.total_seconds() // 60)
 _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -73,11 +61,7 @@ _PART = (
     r"(?<![\d.])(\d+(?:\.\d+)?)\s*"
     r"(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])"
 )
-
-
-@functools.cache
-def _part() -> re.Pattern[str]:
-    return re.compile(_PART, re.IGNORECASE)
+_PART_RE = re.compile(_PART, re.IGNORECASE)
 
 
 @functools.cache
@@ -130,15 +114,15 @@ def read_command(value: str) -> str:
     command = value.strip()
     if len(command) >= 2 and command.startswith("`") and command.endswith("`"):
         command = command[1:-1].strip()
-    return "" if _off().fullmatch(command) else command
+    return "" if _OFF.fullmatch(command) else command
 
 
 def read_count(value: str) -> int | None:
     """The first whole number ("Escalate after 5 failed attempts" -> 5); "never" is 0."""
-    number = _int().search(value)
+    number = _INT.search(value)
     if number is not None:
         return bounded_int(number.group(), MOST_COUNT)
-    return 0 if _off().search(value) else None
+    return 0 if _OFF.search(value) else None
 
 
 def duration_seconds(value: str, *, whole: bool = False) -> float | None:
@@ -150,7 +134,7 @@ def duration_seconds(value: str, *, whole: bool = False) -> float | None:
             return simple
         if not _whole_duration().fullmatch(value):
             return None
-    parts = _part().findall(value)
+    parts = _PART_RE.findall(value)
     if not parts:
         return None
     return sum(float(amount) * _UNIT_SECONDS[unit[0].lower()] for amount, unit in parts)
@@ -181,21 +165,21 @@ def read_minutes(value: str) -> int | None:
     if seconds is not None:
         duration = span_of(seconds)
         return None if duration is None else math.ceil(duration.total_seconds() / 60)
-    number = _int().search(value)
+    number = _INT.search(value)
     if number is not None:
         return bounded_int(number.group(), _MOST_MINUTES)
     if re.search(r"\bhour(?:ly)?\b", value, re.IGNORECASE):
         return 60
-    return 0 if _off().search(value) else None
+    return 0 if _OFF.search(value) else None
 
 
 def read_flag(value: str) -> bool | None:
     """ "Always escalate" / "Notify me" -> True; "Never" / "Don't notify me" -> False."""
-    if _off().search(value):
+    if _OFF.search(value):
         return False
-    return True if _on().search(value) else None
+    return True if _ON.search(value) else None
 
 
 def says_off(value: str) -> bool:
     """Whether the value turns something off ("none", "never", "-", "0", "don't" ...)."""
-    return _off().search(value) is not None
+    return _OFF.search(value) is not None
