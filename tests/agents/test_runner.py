@@ -617,6 +617,11 @@ def test_an_agent_that_ends_before_track_s_starts_no_follower_thread(
         return real_start(tree)
 
     monkeypatch.setattr(RunTree, "start", counting)
+    # "Before TRACK_S" made certain whatever the machine's load: the fake agent's interpreter
+    # alone may take longer than the real 0.5 s to start on a busy machine.
+    from wild.agents import runner
+
+    monkeypatch.setattr(runner, "TRACK_S", 60.0)
     run = run_agent(_request(tmp_path, [[{"print": "quick"}]]))
     assert (run.exit_code, started) == (0, [])
 
