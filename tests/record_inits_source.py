@@ -11,8 +11,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wild.record import _init_text
+
 FILE = Path(__file__).resolve().parents[1] / "wild" / "record_inits.py"
 FIELDS = {True: 24, False: 8}  # the most fields written out: frozen records, mutable ones
+# The other shapes (a default factory, a `__post_init__`) whose `__init__` wild made before a
+# loop's first agent starts (each field's kind, `__post_init__` or not, frozen or not; issue
+# 22: ~0.25 ms of compile each, in every process). Found by counting `_shape_code`'s compiles
+# at the agent's `Popen` in `wild goal`; a class named is the first of its shape made there.
+SHAPES: tuple[tuple[tuple[str, ...], bool, bool], ...] = (
+    (("plain",) * 17 + ("factory_init",), False, True),
+    (("plain", "factory_init", "factory_init") + ("plain",) * 5, True, False),
+    (("factory_init", "factory_init"), False, False),
+)
 
 HEADER = '''\
 """The `__init__` of every record whose fields are all arguments (with or without a default:
@@ -25,7 +36,9 @@ these, issue 22 item 8). `wild.record._shape_code` takes the inner `__init__`'s 
 Each is what `wild.record._init_text("self", ("plain",) * n, False)` compiles to
 (tests/test_record.py::test_the_written_out_inits_are_what_record_would_compile): the
 parameters `_rec_<i>_`, each set through `object.__setattr__` (the class is frozen); and of
-every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PLAIN`).
+every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PLAIN`); and
+the other shapes (a default factory, a `__post_init__`) made before a loop's first agent
+starts (`SHAPES`, keyed as `_shape_code` looks them up: ~0.75 ms of compile in each launch).
 Generated from `_init_text` by `python -m tests.record_inits_source`: change that, then run it.
 """
 
@@ -50,36 +63,54 @@ _COMMENTS = {
         "attribute,\n# `_init_text(..., frozen=False)`; 0 to 8 fields.\n"
     ),
 }
+_SHAPES = """# Every other shape `wild.record` met before a loop's first agent started (a default
+# factory, a `__post_init__`): `_init_text(*key)`, keyed as `wild.record._shape_code` looks
+# it up.
+SHAPES: dict[tuple[str, tuple[str, ...], bool, bool], CodeType] = {{
+    key: next(const for const in made.__code__.co_consts if isinstance(const, CodeType))
+    for key, made in ({shapes},)
+}}
+"""
 
 
-def _function(fields: int, frozen: bool) -> str:
+def _function(name: str, kinds: tuple[str, ...], post_init: bool, frozen: bool) -> str:
     """One shape's maker: the `__create_fn__` `_init_text` writes, typed and named."""
-    prefix = "_plain" if frozen else "_mutable"
-    params = ["self: object" if frozen else "self: Any"]
-    params += [f"_rec_{n}_: object" for n in range(fields)]
-    if frozen:
-        body = [
-            f'        __dataclass_builtins_object__.__setattr__(self, "_rec_{n}_", _rec_{n}_)'
-            for n in range(fields)
-        ]
-    else:
-        body = [f"        self._rec_{n}_ = _rec_{n}_" for n in range(fields)]
+    text = _init_text("self", kinds, post_init, frozen)
+    closure = text[text.index("(") + 1 : text.index(")")].split(",")
+    params = ["self: object" if frozen and not post_init else "self: Any"]
+    params += [f"{param}: object" for param in _parameters(text)]
+    body = [line.strip() for line in text.splitlines()[2:-1]]
     return (
-        f"def {prefix}_{fields}(__dataclass_builtins_object__: Any) -> Callable[..., None]:\n"
+        f"def {name}({', '.join(f'{n}: Any' for n in closure)}) -> Callable[..., None]:\n"
         f"    def __init__({', '.join(params)}) -> None:\n"
-        + ("\n".join(body) if body else "        pass")
+        + "\n".join(f"        {line}" for line in body)
         + "\n\n    return __init__\n"
     )
+
+
+def _parameters(text: str) -> list[str]:
+    """The field parameters of the `__init__` in `_init_text`'s text (after the instance)."""
+    inner = text.splitlines()[1]
+    return inner[inner.index("(") + 1 : inner.index(")")].split(",")[1:]
 
 
 def source() -> str:
     """The module's text before formatting."""
     parts = [HEADER]
-    for frozen in (True, False):
-        parts += [_function(n, frozen) for n in range(FIELDS[frozen] + 1)]
+    for frozen, prefix in ((True, "_plain"), (False, "_mutable")):
+        parts += [
+            _function(f"{prefix}_{n}", ("plain",) * n, False, frozen)
+            for n in range(FIELDS[frozen] + 1)
+        ]
+    parts += [_function(f"_shape_{n}", *shape) for n, shape in enumerate(SHAPES)]
     for frozen, name, prefix in ((True, "PLAIN", "_plain"), (False, "MUTABLE_PLAIN", "_mutable")):
         functions = ", ".join(f"{prefix}_{n}" for n in range(FIELDS[frozen] + 1))
         parts.append(_TUPLE.format(comment=_COMMENTS[frozen], name=name, functions=functions))
+    shapes = ", ".join(
+        f'(("self", {kinds!r}, {post_init}, {frozen}), _shape_{n})'
+        for n, (kinds, post_init, frozen) in enumerate(SHAPES)
+    )
+    parts.append(_SHAPES.format(shapes=shapes))
     return "\n\n".join(parts)
 
 

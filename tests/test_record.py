@@ -398,6 +398,7 @@ def compiled_shapes_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(wild.record_inits, "PLAIN", ())
     monkeypatch.setattr(wild.record_inits, "MUTABLE_PLAIN", ())
+    monkeypatch.setattr(wild.record_inits, "SHAPES", {})
 
 
 @pytest.mark.parametrize("params", _PARAMS)
@@ -529,14 +530,17 @@ def test_the_written_out_inits_are_what_record_would_compile() -> None:
     """wild.record_inits holds, compiled by Python's bytecode cache, the `__init__` of every
     record whose fields are all arguments (~0.25 ms a shape in each process before): each is
     the code `_init_text` compiles to, instruction for instruction, name for name."""
-    from wild.record_inits import MUTABLE_PLAIN, PLAIN
+    from wild.record_inits import MUTABLE_PLAIN, PLAIN, SHAPES
 
     assert (len(PLAIN), len(MUTABLE_PLAIN)) == (25, 9)
-    shapes = [(n, code, True) for n, code in enumerate(PLAIN)]
-    shapes += [(n, code, False) for n, code in enumerate(MUTABLE_PLAIN)]
-    for fields, written, frozen in shapes:
+    shapes = [(("self", ("plain",) * n, False, True), code) for n, code in enumerate(PLAIN)]
+    shapes += [
+        (("self", ("plain",) * n, False, False), code) for n, code in enumerate(MUTABLE_PLAIN)
+    ]
+    shapes += list(SHAPES.items())  # a default factory, a `__post_init__`
+    for key, written in shapes:
         namespace: dict[str, Any] = {}
-        text = record_module._init_text("self", ("plain",) * fields, False, frozen)
+        text = record_module._init_text(*key)
         exec(text, {}, namespace)  # noqa: S102
         compiled = next(
             const
@@ -548,7 +552,7 @@ def test_the_written_out_inits_are_what_record_would_compile() -> None:
             "co_argcount", "co_kwonlyargcount", "co_posonlyargcount", "co_nlocals", "co_flags",
             "co_stacksize", "co_name",
         ):  # fmt: skip
-            assert getattr(written, attribute) == getattr(compiled, attribute), (fields, attribute)
+            assert getattr(written, attribute) == getattr(compiled, attribute), (key, attribute)
 
 
 def test_the_written_out_inits_are_their_generators_output() -> None:
@@ -567,6 +571,24 @@ def test_a_record_whose_fields_are_all_arguments_compiles_nothing() -> None:
         assert isinstance(made, type)
         made(1)
     assert calls == []
+
+
+@pytest.mark.usefixtures("no_shape_compiled")
+def test_a_record_of_a_shape_made_before_the_first_agent_compiles_nothing() -> None:
+    # Issue 22: the shapes with a default factory or a `__post_init__` that a loop makes
+    # before its first agent starts are written out too (wild.record_inits.SHAPES), as the
+    # all-argument ones are: a mutable record of two fields with default factories is one.
+    specs: list[tuple[str, str, Any]] = [
+        ("a", "list", field(default_factory=list)),
+        ("b", "dict", field(default_factory=dict)),
+    ]
+    with _counting_compiles() as calls:
+        made = _build("record", {"frozen": False}, None, specs)
+        assert isinstance(made, type)
+        one = made()
+    assert calls == []
+    assert (one.a, one.b) == ([], {}) and one.a is not made().a
+    assert made([1]).a == [1]
 
 
 def test_a_mutable_records_init_sets_its_fields_as_a_dataclasss_does() -> None:

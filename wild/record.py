@@ -272,14 +272,18 @@ def _shape_code(
 ) -> types.CodeType:
     key = (self_name, kinds, post_init, frozen)
     code = _INIT_CODES.get(key)
-    if code is None and self_name == "self" and not post_init and set(kinds) <= {"plain"}:
-        # Every field an argument: written out in wild.record_inits, compiled by Python's
-        # bytecode cache once, not here in every process (~0.25 ms a shape).
+    if code is None and self_name == "self":
+        # Every field an argument, and the other shapes met before a loop's first agent:
+        # written out in wild.record_inits, compiled by Python's bytecode cache once, not
+        # here in every process (~0.25 ms a shape).
         from wild import record_inits  # noqa: PLC0415  (with the first such record)
 
-        written = record_inits.PLAIN if frozen else record_inits.MUTABLE_PLAIN
-        if len(kinds) < len(written):
-            code = _INIT_CODES[key] = written[len(kinds)]
+        if not post_init and set(kinds) <= {"plain"}:
+            written = record_inits.PLAIN if frozen else record_inits.MUTABLE_PLAIN
+            if len(kinds) < len(written):
+                code = _INIT_CODES[key] = written[len(kinds)]
+        elif key in record_inits.SHAPES:
+            code = _INIT_CODES[key] = record_inits.SHAPES[key]
     if code is None:
         namespace: dict[str, Any] = {}
         exec(_init_text(*key), {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses

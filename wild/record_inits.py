@@ -8,7 +8,9 @@ these, issue 22 item 8). `wild.record._shape_code` takes the inner `__init__`'s 
 Each is what `wild.record._init_text("self", ("plain",) * n, False)` compiles to
 (tests/test_record.py::test_the_written_out_inits_are_what_record_would_compile): the
 parameters `_rec_<i>_`, each set through `object.__setattr__` (the class is frozen); and of
-every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PLAIN`).
+every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PLAIN`); and
+the other shapes (a default factory, a `__post_init__`) made before a loop's first agent
+starts (`SHAPES`, keyed as `_shape_code` looks them up: ~0.75 ms of compile in each launch).
 Generated from `_init_text` by `python -m tests.record_inits_source`: change that, then run it.
 """
 
@@ -931,6 +933,97 @@ def _mutable_8(__dataclass_builtins_object__: Any) -> Callable[..., None]:
     return __init__
 
 
+def _shape_0(
+    _HAS_DEFAULT_FACTORY: Any, __dataclass_builtins_object__: Any, _dflt__rec_17_: Any
+) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_17_", _dflt__rec_17_() if _rec_17_ is _HAS_DEFAULT_FACTORY else _rec_17_
+        )
+
+    return __init__
+
+
+def _shape_1(
+    _HAS_DEFAULT_FACTORY: Any,
+    __dataclass_builtins_object__: Any,
+    _dflt__rec_1_: Any,
+    _dflt__rec_2_: Any,
+) -> Callable[..., None]:
+    def __init__(
+        self: Any,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+    ) -> None:
+        self._rec_0_ = _rec_0_
+        self._rec_1_ = _dflt__rec_1_() if _rec_1_ is _HAS_DEFAULT_FACTORY else _rec_1_
+        self._rec_2_ = _dflt__rec_2_() if _rec_2_ is _HAS_DEFAULT_FACTORY else _rec_2_
+        self._rec_3_ = _rec_3_
+        self._rec_4_ = _rec_4_
+        self._rec_5_ = _rec_5_
+        self._rec_6_ = _rec_6_
+        self._rec_7_ = _rec_7_
+        self.__post_init__()
+
+    return __init__
+
+
+def _shape_2(
+    _HAS_DEFAULT_FACTORY: Any,
+    __dataclass_builtins_object__: Any,
+    _dflt__rec_0_: Any,
+    _dflt__rec_1_: Any,
+) -> Callable[..., None]:
+    def __init__(self: Any, _rec_0_: object, _rec_1_: object) -> None:
+        self._rec_0_ = _dflt__rec_0_() if _rec_0_ is _HAS_DEFAULT_FACTORY else _rec_0_
+        self._rec_1_ = _dflt__rec_1_() if _rec_1_ is _HAS_DEFAULT_FACTORY else _rec_1_
+
+    return __init__
+
+
 PLAIN: tuple[CodeType, ...] = tuple(
     next(const for const in made.__code__.co_consts if isinstance(const, CodeType))
     for made in (
@@ -979,3 +1072,60 @@ MUTABLE_PLAIN: tuple[CodeType, ...] = tuple(
         _mutable_8,
     )
 )
+
+
+# Every other shape `wild.record` met before a loop's first agent started (a default
+# factory, a `__post_init__`): `_init_text(*key)`, keyed as `wild.record._shape_code` looks
+# it up.
+SHAPES: dict[tuple[str, tuple[str, ...], bool, bool], CodeType] = {
+    key: next(const for const in made.__code__.co_consts if isinstance(const, CodeType))
+    for key, made in (
+        (
+            (
+                "self",
+                (
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "factory_init",
+                ),
+                False,
+                True,
+            ),
+            _shape_0,
+        ),
+        (
+            (
+                "self",
+                (
+                    "plain",
+                    "factory_init",
+                    "factory_init",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                ),
+                True,
+                False,
+            ),
+            _shape_1,
+        ),
+        (("self", ("factory_init", "factory_init"), False, False), _shape_2),
+    )
+}
