@@ -18,11 +18,20 @@ FIELDS = {True: 24, False: 8}  # the most fields written out: frozen records, mu
 # The other shapes (a default factory, a `__post_init__`) whose `__init__` wild made before a
 # loop's first agent starts (each field's kind, `__post_init__` or not, frozen or not; issue
 # 22: ~0.25 ms of compile each, in every process). Found by counting `_shape_code`'s compiles
-# at the agent's `Popen` in `wild goal`; a class named is the first of its shape made there.
+# at the first agent's `Popen` in `wild goal` (planning and a task alike: the same ten); the
+# module named is where the first class of the shape made there is defined.
+_P, _F = "plain", "factory_init"
 SHAPES: tuple[tuple[tuple[str, ...], bool, bool], ...] = (
-    (("plain",) * 17 + ("factory_init",), False, True),
-    (("plain", "factory_init", "factory_init") + ("plain",) * 5, True, False),
-    (("factory_init", "factory_init"), False, False),
+    ((_P,) * 17 + (_F,), False, True),  # wild.parsers.state.LoopState
+    ((_P, _F, _F) + (_P,) * 5, True, False),  # wild.store.runs_log: the runs log's reader
+    ((_F, _F), False, False),  # wild.parsers.runs: the runs and sweeps read
+    ((_P,) * 16 + (_F, _P, _P), False, True),  # wild.workspace_view.Workspace
+    ((_F, _F, _F, _P, _F), False, True),  # wild.loop.bookkeeping
+    ((_P,) * 3 + (_F, _F) + (_P,) * 26 + (_F, _P, _F, _P), False, True),  # wild.loop.model
+    ((_P, _P, _F), False, True),  # wild.loop.model: an effect's record
+    ((_P,) * 4 + (_F,), False, True),  # wild.selection.items
+    ((_P,) * 3 + (_F,) + (_P,) * 8 + (_F, _F, _P), True, True),  # wild.agents.runner: a request
+    ((_F, _P, _P, _P), False, True),  # wild.loop.changes
 )
 
 HEADER = '''\

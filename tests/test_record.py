@@ -358,7 +358,7 @@ def no_shape_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("params", _PARAMS + _MUTABLE_PARAMS)
-@pytest.mark.usefixtures("no_shape_compiled")
+@pytest.mark.usefixtures("no_shape_compiled", "compiled_shapes_only")
 def test_a_record_class_is_one_compile_where_a_frozen_dataclass_is_several(
     params: dict[str, bool],
 ) -> None:

@@ -1024,6 +1024,284 @@ def _shape_2(
     return __init__
 
 
+def _shape_3(
+    _HAS_DEFAULT_FACTORY: Any, __dataclass_builtins_object__: Any, _dflt__rec_16_: Any
+) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_16_", _dflt__rec_16_() if _rec_16_ is _HAS_DEFAULT_FACTORY else _rec_16_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+
+    return __init__
+
+
+def _shape_4(
+    _HAS_DEFAULT_FACTORY: Any,
+    __dataclass_builtins_object__: Any,
+    _dflt__rec_0_: Any,
+    _dflt__rec_1_: Any,
+    _dflt__rec_2_: Any,
+    _dflt__rec_4_: Any,
+) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_0_", _dflt__rec_0_() if _rec_0_ is _HAS_DEFAULT_FACTORY else _rec_0_
+        )
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_1_", _dflt__rec_1_() if _rec_1_ is _HAS_DEFAULT_FACTORY else _rec_1_
+        )
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_2_", _dflt__rec_2_() if _rec_2_ is _HAS_DEFAULT_FACTORY else _rec_2_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_4_", _dflt__rec_4_() if _rec_4_ is _HAS_DEFAULT_FACTORY else _rec_4_
+        )
+
+    return __init__
+
+
+def _shape_5(
+    _HAS_DEFAULT_FACTORY: Any,
+    __dataclass_builtins_object__: Any,
+    _dflt__rec_31_: Any,
+    _dflt__rec_33_: Any,
+    _dflt__rec_3_: Any,
+    _dflt__rec_4_: Any,
+) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+        _rec_15_: object,
+        _rec_16_: object,
+        _rec_17_: object,
+        _rec_18_: object,
+        _rec_19_: object,
+        _rec_20_: object,
+        _rec_21_: object,
+        _rec_22_: object,
+        _rec_23_: object,
+        _rec_24_: object,
+        _rec_25_: object,
+        _rec_26_: object,
+        _rec_27_: object,
+        _rec_28_: object,
+        _rec_29_: object,
+        _rec_30_: object,
+        _rec_31_: object,
+        _rec_32_: object,
+        _rec_33_: object,
+        _rec_34_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_3_", _dflt__rec_3_() if _rec_3_ is _HAS_DEFAULT_FACTORY else _rec_3_
+        )
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_4_", _dflt__rec_4_() if _rec_4_ is _HAS_DEFAULT_FACTORY else _rec_4_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_12_", _rec_12_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_13_", _rec_13_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_16_", _rec_16_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_17_", _rec_17_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_18_", _rec_18_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_19_", _rec_19_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_20_", _rec_20_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_21_", _rec_21_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_22_", _rec_22_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_23_", _rec_23_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_24_", _rec_24_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_25_", _rec_25_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_26_", _rec_26_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_27_", _rec_27_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_28_", _rec_28_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_29_", _rec_29_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_30_", _rec_30_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_31_", _dflt__rec_31_() if _rec_31_ is _HAS_DEFAULT_FACTORY else _rec_31_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_32_", _rec_32_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_33_", _dflt__rec_33_() if _rec_33_ is _HAS_DEFAULT_FACTORY else _rec_33_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_34_", _rec_34_)
+
+    return __init__
+
+
+def _shape_6(
+    _HAS_DEFAULT_FACTORY: Any, __dataclass_builtins_object__: Any, _dflt__rec_2_: Any
+) -> Callable[..., None]:
+    def __init__(self: object, _rec_0_: object, _rec_1_: object, _rec_2_: object) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_2_", _dflt__rec_2_() if _rec_2_ is _HAS_DEFAULT_FACTORY else _rec_2_
+        )
+
+    return __init__
+
+
+def _shape_7(
+    _HAS_DEFAULT_FACTORY: Any, __dataclass_builtins_object__: Any, _dflt__rec_4_: Any
+) -> Callable[..., None]:
+    def __init__(
+        self: object,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_4_", _dflt__rec_4_() if _rec_4_ is _HAS_DEFAULT_FACTORY else _rec_4_
+        )
+
+    return __init__
+
+
+def _shape_8(
+    _HAS_DEFAULT_FACTORY: Any,
+    __dataclass_builtins_object__: Any,
+    _dflt__rec_12_: Any,
+    _dflt__rec_13_: Any,
+    _dflt__rec_3_: Any,
+) -> Callable[..., None]:
+    def __init__(
+        self: Any,
+        _rec_0_: object,
+        _rec_1_: object,
+        _rec_2_: object,
+        _rec_3_: object,
+        _rec_4_: object,
+        _rec_5_: object,
+        _rec_6_: object,
+        _rec_7_: object,
+        _rec_8_: object,
+        _rec_9_: object,
+        _rec_10_: object,
+        _rec_11_: object,
+        _rec_12_: object,
+        _rec_13_: object,
+        _rec_14_: object,
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_3_", _dflt__rec_3_() if _rec_3_ is _HAS_DEFAULT_FACTORY else _rec_3_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_4_", _rec_4_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_5_", _rec_5_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_6_", _rec_6_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_7_", _rec_7_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_8_", _rec_8_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_9_", _rec_9_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_10_", _rec_10_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_11_", _rec_11_)
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_12_", _dflt__rec_12_() if _rec_12_ is _HAS_DEFAULT_FACTORY else _rec_12_
+        )
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_13_", _dflt__rec_13_() if _rec_13_ is _HAS_DEFAULT_FACTORY else _rec_13_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        self.__post_init__()
+
+    return __init__
+
+
+def _shape_9(
+    _HAS_DEFAULT_FACTORY: Any, __dataclass_builtins_object__: Any, _dflt__rec_0_: Any
+) -> Callable[..., None]:
+    def __init__(
+        self: object, _rec_0_: object, _rec_1_: object, _rec_2_: object, _rec_3_: object
+    ) -> None:
+        __dataclass_builtins_object__.__setattr__(
+            self, "_rec_0_", _dflt__rec_0_() if _rec_0_ is _HAS_DEFAULT_FACTORY else _rec_0_
+        )
+        __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_2_", _rec_2_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_3_", _rec_3_)
+
+    return __init__
+
+
 PLAIN: tuple[CodeType, ...] = tuple(
     next(const for const in made.__code__.co_consts if isinstance(const, CodeType))
     for made in (
@@ -1127,5 +1405,116 @@ SHAPES: dict[tuple[str, tuple[str, ...], bool, bool], CodeType] = {
             _shape_1,
         ),
         (("self", ("factory_init", "factory_init"), False, False), _shape_2),
+        (
+            (
+                "self",
+                (
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "factory_init",
+                    "plain",
+                    "plain",
+                ),
+                False,
+                True,
+            ),
+            _shape_3,
+        ),
+        (
+            (
+                "self",
+                ("factory_init", "factory_init", "factory_init", "plain", "factory_init"),
+                False,
+                True,
+            ),
+            _shape_4,
+        ),
+        (
+            (
+                "self",
+                (
+                    "plain",
+                    "plain",
+                    "plain",
+                    "factory_init",
+                    "factory_init",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "factory_init",
+                    "plain",
+                    "factory_init",
+                    "plain",
+                ),
+                False,
+                True,
+            ),
+            _shape_5,
+        ),
+        (("self", ("plain", "plain", "factory_init"), False, True), _shape_6),
+        (("self", ("plain", "plain", "plain", "plain", "factory_init"), False, True), _shape_7),
+        (
+            (
+                "self",
+                (
+                    "plain",
+                    "plain",
+                    "plain",
+                    "factory_init",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "plain",
+                    "factory_init",
+                    "factory_init",
+                    "plain",
+                ),
+                True,
+                True,
+            ),
+            _shape_8,
+        ),
+        (("self", ("factory_init", "plain", "plain", "plain"), False, True), _shape_9),
     )
 }
