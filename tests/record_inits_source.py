@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wild.record import _init_text
+from wild.record import _init_text, _method_text
 
 FILE = Path(__file__).resolve().parents[1] / "wild" / "record_inits.py"
 FIELDS = {True: 24, False: 8}  # the most fields written out: frozen records, mutable ones
@@ -33,6 +33,17 @@ SHAPES: tuple[tuple[tuple[str, ...], bool, bool], ...] = (
     ((_P,) * 3 + (_F,) + (_P,) * 8 + (_F, _F, _P), True, True),  # wild.agents.runner: a request
     ((_F, _P, _P, _P), False, True),  # wild.loop.changes
 )
+# The comparison, hash and repr methods (`wild.record._methods_of`'s shapes: the methods, and
+# how many fields each compares, hashes and prints) first used before a loop's first agent
+# starts (planning and a task alike), compiled there in every process before (~0.25 ms each).
+EQ_HASH_REPR = ("__eq__", "__hash__", "__repr__")
+METHOD_SHAPES: tuple[tuple[tuple[str, ...], int, int, int], ...] = (
+    (EQ_HASH_REPR, 5, 5, 5),  # wild.parsers.totals.Totals
+    (EQ_HASH_REPR, 3, 3, 3),  # wild.policy.checks_trust
+    (("__eq__", "__repr__"), 4, 4, 4),  # wild.barriers.approvals
+    (EQ_HASH_REPR, 18, 18, 18),  # wild.parsers.state.LoopState
+    (EQ_HASH_REPR, 4, 4, 4),  # wild.parsers.state.CurrentWork
+)
 
 HEADER = '''\
 """The `__init__` of every record whose fields are all arguments (with or without a default:
@@ -49,10 +60,14 @@ every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PL
 the other shapes (a default factory, a `__post_init__`) made before a loop's first agent
 starts (`SHAPES`, keyed as `_shape_code` looks them up): ten more, so that no `__init__` is
 compiled on the launch (14.1M of its ~394M instructions to the agent's spawn, callgrind).
+`METHODS`: the comparison, hash and repr methods first used there, the same way
+(`wild.record._method_text`, each field named by its place: `_cmp_<i>_`, `_hsh_<i>_`,
+`_shw_<i>_`).
 Generated from `_init_text` by `python -m tests.record_inits_source`: change that, then run it.
 """
 
 # ruff: noqa: PLR0917  (a record's `__init__` takes each field as an argument, as dataclasses')
+# ruff: noqa: UP031, E501  (a repr formats with `%`, as `wild.record` writes it: one constant)
 
 from __future__ import annotations
 
@@ -82,6 +97,14 @@ SHAPES: dict[tuple[str, tuple[str, ...], bool, bool], CodeType] = {{
 }}
 """
 
+_METHODS = """# The comparison, hash and repr methods first used before a loop's first agent starts:
+# `wild.record._method_text(key)`'s, keyed as `wild.record._method_codes` looks them up.
+METHODS: dict[tuple[tuple[str, ...], int, int, int], tuple[CodeType, ...]] = {{
+    key: tuple(method.__code__ for method in made())
+    for key, made in [{methods}]
+}}
+"""
+
 
 def _function(name: str, kinds: tuple[str, ...], post_init: bool, frozen: bool) -> str:
     """One shape's maker: the `__create_fn__` `_init_text` writes, typed and named."""
@@ -95,6 +118,29 @@ def _function(name: str, kinds: tuple[str, ...], post_init: bool, frozen: bool) 
         f"    def __init__({', '.join(params)}) -> None:\n"
         + "\n".join(f"        {line}" for line in body)
         + "\n\n    return __init__\n"
+    )
+
+
+_SIGNATURES = {
+    " def __eq__(self,other):": "def __eq__(self: Any, other: Any) -> object:",
+    " def __hash__(self):": "def __hash__(self: Any) -> int:",
+    " def __repr__(self):": "def __repr__(self: Any) -> str:",
+}
+
+
+def _methods_function(name: str, key: tuple[tuple[str, ...], int, int, int]) -> str:
+    """One methods shape's maker: the `__create_fn__` `_method_text` writes, typed and named
+    (its lines nest by one space a level; here by four)."""
+    lines = _method_text(key).splitlines()[1:-1]
+    body = []
+    for line in lines:
+        depth = len(line) - len(line.lstrip(" "))
+        body.append("    " * depth + _SIGNATURES.get(line, line.strip()))
+    made = ", ".join(method for method in key[0])
+    return (
+        f"def {name}() -> tuple[Callable[..., object], ...]:\n"
+        + "\n".join(body)
+        + f"\n\n    return ({made},)\n"
     )
 
 
@@ -121,6 +167,9 @@ def source() -> str:
         for n, (kinds, post_init, frozen) in enumerate(SHAPES)
     )
     parts.append(_SHAPES.format(shapes=shapes))
+    parts += [_methods_function(f"_methods_{n}", key) for n, key in enumerate(METHOD_SHAPES)]
+    methods = ", ".join(f"({key!r}, _methods_{n})" for n, key in enumerate(METHOD_SHAPES))
+    parts.append(_METHODS.format(methods=methods))
     return "\n\n".join(parts)
 
 

@@ -353,8 +353,10 @@ def _counting_compiles() -> Iterator[list[str]]:
 
 @pytest.fixture
 def no_shape_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As in a fresh process: no record's `__init__` shape compiled yet (`_init_of`)."""
+    """As in a fresh process: no record's `__init__` shape compiled yet (`_init_of`), nor
+    any shape of its comparison, hash and repr (`_methods_of`)."""
     monkeypatch.setattr(record_module, "_INIT_CODES", {}, raising=False)
+    monkeypatch.setattr(record_module, "_METHOD_CODES", {})
 
 
 @pytest.mark.parametrize("params", _PARAMS + _MUTABLE_PARAMS)
@@ -399,6 +401,7 @@ def compiled_shapes_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(wild.record_inits, "PLAIN", ())
     monkeypatch.setattr(wild.record_inits, "MUTABLE_PLAIN", ())
     monkeypatch.setattr(wild.record_inits, "SHAPES", {})
+    monkeypatch.setattr(wild.record_inits, "METHODS", {})
 
 
 @pytest.mark.parametrize("params", _PARAMS)
@@ -553,6 +556,59 @@ def test_the_written_out_inits_are_what_record_would_compile() -> None:
             "co_stacksize", "co_name",
         ):  # fmt: skip
             assert getattr(written, attribute) == getattr(compiled, attribute), (key, attribute)
+
+
+def test_the_written_out_methods_are_what_record_would_compile() -> None:
+    """wild.record_inits.METHODS holds the comparison, hash and repr methods first used
+    before a loop's first agent starts: each the code `_method_text` compiles to."""
+    from wild.record_inits import METHODS
+
+    assert METHODS
+    for key, written in METHODS.items():
+        namespace: dict[str, Any] = {}
+        exec(record_module._method_text(key), {}, namespace)  # noqa: S102
+        compiled = tuple(
+            const
+            for const in namespace["__create_fn__"].__code__.co_consts
+            if isinstance(const, type(written[0]))
+        )
+        assert len(written) == len(compiled) == len(key[0])
+        for one, other in zip(written, compiled, strict=True):
+            for attribute in (
+                "co_code", "co_consts", "co_names", "co_varnames", "co_freevars",
+                "co_cellvars", "co_argcount", "co_nlocals", "co_flags", "co_stacksize",
+                "co_name",
+            ):  # fmt: skip
+                assert getattr(one, attribute) == getattr(other, attribute), (key, attribute)
+
+
+@pytest.mark.usefixtures("no_shape_compiled", "compiled_shapes_only")
+def test_records_of_one_method_shape_compile_their_comparison_hash_and_repr_once() -> None:
+    # Issue 22: a record's `__eq__`, `__hash__` and `__repr__` are its shape's code (how many
+    # fields each compares, hashes and prints) with its own names put in.
+    first = _build("record", {}, None, [("a", "int", _NONE), ("b", "str", "q")])
+    second = _build("record", {}, None, [("x", "str", _NONE), ("y", "int", 2)])
+    assert isinstance(first, type) and isinstance(second, type)
+    one, two = first(1), second("p")
+    with _exec_sources() as compiled:
+        shown = repr(one), repr(two)
+        assert one == first(1) and one != first(2) and two == second("p", 2)
+        assert hash(one) == hash((1, "q")) and hash(two) == hash(("p", 2))
+    assert len(compiled) == 1
+    assert shown == ("Shape(a=1, b='q')", "Shape(x='p', y=2)")
+
+
+@pytest.mark.usefixtures("no_shape_compiled")
+def test_a_record_of_a_method_shape_used_before_the_first_agent_compiles_nothing() -> None:
+    # Issue 22: the comparison, hash and repr shapes a loop uses before its first agent
+    # starts are written out (wild.record_inits.METHODS): a record of three fields is one.
+    made = _build("record", {}, None, [("a", "int", _NONE), ("b", "int", 1), ("c", "int", 2)])
+    assert isinstance(made, type)
+    one = made(1)
+    with _counting_compiles() as calls:
+        assert one == made(1) and hash(one) == hash((1, 1, 2))
+        assert repr(one) == "Shape(a=1, b=1, c=2)"
+    assert calls == []
 
 
 def test_the_written_out_inits_are_their_generators_output() -> None:

@@ -12,10 +12,14 @@ every mutable record whose fields are all arguments, 0 to 8 of them (`MUTABLE_PL
 the other shapes (a default factory, a `__post_init__`) made before a loop's first agent
 starts (`SHAPES`, keyed as `_shape_code` looks them up): ten more, so that no `__init__` is
 compiled on the launch (14.1M of its ~394M instructions to the agent's spawn, callgrind).
+`METHODS`: the comparison, hash and repr methods first used there, the same way
+(`wild.record._method_text`, each field named by its place: `_cmp_<i>_`, `_hsh_<i>_`,
+`_shw_<i>_`).
 Generated from `_init_text` by `python -m tests.record_inits_source`: change that, then run it.
 """
 
 # ruff: noqa: PLR0917  (a record's `__init__` takes each field as an argument, as dataclasses')
+# ruff: noqa: UP031, E501  (a repr formats with `%`, as `wild.record` writes it: one constant)
 
 from __future__ import annotations
 
@@ -1518,4 +1522,276 @@ SHAPES: dict[tuple[str, tuple[str, ...], bool, bool], CodeType] = {
         ),
         (("self", ("factory_init", "plain", "plain", "plain"), False, True), _shape_9),
     )
+}
+
+
+def _methods_0() -> tuple[Callable[..., object], ...]:
+    def __eq__(self: Any, other: Any) -> object:
+        if other.__class__ is self.__class__:
+            return (
+                self._cmp_0_,
+                self._cmp_1_,
+                self._cmp_2_,
+                self._cmp_3_,
+                self._cmp_4_,
+            ) == (
+                other._cmp_0_,
+                other._cmp_1_,
+                other._cmp_2_,
+                other._cmp_3_,
+                other._cmp_4_,
+            )
+        return NotImplemented
+
+    def __hash__(self: Any) -> int:
+        return hash(
+            (
+                self._hsh_0_,
+                self._hsh_1_,
+                self._hsh_2_,
+                self._hsh_3_,
+                self._hsh_4_,
+            )
+        )
+
+    def __repr__(self: Any) -> str:
+        return "%s(_shw_0_=%r, _shw_1_=%r, _shw_2_=%r, _shw_3_=%r, _shw_4_=%r)" % (
+            self.__class__.__qualname__,
+            self._shw_0_,
+            self._shw_1_,
+            self._shw_2_,
+            self._shw_3_,
+            self._shw_4_,
+        )
+
+    return (
+        __eq__,
+        __hash__,
+        __repr__,
+    )
+
+
+def _methods_1() -> tuple[Callable[..., object], ...]:
+    def __eq__(self: Any, other: Any) -> object:
+        if other.__class__ is self.__class__:
+            return (
+                self._cmp_0_,
+                self._cmp_1_,
+                self._cmp_2_,
+            ) == (
+                other._cmp_0_,
+                other._cmp_1_,
+                other._cmp_2_,
+            )
+        return NotImplemented
+
+    def __hash__(self: Any) -> int:
+        return hash(
+            (
+                self._hsh_0_,
+                self._hsh_1_,
+                self._hsh_2_,
+            )
+        )
+
+    def __repr__(self: Any) -> str:
+        return "%s(_shw_0_=%r, _shw_1_=%r, _shw_2_=%r)" % (
+            self.__class__.__qualname__,
+            self._shw_0_,
+            self._shw_1_,
+            self._shw_2_,
+        )
+
+    return (
+        __eq__,
+        __hash__,
+        __repr__,
+    )
+
+
+def _methods_2() -> tuple[Callable[..., object], ...]:
+    def __eq__(self: Any, other: Any) -> object:
+        if other.__class__ is self.__class__:
+            return (
+                self._cmp_0_,
+                self._cmp_1_,
+                self._cmp_2_,
+                self._cmp_3_,
+            ) == (
+                other._cmp_0_,
+                other._cmp_1_,
+                other._cmp_2_,
+                other._cmp_3_,
+            )
+        return NotImplemented
+
+    def __repr__(self: Any) -> str:
+        return "%s(_shw_0_=%r, _shw_1_=%r, _shw_2_=%r, _shw_3_=%r)" % (
+            self.__class__.__qualname__,
+            self._shw_0_,
+            self._shw_1_,
+            self._shw_2_,
+            self._shw_3_,
+        )
+
+    return (
+        __eq__,
+        __repr__,
+    )
+
+
+def _methods_3() -> tuple[Callable[..., object], ...]:
+    def __eq__(self: Any, other: Any) -> object:
+        if other.__class__ is self.__class__:
+            return (
+                self._cmp_0_,
+                self._cmp_1_,
+                self._cmp_2_,
+                self._cmp_3_,
+                self._cmp_4_,
+                self._cmp_5_,
+                self._cmp_6_,
+                self._cmp_7_,
+                self._cmp_8_,
+                self._cmp_9_,
+                self._cmp_10_,
+                self._cmp_11_,
+                self._cmp_12_,
+                self._cmp_13_,
+                self._cmp_14_,
+                self._cmp_15_,
+                self._cmp_16_,
+                self._cmp_17_,
+            ) == (
+                other._cmp_0_,
+                other._cmp_1_,
+                other._cmp_2_,
+                other._cmp_3_,
+                other._cmp_4_,
+                other._cmp_5_,
+                other._cmp_6_,
+                other._cmp_7_,
+                other._cmp_8_,
+                other._cmp_9_,
+                other._cmp_10_,
+                other._cmp_11_,
+                other._cmp_12_,
+                other._cmp_13_,
+                other._cmp_14_,
+                other._cmp_15_,
+                other._cmp_16_,
+                other._cmp_17_,
+            )
+        return NotImplemented
+
+    def __hash__(self: Any) -> int:
+        return hash(
+            (
+                self._hsh_0_,
+                self._hsh_1_,
+                self._hsh_2_,
+                self._hsh_3_,
+                self._hsh_4_,
+                self._hsh_5_,
+                self._hsh_6_,
+                self._hsh_7_,
+                self._hsh_8_,
+                self._hsh_9_,
+                self._hsh_10_,
+                self._hsh_11_,
+                self._hsh_12_,
+                self._hsh_13_,
+                self._hsh_14_,
+                self._hsh_15_,
+                self._hsh_16_,
+                self._hsh_17_,
+            )
+        )
+
+    def __repr__(self: Any) -> str:
+        return (
+            "%s(_shw_0_=%r, _shw_1_=%r, _shw_2_=%r, _shw_3_=%r, _shw_4_=%r, _shw_5_=%r, _shw_6_=%r, _shw_7_=%r, _shw_8_=%r, _shw_9_=%r, _shw_10_=%r, _shw_11_=%r, _shw_12_=%r, _shw_13_=%r, _shw_14_=%r, _shw_15_=%r, _shw_16_=%r, _shw_17_=%r)"
+            % (
+                self.__class__.__qualname__,
+                self._shw_0_,
+                self._shw_1_,
+                self._shw_2_,
+                self._shw_3_,
+                self._shw_4_,
+                self._shw_5_,
+                self._shw_6_,
+                self._shw_7_,
+                self._shw_8_,
+                self._shw_9_,
+                self._shw_10_,
+                self._shw_11_,
+                self._shw_12_,
+                self._shw_13_,
+                self._shw_14_,
+                self._shw_15_,
+                self._shw_16_,
+                self._shw_17_,
+            )
+        )
+
+    return (
+        __eq__,
+        __hash__,
+        __repr__,
+    )
+
+
+def _methods_4() -> tuple[Callable[..., object], ...]:
+    def __eq__(self: Any, other: Any) -> object:
+        if other.__class__ is self.__class__:
+            return (
+                self._cmp_0_,
+                self._cmp_1_,
+                self._cmp_2_,
+                self._cmp_3_,
+            ) == (
+                other._cmp_0_,
+                other._cmp_1_,
+                other._cmp_2_,
+                other._cmp_3_,
+            )
+        return NotImplemented
+
+    def __hash__(self: Any) -> int:
+        return hash(
+            (
+                self._hsh_0_,
+                self._hsh_1_,
+                self._hsh_2_,
+                self._hsh_3_,
+            )
+        )
+
+    def __repr__(self: Any) -> str:
+        return "%s(_shw_0_=%r, _shw_1_=%r, _shw_2_=%r, _shw_3_=%r)" % (
+            self.__class__.__qualname__,
+            self._shw_0_,
+            self._shw_1_,
+            self._shw_2_,
+            self._shw_3_,
+        )
+
+    return (
+        __eq__,
+        __hash__,
+        __repr__,
+    )
+
+
+# The comparison, hash and repr methods first used before a loop's first agent starts:
+# `wild.record._method_text(key)`'s, keyed as `wild.record._method_codes` looks them up.
+METHODS: dict[tuple[tuple[str, ...], int, int, int], tuple[CodeType, ...]] = {
+    key: tuple(method.__code__ for method in made())
+    for key, made in [
+        ((("__eq__", "__hash__", "__repr__"), 5, 5, 5), _methods_0),
+        ((("__eq__", "__hash__", "__repr__"), 3, 3, 3), _methods_1),
+        ((("__eq__", "__repr__"), 4, 4, 4), _methods_2),
+        ((("__eq__", "__hash__", "__repr__"), 18, 18, 18), _methods_3),
+        ((("__eq__", "__hash__", "__repr__"), 4, 4, 4), _methods_4),
+    ]
 }
