@@ -552,7 +552,7 @@ def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
     if init is not None:
         cls.__init__ = _LazyInit(owner, init, closure, module_ns)
     for method_name in later:
-        setattr(cls, method_name, _compiling_stub(owner, method_name, later, closure, module_ns))
+        setattr(cls, method_name, _compiling_stub(owner, method_name, later, module_ns))
     frozen_methods = (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr))
     for method_name, shared in frozen_methods if frozen else ():
         if method_name in own:
@@ -572,14 +572,11 @@ def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
 
 
 def _compiling_stub(
-    owner: list[Any],
-    name: str,
-    names: list[str],
-    closure: dict[str, Any],
-    module_ns: dict[str, Any],
+    owner: list[Any], name: str, names: list[str], module_ns: dict[str, Any]
 ) -> Callable[..., Any]:
-    """The stand-in for the method `name` of `owner[0]`: its first call writes and compiles
-    every method in `names` (one exec), sets them on the class and runs the real `name`."""
+    """The stand-in for the method `name` of `owner[0]`: its first call makes every method
+    in `names` (`_methods_of`: its shape's code, one exec the first time in a process unless
+    written out), sets them on the class and runs the real `name`."""
 
     def stub(self: Any, *args: Any) -> Any:
         cls = owner[0]
