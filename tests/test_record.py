@@ -353,12 +353,14 @@ def _counting_compiles() -> Iterator[list[str]]:
 
 @pytest.fixture
 def no_shape_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As in a fresh process: no record's `__init__` shape compiled yet (`_init_of`)."""
+    """As in a fresh process: no record's `__init__` shape compiled yet (`_init_of`), nor
+    any shape of its comparison, hash and repr (`_methods_of`)."""
     monkeypatch.setattr(record_module, "_INIT_CODES", {}, raising=False)
+    monkeypatch.setattr(record_module, "_METHOD_CODES", {})
 
 
 @pytest.mark.parametrize("params", _PARAMS + _MUTABLE_PARAMS)
-@pytest.mark.usefixtures("no_shape_compiled")
+@pytest.mark.usefixtures("no_shape_compiled", "compiled_shapes_only")
 def test_a_record_class_is_one_compile_where_a_frozen_dataclass_is_several(
     params: dict[str, bool],
 ) -> None:
@@ -398,6 +400,8 @@ def compiled_shapes_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(wild.record_inits, "PLAIN", ())
     monkeypatch.setattr(wild.record_inits, "MUTABLE_PLAIN", ())
+    monkeypatch.setattr(wild.record_inits, "SHAPES", {})
+    monkeypatch.setattr(wild.record_inits, "METHODS", {})
 
 
 @pytest.mark.parametrize("params", _PARAMS)
@@ -529,14 +533,17 @@ def test_the_written_out_inits_are_what_record_would_compile() -> None:
     """wild.record_inits holds, compiled by Python's bytecode cache, the `__init__` of every
     record whose fields are all arguments (~0.25 ms a shape in each process before): each is
     the code `_init_text` compiles to, instruction for instruction, name for name."""
-    from wild.record_inits import MUTABLE_PLAIN, PLAIN
+    from wild.record_inits import MUTABLE_PLAIN, PLAIN, SHAPES
 
     assert (len(PLAIN), len(MUTABLE_PLAIN)) == (25, 9)
-    shapes = [(n, code, True) for n, code in enumerate(PLAIN)]
-    shapes += [(n, code, False) for n, code in enumerate(MUTABLE_PLAIN)]
-    for fields, written, frozen in shapes:
+    shapes = [(("self", ("plain",) * n, False, True), code) for n, code in enumerate(PLAIN)]
+    shapes += [
+        (("self", ("plain",) * n, False, False), code) for n, code in enumerate(MUTABLE_PLAIN)
+    ]
+    shapes += list(SHAPES.items())  # a default factory, a `__post_init__`
+    for key, written in shapes:
         namespace: dict[str, Any] = {}
-        text = record_module._init_text("self", ("plain",) * fields, False, frozen)
+        text = record_module._init_text(*key)
         exec(text, {}, namespace)  # noqa: S102
         compiled = next(
             const
@@ -548,7 +555,60 @@ def test_the_written_out_inits_are_what_record_would_compile() -> None:
             "co_argcount", "co_kwonlyargcount", "co_posonlyargcount", "co_nlocals", "co_flags",
             "co_stacksize", "co_name",
         ):  # fmt: skip
-            assert getattr(written, attribute) == getattr(compiled, attribute), (fields, attribute)
+            assert getattr(written, attribute) == getattr(compiled, attribute), (key, attribute)
+
+
+def test_the_written_out_methods_are_what_record_would_compile() -> None:
+    """wild.record_inits.METHODS holds the comparison, hash and repr methods first used
+    before a loop's first agent starts: each the code `_method_text` compiles to."""
+    from wild.record_inits import METHODS
+
+    assert METHODS
+    for key, written in METHODS.items():
+        namespace: dict[str, Any] = {}
+        exec(record_module._method_text(key), {}, namespace)  # noqa: S102
+        compiled = tuple(
+            const
+            for const in namespace["__create_fn__"].__code__.co_consts
+            if isinstance(const, type(written[0]))
+        )
+        assert len(written) == len(compiled) == len(key[0])
+        for one, other in zip(written, compiled, strict=True):
+            for attribute in (
+                "co_code", "co_consts", "co_names", "co_varnames", "co_freevars",
+                "co_cellvars", "co_argcount", "co_nlocals", "co_flags", "co_stacksize",
+                "co_name",
+            ):  # fmt: skip
+                assert getattr(one, attribute) == getattr(other, attribute), (key, attribute)
+
+
+@pytest.mark.usefixtures("no_shape_compiled", "compiled_shapes_only")
+def test_records_of_one_method_shape_compile_their_comparison_hash_and_repr_once() -> None:
+    # Issue 22: a record's `__eq__`, `__hash__` and `__repr__` are its shape's code (how many
+    # fields each compares, hashes and prints) with its own names put in.
+    first = _build("record", {}, None, [("a", "int", _NONE), ("b", "str", "q")])
+    second = _build("record", {}, None, [("x", "str", _NONE), ("y", "int", 2)])
+    assert isinstance(first, type) and isinstance(second, type)
+    one, two = first(1), second("p")
+    with _exec_sources() as compiled:
+        shown = repr(one), repr(two)
+        assert one == first(1) and one != first(2) and two == second("p", 2)
+        assert hash(one) == hash((1, "q")) and hash(two) == hash(("p", 2))
+    assert len(compiled) == 1
+    assert shown == ("Shape(a=1, b='q')", "Shape(x='p', y=2)")
+
+
+@pytest.mark.usefixtures("no_shape_compiled")
+def test_a_record_of_a_method_shape_used_before_the_first_agent_compiles_nothing() -> None:
+    # Issue 22: the comparison, hash and repr shapes a loop uses before its first agent
+    # starts are written out (wild.record_inits.METHODS): a record of three fields is one.
+    made = _build("record", {}, None, [("a", "int", _NONE), ("b", "int", 1), ("c", "int", 2)])
+    assert isinstance(made, type)
+    one = made(1)
+    with _counting_compiles() as calls:
+        assert one == made(1) and hash(one) == hash((1, 1, 2))
+        assert repr(one) == "Shape(a=1, b=1, c=2)"
+    assert calls == []
 
 
 def test_the_written_out_inits_are_their_generators_output() -> None:
@@ -567,6 +627,24 @@ def test_a_record_whose_fields_are_all_arguments_compiles_nothing() -> None:
         assert isinstance(made, type)
         made(1)
     assert calls == []
+
+
+@pytest.mark.usefixtures("no_shape_compiled")
+def test_a_record_of_a_shape_made_before_the_first_agent_compiles_nothing() -> None:
+    # Issue 22: the shapes with a default factory or a `__post_init__` that a loop makes
+    # before its first agent starts are written out too (wild.record_inits.SHAPES), as the
+    # all-argument ones are: a mutable record of two fields with default factories is one.
+    specs: list[tuple[str, str, Any]] = [
+        ("a", "list", field(default_factory=list)),
+        ("b", "dict", field(default_factory=dict)),
+    ]
+    with _counting_compiles() as calls:
+        made = _build("record", {"frozen": False}, None, specs)
+        assert isinstance(made, type)
+        one = made()
+    assert calls == []
+    assert (one.a, one.b) == ([], {}) and one.a is not made().a
+    assert made([1]).a == [1]
 
 
 def test_a_mutable_records_init_sets_its_fields_as_a_dataclasss_does() -> None:

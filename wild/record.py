@@ -12,7 +12,10 @@ one of them runs (~31 ms for the 150 with `__init__` compiled at once): most cla
 compared, hashed or printed before wild's first agent starts, and about half make no instance
 there. An `__init__` is compiled once per shape (its fields' kinds, in order) and each class
 of that shape takes the code with its own names put in: 66 classes make their first instance
-before wild's first agent starts, in 19 shapes (~13 → ~5.6 ms, 2026-11-28).
+before wild's first agent starts, in 19 shapes (~13 → ~5.6 ms, 2026-11-28). So are `__eq__`,
+`__hash__` and `__repr__` (their shape: how many fields each compares, hashes and prints).
+The shapes met before a loop's first agent starts are written out, compiled by Python's
+bytecode cache (`wild.record_inits`): none is compiled on the launch.
 
 What it makes is a real dataclass to everyone else: `__dataclass_fields__` holds real
 `dataclasses.Field` objects, `__dataclass_params__` says frozen, so `dataclasses.replace`,
@@ -150,11 +153,11 @@ def _slots_setstate(self: object, state: list[object]) -> None:
         object.__setattr__(self, field.name, value)
 
 
-def _tuple(owner: str, fields: list[Any]) -> str:
+def _tuple(owner: str, names: list[str]) -> str:
     """`(self.a,self.b,)`: the tuple a dataclass's `__eq__` and `__hash__` build."""
-    if not fields:
+    if not names:
         return "()"
-    return "(" + ",".join(f"{owner}.{field.name}" for field in fields) + ",)"
+    return "(" + ",".join(f"{owner}.{name}" for name in names) + ",)"
 
 
 def _annotation_text(annotation: object) -> str:
@@ -272,14 +275,18 @@ def _shape_code(
 ) -> types.CodeType:
     key = (self_name, kinds, post_init, frozen)
     code = _INIT_CODES.get(key)
-    if code is None and self_name == "self" and not post_init and set(kinds) <= {"plain"}:
-        # Every field an argument: written out in wild.record_inits, compiled by Python's
-        # bytecode cache once, not here in every process (~0.25 ms a shape).
+    if code is None and self_name == "self":
+        # Every field an argument, and the other shapes met before a loop's first agent:
+        # written out in wild.record_inits, compiled by Python's bytecode cache once, not
+        # here in every process (~0.25 ms a shape).
         from wild import record_inits  # noqa: PLC0415  (with the first such record)
 
-        written = record_inits.PLAIN if frozen else record_inits.MUTABLE_PLAIN
-        if len(kinds) < len(written):
-            code = _INIT_CODES[key] = written[len(kinds)]
+        if not post_init and set(kinds) <= {"plain"}:
+            written = record_inits.PLAIN if frozen else record_inits.MUTABLE_PLAIN
+            if len(kinds) < len(written):
+                code = _INIT_CODES[key] = written[len(kinds)]
+        elif key in record_inits.SHAPES:
+            code = _INIT_CODES[key] = record_inits.SHAPES[key]
     if code is None:
         namespace: dict[str, Any] = {}
         exec(_init_text(*key), {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses
@@ -375,16 +382,17 @@ def _methods(
     return init, names, closure, signature
 
 
-def _method_sources(fields: dict[str, Any], names: list[str]) -> dict[str, str]:
-    """The source of each method in `names` (of `__eq__`, `__hash__`, `__repr__`): the
+def _method_sources(
+    names: list[str], compared: list[str], hashed: list[str], shown: list[str]
+) -> dict[str, str]:
+    """The source of each method in `names` (of `__eq__`, `__hash__`, `__repr__`) of a record
+    whose fields `compared`, `hashed` and `shown` are compared, hashed and printed: the
     methods dataclasses would write, so an instance costs what it costs under a dataclass
     (the repr formats with `%`, which compiles faster than an f-string and prints the same).
     Written when one of them is first used: most records are never compared, hashed or
     printed before wild's first agent starts."""
-    real = [field for field in fields.values() if field._field_type is _FIELD]
     sources: dict[str, str] = {}
     if "__eq__" in names:
-        compared = [field for field in real if field.compare]
         sources["__eq__"] = (
             " def __eq__(self,other):\n"
             "  if other.__class__ is self.__class__:\n"
@@ -392,16 +400,93 @@ def _method_sources(fields: dict[str, Any], names: list[str]) -> dict[str, str]:
             "  return NotImplemented"
         )
     if "__hash__" in names:
-        hashed = [f for f in real if (f.compare if f.hash is None else f.hash)]
         sources["__hash__"] = f" def __hash__(self):\n  return hash({_tuple('self', hashed)})"
     if "__repr__" in names:
-        shown = [field.name for field in real if field.repr]
-        text = ", ".join(f"{name}=%r" for name in shown)
-        values = "".join(f", self.{name}" for name in shown)
         sources["__repr__"] = (
-            f' def __repr__(self):\n  return "%s({text})" % (self.__class__.__qualname__{values})'
+            f' def __repr__(self):\n  return "{_repr_format(shown)}" % '
+            f"(self.__class__.__qualname__{''.join(f', self.{name}' for name in shown)})"
         )
     return sources
+
+
+def _repr_format(shown: list[str]) -> str:
+    """The `%` format of a record's repr that prints the fields `shown`."""
+    return "%s(" + ", ".join(f"{name}=%r" for name in shown) + ")"
+
+
+# The code of the comparison, hash and repr methods of each shape met in this process (the
+# methods, and how many fields each compares, hashes and prints), compiled with the fields
+# named `_cmp_<n>_`, `_hsh_<n>_` and `_shw_<n>_`: a class's are this code with its names
+# put in (`_methods_of`), as its `__init__` is its shape's.
+_MethodShape = tuple[tuple[str, ...], int, int, int]
+_METHOD_CODES: dict[_MethodShape, tuple[types.CodeType, ...]] = {}
+
+
+def _placeholders(prefix: str, count: int) -> list[str]:
+    return [f"_{prefix}_{n}_" for n in range(count)]
+
+
+def _method_text(key: _MethodShape) -> str:
+    """The `def` that returns the methods of shape `key`, their fields named by position."""
+    names, compared, hashed, shown = key
+    sources = _method_sources(
+        list(names),
+        _placeholders("cmp", compared),
+        _placeholders("hsh", hashed),
+        _placeholders("shw", shown),
+    )
+    return "def __create_fn__():\n" + "\n".join(sources.values()) + "\n return 0"
+
+
+def _method_codes(key: _MethodShape) -> tuple[types.CodeType, ...]:
+    codes = _METHOD_CODES.get(key)
+    if codes is None:
+        from wild import record_inits  # noqa: PLC0415  (with the first such record)
+
+        codes = record_inits.METHODS.get(key)
+    if codes is None:
+        namespace: dict[str, Any] = {}
+        exec(_method_text(key), {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses
+        codes = tuple(
+            const
+            for const in namespace["__create_fn__"].__code__.co_consts
+            if isinstance(const, types.CodeType)
+        )
+    _METHOD_CODES[key] = codes
+    return codes
+
+
+def _methods_of(
+    fields: dict[str, Any], names: list[str], module_ns: dict[str, Any]
+) -> dict[str, Any]:
+    """The methods `names` of a record with these fields (their names resolve in the class's
+    module, as a dataclass's do): its shape's code with the field names put in."""
+    real = [field for field in fields.values() if field._field_type is _FIELD]
+    compared = [field.name for field in real if field.compare]
+    hashed = [field.name for field in real if (field.compare if field.hash is None else field.hash)]
+    shown = [field.name for field in real if field.repr]
+    key = (tuple(names), len(compared), len(hashed), len(shown))
+    # The names, and the repr's text: its format, or the pieces Python 3.11 compiles a `%`
+    # of `%s`/`%r` into (`(_shw_0_=`, `, _shw_1_=`, …, `)`: formatted as an f-string is).
+    renamed: dict[str, str] = {_repr_format(_placeholders("shw", len(shown))): _repr_format(shown)}
+    for n, name in enumerate(shown):
+        lead = "(" if n == 0 else ", "
+        renamed[f"{lead}_shw_{n}_="] = f"{lead}{name}="
+    for prefix, real_names in (("cmp", compared), ("hsh", hashed), ("shw", shown)):
+        renamed.update(zip(_placeholders(prefix, len(real_names)), real_names, strict=True))
+    made: dict[str, Any] = {}
+    for template in _method_codes(key):
+        code = template.replace(
+            co_names=tuple(renamed.get(name, name) for name in template.co_names),
+            co_consts=tuple(
+                renamed.get(value, value) if isinstance(value, str) else value
+                for value in template.co_consts
+            ),
+        )
+        made[code.co_name] = types.FunctionType(code, module_ns, code.co_name)
+    if "__repr__" in made:
+        made["__repr__"] = _recursion_guarded(made["__repr__"])
+    return made
 
 
 def _collect_fields(cls: Any, module_ns: dict[str, Any], frozen: bool) -> dict[str, Any]:
@@ -433,26 +518,6 @@ def _collect_fields(cls: Any, module_ns: dict[str, Any], frozen: bool) -> dict[s
     if has_dataclass_bases and not any_frozen_base and frozen:
         raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
     return fields
-
-
-def _compiled(
-    sources: dict[str, str], closure: dict[str, Any], module_ns: dict[str, Any]
-) -> dict[str, Any]:
-    """The methods `sources` define, from ONE exec (their names resolve in the class's
-    module, as a dataclass's do, so `typing.get_type_hints(cls.__init__)` works)."""
-    if not sources:
-        return {}
-    text = (
-        f"def __create_fn__({', '.join(closure)}):\n"
-        + "\n".join(sources.values())
-        + f"\n return {', '.join(sources)},"
-    )
-    namespace: dict[str, Any] = {}
-    exec(text, module_ns, namespace)  # noqa: S102 — the source is ours, as in dataclasses
-    made = dict(zip(sources, namespace["__create_fn__"](**closure), strict=True))
-    if "__repr__" in made:
-        made["__repr__"] = _recursion_guarded(made["__repr__"])
-    return made
 
 
 def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
@@ -487,7 +552,7 @@ def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
     if init is not None:
         cls.__init__ = _LazyInit(owner, init, closure, module_ns)
     for method_name in later:
-        setattr(cls, method_name, _compiling_stub(owner, method_name, later, closure, module_ns))
+        setattr(cls, method_name, _compiling_stub(owner, method_name, later, module_ns))
     frozen_methods = (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr))
     for method_name, shared in frozen_methods if frozen else ():
         if method_name in own:
@@ -507,20 +572,18 @@ def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
 
 
 def _compiling_stub(
-    owner: list[Any],
-    name: str,
-    names: list[str],
-    closure: dict[str, Any],
-    module_ns: dict[str, Any],
+    owner: list[Any], name: str, names: list[str], module_ns: dict[str, Any]
 ) -> Callable[..., Any]:
-    """The stand-in for the method `name` of `owner[0]`: its first call writes and compiles
-    every method in `names` (one exec), sets them on the class and runs the real `name`."""
+    """The stand-in for the method `name` of `owner[0]`: its first call makes every method
+    in `names` (`_methods_of`: its shape's code, one exec the first time in a process unless
+    written out), sets them on the class and runs the real `name`."""
 
     def stub(self: Any, *args: Any) -> Any:
         cls = owner[0]
         if cls.__dict__.get(name) is stub:  # not compiled yet (by another stub, another thread)
-            sources = _method_sources(cls.__dataclass_fields__, names)
-            for method_name, function in _compiled(sources, closure, module_ns).items():
+            for method_name, function in _methods_of(
+                cls.__dataclass_fields__, names, module_ns
+            ).items():
                 function.__qualname__ = f"{cls.__qualname__}.{method_name}"
                 setattr(cls, method_name, function)
         real: Callable[..., Any] = cls.__dict__[name]

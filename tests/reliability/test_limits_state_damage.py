@@ -163,3 +163,30 @@ def test_without_a_cap_or_with_a_count_left_nothing_is_asked(
     assert counted_before(paths)  # events.log still counts a run: nothing to ask
     confirm_a_blank_count(paths, capped, said.append)
     assert len(said) == 1
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        [],
+        ["iteration-1.log"],
+        ["iteration-.log"],
+        ["iteration-1.prompt.md", "iteration-1.log.gz", "xiteration-1.log", "Iteration-1.log"],
+        ["iteration-2.3.log", "notes.md"],
+    ],
+)
+def test_a_project_ran_agents_before_where_glob_finds_an_iteration_log(
+    tmp_path: Path, names: list[str]
+) -> None:
+    # Issue 22: a scan of the names in place of `Path.glob("iteration-*.log")` (which
+    # compiles its pattern on each capped launch) sees the same logs.
+    from wild.commands.run_loop import _ran_agents_before
+
+    logs = tmp_path / "logs"
+    assert not _ran_agents_before(logs)  # no folder
+    logs.mkdir()
+    for name in names:
+        (logs / name).write_text("")
+    assert _ran_agents_before(logs) == any(logs.glob("iteration-*.log"))
+    (tmp_path / "file").write_text("")
+    assert not _ran_agents_before(tmp_path / "file")  # not a folder
