@@ -127,8 +127,6 @@ class ScriptedAgent:
 
     def stdin(self, run: int) -> str:
         data = self.requests[run - 1].stdin
-        if isinstance(data, Path):  # the prompt's file (wild.loop.iteration.build_request)
-            data = data.read_bytes()
         return data.decode() if data is not None else ""
 
 

@@ -48,17 +48,6 @@ def test_human_input_processed_is_marked_with_a_processed_line(tmp_path: Path) -
     assert f"✅ Human input {key} processed" in sim.out
 
 
-def test_the_agents_stdin_is_its_prompt_file_not_a_copy(tmp_path: Path) -> None:
-    # Issue 22: the prompt is in its file (WILD_PROMPT_FILE) before the agent starts; the
-    # agent reads that file on stdin, no temp file is made and written for it on the launch.
-    sim = new_project(tmp_path, "- [ ] [P1] task-001: Preprocess the data\n")
-    sim.script = [say("Preprocessed.", TASK)]
-    sim.run()
-    assert sim.agent is not None
-    assert sim.agent.requests[0].stdin == Path(sim.agent.env(1)["WILD_PROMPT_FILE"])
-    assert "task-001: Preprocess the data" in sim.agent.stdin(1)
-
-
 def test_alert_resolved_by_promise_goes_in_progress_then_resolved(tmp_path: Path) -> None:
     sim = new_project(tmp_path)
     add_alert(sim.paths, "alert-1", severity="info")

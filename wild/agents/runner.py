@@ -81,7 +81,7 @@ class AgentRequest:
     cwd: Path
     log_path: Path
     env: Mapping[str, str] = field(default_factory=dict)
-    stdin: bytes | Path | None = None  # bytes, or a file's (the prompt's); None: /dev/null
+    stdin: bytes | None = None  # None: stdin is /dev/null
     timeout_s: float | None = None
     heartbeat_s: float = 60.0
     on_heartbeat: Callable[[Heartbeat], None] | None = None

@@ -108,9 +108,7 @@ def build_request(
             work_id=work_id,
             prompt_file=prompt_at,
         ),
-        # On stdin, the prompt file just written (its bytes are the prompt's), not a copy in
-        # a temp file of its own: ~0.3 ms of CPU and two new inodes on the launch (issue 22).
-        stdin=prompt_at if prompt_on_stdin(setup.agent, prompt) else None,
+        stdin=prompt.encode(ENCODING, ERRORS) if prompt_on_stdin(setup.agent, prompt) else None,
         timeout_s=setup.timeout_s,
         heartbeat_s=setup.heartbeat_s,
         cancel=cancel,
