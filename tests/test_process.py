@@ -275,6 +275,34 @@ def test_stdin_source_writes_bytes_to_a_regular_file() -> None:
         assert nothing == subprocess.DEVNULL
 
 
+def test_a_childs_stdin_bytes_are_a_file_of_no_name_it_reads_whole(tmp_path: Path) -> None:
+    prompt = "the prompt, ünïcode and all\n".encode() * 500
+    with stdin_source(prompt) as source:
+        assert not isinstance(source, int)
+        done = subprocess.run(
+            ["/bin/sh", "-c", "readlink /proc/self/fd/0; cat"],
+            stdin=source, capture_output=True, check=True, cwd=tmp_path,
+        )  # fmt: skip
+    named, _, read = done.stdout.partition(b"\n")
+    assert named.startswith(b"/memfd:wild-stdin")  # in memory: no file on any disk
+    assert read == prompt
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_memfd_a_childs_stdin_bytes_are_an_unlinked_temp_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_memfd(name: str, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "memfd_create", no_memfd)
+    with stdin_source(b"the prompt\n") as source:
+        assert not isinstance(source, int)
+        assert os.fstat(source.fileno()).st_nlink == 0  # no name reaches it
+        done = subprocess.run(["cat"], stdin=source, capture_output=True, check=True)
+    assert done.stdout == b"the prompt\n"
+
+
 def test_once_running_is_called_once_when_the_process_outlives_it(tmp_path: Path) -> None:
     proc = spawn(shell_argv("while [ ! -e go ]; do sleep 0.01; done"), cwd=tmp_path)
     calls: list[int] = []

@@ -244,17 +244,29 @@ def _wait_step(proc: subprocess.Popen[bytes], step: float | None, exit_fd: int |
 
 @contextlib.contextmanager
 def stdin_source(data: bytes | Path | None) -> Iterator[IO[bytes] | int]:
-    """A child's stdin: /dev/null, a file, or `data` written to a temp file first (not a pipe)."""
+    """A child's stdin: /dev/null, a file, or `data` written to a file of its own first (a
+    regular file, not a pipe: the child may seek it, and nothing waits for it to read)."""
     if data is None:
         yield subprocess.DEVNULL
     elif isinstance(data, Path):
         with data.open("rb") as source:
             yield source
     else:
-        with tempfile.TemporaryFile() as source:
+        with _file_of_no_name() as source:
             source.write(data)
             source.seek(0)
             yield source
+
+
+def _file_of_no_name() -> IO[bytes]:
+    """A file no other process can reach by a name: Linux's memfd (in memory: no temp folder
+    looked for, no file made on a disk, ~0.3 ms less on the way to each agent's start that
+    takes its prompt on stdin, issue 22); elsewhere an unlinked temp file."""
+    try:
+        fd = os.memfd_create("wild-stdin", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):  # not Linux, or a kernel before 3.17
+        return tempfile.TemporaryFile()
+    return os.fdopen(fd, "w+b")
 
 
 def _tail(handle: IO[bytes]) -> str:
