@@ -25,7 +25,6 @@ import gc
 import os
 import sys
 import re
-import orjson
 # Patterns only later work uses (issue 22 item 8): compiled when first used, not on the way.
 LAZY = {
     "output lone surrogate": "[\\ud800-\\udfff]",
@@ -86,8 +85,9 @@ except SystemExit:
     pass
 finally:
     collecting["end"] = gc.isenabled()
-    with open(out_path, "wb") as out:
-        out.write(orjson.dumps({"spawn": at_spawn[0] if at_spawn else None,
+    import json  # not orjson: importing it first would import dataclasses before wild does
+    with open(out_path, "w") as out:
+        out.write(json.dumps({"spawn": at_spawn[0] if at_spawn else None,
                                 "go": at_go[0] if at_go else None,
                                 "end": sorted(sys.modules),
                                 "collecting": collecting,
@@ -159,6 +159,13 @@ LATE = (
     # `string` (~0.9 ms with Template's pattern): the prompt is filled by
     # wild.prompt_files.safe_substitute.
     "string",
+    # `inspect` with `ast`, `dis` and `tokenize` (~4.5 ms of CPU): `dataclasses` imports it
+    # for the docstring of a class it makes itself; wild's records make their own
+    # (wild.record._import_dataclasses).
+    "inspect",
+    "ast",
+    "dis",
+    "tokenize",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"

@@ -35,15 +35,52 @@ Standard library only, nothing of wild: every layer may import it.
 from __future__ import annotations
 
 import abc
-import dataclasses
 import re
 import sys
 import types
 from _thread import get_ident
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform, overload
 
 _T = TypeVar("_T")
+
+
+class _InspectWhenUsed(types.ModuleType):
+    """Stands for `inspect` in `dataclasses` alone: the real module is imported when one of
+    its names is first read (dataclasses reads `inspect.signature` only to write the
+    docstring of a class it makes itself; `record` writes its own). On Python 3.11
+    `dataclasses` imports `inspect` at its top, and `inspect` `ast`, `dis` and `tokenize`:
+    ~2-3 ms before wild's first agent starts that nothing there uses (issue 22 item 8).
+    `importlib.util.LazyLoader` cannot do it: the import statement reads the module's
+    `__spec__`, which loads it at once; this one's `__spec__` is None, as a new module's is."""
+
+    def __getattr__(self, name: str) -> Any:
+        import inspect  # noqa: PLC0415 — the real one: no longer stood for in sys.modules
+
+        return getattr(inspect, name)
+
+
+def _import_dataclasses() -> types.ModuleType:
+    """`dataclasses`, importing `inspect` only when it is used (`_InspectWhenUsed`). Only the
+    `dataclasses` module holds the stand-in: every other `import inspect` gets the real one."""
+    if "dataclasses" in sys.modules or "inspect" in sys.modules:
+        import dataclasses  # noqa: PLC0415
+
+        return dataclasses
+    stand_in = _InspectWhenUsed("inspect")
+    sys.modules["inspect"] = stand_in
+    try:
+        import dataclasses  # noqa: PLC0415
+    finally:
+        if sys.modules.get("inspect") is stand_in:
+            del sys.modules["inspect"]
+    return dataclasses
+
+
+if TYPE_CHECKING:
+    import dataclasses
+else:
+    dataclasses = _import_dataclasses()
 
 # The dataclasses module's own markers, so that `fields()`, `replace()` and orjson, which
 # test a field's kind by identity, take our fields for theirs (Python 3.11's names).
