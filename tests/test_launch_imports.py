@@ -21,9 +21,12 @@ import orjson
 # Whether the garbage collector runs is noted at the go, once the agent ended (its output is
 # read) and at the end; and at the go, whether human.md's section patterns were compiled.
 PROBE = """
+import sys
+# What the interpreter loaded before wild (a site's .pth may import tempfile, as certifi's
+# does): only what wild's launch imports is listed.
+before = set(sys.modules)
 import gc
 import os
-import sys
 import re
 # Patterns only later work uses (issue 22 item 8): compiled when first used, not on the way.
 LAZY = {
@@ -61,11 +64,11 @@ collecting = {}
 compiled = {}
 def listing(*args, **kwargs):
     if not at_spawn:
-        at_spawn.append(sorted(sys.modules))
+        at_spawn.append(sorted(set(sys.modules) - before))
     return real(*args, **kwargs)
 def writing(fd, data):
     if at_spawn and not at_go and data == b"\\n":
-        at_go.append(sorted(sys.modules))
+        at_go.append(sorted(set(sys.modules) - before))
         collecting["go"] = gc.isenabled()
         grammar = getattr(sys.modules["wild.parsers.human"], "_grammar", None)
         compiled["human.md sections"] = grammar.cache_info().currsize if grammar else None
@@ -166,6 +169,11 @@ LATE = (
     "ast",
     "dis",
     "tokenize",
+    # `tempfile` with `shutil` and `random` (~3 ms): wild's crash-safe writes name their temp
+    # files themselves (wild.store.files.temp_beside), an agent's prompt on stdin is a memfd.
+    "tempfile",
+    "shutil",
+    "random",
 )
 
 AGENT = "cat > /dev/null\necho '<promise>TASK_COMPLETE</promise>'\n"

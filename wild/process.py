@@ -12,7 +12,6 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import weakref
@@ -265,6 +264,8 @@ def _file_of_no_name() -> IO[bytes]:
     try:
         fd = os.memfd_create("wild-stdin", os.MFD_CLOEXEC)
     except (AttributeError, OSError):  # not Linux, or a kernel before 3.17
+        import tempfile  # noqa: PLC0415 (with shutil and random: not on every start's way)
+
         return tempfile.TemporaryFile()
     return os.fdopen(fd, "w+b")
 
@@ -294,6 +295,8 @@ def run_captured(
     if cancel is not None and cancel.is_set():
         return ProcessResult(None, timed_out=False, duration_s=0.0, output="", cancelled=True)
     started = time.monotonic()
+    import tempfile  # noqa: PLC0415 (with shutil and random: only a captured run's, see above)
+
     with contextlib.ExitStack() as files:
         sink = files.enter_context(tempfile.TemporaryFile())
         source = files.enter_context(stdin_source(stdin))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from wild.errors import ConflictError
-from wild.store.files import atomic_write, read_text, update_text
+from wild.store.files import atomic_write, read_text, temp_beside, update_text
 
 GENERATION_LINES = 20000
 
@@ -207,3 +207,37 @@ def test_a_file_being_rewritten_in_place_is_read_only_once_settled(tmp_path: Pat
     writer.stdout.close()
     assert result == _keyed_edit(full)
     assert path.read_text() == result
+
+
+def test_a_temp_file_beside_a_file_is_made_as_mkstemp_makes_it(tmp_path: Path) -> None:
+    # What `tempfile.mkstemp(dir=..., prefix=".name.", suffix=".tmp")` made before (issue 22:
+    # tempfile is not imported on the launch): a new file, its owner's alone, not inherited by
+    # children, named so the cleanup of a killed write finds it.
+    target = tmp_path / "state.json"
+    fd, name = temp_beside(target)
+    try:
+        assert os.path.dirname(name) == str(tmp_path)
+        assert sorted(tmp_path.glob(".state.json.*.tmp")) == [Path(name)]
+        info = os.fstat(fd)
+        assert stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600
+        assert info.st_size == 0 and not os.get_inheritable(fd)
+        assert os.path.samestat(info, os.stat(name))
+        other, other_name = temp_beside(target)
+        os.close(other)
+        assert other_name != name
+    finally:
+        os.close(fd)
+
+
+def test_a_temp_name_taken_is_tried_again_with_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "tasks.md"
+    taken = tmp_path / f".tasks.md.{bytes(6).hex()}.tmp"
+    taken.symlink_to(tmp_path / "elsewhere")  # a link at the name: never opened through
+    draws = iter([bytes(6), bytes(6), b"\x01" * 6])
+    monkeypatch.setattr(os, "urandom", lambda n: next(draws))
+    fd, name = temp_beside(target)
+    os.close(fd)
+    assert name == str(tmp_path / f".tasks.md.{'01' * 6}.tmp")
+    assert not (tmp_path / "elsewhere").exists()

@@ -24,7 +24,6 @@ import contextlib
 import errno
 import functools
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -112,11 +111,12 @@ GATE_CLOSED_EXIT = 125  # the loop closed the gate (or died) before saying go: n
 @functools.cache  # looked up once: the loop's PATH does not change while it runs
 def setpriv() -> str | None:
     """util-linux's `setpriv` if it is on PATH and can set a parent-death signal (2.33+)."""
-    found = shutil.which("setpriv")
-    if found is None:
+    try:  # `find_program`, not shutil.which: shutil is not on the launch's way (issue 22)
+        found = find_program("setpriv", Path(os.getcwd()), os.environ.get("PATH"))
+    except OSError:
         return None
     try:  # an older setpriv, or busybox's, has no --pdeathsig: its help text does not name it
-        return found if b"--pdeathsig" in Path(found).read_bytes() else None
+        return str(found) if b"--pdeathsig" in found.read_bytes() else None
     except OSError:
         return None
 

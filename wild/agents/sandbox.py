@@ -23,7 +23,6 @@ thin effects around it (where the home is, which GPUs exist, whether bwrap works
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -162,6 +161,8 @@ def sandbox_for(paths: WildPaths, agent: str, environ: Mapping[str, str]) -> San
 
 
 def _bwrap(environ: Mapping[str, str]) -> str:
+    import shutil  # noqa: PLC0415 (only under --sandbox: not on every launch's way)
+
     found = shutil.which(BWRAP, path=environ.get("PATH"))
     if found is None:
         raise WildError(f"--sandbox needs bubblewrap: `{BWRAP}` is not on PATH; {INSTALL}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from wild.parsers.state import LoopState
@@ -24,6 +23,10 @@ def init_wild(paths: WildPaths) -> tuple[list[str], list[str]]:
         if target.exists():
             kept.append(template.name)
             continue
+        # Imported for a file to make: every loop's start calls this, and shutil (with zlib,
+        # bz2 and lzma) is not on the way to its first agent otherwise (issue 22).
+        import shutil  # noqa: PLC0415
+
         shutil.copyfile(template, target)
         created.append(template.name)
     if paths.state.exists():

@@ -4,7 +4,6 @@ own channel (a chat hook, a pager, mail)."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from wild.process import run_captured, shell_argv
@@ -27,6 +26,10 @@ def send_notification(command: str | None, message: str, *, timeout_s: float) ->
         return None
     env = dict(os.environ)
     env["WILD_MESSAGE"] = message[:ENV_MESSAGE_CAP]
+    # Imported when a notification is sent: tempfile (with shutil and random) is not on the
+    # way to the loop's first agent (issue 22).
+    import tempfile  # noqa: PLC0415
+
     # The message reaches the command only as data (a file on stdin, a variable), never as code.
     with tempfile.NamedTemporaryFile(prefix="wild-notify-", suffix=".txt") as handle:
         handle.write(encode(message))
