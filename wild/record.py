@@ -325,15 +325,19 @@ def _shape_code(
         elif key in record_inits.SHAPES:
             code = _INIT_CODES[key] = record_inits.SHAPES[key]
     if code is None:
-        namespace: dict[str, Any] = {}
-        exec(_init_text(*key), {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses
-        code = next(
-            const
-            for const in namespace["__create_fn__"].__code__.co_consts
-            if isinstance(const, types.CodeType)
-        )
-        _INIT_CODES[key] = code
+        code = _INIT_CODES[key] = _compiled_codes(_init_text(*key))[0]
     return code
+
+
+def _compiled_codes(text: str) -> tuple[types.CodeType, ...]:
+    """The code of the functions `text`'s `__create_fn__` defines, from one exec."""
+    namespace: dict[str, Any] = {}
+    exec(text, {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses
+    return tuple(
+        const
+        for const in namespace["__create_fn__"].__code__.co_consts
+        if isinstance(const, types.CodeType)
+    )
 
 
 def _init_of(
@@ -482,13 +486,7 @@ def _method_codes(key: _MethodShape) -> tuple[types.CodeType, ...]:
 
         codes = record_inits.METHODS.get(key)
     if codes is None:
-        namespace: dict[str, Any] = {}
-        exec(_method_text(key), {}, namespace)  # noqa: S102 — the source is ours, as in dataclasses
-        codes = tuple(
-            const
-            for const in namespace["__create_fn__"].__code__.co_consts
-            if isinstance(const, types.CodeType)
-        )
+        codes = _compiled_codes(_method_text(key))
     _METHOD_CODES[key] = codes
     return codes
 
