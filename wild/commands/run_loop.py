@@ -101,10 +101,7 @@ def _ran_agents_before(logs: Path) -> bool:
         os.scandir(logs) as entries,
     ):
         return any(
-            entry.name.startswith("iteration-")
-            and entry.name.endswith(".log")
-            and len(entry.name) >= len("iteration-.log")
-            for entry in entries
+            entry.name.startswith("iteration-") and entry.name.endswith(".log") for entry in entries
         )
     return False
 
