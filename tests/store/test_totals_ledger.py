@@ -16,6 +16,25 @@ import pytest
 from wild.parsers import totals as ledger_format
 from wild.parsers.totals import Totals
 from wild.store import files, totals_ledger
+from wild.store.jsonl import KeptAppender
+
+
+def note_writes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, bytes]]:
+    """Every write of a ledger file from now on: ("whole", path, bytes) or ("line", …)."""
+    writes: list[tuple[str, Path, bytes]] = []
+    real_whole, real_line = files.atomic_write, totals_ledger.append_raise
+
+    def whole(path: Path, data: bytes) -> None:
+        writes.append(("whole", path, data))
+        real_whole(path, data)
+
+    def line(path: Path, data: bytes) -> None:
+        writes.append(("line", path, data))
+        real_line(path, data)
+
+    monkeypatch.setattr(totals_ledger, "atomic_write", whole)
+    monkeypatch.setattr(totals_ledger, "append_raise", line)
+    return writes
 
 
 def test_a_ledger_lagging_by_less_than_the_grain_in_running_time_alone_covers() -> None:
@@ -30,14 +49,7 @@ def test_a_ledger_lagging_by_less_than_the_grain_in_running_time_alone_covers() 
 def test_the_ledger_is_written_when_a_count_rises_not_at_every_tenth_of_a_second(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writes: list[bytes] = []
-    real_write = files.atomic_write
-
-    def counting_write(path: Path, data: bytes) -> None:
-        writes.append(data)
-        real_write(path, data)
-
-    monkeypatch.setattr(totals_ledger, "atomic_write", counting_write)
+    writes = note_writes(monkeypatch)
     state = tmp_path / "project" / ".wild" / "state.json"
     state.parent.mkdir(parents=True)
     # As the loop saves state.json within one iteration: the run's record (a new iteration
@@ -52,7 +64,8 @@ def test_the_ledger_is_written_when_a_count_rises_not_at_every_tenth_of_a_second
     ]
     for totals in saves:
         totals_ledger.record(state, totals)
-    assert len(writes) == 3  # the record, the judgment, the time after 30 s more
+    # The record, the judgment, the time after 30 s more: the first written whole, then lines.
+    assert [kind for kind, _path, _data in writes] == ["whole", "line", "line"]
     assert totals_ledger.recorded(state) == saves[-1]
 
 
@@ -67,19 +80,12 @@ def test_a_raise_writes_its_own_projects_file_whatever_the_machine_ran_before(
         totals_ledger.record(other, Totals(iteration=n))
     kept = {path: path.read_bytes() for path in totals_ledger.ledger_folder().glob("*.json")}
     assert len(kept) == 200
-    writes: list[tuple[Path, bytes]] = []
-    real_write = files.atomic_write
-
-    def noting_write(path: Path, data: bytes) -> None:
-        writes.append((path, data))
-        real_write(path, data)
-
-    monkeypatch.setattr(totals_ledger, "atomic_write", noting_write)
+    writes = note_writes(monkeypatch)
     state = tmp_path / "project" / ".wild" / "state.json"
     for n in range(1, 4):
         totals_ledger.record(state, Totals(iteration=n, counted=n))
-    assert {path for path, _data in writes} == {totals_ledger.ledger_path(state)}
-    assert all(len(data) < 400 for _path, data in writes)
+    assert {path for _kind, path, _data in writes} == {totals_ledger.ledger_path(state)}
+    assert all(len(data) < 400 for _kind, _path, data in writes)
     assert totals_ledger.recorded(state) == Totals(iteration=3, counted=3)
     assert all(path.read_bytes() == data for path, data in kept.items())  # untouched
     assert [totals_ledger.recorded(other) for other in others[:3]] == [
@@ -97,7 +103,8 @@ def test_a_project_ledger_naming_another_project_or_damaged_counts_nothing(tmp_p
     assert ledger_format.project_ledger(b"{not json", str(tmp_path)) == Totals()
     path.write_bytes(b"garbage")
     assert totals_ledger.recorded(state) == Totals()
-    totals_ledger.record(state, Totals(iteration=3, counted=3))  # written again, whole
+    totals_ledger.record(state, Totals(iteration=3, counted=3))  # a line after the garbage
+    assert path.read_bytes().startswith(b"garbage\n{")
     assert totals_ledger.recorded(state) == Totals(iteration=3, counted=3)
 
 
@@ -116,6 +123,7 @@ def test_a_raise_made_soon_is_written_in_order_and_its_failure_told_at_settle(
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     monkeypatch.setattr(totals_ledger, "atomic_write", full_disk)
+    monkeypatch.setattr(totals_ledger, "append_raise", full_disk)
     totals_ledger.record_soon(state, Totals(iteration=3, counted=3))  # returns at once
     with pytest.raises(OSError, match="No space left"):
         totals_ledger.settle()
@@ -209,13 +217,18 @@ def test_raises_made_soon_are_made_by_one_thread_kept_for_the_next(
     thread, in order, and settled before `settle` returns."""
     state = tmp_path / "project" / ".wild" / "state.json"
     makers: list[threading.Thread] = []
-    real_write = files.atomic_write
+    real_whole, real_line = files.atomic_write, totals_ledger.append_raise
 
-    def noting_write(path: Path, data: bytes) -> None:
+    def noting_whole(path: Path, data: bytes) -> None:
         makers.append(threading.current_thread())
-        real_write(path, data)
+        real_whole(path, data)
 
-    monkeypatch.setattr(totals_ledger, "atomic_write", noting_write)
+    def noting_line(path: Path, data: bytes) -> None:
+        makers.append(threading.current_thread())
+        real_line(path, data)
+
+    monkeypatch.setattr(totals_ledger, "atomic_write", noting_whole)
+    monkeypatch.setattr(totals_ledger, "append_raise", noting_line)
     for n in range(1, 4):
         totals_ledger.record_soon(state, Totals(iteration=n, counted=n))
         totals_ledger.settle()
@@ -235,3 +248,88 @@ def test_a_raise_handed_on_is_made_before_the_process_exits_unsettled(tmp_path: 
     )
     subprocess.run([sys.executable, "-c", code, str(state)], check=True, timeout=60)
     assert totals_ledger.recorded(state) == Totals(iteration=7, counted=7)
+
+
+def test_a_raise_after_the_first_appends_one_line_and_a_reader_takes_each_highest_figure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One append and its fsync per raise, not a whole-file swap (issue 22 item 8: ~1 ms of
+    the loop's CPU per iteration); the file stays readable through a crash mid-append."""
+    writes = note_writes(monkeypatch)
+    state = tmp_path / "project" / ".wild" / "state.json"
+    for n in range(1, 5):
+        totals_ledger.record(state, Totals(iteration=n, counted=n, cost_usd=0.5 * n))
+    path = totals_ledger.ledger_path(state)
+    assert [kind for kind, _path, _data in writes] == ["whole", "line", "line", "line"]
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 4 and all(orjson.loads(line)["format"] == 2 for line in lines)
+    assert totals_ledger.recorded(state) == Totals(iteration=4, counted=4, cost_usd=2.0)
+    # A kill mid-append leaves a torn line: it counts nothing, the lines before it count.
+    with path.open("ab") as torn:
+        torn.write(lines[-1][:25])
+    assert totals_ledger.recorded(state) == Totals(iteration=4, counted=4, cost_usd=2.0)
+    totals_ledger.record(state, Totals(iteration=5, counted=5, cost_usd=2.5))
+    assert totals_ledger.recorded(state) == Totals(iteration=5, counted=5, cost_usd=2.5)
+    assert path.read_bytes().splitlines()[-2] == lines[-1][:25]  # sealed, not glued onto
+
+
+def test_each_figure_is_the_highest_of_the_lines_naming_the_project() -> None:
+    project = "/home/me/project"
+
+    def line(name: str, **figures: Any) -> bytes:
+        return orjson.dumps({"format": 2, "project": name, "totals": figures})
+
+    data = b"\n".join(
+        [
+            line(project, iteration=3, countedIterations=3, totalCostUsd=9.0),
+            b"{torn",
+            line("/elsewhere", iteration=99, totalTokens=99),
+            line(project, iteration=7, countedIterations=6, totalTokens=40),
+        ]
+    )
+    assert ledger_format.project_ledger(data, project) == Totals(
+        iteration=7, counted=6, cost_usd=9.0, tokens=40
+    )
+
+
+def test_wild_0_2s_indented_file_is_read_and_its_first_raise_turns_it_into_lines(
+    tmp_path: Path,
+) -> None:
+    """wild 0.2 wrote one indented document per project: read as it is, with lines after it
+    as well, and the first raise writes it whole as one line keeping its higher figures."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    project = totals_ledger.project_of(state)
+    path = totals_ledger.ledger_path(state)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = {"format": 1, "project": project, "totals": Totals(9, 9, 50.0, 4.0, 70).to_json()}
+    path.write_bytes(orjson.dumps(old, option=orjson.OPT_INDENT_2) + b"\n")
+    assert totals_ledger.recorded(state) == Totals(9, 9, 50.0, 4.0, 70)
+    with_lines = path.read_bytes() + ledger_format.ledger_line(project, Totals(10, 10))
+    assert ledger_format.project_ledger(with_lines, project) == Totals(10, 10, 50.0, 4.0, 70)
+    totals_ledger.record(state, Totals(iteration=10, counted=10, running_s=5.0))
+    assert path.read_bytes().count(b"\n") == 1
+    assert totals_ledger.recorded(state) == Totals(10, 10, 50.0, 4.0, 70)
+
+
+def test_appends_past_the_compaction_size_write_the_file_whole_again_losing_no_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is written whole again once this process's appends reach COMPACT_BYTES, so
+    a reader never parses more than a few KB; a line another process appended through a
+    descriptor opened before that write is read into it or lands in the new file."""
+    monkeypatch.setattr(totals_ledger, "COMPACT_BYTES", 400)
+    writes = note_writes(monkeypatch)
+    state = tmp_path / "project" / ".wild" / "state.json"
+    project = totals_ledger.project_of(state)
+    path = totals_ledger.ledger_path(state)
+    totals_ledger.record(state, Totals(iteration=1, counted=1))
+    other = KeptAppender(path)  # another process's loop, its descriptor open
+    other.append([ledger_format.ledger_line(project, Totals(tokens=500))], durable=True)
+    for n in range(2, 8):
+        totals_ledger.record(state, Totals(iteration=n, counted=n))
+    kinds = [kind for kind, _path, _data in writes]
+    assert kinds[0] == "whole" and kinds[1] == "line" and kinds.count("whole") >= 2, kinds
+    assert len(path.read_bytes()) < 400 + 250  # written whole since, lines after it
+    other.append([ledger_format.ledger_line(project, Totals(cost_usd=3.0))], durable=True)
+    other.close()
+    assert totals_ledger.recorded(state) == Totals(iteration=7, counted=7, cost_usd=3.0, tokens=500)

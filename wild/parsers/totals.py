@@ -22,7 +22,7 @@ from wild.record import record
 # state.json `extra` keys of the run's counted agent runs and running time (wild.loop.limits).
 COUNTED = "countedIterations"
 RUNNING_S = "runningSeconds"
-LEDGER_FORMAT = 1
+LEDGER_FORMAT = 2  # JSON lines, one per raise (1: one indented document, wild 0.2)
 
 
 def _count(value: object) -> int:
@@ -142,18 +142,45 @@ def ledger_entry(data: bytes, project: str) -> Totals:
 
 
 def project_ledger(data: bytes, project: str) -> Totals:
-    """The totals in a project's own ledger file (damaged bytes, or a file naming another
-    project: all zero, which the caller's higher figures then cover)."""
+    """The totals in a project's own ledger file: each figure's highest over its JSON lines
+    that name the project (`ledger_line`; wild 0.2 wrote one indented document, which may
+    lead the lines). A line torn by a crash, damaged, or naming another project counts
+    nothing: the caller's higher figures then cover it."""
+    found = Totals()
+    for document in _documents(data):
+        if isinstance(document, dict) and document.get("project") == project:
+            found = found.at_least(Totals.from_json(document.get("totals")))
+    return found
+
+
+def _documents(data: bytes) -> list[object]:
+    """The JSON values of a ledger file: the whole file as one (a file written whole), else
+    a leading document however indented, then one per line; what does not parse is left out."""
+    if not data.strip():
+        return []
     try:
-        document = orjson.loads(data) if data.strip() else {}
+        return [orjson.loads(data)]
     except orjson.JSONDecodeError:
-        return Totals()
-    if not isinstance(document, dict) or document.get("project") != project:
-        return Totals()
-    return Totals.from_json(document.get("totals"))
+        pass
+    text = data.decode("utf-8", "replace")
+    documents: list[object] = []
+    start = 0
+    try:  # wild 0.2's indented document, lines appended after it
+        first, start = json.JSONDecoder().raw_decode(text)
+        documents.append(first)
+    except ValueError:
+        start = 0
+    for line in text[start:].splitlines():
+        try:
+            documents.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            continue
+    return documents
 
 
-def render_project_ledger(project: str, totals: Totals) -> bytes:
-    """A project's ledger file: `{"format": 1, "project": "/path", "totals": {...}}`."""
+def ledger_line(project: str, totals: Totals) -> bytes:
+    """One raise of a project's ledger file, a JSON line:
+    `{"format": 2, "project": "/path", "totals": {...}}`. The file is these lines, appended
+    one per raise and rewritten as one now and then (`wild.store.totals_ledger`)."""
     document = {"format": LEDGER_FORMAT, "project": project, "totals": totals.to_json()}
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    return orjson.dumps(document) + b"\n"
