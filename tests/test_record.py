@@ -196,6 +196,12 @@ def _behaviour(cls: type, values: list[int], other_values: list[int]) -> list[An
         _outcome(lambda: dataclasses.astuple(one)),
         _outcome(lambda: orjson.dumps(one)),
         _outcome(lambda: repr(dataclasses.replace(one, **changed))),
+        # wild's own `replace` (made without `__init__` for a plain frozen record): the same.
+        _outcome(lambda: repr(record_module.replace(one, **changed))),
+        _outcome(lambda: record_module.replace(one, **changed) == one),
+        _outcome(lambda: type(record_module.replace(one, **changed)) is cls),
+        _outcome(lambda: repr(record_module.replace(one, **dict(list(changed.items())[:1])))),
+        _outcome(lambda: repr(record_module.replace(one, unknown=1))),
         repr(unpickled),
         _outcome(lambda: unpickled == one),
         repr(copy.copy(one)),
@@ -711,3 +717,28 @@ def test_with_inspect_imported_first_dataclasses_holds_the_real_one() -> None:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert done.stdout == "True\n"
+
+
+def test_replace_makes_a_plain_frozen_record_without_its_init_and_any_other_through_it() -> None:
+    """`wild.record.replace` copies a frozen record that is its fields alone (~1 µs against
+    dataclasses.replace's ~11 µs for the loop's 35-field model, ~40 times an iteration);
+    a `__post_init__` still runs and checks, and a slotted record or a plain subclass (which
+    may hold attributes of its own) are made as dataclasses.replace makes them."""
+    from wild.loop.model import LoopModel
+    from wild.parsers.state import LoopState
+
+    assert {LoopModel, LoopState} <= set(record_module._PLAIN)
+    base = _Base(1, [2])
+    assert record_module.replace(base, a=5) == _Base(5, [2])
+    assert record_module.replace(base, a=5).items is base.items  # as dataclasses.replace
+    assert _Checked not in record_module._PLAIN
+    with pytest.raises(ValueError, match="negative"):
+        record_module.replace(_Checked(1), n=-1)
+    slotted = _Slotted(1, [2], (3,))
+    assert record_module.replace(slotted, c=(4,)) == _Slotted(1, [2], (4,))
+    plain = _Plain(1)
+    plain.note = "kept"  # type: ignore[attr-defined]
+    made = record_module.replace(plain, a=2)
+    assert type(made) is _Plain and made.a == 2 and not hasattr(made, "note")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
+        record_module.replace(base, z=1)  # type: ignore[call-arg]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,6 +36,7 @@ from wild.commands.actions import HANDLERS, LOOP, SERVE, action_words, misplaced
 from wild.errors import UsageError, WildError
 from wild.output import capped
 from wild.paths import WildPaths
+from wild.record import replace
 
 clock: Clock = SystemClock()
 SWEEP_COMMAND = "wild.sweep_command"  # ctx.meta: the words of `wild --sweep -- CMD…`

@@ -17,11 +17,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from wild.record import record
+from wild.record import record, replace
 
 log = logging.getLogger("wild.http_guard")
 

@@ -603,7 +603,47 @@ def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
         cls = _with_slots(cls, fields)
         owner[0] = cls
     abc.update_abstractmethods(cls)
+    if frozen and not slots and init is not None and _copied_plainly(cls, fields):
+        _PLAIN[cls] = frozenset(fields)
     return cls
+
+
+# The frozen records `replace` makes by copying the instance's attributes (their fields' names).
+_PLAIN: dict[type, frozenset[str]] = {}
+
+
+def _copied_plainly(cls: Any, fields: dict[str, Any]) -> bool:
+    """Whether an instance of `cls` is its fields' values alone, set by its own `__init__`:
+    every field an `__init__` argument, no `__post_init__` (which may check or derive), no
+    `__new__` of its own. Its frozen `__setattr__` keeps any other attribute off it."""
+    return (
+        not hasattr(cls, "__post_init__")
+        and cls.__new__ is object.__new__
+        and all(f._field_type is _FIELD and f.init for f in fields.values())
+    )
+
+
+def _copy_replace(obj: _T, /, **changes: Any) -> _T:
+    """`dataclasses.replace(obj, **changes)`, made without `__init__` for a frozen record that
+    is its fields alone (`_copied_plainly`): its attributes copied, `changes` put in (~1 µs
+    against ~11 µs for the loop's 35-field model, which a loop iteration replaces ~40 times:
+    issue 22 item 8). Anything else, a name that is not a field included, goes to
+    `dataclasses.replace`, which says what is wrong as it always does."""
+    cls = type(obj)
+    names = _PLAIN.get(cls)
+    if names is None or not names.issuperset(changes):
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    made: _T = object.__new__(cls)
+    attributes = made.__dict__
+    attributes.update(obj.__dict__)
+    attributes.update(changes)
+    return made
+
+
+if TYPE_CHECKING:  # mypy checks each call's names and types as it does dataclasses.replace's
+    from dataclasses import replace as replace  # noqa: PLC0414 (re-exported: mypy --strict)
+else:
+    replace = _copy_replace
 
 
 def _compiling_stub(

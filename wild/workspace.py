@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -48,6 +47,7 @@ from wild.policy.trust import (
     trust_of,
     trust_to_json,
 )
+from wild.record import replace
 from wild.store.files import Signature, read_text, stat_signature, update_text
 from wild.store.runs_log import RunLog, read_runs
 from wild.store.runs_summary import read_summary

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -53,6 +52,7 @@ from wild.parsers.runs import RunIndex, RunRecord, SweepRecord, encode_record, p
 from wild.parsers.runs_summary import RunsSummary, advance, empty, summary_from, summary_obj
 from wild.paths import WildPaths
 from wild.record import record as frozen_record
+from wild.record import replace
 from wild.runs.judge import judged
 from wild.store.files import write_cache
 from wild.store.offset_read import OffsetRead, read_on

@@ -6,12 +6,11 @@ writes it, and wild/loop/recovery.py reads what a killed loop left behind.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from wild.loop.model import RunAgent
 from wild.parsers.state import LoopState
-from wild.record import record
+from wild.record import record, replace
 
 AGENT_RUN = "agentRun"
 

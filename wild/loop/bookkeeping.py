@@ -18,10 +18,10 @@ Stored in `LoopState.extra` under camelCase keys, so older and newer wild versio
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field, replace
+from dataclasses import field
 from typing import Any
 
-from wild.record import record
+from wild.record import record, replace
 from wild.selection import HUMAN_WAIT, Selection, WorkItem, select_work, task_key
 from wild.workspace_view import Workspace
 

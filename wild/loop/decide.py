@@ -17,7 +17,6 @@ Decisions the seed leaves open:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 
 from wild.clock import iso, later, parse_time
@@ -69,6 +68,7 @@ from wild.parsers.state import push_summary
 from wild.policy.escalation import progress_report_due
 from wild.policy.model import HumanPolicy, effective_policy
 from wild.policy.trust import hold_policy
+from wild.record import replace
 from wild.selection import HUMAN_ONLY_WAIT, HUMAN_WAIT, Selection
 
 # _AFTER_WORK: the decisions on work done (a run judged and its claims, a task's checks, the

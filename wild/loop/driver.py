@@ -14,7 +14,6 @@ import gc
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 
 from wild.agents.runner import run_agent
 from wild.clock import Clock, SystemClock, iso
@@ -65,6 +64,7 @@ from wild.parsers.process_id import ProcessId
 from wild.parsers.run_table import running_runs
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
+from wild.record import replace
 from wild.store import totals_ledger
 from wild.store.events_log import EventLog
 from wild.store.loop_lock import running_loop, take_loop_lock

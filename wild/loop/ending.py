@@ -11,14 +11,13 @@ Repeated Failures rule the loop asks the human and holds that work: it neither e
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from wild.completion.verdict import judge
 from wild.loop import work
 from wild.loop.judge import failed_attempt
 from wild.loop.model import Action, Ask, ChecksFinished, Log, LoopModel, Moment, RunChecks, Say
 from wild.loop.work import CHECKS
 from wild.policy.model import HumanPolicy
+from wild.record import replace
 
 
 def confirmed(model: LoopModel) -> bool:

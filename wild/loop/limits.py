@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import replace
 
 from wild.agents.run_result import AgentRun
 from wild.clock import iso
@@ -31,6 +30,7 @@ from wild.loop.model import (
 from wild.output import plural
 from wild.parsers.state import LoopState
 from wild.parsers.totals import COUNTED, RUNNING_S
+from wild.record import replace
 
 TIME_GRAIN_S = 30.0
 # Failed iterations in a row back off: the first retry is at once, then from the base,

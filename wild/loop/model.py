@@ -9,7 +9,7 @@ and an event into a new model and a list of actions; the driver performs the act
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import field, replace
+from dataclasses import field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,7 +23,7 @@ from wild.parsers.runs import RunRecord
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState
 from wild.parsers.tasks import Task
 from wild.policy.notify import NoteBatch
-from wild.record import record
+from wild.record import record, replace
 from wild.workspace_view import Workspace
 
 if TYPE_CHECKING:

@@ -8,8 +8,6 @@ them, and a `Wait` ends when the queued notes are due. The same note twice is se
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from wild.clock import iso
 from wild.loop.model import (
     Action,
@@ -22,6 +20,7 @@ from wild.loop.model import (
     SendNotes,
     Wait,
 )
+from wild.record import replace
 
 
 def ask_message(model: LoopModel, ask: Ask) -> str:

@@ -9,7 +9,6 @@ driver only performs the `Log` actions and sleeps no longer than the `Wait` it i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from wild.clock import iso
 from wild.loop import states
@@ -17,6 +16,7 @@ from wild.loop.model import Action, AgentFinished, Event, Log, LoopModel, Moment
 from wild.loop.states import State
 from wild.parsers.loop_state import RECORD_KEY, record, recorded
 from wild.parsers.state import LoopState
+from wild.record import replace
 
 Moved = tuple[LoopModel, tuple[Action, ...]]
 

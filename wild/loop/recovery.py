@@ -19,7 +19,6 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from wild.agents import orphans
@@ -30,6 +29,7 @@ from wild.loop.run_words import work_words
 from wild.parsers.process_id import ProcessId
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState, push_summary
 from wild.paths import WildPaths
+from wild.record import replace
 
 
 def group_to_kill(recorded: ProcessId | None, seen: Liveness) -> int | None:

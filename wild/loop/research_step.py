@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from wild.agents.run_result import AgentRun
@@ -46,6 +45,7 @@ from wild.parsers.control import ControlRequest
 from wild.parsers.run_table import eta_s, facts_of, sweep_facts
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.parsers.state import push_summary
+from wild.record import replace
 from wild.runs import retry, stage
 
 STAGE_KEY = "stage"  # in state.json

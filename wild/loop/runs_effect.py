@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +35,7 @@ from wild.parsers import barriers as barriers_md
 from wild.parsers.alerts import make_alert
 from wild.parsers.runs import RunRecord
 from wild.paths import WildPaths
+from wild.record import replace
 from wild.store.alerts_log import append_alert
 from wild.store.events_log import EventLog
 from wild.store.files import update_text

@@ -9,13 +9,13 @@ prove anything: the human is asked to approve it (`wild --approve TASK`) and the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from wild.loop.judge import failed_attempt
 from wild.loop.model import Action, Ask, Continue, EditFile, Log, LoopModel, Say, Step, TaskVerified
 from wild.parsers import tasks as tasks_md
 from wild.parsers.state import push_summary
 from wild.policy.model import HumanPolicy
+from wild.record import replace
 
 # How much of a failing check's output the next prompt's notes carry.
 NOTE_TAIL_CHARS = 600

@@ -8,7 +8,6 @@ left. How a finished run is judged is `wild.loop.judge`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TypeGuard
 
 from wild import prompts
@@ -32,6 +31,7 @@ from wild.parsers.state import CurrentWork
 from wild.parsers.tasks import Task
 from wild.policy.escalation import should_escalate
 from wild.policy.model import HumanPolicy
+from wild.record import replace
 from wild.runs import stage as stages
 from wild.selection import Selection, WorkItem, task_key
 

@@ -5,7 +5,6 @@ the plot."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from wild.errors import UsageError, WildError
 from wild.metrics.kept import summaries
@@ -13,7 +12,7 @@ from wild.parsers.metric_summary import Mode, RunSummary, objective_of
 from wild.parsers.run_compare import Comparison, compare, format_comparison
 from wild.parsers.runs import RunIndex, RunRecord, SweepRecord
 from wild.paths import WildPaths
-from wild.record import record
+from wild.record import record, replace
 
 
 def _compared(run: RunRecord) -> RunRecord:

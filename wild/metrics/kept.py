@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -28,6 +27,7 @@ from wild.parsers.metric_formats import number
 from wild.parsers.metric_summary import RunSummary, json_number, objective_of, summarize
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import WildPaths
+from wild.record import replace
 
 
 def _spec_of(index: RunIndex, run: RunRecord) -> Mapping[str, Any] | None:

@@ -5,11 +5,10 @@ appended to by wild/control.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Literal, cast, get_args
 
 from wild.parsers.jsonl import loads
-from wild.record import record
+from wild.record import record, replace
 
 # `recheck`: something the loop cannot watch changed (a human approved a command in the store
 # outside .wild/), so results judged before it are stale.

@@ -10,14 +10,13 @@ import math
 import re
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from wild.parsers.early_stop import early_stopped, stopped_early_lines
 from wild.parsers.metric_formats import diverged
 from wild.parsers.metric_summary import Mode, RunSummary
 from wild.parsers.runs import RunRecord
-from wild.record import record
+from wild.record import record, replace
 
 # `seed`, `data_seed`, `seed_init`, `rng`, `random_state`: what varies only the randomness.
 _SEED_LIKE = re.compile(r"(?i)(seed|rng|random_state)|.*_(seed|rng)|(seed|rng)_.*")

@@ -12,12 +12,11 @@ counted by status and each finished run's duration.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from wild.clock import parse_time
 from wild.parsers.runs import RUN_STATUSES, RunIndex, RunRecord, RunStatus
-from wild.record import record
+from wild.record import record, replace
 
 # Where a run's line is: (sweep's number, status's number, line number, byte offset).
 Load = Callable[[str, int, int], RunRecord | None]  # (run id, byte offset, line number)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import field, replace
+from dataclasses import field
 from typing import Any, TypeVar
 
 import orjson
@@ -14,7 +14,7 @@ from wild.errors import WildError
 from wild.output import escape_undecodable
 from wild.parsers.lines import Problem
 from wild.parsers.process_id import ProcessId, process_json
-from wild.record import record
+from wild.record import record, replace
 
 FORMAT = 1
 RECENT_SUMMARIES_KEEP = 5

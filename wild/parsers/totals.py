@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import astuple, replace
+from dataclasses import astuple
 from typing import Any
 
 import orjson
 
 from wild.parsers.state import LoopState
-from wild.record import record
+from wild.record import record, replace
 
 # state.json `extra` keys of the run's counted agent runs and running time (wild.loop.limits).
 COUNTED = "countedIterations"

@@ -15,12 +15,11 @@ Pure: the driver reads the store, the file and events.log, this module decides.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from types import MappingProxyType
 
 from wild.parsers.checks import MODES, STRATEGIES, Check, CheckList, Mode, Strategy
 from wild.parsers.lines import Span
-from wild.record import record
+from wild.record import record, replace
 
 # `wild --approve @checks` accepts checks.md as it stands (no check id has an "@").
 CHECKS_APPROVAL_ID = "@checks"

@@ -8,7 +8,6 @@ named interruption modes on top and switches the file between them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -32,7 +31,7 @@ from wild.parsers.policy import (
     read_preset,
     read_threshold,
 )
-from wild.record import record
+from wild.record import record, replace
 
 DEFAULT_MODE: Mode = "semi-autonomous"
 

@@ -8,10 +8,9 @@ ping); non-blocking ones go out at most once per penalty window, batched.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
 
-from wild.record import record
+from wild.record import record, replace
 
 
 @record

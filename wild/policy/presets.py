@@ -14,7 +14,6 @@ ordinary settings so the file says exactly what wild will do:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from wild.clock import iso, later
@@ -29,6 +28,7 @@ from wild.policy.model import (
     policy_title,
     render_policy_section,
 )
+from wild.record import replace
 
 INTERRUPTION_PRESETS: Mapping[str, HumanPolicy] = {
     "wild_night": HumanPolicy(

@@ -19,7 +19,6 @@ Pure: the driver reads the store, the file and events.log, this module decides.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -27,7 +26,7 @@ from wild.clock import iso, parse_time
 from wild.parsers.alert_types import POLICY_LOOSENED
 from wild.parsers.policy import CommandApproval, Mode, read_approval, read_mode
 from wild.policy.model import DEFAULT_MODE, HumanPolicy, default_policy
-from wild.record import record
+from wild.record import record, replace
 
 if TYPE_CHECKING:  # events.log is read only when a change to the policy must be dated
     from wild.parsers.events_log import AgentSpan

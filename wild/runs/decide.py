@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from wild.parsers.runs import RunRecord
-from wild.record import record
+from wild.record import record, replace
 from wild.runs.backend import Observed, Submitted
 from wild.runs.markers import MarkerRead
 from wild.runs.signing import command_to_approve, written_by_wild

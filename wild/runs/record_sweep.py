@@ -23,7 +23,6 @@ import os
 import secrets
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import overload
@@ -35,7 +34,7 @@ from wild.parsers import tasks as tasks_md
 from wild.parsers.runs import RunRecord, SweepRecord
 from wild.parsers.sweeps import SweepSpec, parse_run_time
 from wild.paths import WildPaths
-from wild.record import record
+from wild.record import record, replace
 from wild.runs import signing
 from wild.runs.resolve import program, resolve_instruction
 from wild.runs.skill_targets import target_problems

@@ -20,7 +20,6 @@ import hashlib
 import hmac
 import os
 import types
-from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -28,6 +27,7 @@ import orjson
 from wild.errors import WildError
 from wild.parsers.runs import RunIndex, RunRecord
 from wild.paths import approvals_path
+from wild.record import replace
 
 KEY_FILE = "runs.key"
 SIGNATURE_FIELD = "signature"

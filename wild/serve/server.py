@@ -14,7 +14,6 @@ import re
 import select
 import threading
 from collections.abc import Mapping
-from dataclasses import replace
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
@@ -32,6 +31,7 @@ from wild.http_guard import (
     RefusalLog,
 )
 from wild.paths import WildPaths
+from wild.record import replace
 from wild.serve import DEFAULT_PORT
 from wild.serve.access import Access, new_token
 from wild.serve.act import perform

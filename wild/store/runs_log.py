@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import field
 from pathlib import Path
 from typing import Protocol, Self
 
@@ -25,6 +25,7 @@ from wild.parsers.runs import (
     parse_record,
 )
 from wild.record import record as frozen_record
+from wild.record import replace
 from wild.store.jsonl import append_parts
 from wild.store.offset_read import read_on
 
