@@ -291,6 +291,11 @@ class _OwnMethods:
         return self.n % 2
 
 
+@record
+class _OnSlots(_Slotted):
+    d: str = ""
+
+
 class _Plain(_Base):
     """A plain subclass may keep attributes of its own, as under a frozen dataclass."""
 
@@ -736,6 +741,9 @@ def test_replace_makes_a_plain_frozen_record_without_its_init_and_any_other_thro
         record_module.replace(_Checked(1), n=-1)
     slotted = _Slotted(1, [2], (3,))
     assert record_module.replace(slotted, c=(4,)) == _Slotted(1, [2], (4,))
+    on_slots = _OnSlots(1, [2], (3,), "d")  # its base's fields live in slots, not __dict__
+    assert _OnSlots not in record_module._PLAIN
+    assert record_module.replace(on_slots, d="e") == _OnSlots(1, [2], (3,), "e")
     plain = _Plain(1)
     plain.note = "kept"  # type: ignore[attr-defined]
     made = record_module.replace(plain, a=2)

@@ -604,7 +604,7 @@ def _build(cls: Any, eq: bool, slots: bool, frozen: bool = True) -> Any:
         owner[0] = cls
     abc.update_abstractmethods(cls)
     if frozen and not slots and init is not None and _copied_plainly(cls, fields):
-        _PLAIN[cls] = frozenset(fields)
+        _PLAIN[cls] = frozenset(name for name, f in fields.items() if f._field_type is _FIELD)
     return cls
 
 
@@ -615,11 +615,13 @@ _PLAIN: dict[type, frozenset[str]] = {}
 def _copied_plainly(cls: Any, fields: dict[str, Any]) -> bool:
     """Whether an instance of `cls` is its fields' values alone, set by its own `__init__`:
     every field an `__init__` argument, no `__post_init__` (which may check or derive), no
-    `__new__` of its own. Its frozen `__setattr__` keeps any other attribute off it."""
+    `__new__` of its own, no slots anywhere in its bases (a field there is not in the
+    instance's `__dict__`). Its frozen `__setattr__` keeps any other attribute off it."""
     return (
         not hasattr(cls, "__post_init__")
         and cls.__new__ is object.__new__
-        and all(f._field_type is _FIELD and f.init for f in fields.values())
+        and not any("__slots__" in vars(base) for base in cls.__mro__)
+        and all(f.init for f in fields.values() if f._field_type is _FIELD)
     )
 
 
