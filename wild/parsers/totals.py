@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import astuple
 from typing import Any
 
 import orjson
@@ -79,7 +78,14 @@ class Totals:
 
     def at_least(self, other: Totals) -> Totals:
         """The higher figure of each."""
-        return Totals(*(max(a, b) for a, b in zip(astuple(self), astuple(other), strict=True)))
+        # Field by field, not `astuple` (a deep copy of each): asked twice or more per raise.
+        return Totals(
+            iteration=max(self.iteration, other.iteration),
+            counted=max(self.counted, other.counted),
+            running_s=max(self.running_s, other.running_s),
+            cost_usd=max(self.cost_usd, other.cost_usd),
+            tokens=max(self.tokens, other.tokens),
+        )
 
     def covers(self, other: Totals, time_grain_s: float = 0.0) -> bool:
         """Whether no figure of `other` is higher than ours, its running time by no more than
