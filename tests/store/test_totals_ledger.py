@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -343,3 +344,17 @@ def test_each_field_of_the_totals_is_raised_by_at_least() -> None:
         higher = dataclasses.replace(Totals(), **{name: 7})
         assert Totals().at_least(higher) == higher
         assert higher.at_least(Totals()) == higher
+
+
+@pytest.mark.timeout(30)  # before: the open waited for a writer, forever
+def test_a_fifo_at_the_ledgers_name_counts_nothing_and_holds_no_one(tmp_path: Path) -> None:
+    """The store is in an agent's reach: a FIFO put at a project's ledger name is read as a
+    damaged file (the raise writes the file whole over it), never waited on at its open."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    path = totals_ledger.ledger_path(state)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    assert totals_ledger.recorded(state) == Totals()
+    totals_ledger.record(state, Totals(iteration=2, counted=2))
+    assert path.is_file()
+    assert totals_ledger.recorded(state) == Totals(iteration=2, counted=2)

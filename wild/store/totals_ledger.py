@@ -29,6 +29,7 @@ import atexit
 import contextlib
 import fcntl
 import os
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -76,9 +77,24 @@ def ledger_path(state_path: Path) -> Path:
 def _read(project: str) -> Totals:
     """The project's totals: its own file's, else (no file yet) wild 0.1's machine ledger's."""
     try:
-        return project_ledger(_ledger_of(project).read_bytes(), project)
+        fd = _open_ledger(_ledger_of(project))
     except FileNotFoundError:
         return ledger_entry(read_bytes(machine_ledger_path()), project)  # b"" when missing
+    try:
+        return project_ledger(_ledger_bytes(fd), project)
+    finally:
+        os.close(fd)
+
+
+def _open_ledger(path: Path) -> int:
+    """The ledger file open for reading, never waiting: O_NONBLOCK, so that a FIFO put at its
+    name (the store is in an agent's reach) cannot hold the loop at its open."""
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+
+
+def _ledger_bytes(fd: int) -> bytes:
+    """The open ledger's bytes; b"" (it counts nothing) when it is not a regular file."""
+    return pread_all(fd, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
 
 
 def recorded(state_path: Path) -> Totals:
@@ -128,14 +144,14 @@ def _write_whole(key: str, totals: Totals) -> Totals:
     path.parent.mkdir(parents=True, exist_ok=True)
     with wild_lock(path.with_name(path.name + ".lock")):
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = _open_ledger(path)
         except FileNotFoundError:
             now = _read(key).at_least(totals)  # wild 0.1's entry, if any
             atomic_write(path, ledger_line(key, now))
             return now
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            now = project_ledger(pread_all(fd, 0), key).at_least(totals)
+            now = project_ledger(_ledger_bytes(fd), key).at_least(totals)
             atomic_write(path, ledger_line(key, now))
         finally:
             os.close(fd)
