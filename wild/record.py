@@ -24,6 +24,10 @@ they do on `@dataclass(frozen=True)`; the methods are the ones it would write, s
 instance costs the same to make, compare, hash and print. mypy sees a frozen dataclass
 (`dataclass_transform`). tests/test_record.py holds it to `@dataclass(frozen=True)`.
 
+`replace` is `dataclasses.replace`, made without `__init__` for a frozen record that is its
+fields alone (`_copy_replace`: ~1 µs against ~11 µs for the loop's 35-field model); wild's
+modules import it from here.
+
 `@record(frozen=False)` is `@dataclass` the same way (a mutable class: its `__init__` sets each
 field as an attribute, it has no `__hash__` when compared by value, as a dataclass has none).
 
