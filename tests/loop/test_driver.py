@@ -450,21 +450,23 @@ def test_a_runs_tick_and_the_next_tasks_mark_are_one_tasks_md_write(
 def test_the_ledgers_raise_meets_the_next_decision_and_is_settled_before_a_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The totals ledger's write after a judgment (two fsyncs of a file outside the project)
-    is made in a thread while the loop decides what comes next, not on the loop's thread
-    before it; whenever an agent's program is let go, and when the loop ends, the ledger on
-    disk holds state.json's counts (a restart after a damaged state.json takes them)."""
+    """The totals ledger's raise after a judgment is one line appended on the loop's thread
+    (a thread of its own took the CPU from the loop's next decision) and fsynced when the loop
+    settles, with the run record's own raise, before the agent's program is let go; whenever
+    an agent's program is let go, and when the loop ends, the ledger on disk holds
+    state.json's counts (a restart after a damaged state.json takes them) and nothing
+    appended is left unsynced."""
     from wild.parsers.totals import Totals
     from wild.store import totals_ledger
 
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
     writers: list[str] = []
     covered_at_go: list[bool] = []
-    real_write = files.atomic_write
+    real_line = totals_ledger.append_raise
 
-    def noting_write(path: Path, data: bytes) -> None:
+    def noting_line(path: Path, data: bytes, *, durable: bool = True) -> None:
         writers.append(threading.current_thread().name)
-        real_write(path, data)
+        real_line(path, data, durable=durable)
 
     def covered() -> bool:
         on_disk = real_load(sim.paths.state).state
@@ -472,14 +474,14 @@ def test_the_ledgers_raise_meets_the_next_decision_and_is_settled_before_a_go(
 
     def started(request: Any) -> None:
         request.on_start(os.getpid())  # then the runner lets the agent's program run
-        covered_at_go.append(covered())
+        covered_at_go.append(covered() and not totals_ledger._unsynced)
 
-    monkeypatch.setattr(totals_ledger, "atomic_write", noting_write)
+    monkeypatch.setattr(totals_ledger, "append_raise", noting_line)
     sim.script = [[{"call": started}, *say(TASK)]]
     assert sim.run().iterations == 2
-    assert writers and set(writers) == {"wild-totals-ledger"}  # before: all on MainThread
+    assert writers and set(writers) == {"MainThread"}  # before: a thread of the ledger's
     assert covered_at_go == [True, True]
-    assert covered()
+    assert covered() and not totals_ledger._unsynced
 
 
 def test_a_steps_consecutive_log_lines_are_one_events_log_append(

@@ -509,7 +509,9 @@ class Loop:
         and the agent, in one durable write, before the agent's program runs."""
         now = iso(self.clock.now())
         process = probe(pid, now) or ProcessId(pid, this_host(), started_at=now)
-        totals_ledger.settle()  # a failed raise fails the start before the record is written
+        # A failed raise fails the start before the record is written; the lines appended
+        # since the last settle are fsynced with the record's own, below (one fsync, not two).
+        totals_ledger.settle(durable=False)
         self._set_state(replace(self.model.state, agent_process=process))
         totals_ledger.settle()  # the ledger holds every count before an agent can run
 

@@ -170,6 +170,15 @@ class KeptAppender:
             if keep and self._fd is not None:  # else the close releases it
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def sync(self) -> None:
+        """Fsync what was appended through the kept descriptor (appends made with
+        `durable=False`), if it is open."""
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as error:
+                raise with_filename(error, self.path) from None
+
     def close(self) -> None:
         """Close the descriptor (which also releases any flock); the next append opens anew."""
         fd, self._fd = self._fd, None

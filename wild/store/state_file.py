@@ -75,8 +75,8 @@ def peek_state(path: Path) -> LoopState | None:
 
 def save_state(path: Path, state: LoopState, *, ledger_soon: bool = False) -> None:
     """Write state.json atomically, and raise the ledger's totals to its own (`ledger_soon`:
-    in a thread, settled by `totals_ledger.settle`); the caller holds the `.wild/.lock` if
-    others may write."""
+    fsynced by the next `totals_ledger.settle`); the caller holds the `.wild/.lock` if others
+    may write."""
     if path.is_symlink():  # wild's own file, replaced by a link (an agent's doing)
         _move_aside(path, SystemClock())  # kept to look at; never written through
     atomic_write(path, render_state(state))
@@ -87,10 +87,10 @@ def save_state(path: Path, state: LoopState, *, ledger_soon: bool = False) -> No
 
 
 def count_soon(path: Path, state: LoopState) -> None:
-    """The ledger raised to `state`'s totals in its own thread, while state.json keeps the
-    state for a write a moment later (the loop's judgment of a run, written with the next
-    decision): the run's counts start for the disk when a `save_state` would have started
-    them, and `totals_ledger.settle` waits for them."""
+    """The ledger raised to `state`'s totals now, while state.json keeps the state for a
+    write a moment later (the loop's judgment of a run, written with the next decision): the
+    run's counts reach the ledger when a `save_state` would have raised it, and
+    `totals_ledger.settle` fsyncs them."""
     totals_ledger.record_soon(path, Totals.of(state))
 
 

@@ -31,7 +31,6 @@ import fcntl
 import os
 import stat
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from wild.parsers.totals import Totals, ledger_entry, ledger_line, project_ledger
@@ -110,12 +109,47 @@ _appended: dict[str, int] = {}
 # The open file each project's raises are appended through (the loop raises one project's).
 _appenders: dict[Path, KeptAppender] = {}
 _MAX_APPENDERS = 4
-# One raise at a time in this process: the ledger's thread and a caller's own `record`.
+# The files appended to by `record_soon` and not fsynced yet (`settle` does), and what a raise
+# raised (told by `settle`, one at a time).
+_unsynced: set[Path] = set()
+_soon_failed: list[BaseException] = []
+# One raise at a time in this process.
 _writing = threading.Lock()
 
 
 def record(state_path: Path, totals: Totals) -> None:
-    """Raise the ledger's figures for the project to `totals` where they are higher."""
+    """Raise the ledger's figures for the project to `totals` where they are higher, on disk
+    (fsynced) when it returns."""
+    _raise(state_path, totals, durable=True)
+
+
+def record_soon(state_path: Path, totals: Totals) -> None:
+    """`record`, its line appended now and fsynced by the next `settle`: the loop settles
+    before an agent's program runs (only an agent could damage state.json meanwhile) and when
+    it ends; until then state.json, durable first, holds the higher figures, which a restart
+    takes, and a kill of the loop meanwhile loses nothing (the line is in the kernel's cache).
+    A failure is kept for `settle` to raise, in order. Before, a thread of its own made the
+    raise while the loop decided; on a 2-CPU machine it took the CPU and the interpreter from
+    the loop's next decision, ~0.5 ms per iteration (issue 22 item 8)."""
+    try:
+        _raise(state_path, totals, durable=False)
+    except BaseException as error:  # told by `settle`, as a failed write of the loop's own
+        _soon_failed.append(error)
+
+
+def settle(*, durable: bool = True) -> None:
+    """Fsync the lines `record_soon` appended (`durable`), then raise what a raise raised, if
+    one did (an OSError: the loop's own handling of a failed write). `durable=False`: only
+    the failure, the lines left for the next `settle` (one fsync where two would do)."""
+    if durable:
+        with _writing:
+            while _unsynced:
+                _appender(_unsynced.pop()).sync()
+    if _soon_failed:
+        raise _soon_failed.pop(0)
+
+
+def _raise(state_path: Path, totals: Totals, *, durable: bool) -> None:
     key = project_of(state_path)
     with _writing:
         with _guard:
@@ -129,7 +163,10 @@ def record(state_path: Path, totals: Totals) -> None:
         else:
             now = known.at_least(totals)
             line = ledger_line(key, now)
-            append_raise(_ledger_of(key), line)
+            path = _ledger_of(key)
+            append_raise(path, line, durable=durable)
+            if not durable:
+                _unsynced.add(path)
             _appended[key] = appended + len(line)
         with _guard:
             _recorded[key] = now
@@ -155,85 +192,33 @@ def _write_whole(key: str, totals: Totals) -> Totals:
             atomic_write(path, ledger_line(key, now))
         finally:
             os.close(fd)
+    _unsynced.discard(path)  # what was appended is in the file written whole, fsynced
     return now
 
 
-def append_raise(path: Path, line: bytes) -> None:
-    """Append `line` to the ledger file `path` and fsync it, through a descriptor kept open."""
+def append_raise(path: Path, line: bytes, *, durable: bool = True) -> None:
+    """Append `line` to the ledger file `path` through a descriptor kept open; `durable`:
+    fsynced before it returns (else by `KeptAppender.sync`, at `settle`)."""
+    _appender(path).append([line], durable=durable)
+
+
+def _appender(path: Path) -> KeptAppender:
     appender = _appenders.get(path)
     if appender is None:
         if len(_appenders) >= _MAX_APPENDERS:
-            for kept in _appenders.values():
+            for kept_path, kept in _appenders.items():
+                if kept_path in _unsynced:
+                    kept.sync()
+                    _unsynced.discard(kept_path)
                 kept.close()
             _appenders.clear()
         appender = _appenders[path] = KeptAppender(path)
-    appender.append([line], durable=True)
-
-
-# The raises `record_soon` handed to the ledger's thread, in order, not yet made (the one
-# being made first), and what a raise raised (told by `settle`, one at a time). One thread,
-# started at the first raise and kept: a thread started per raise made the loop wait for its
-# start at every judgment (0.1-0.4 ms with the loop's other threads about; issue 22 item 8).
-_soon: list[Callable[[], None]] = []
-_soon_failed: list[BaseException] = []
-_soon_changed = threading.Condition()
-_worker: list[threading.Thread] = []
-
-
-def record_soon(state_path: Path, totals: Totals) -> None:
-    """`record` in the ledger's own thread, so the loop makes its next decision while the
-    ledger's two fsyncs wait for the disk; `settle` waits for it. The loop settles before an
-    agent's program runs (only an agent could damage state.json meanwhile) and when it ends:
-    until then state.json, durable first, holds the higher figures, which a restart takes."""
-    settle()  # in order: a raise never overtakes the one before it
-    key = project_of(state_path)
-    with _guard:
-        if _recorded.get(key, Totals()).covers(totals, TIME_GRAIN_S):
-            return
-
-    def raising() -> None:
-        try:
-            record(state_path, totals)
-        except BaseException as error:  # told by `settle`, in the loop's own thread
-            _soon_failed.append(error)
-
-    with _soon_changed:
-        _soon.append(raising)
-        _soon_changed.notify_all()
-        if not _worker:
-            # A daemon, so that it never keeps a process alive; a raise handed to it is still
-            # made before the interpreter exits (`settle` at exit, below).
-            worker = threading.Thread(target=_raise_soon, name="wild-totals-ledger", daemon=True)
-            _worker.append(worker)
-            worker.start()
-
-
-def _raise_soon() -> None:
-    """The ledger's thread: each raise handed to it, in order; then it waits for the next."""
-    while True:
-        with _soon_changed:
-            while not _soon:
-                _soon_changed.wait()
-            raising = _soon[0]
-        raising()
-        with _soon_changed:
-            _soon.pop(0)
-            _soon_changed.notify_all()
-
-
-def settle() -> None:
-    """Wait for the raises `record_soon` handed on, if any; raise what one raised (an
-    OSError: the loop's own handling of a failed write)."""
-    with _soon_changed:
-        while _soon:
-            _soon_changed.wait()
-    if _soon_failed:
-        raise _soon_failed.pop()
+    return appender
 
 
 @atexit.register
 def _settle_at_exit() -> None:
-    """A raise handed on and not settled (a loop that ended by an error before its last
-    settle) is still made before the process exits, as its own thread's was."""
+    """Lines appended and not fsynced (a loop that ended by an error before its last settle)
+    are fsynced before the process exits."""
     with contextlib.suppress(BaseException):
         settle()
