@@ -6,6 +6,7 @@ import functools
 import os
 from pathlib import Path
 
+from wild.procfs import real_path
 from wild.record import record
 
 DEFAULT_DIR = ".wild"
@@ -67,8 +68,10 @@ class WildPaths:
 
     @property
     def project(self) -> Path:
-        """The folder the agent works in: the one holding `.wild/`."""
-        return self.root.resolve().parent
+        """The folder the agent works in: the one holding `.wild/` (its real path: the
+        kernel's answer, `real_path`, not an lstat per folder as `Path.resolve` makes; asked
+        ~6 times per loop iteration)."""
+        return Path(real_path(self.root)).parent
 
     @property
     def lock(self) -> Path:
