@@ -10,11 +10,12 @@ Imports only `os`, `wild.proc` and the state's data: `wild --status` runs this a
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Literal
 
 from wild.parsers.process_id import ProcessId
-from wild.procfs import STATE, has_exited, split_stat
+from wild.procfs import STATE, has_exited, read_small, split_stat
 
 # running: that very process runs; gone: no process has its pid (or only a zombie);
 # reused: another process has its pid now; elsewhere: it ran on another host, which this
@@ -53,6 +54,7 @@ def this_host() -> str:
     return os.uname().nodename
 
 
+@functools.cache  # a process never outlives its boot: read once (the loop asks per agent)
 def boot_id() -> str | None:
     """This boot's id (Linux): it changes when the machine restarts."""
     try:
@@ -66,9 +68,8 @@ def probe(pid: int, started_at: str | None = None) -> ProcessId | None:
     """What runs as `pid` on this host now; None when nothing does (a zombie has exited)."""
     if pid <= 0:
         return None  # 0 and negatives name process groups to os.kill, never one process
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as source:
-            stat = parse_stat(source.read())
+    try:  # three system calls, not a text file's eight (the loop probes each agent it starts)
+        stat = parse_stat(read_small(f"/proc/{pid}/stat").decode("utf-8", "replace"))
     except FileNotFoundError:
         if os.path.isdir("/proc/self"):
             return None  # /proc works, and has no such process

@@ -477,3 +477,35 @@ def test_a_program_is_looked_up_where_exec_would_find_it(tmp_path: Path) -> None
         orphans.find_program("tool", tmp_path, "bin")
     with pytest.raises(FileNotFoundError):
         orphans.find_program("tool", tmp_path, "/nowhere")
+
+
+def test_a_program_found_runnable_is_taken_again_while_it_still_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop starts the same agent program every iteration: its PATH search is made once
+    and the file found is checked again (a runnable file), not searched for again; a program
+    gone or no longer executable since fails before anything starts, as it did the first time."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    searched: list[str] = []
+    real_find = orphans.find_program
+
+    def noting_find(program: str, cwd: Path, path: str | None) -> Path:
+        searched.append(program)
+        return real_find(program, cwd, path)
+
+    monkeypatch.setattr(orphans, "find_program", noting_find)
+    path = f"/nowhere:/nowhere/else:{bin_dir}"
+    for _ in range(3):
+        orphans.dying_with_parent(["tool", "x"], tmp_path, path, gated=True)
+    assert searched == ["tool"]
+    tool.chmod(0o644)
+    with pytest.raises(PermissionError):
+        orphans.dying_with_parent(["tool"], tmp_path, path, gated=True)
+    tool.unlink()
+    with pytest.raises(FileNotFoundError):
+        orphans.dying_with_parent(["tool"], tmp_path, path, gated=True)
+    assert searched == ["tool", "tool", "tool"]

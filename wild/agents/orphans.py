@@ -137,18 +137,35 @@ def dying_with_parent(
     the caller learns it here rather than from an exit status.
     """
     program = argv[0]
-    found = find_program(program, cwd, path)
     held = "gated" if gated else "-"
     if _prctl() is None:
         if not gated:
-            return [str(found), *argv[1:]]
+            return [str(find_program(program, cwd, path)), *argv[1:]]
+        check_runnable(program, cwd, path)
         return ["/bin/sh", "-c", _GATE_THEN_EXEC, "sh", *argv]
+    check_runnable(program, cwd, path)
     loop = str(os.getpid())
     helper = setpriv()
     if helper is not None:
         return [helper, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _CHECK_PARENT_THEN_EXEC,
                 "sh", loop, held, *argv]  # fmt: skip
     return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, loop, held, *argv]
+
+
+# The last program `check_runnable` found, by (name, folder, PATH): the loop starts the same
+# agent program every iteration, and a PATH search was ~80 µs of each start (issue 22 item 8).
+_runnable: dict[tuple[str, str, str | None], str] = {}
+
+
+def check_runnable(program: str, cwd: Path, path: str | None) -> None:
+    """Raise what `find_program` raises when exec would not find `program` runnable. A program
+    found before is taken again while it is still a runnable file: the exec that follows looks
+    it up by its name itself, so whichever file it finds, one runs."""
+    key = (program, str(cwd), path)
+    found = _runnable.get(key)
+    if found is not None and os.path.isfile(found) and os.access(found, os.X_OK):
+        return
+    _runnable[key] = str(find_program(program, cwd, path))
 
 
 def find_program(program: str, cwd: Path, path: str | None) -> Path:
