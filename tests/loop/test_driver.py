@@ -557,3 +557,33 @@ def test_an_iteration_looks_at_the_disk_beside_its_files_once(
     assert sim.run().iterations == 3
     # After each of the first two runs: the view after the run, none for the next decision.
     assert looks.count(1) == 1 and looks.count(2) == 1, looks
+
+
+def test_the_runs_console_line_is_printed_once_its_agent_runs_not_on_the_way_to_its_start(
+    tmp_path: Path,
+) -> None:
+    """`🤖 Iteration N` is printed once the runner says the agent's program runs (after the
+    go), not before the run's record and spawn; a run whose runner never says so (it could
+    not start, or an in-process one) gets its line as the runner returns, before anything
+    the judgment says."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    seen: list[tuple[str, int]] = []
+
+    def says_it_runs(request: Any) -> None:
+        request.on_start(os.getpid())
+        seen.append(("at the gate", len(sim.out)))
+        assert request.on_running is not None
+        request.on_running()
+        seen.append(("running", len(sim.out)))
+        request.on_running()  # told twice: one line
+
+    sim.script = [[{"call": says_it_runs}, *say(TASK)], [*say(TASK)]]
+    assert sim.run().iterations == 2
+    before_gate = seen[0][1]
+    assert sim.out[before_gate : seen[1][1]] == ["🤖 Iteration 1: task task-001"]
+    assert [line for line in sim.out if line.startswith("🤖")] == [
+        "🤖 Iteration 1: task task-001",
+        "🤖 Iteration 2: task task-002",
+    ]
+    second = sim.out.index("🤖 Iteration 2: task task-002")
+    assert sim.out.index("✅ Task complete: task-002") > second

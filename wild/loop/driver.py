@@ -466,13 +466,22 @@ class Loop:
         # The watcher and the barrier checker start once the agent's program runs, not at its
         # gate: their imports, threads and first pass would delay the agent's start (issue 22
         # item 8).
-        request = replace(request, on_heartbeat=self._heartbeat, on_running=self._agent_running)
-        self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
+        told: list[bool] = []
+
+        def running() -> None:
+            # The run's line on the console once the agent's program runs: printing it is
+            # not on the way to its start (~50 µs of each; issue 22 item 8).
+            if not told:
+                told.append(True)
+                self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
+            self._agent_running()
+
+        request = replace(request, on_heartbeat=self._heartbeat, on_running=running)
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
         # Not told (it could not start, or an in-process runner): its start is told now.
         started = announced[0] if announced else self._announce(action)
-        self._agent_running()  # if the runner did not say the agent started (in-process)
+        running()  # if the runner did not say the agent started (in-process, or never ran)
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         # The record is kept: it is judged by the next decision, which writes state.json at
         # once (on disk until then: the run's record and a pid no longer running, as when the
