@@ -20,7 +20,9 @@ from wild.agents.registry import build_command, output_format
 from wild.agents.run_result import AgentRun
 from wild.agents.runner import TEXT_TAIL, AgentRequest, Heartbeat, agent_env, run_agent
 from wild.agents.tracking import TRACK_S, RunTree
+from wild.errors import RefusedWriteError
 from wild.liveness import probe
+from wild.record import replace
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ARGV
@@ -571,6 +573,42 @@ def test_a_failing_on_running_leaves_no_agent_running(tmp_path: Path) -> None:
 
     with pytest.raises(OSError, match="no thread"):
         run_agent(_request(tmp_path, [[{"sleep": 600}]], on_start=told.append, on_running=fail))
+    assert probe(told[0]) is None
+
+
+def test_the_log_is_opened_after_the_go_and_one_that_cannot_be_leaves_no_agent_running(
+    tmp_path: Path,
+) -> None:
+    """The run's log is opened after the go, while the agent's program starts (the loop's
+    work before the go was the longer side of that window; issue 22 item 8): what the agent
+    printed at once is in it, after its header. A link planted at its name since it was
+    chosen is refused, never written through, and the agent, let go by then, is killed:
+    nobody would supervise it."""
+    existed: list[bool] = []
+    log_path = tmp_path / ".wild" / "logs" / "iteration-1.log"  # `_request`'s
+    request = _request(
+        tmp_path, [[{"print": "hello"}]], on_start=lambda _pid: existed.append(log_path.exists())
+    )
+    assert request.log_path == log_path
+    run = run_agent(request)
+    assert (existed, run.exit_code) == ([False], 0)
+    assert "hello" in request.log_path.read_text()
+
+    outside = tmp_path / "outside"
+    told: list[int] = []
+
+    def plant(pid: int) -> None:
+        told.append(pid)
+        request.log_path.parent.mkdir(parents=True, exist_ok=True)
+        (request.log_path.parent / "iteration-2.log").symlink_to(outside)
+
+    second = replace(
+        _request(tmp_path, [[{"sleep": 600}]], on_start=plant),
+        log_path=request.log_path.parent / "iteration-2.log",
+    )
+    with pytest.raises(RefusedWriteError):
+        run_agent(second)
+    assert not outside.exists()
     assert probe(told[0]) is None
 
 

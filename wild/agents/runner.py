@@ -391,39 +391,59 @@ def _run(
     try:
         if request.on_start is not None:
             request.on_start(proc.pid)
-        log = _open_log(request, env)
     except BaseException:
         os.close(go)  # end of file at the gate: the agent's program never runs
         kill_group(proc)  # nobody would supervise it: no orphan
         orphans.sweep(request.run_id)
         raise
+    with contextlib.suppress(BrokenPipeError):  # it died at the gate: its exit is seen below
+        os.write(go, b"\n")  # go: the agent's program runs
+    os.close(go)
+    # The log is opened (its header written) and the pump's thread started while the agent's
+    # program starts, not on its way: the loop's work between the spawn and the go had become
+    # the longer side of that window (the log ~0.1 ms; a thread's start waits for it to run,
+    # ~0.1-0.5 ms; issue 22 item 8). What the agent writes meanwhile waits in the pipe, and
+    # comes after the header.
+    log, pump = _running(request, proc, lambda: _logged(request, env, read_fd))
     try:
-        with contextlib.suppress(BrokenPipeError):  # it died at the gate: its exit is seen below
-            os.write(go, b"\n")  # go: the agent's program runs
-        os.close(go)
-        # The pump's thread starts while the agent's program starts, not on its way (a
-        # thread's start waits for it to run: ~0.1-0.5 ms per iteration, issue 22 item 8);
-        # what the agent writes meanwhile waits in the pipe, after the log's header.
-        pump = _running(request, proc, lambda: _pump(log, read_fd))
         return _supervised(request, proc, log, pump, started)
     finally:
         log.capped.release()
 
 
-def _running(
-    request: AgentRequest, proc: subprocess.Popen[bytes], pump: Callable[[], Pump]
-) -> Pump:
-    """The agent's program running: its output's pump started, then `request.on_running`;
-    a raise kills the run (nobody would supervise it)."""
+def _logged(request: AgentRequest, env: Mapping[str, str], read_fd: int) -> tuple[_Log, Pump]:
+    """The run's log opened and its pump started (the log let go again if the pump fails)."""
+    log = _open_log(request, env)
     try:
-        started = pump()
-        if request.on_running is not None:
-            request.on_running()
-        return started
+        return log, _pump(log, read_fd)
+    except BaseException:
+        log.capped.release()
+        raise
+
+
+def _running(
+    request: AgentRequest,
+    proc: subprocess.Popen[bytes],
+    logged: Callable[[], tuple[_Log, Pump]],
+) -> tuple[_Log, Pump]:
+    """The agent's program running: its log opened and its output's pump started, then
+    `request.on_running`; a raise kills the run (nobody would supervise it): a log that
+    cannot be opened (a link planted at its name since it was chosen, a full disk) too."""
+    try:
+        log, pump = logged()
     except BaseException:
         kill_group(proc)  # nobody would supervise it: no orphan
         orphans.sweep(request.run_id)
         raise
+    try:
+        if request.on_running is not None:
+            request.on_running()
+    except BaseException:
+        log.capped.release()
+        kill_group(proc)
+        orphans.sweep(request.run_id)
+        raise
+    return log, pump
 
 
 def _supervised(
