@@ -140,10 +140,11 @@ def analysis_values(paths: WildPaths, ws: Workspace, sweep_id: str) -> dict[str,
 def fresh_name(logs: Path, iteration: int) -> str:
     """`iteration-N`, or `iteration-N.2`, `.3`… when its log exists: a log is never
     overwritten, even when state.json was lost and the numbers start again. A prompt with no
-    log beside it is a run that never began (its log is opened only once the run's record is
-    durable, before the agent's program runs: `wild.agents.runner`), so its number was given
-    to no run and is given again; its prompt is replaced (`_write_prompt`). A link at either
-    name, even a dangling one, counts as taken: wild never writes through it."""
+    log beside it is a run that never began (its log is opened once the run's record is
+    durable and its program let go: `wild.agents.runner`), or one killed with the loop in the
+    instant between the two, so its number left no log and is given again; its prompt is
+    replaced (`_write_prompt`). A link at either name, even a dangling one, counts as taken:
+    wild never writes through it."""
     name, copy = f"iteration-{iteration}", 1
     while os.path.lexists(logs / f"{name}.log") or not _replaceable(logs / f"{name}.prompt.md"):
         copy += 1
