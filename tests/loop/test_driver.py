@@ -587,3 +587,37 @@ def test_the_runs_console_line_is_printed_once_its_agent_runs_not_on_the_way_to_
     ]
     second = sim.out.index("🤖 Iteration 2: task task-002")
     assert sim.out.index("✅ Task complete: task-002") > second
+
+
+def test_the_tasks_md_swap_before_an_agent_shares_the_run_records_folder_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tick and the next task's mark, written just before the next agent starts, leave
+    their folder's fsync to the run record's write in the same `.wild/` a moment later: one
+    `.wild/` fsync on an iteration's way to its agent, not two, and none owed when the
+    agent's program is let go (a power loss then finds both files as written)."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    state_folder = os.path.realpath(sim.paths.root)
+    synced: list[str] = []
+    owed_at_go: list[frozenset[str]] = []
+    real_fsync_dir = files.fsync_dir
+
+    def noting(directory: Path) -> None:
+        synced.append(os.fspath(directory))
+        real_fsync_dir(directory)
+
+    def started(request: Any) -> None:
+        request.on_start(os.getpid())  # the run's record, then the runner lets the agent go
+        synced.append("go")
+        owed_at_go.append(files.owed_folders())
+
+    monkeypatch.setattr(files, "fsync_dir", noting)
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    ways = " ".join("w" if s == state_folder else s for s in synced if s in (state_folder, "go"))
+    # Before the first agent: the loop's start writes state.json too; between the two runs,
+    # the judgment, tick and mark go with the second run's record: one fsync (before: two).
+    assert ways.split(" go")[1].split() == ["w"], ways
+    assert owed_at_go == [frozenset(), frozenset()]
+    assert "[x] [P1] task-001" in sim.paths.tasks.read_text()
+    assert files.owed_folders() == frozenset()

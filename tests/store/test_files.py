@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from wild.errors import ConflictError
+from wild.store import files
 from wild.store.files import atomic_write, read_text, temp_beside, update_text
 
 GENERATION_LINES = 20000
@@ -241,3 +242,45 @@ def test_a_temp_name_taken_is_tried_again_with_another(
     os.close(fd)
     assert name == str(tmp_path / f".tasks.md.{'01' * 6}.tmp")
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_swap_left_to_its_folders_next_fsync_is_owed_until_one_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`folder_synced_later`: the loop's tasks.md write just before an agent starts leaves
+    the folder's fsync to state.json's write in the same folder a moment later (one folder
+    fsync per iteration, not two); until an fsync of that folder is made, it is owed, and
+    `sync_owed_folders` makes it."""
+    synced: list[str] = []
+    real_fsync_dir = files.fsync_dir
+
+    def noting(directory: Path) -> None:
+        synced.append(os.fspath(directory))
+        real_fsync_dir(directory)
+
+    monkeypatch.setattr(files, "fsync_dir", noting)
+    folder = tmp_path / ".wild"
+    folder.mkdir()
+    tasks = folder / "tasks.md"
+    tasks.write_text("- [ ] [P1] task-001: A\n")
+    lock = folder / ".lock"
+    real_folder = os.path.realpath(folder)
+
+    files.update_text(tasks, lambda text: text.replace("[ ]", "[x]"), lock)
+    assert synced == [real_folder] and files.owed_folders() == frozenset()
+    synced.clear()
+    files.update_text(
+        tasks, lambda text: text.replace("[x]", "[~]"), lock, folder_synced_later=True
+    )
+    assert tasks.read_text() == "- [~] [P1] task-001: A\n"
+    assert synced == [] and files.owed_folders() == {real_folder}
+    files.atomic_write(folder / "state.json", b"{}\n")  # its own folder fsync pays the debt
+    assert synced == [real_folder] and files.owed_folders() == frozenset()
+    files.update_text(
+        tasks, lambda text: text.replace("[~]", "[x]"), lock, folder_synced_later=True
+    )
+    assert files.owed_folders() == {real_folder}
+    files.sync_owed_folders()
+    assert synced == [real_folder, real_folder] and files.owed_folders() == frozenset()
+    files.sync_owed_folders()  # nothing owed: nothing fsynced
+    assert synced == [real_folder, real_folder]

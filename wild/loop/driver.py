@@ -67,6 +67,7 @@ from wild.paths import WildPaths
 from wild.record import replace
 from wild.store import totals_ledger
 from wild.store.events_log import EventLog
+from wild.store.files import sync_owed_folders
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import count_soon, load_state, save_state
@@ -190,6 +191,7 @@ class Loop:
                 self._write_held()
                 ended = replace(self.model, state=replace(self.model.state, active=False))
                 self._commit(self._timed(ended, changed=True))
+                sync_owed_folders()
                 totals_ledger.settle()
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
         return result
@@ -307,6 +309,8 @@ class Loop:
                     self._read(WATCHED)  # recovery: every file again, a backoff cut short
                     self._decided(TimedOut())
             except (OSError, RefusedWriteError) as error:  # io_errors.Failure
+                with contextlib.suppress(OSError):  # a tasks.md swap whose agent never ran
+                    sync_owed_folders()
                 failures += 1
                 event = self._after_io_error(error, failures, watcher)
                 continue
@@ -344,7 +348,9 @@ class Loop:
                     touched |= self.effects.log_all(logs, self.model.cause, held=hold_logs)
                 continue
             if not isinstance(action, Continue | Say | EditFile):
-                self._write_held()  # before the files are read, waited on or acted on
+                # Before the files are read, waited on or acted on. Before an agent: the
+                # folder's fsync is the run record's own, before its program runs.
+                self._write_held(before_agent=isinstance(action, RunAgent))
                 if not isinstance(action, RunAgent | End):
                     self._watch()  # before the loop waits, runs checks or steps its runs
             if isinstance(action, End):
@@ -380,15 +386,19 @@ class Loop:
         policy = policy_at(self.model, self._moment())
         return self.effects.perform(action, policy, self.clock.now(), self.model.cause)
 
-    def _write_held(self) -> None:
+    def _write_held(self, *, before_agent: bool = False) -> None:
         """Write the events.log lines held, then the tasks.md edits held since the last
-        write, in one write."""
+        write, in one write. `before_agent`: the swap's folder is fsynced with state.json's
+        (the same `.wild/`) when the run's record is written, before the agent's program runs
+        (`_agent_started`): one folder fsync per iteration, not two."""
         self.events.flush()
         edit = self.files.take_held()
         if edit is not None:
             held = EditFile("tasks", edit)
             policy = policy_at(self.model, self._moment())
-            self.effects.perform(held, policy, self.clock.now(), self.model.cause)
+            self.effects.perform(
+                held, policy, self.clock.now(), self.model.cause, folder_synced_later=before_agent
+            )
 
     def _next_event(self, touched: set[Watched], *, again: bool = False) -> Event:
         """After the loop's own writes: read what they changed, then decide again (`again`:
@@ -522,6 +532,7 @@ class Loop:
         # since the last settle are fsynced with the record's own, below (one fsync, not two).
         totals_ledger.settle(durable=False)
         self._set_state(replace(self.model.state, agent_process=process))
+        sync_owed_folders()  # tasks.md's swap, if state.json's folder fsync was not its
         totals_ledger.settle()  # the ledger holds every count before an agent can run
 
     def _set_state(self, state: LoopState, *, durable: bool = True) -> None:

@@ -73,13 +73,21 @@ class Effects:
         self.checkpoint_start: checkpoint.Baseline | None = None
 
     def perform(
-        self, action: Action, policy: HumanPolicy, now: datetime, cause: str | None
+        self,
+        action: Action,
+        policy: HumanPolicy,
+        now: datetime,
+        cause: str | None,
+        *,
+        folder_synced_later: bool = False,
     ) -> set[Watched]:
         """Do `action`; the watched files it touched. A write wild must not make (a file the
         user made read-only, a link out of the project) is said once and skipped: the loop
-        goes on, and the work that needs that file waits (`bookkeeping.refused_work`)."""
+        goes on, and the work that needs that file waits (`bookkeeping.refused_work`).
+        `folder_synced_later`: a file's swap is left for its folder's next fsync
+        (`wild.store.files.update_text`)."""
         try:
-            return self._apply(action, policy, now, cause)
+            return self._apply(action, policy, now, cause, folder_synced_later)
         except RefusedWriteError as error:
             return self._refused(error, cause)
 
@@ -107,7 +115,12 @@ class Effects:
         return set(WATCHED)
 
     def _apply(
-        self, action: Action, policy: HumanPolicy, now: datetime, cause: str | None
+        self,
+        action: Action,
+        policy: HumanPolicy,
+        now: datetime,
+        cause: str | None,
+        folder_synced_later: bool = False,
     ) -> set[Watched]:
         """Do `action`; the watched files it touched. An action's own cause wins over
         `cause`, what the loop is acting on now."""
@@ -116,7 +129,13 @@ class Effects:
         elif isinstance(action, EditFile):
             path = file_path(self.paths, action.file)
             on_written = self.self_writes.remembering(path)
-            text = update_text(path, action.edit, self.paths.lock, on_written=on_written)
+            text = update_text(
+                path,
+                action.edit,
+                self.paths.lock,
+                on_written=on_written,
+                folder_synced_later=folder_synced_later,
+            )
             self._files().wrote(action.file, text)
             return {action.file}
         elif isinstance(action, AppendAlert):

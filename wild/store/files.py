@@ -13,6 +13,7 @@ import fcntl
 import functools
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -183,13 +184,38 @@ def _mtime_ns(path: Path) -> int:
         return 0  # long ago
 
 
+# Folders a swap left to be fsynced by the next fsync of the same folder (`update_text`'s
+# `folder_synced_later`): the loop's tasks.md write just before an agent starts, whose folder
+# state.json's write fsyncs a moment later, before the agent's program runs (one folder
+# fsync, not two, per iteration; issue 22 item 8). `sync_owed_folders` pays what is left.
+_owed_folders: set[str] = set()
+_owed_lock = threading.Lock()
+
+
 def fsync_dir(directory: Path) -> None:
     """Flush the folder's entries (a file created or renamed in it) to the disk."""
+    with _owed_lock:  # before the fsync: a rename owed after this is owed again
+        _owed_folders.discard(os.fspath(directory))
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sync_owed_folders() -> None:
+    """Fsync every folder a swap left owed (`fsync_dir` of it pays it too); a failure leaves
+    the folder owed and is raised."""
+    with _owed_lock:
+        owed = sorted(_owed_folders)
+    for folder in owed:
+        fsync_dir(Path(folder))
+
+
+def owed_folders() -> frozenset[str]:
+    """The folders owed an fsync now (what `sync_owed_folders` would fsync)."""
+    with _owed_lock:
+        return frozenset(_owed_folders)
 
 
 def _current_umask() -> int:
@@ -361,7 +387,12 @@ def _swap(a: Path, b: Path) -> int:
 
 
 def _exchange(
-    tmp: Path, target: Path, *, must_exist: bool, checked: tuple[int, int, int] | None = None
+    tmp: Path,
+    target: Path,
+    *,
+    must_exist: bool,
+    checked: tuple[int, int, int] | None = None,
+    folder_synced_later: bool = False,
 ) -> bytes | None:
     """Atomically swap `tmp` and `target` (Linux renameat2 RENAME_EXCHANGE).
 
@@ -387,7 +418,11 @@ def _exchange(
             # unless that inode is still exactly what we wrote last time.
             displaced = _read_settled(tmp, own=target)
             _discard(tmp)
-            fsync_dir(target.parent)
+            if folder_synced_later:
+                with _owed_lock:
+                    _owed_folders.add(os.fspath(target.parent))
+            else:
+                fsync_dir(target.parent)
             return displaced
     _commit(target, tmp)
     return None
@@ -399,12 +434,15 @@ def update_text(
     lock_path: Path,
     *,
     on_written: Callable[[bytes], None] | None = None,
+    folder_synced_later: bool = False,
 ) -> str:
     """Apply `edit` to the file's text and write it back without losing anyone's change.
 
     The edit must be keyed by record id (not line number), so re-running it on a newer text
     is correct. Returns the text now on disk. `on_written` gets the bytes about to be written
     (just before the swap), so the watcher can ignore our own write by hash.
+    `folder_synced_later`: the swap is left for the next fsync of its folder (`fsync_dir`,
+    `sync_owed_folders`), which the caller makes before anything relies on it being on disk.
 
     Humans and agents take no lock, so: read only a settled file; re-check it after the slow
     write-and-fsync of the temp file; then swap atomically, and if someone saved in the
@@ -431,7 +469,13 @@ def update_text(
             if on_written is not None:
                 on_written(new_bytes)
             try:
-                displaced = _exchange(tmp, target, must_exist=bool(expected), checked=checked)
+                displaced = _exchange(
+                    tmp,
+                    target,
+                    must_exist=bool(expected),
+                    checked=checked,
+                    folder_synced_later=folder_synced_later,
+                )
             except (FileNotFoundError, _SavedMeanwhile):
                 expected = source = _read_settled(path)
                 continue
