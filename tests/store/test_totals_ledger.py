@@ -367,3 +367,26 @@ def test_a_fifo_at_the_ledgers_name_counts_nothing_and_holds_no_one(tmp_path: Pa
     totals_ledger.record(state, Totals(iteration=2, counted=2))
     assert path.is_file()
     assert totals_ledger.recorded(state) == Totals(iteration=2, counted=2)
+
+
+def test_a_ledger_folder_deleted_or_another_config_home_is_written_whole_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A raise appends only to a file this process wrote whole: the ledger's folder deleted
+    since (a human's `rm -r ~/.config/wild/totals`), or another `$XDG_CONFIG_HOME` in the same
+    process, is written whole anew, never an append that fails at every raise."""
+    state = tmp_path / "project" / ".wild" / "state.json"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-a"))
+    totals_ledger.record(state, Totals(iteration=1, counted=1))
+    totals_ledger.record(state, Totals(iteration=2, counted=2))  # a line appended
+    folder = totals_ledger.ledger_folder()
+    for entry in folder.iterdir():
+        entry.unlink()
+    folder.rmdir()
+    totals_ledger.record(state, Totals(iteration=3, counted=3))
+    assert totals_ledger.recorded(state) == Totals(iteration=3, counted=3)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-b"))
+    totals_ledger.record_soon(state, Totals(iteration=4, counted=4))
+    totals_ledger.settle()
+    assert totals_ledger.ledger_path(state).parent == tmp_path / "config-b" / "wild" / "totals"
+    assert totals_ledger.recorded(state) == Totals(iteration=4, counted=4)

@@ -101,11 +101,12 @@ def recorded(state_path: Path) -> Totals:
     return _read(project_of(state_path))
 
 
-# Bytes this process appended to each project's file since it last wrote the file whole (a
-# project it never wrote: its next raise writes whole). At COMPACT_BYTES (~50 raises) the
-# next raise writes it whole again: a reader parses a few KB at most.
+# Bytes this process appended to each ledger file since it last wrote the file whole (a file
+# it never wrote, another `$XDG_CONFIG_HOME`'s included: its next raise writes whole). At
+# COMPACT_BYTES (~50 raises) the next raise writes it whole again: a reader parses a few KB
+# at most.
 COMPACT_BYTES = 8 * 1024
-_appended: dict[str, int] = {}
+_appended: dict[Path, int] = {}
 # The open file each project's raises are appended through (the loop raises one project's).
 _appenders: dict[Path, KeptAppender] = {}
 _MAX_APPENDERS = 4
@@ -156,18 +157,23 @@ def _raise(state_path: Path, totals: Totals, *, durable: bool) -> None:
             known = _recorded.get(key)
         if (known or Totals()).covers(totals, TIME_GRAIN_S):
             return
-        appended = _appended.get(key)
-        if known is None or appended is None or appended >= COMPACT_BYTES:
-            now = _write_whole(key, totals)
-            _appended[key] = 0
-        else:
+        path = _ledger_of(key)
+        appended = _appended.get(path)
+        now = None
+        if known is not None and appended is not None and appended < COMPACT_BYTES:
             now = known.at_least(totals)
             line = ledger_line(key, now)
-            path = _ledger_of(key)
-            append_raise(path, line, durable=durable)
-            if not durable:
-                _unsynced.add(path)
-            _appended[key] = appended + len(line)
+            try:
+                append_raise(path, line, durable=durable)
+            except FileNotFoundError:  # its folder was deleted since: written whole, anew
+                now = None
+            else:
+                if not durable:
+                    _unsynced.add(path)
+                _appended[path] = appended + len(line)
+        if now is None:
+            now = _write_whole(key, totals)
+            _appended[path] = 0
         with _guard:
             _recorded[key] = now
 
