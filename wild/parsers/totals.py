@@ -8,6 +8,7 @@ writes garbage over state.json, links it away or deletes it cannot lower what wa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -15,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from wild.parsers.jsonl import NEWLINE, loads
 from wild.parsers.state import LoopState
 from wild.record import record, replace
 
@@ -139,8 +141,8 @@ def ledger_entry(data: bytes, project: str) -> Totals:
     if orjson.dumps(project) not in data and json.dumps(project).encode() not in data:
         return Totals()
     try:
-        document = orjson.loads(data) if data.strip() else {}
-    except orjson.JSONDecodeError:
+        document = loads(data) if data.strip() else {}
+    except ValueError:
         return Totals()
     projects = document.get("projects") if isinstance(document, dict) else None
     raw = projects.get(project) if isinstance(projects, dict) else None
@@ -160,27 +162,18 @@ def project_ledger(data: bytes, project: str) -> Totals:
 
 
 def _documents(data: bytes) -> list[object]:
-    """The JSON values of a ledger file: the whole file as one (a file written whole), else
-    a leading document however indented, then one per line; what does not parse is left out."""
-    if not data.strip():
-        return []
-    try:
-        return [orjson.loads(data)]
-    except orjson.JSONDecodeError:
-        pass
-    text = data.decode("utf-8", "replace")
+    """The JSON values of a ledger file, each read by the one decoder of a JSON line
+    (`wild.parsers.jsonl.loads`): wild 0.2's indented document first when the file starts
+    with one (orjson's two-space indent closes it with a `}` of its own line), then a value a
+    line; what does not parse (a line torn by a crash, damaged bytes) is left out."""
+    parts = data.split(NEWLINE)
+    if data.startswith(b"{\n"):  # wild 0.2's document, lines appended after it
+        head, closing, rest = data.partition(b"\n}\n")
+        parts = [head + closing, *rest.split(NEWLINE)]
     documents: list[object] = []
-    start = 0
-    try:  # wild 0.2's indented document, lines appended after it
-        first, start = json.JSONDecoder().raw_decode(text)
-        documents.append(first)
-    except ValueError:
-        start = 0
-    for line in text[start:].splitlines():
-        try:
-            documents.append(orjson.loads(line))
-        except orjson.JSONDecodeError:
-            continue
+    for part in parts:
+        with contextlib.suppress(ValueError):
+            documents.append(loads(part))
     return documents
 
 
