@@ -13,14 +13,14 @@ Loading state.json takes the higher figure of the two, so `echo garbage > .wild/
 a link set aside or a deleted file never starts the limits from zero again; the loop says when
 the ledger's figures won.
 
-A raise appends one JSON line and fsyncs it (`ledger_line`: its figures, with the higher
-ones this process knew); a reader takes each figure's highest over the lines, a line torn by
-a crash skipped. Rewriting the file whole at every raise (a temp file, two fsyncs, a rename,
-an unlink, a read and a lock) cost the loop ~1 ms per iteration on a 2-CPU machine, where its
-thread took the CPU the loop's next decision needed (issue 22 item 8). The process's first
-raise of a project, and the first after its appends reached COMPACT_BYTES, write the file
-whole as one line instead (a crash-safe swap), which also turns wild 0.2's one indented
-document into lines.
+A raise appends one JSON line (`ledger_line`: its figures, with the higher ones this process
+knew), fsynced at once (`record`) or by the loop's next `settle` (`record_soon`); a reader
+takes each figure's highest over the lines, a line torn by a crash skipped. Rewriting the file
+whole at every raise (a temp file, two fsyncs, a rename, an unlink, a read and a lock), in a
+thread of its own, cost the loop ~1 ms per iteration on a 2-CPU machine (issue 22 item 8).
+The process's first raise of a project's file, and the first after its appends reached
+COMPACT_BYTES, write the file whole as one line instead (a crash-safe swap), which also turns
+wild 0.2's one indented document into lines.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ from wild.store.jsonl import KeptAppender
 from wild.store.project_files import project_file
 
 # What this process last recorded for each project: a save that raises nothing writes nothing.
+# Read and written under `_writing`, as every file the ledger keeps.
 _recorded: dict[str, Totals] = {}
 # How far the ledger's running time may lag state.json's: the grain at which the loop itself
 # writes the time alone (`wild.loop.limits.TIME_GRAIN_S`); --max-time after a damaged
 # state.json counts at most this much less.
 TIME_GRAIN_S = 30.0
-_guard = threading.Lock()
 
 
 def ledger_folder() -> Path:
@@ -153,8 +153,7 @@ def settle(*, durable: bool = True) -> None:
 def _raise(state_path: Path, totals: Totals, *, durable: bool) -> None:
     key = project_of(state_path)
     with _writing:
-        with _guard:
-            known = _recorded.get(key)
+        known = _recorded.get(key)
         if (known or Totals()).covers(totals, TIME_GRAIN_S):
             return
         path = _ledger_of(key)
@@ -174,8 +173,7 @@ def _raise(state_path: Path, totals: Totals, *, durable: bool) -> None:
         if now is None:
             now = _write_whole(key, totals)
             _appended[path] = 0
-        with _guard:
-            _recorded[key] = now
+        _recorded[key] = now
 
 
 def _write_whole(key: str, totals: Totals) -> Totals:
