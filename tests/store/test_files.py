@@ -284,3 +284,31 @@ def test_a_swap_left_to_its_folders_next_fsync_is_owed_until_one_is_made(
     assert synced == [real_folder, real_folder] and files.owed_folders() == frozenset()
     files.sync_owed_folders()  # nothing owed: nothing fsynced
     assert synced == [real_folder, real_folder]
+
+
+def test_an_owed_folder_whose_fsync_fails_stays_owed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder fsync that fails (an I/O error) pays nothing: the swap it was owed for is
+    still owed, and the next `sync_owed_folders` makes it."""
+    folder = tmp_path / ".wild"
+    folder.mkdir()
+    tasks = folder / "tasks.md"
+    tasks.write_text("- [ ] [P1] task-001: A\n")
+    files.update_text(
+        tasks, lambda text: text.replace("[ ]", "[x]"), folder / ".lock", folder_synced_later=True
+    )
+    owed = frozenset({os.path.realpath(folder)})
+    assert files.owed_folders() == owed
+    real_fsync = os.fsync
+
+    def failing(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError, match="Input/output"):
+        files.sync_owed_folders()
+    assert files.owed_folders() == owed
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    files.sync_owed_folders()
+    assert files.owed_folders() == frozenset()

@@ -193,14 +193,23 @@ _owed_lock = threading.Lock()
 
 
 def fsync_dir(directory: Path) -> None:
-    """Flush the folder's entries (a file created or renamed in it) to the disk."""
+    """Flush the folder's entries (a file created or renamed in it) to the disk; a swap owed
+    to the folder is paid by it, or owed still if it fails."""
+    key = os.fspath(directory)
     with _owed_lock:  # before the fsync: a rename owed after this is owed again
-        _owed_folders.discard(os.fspath(directory))
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        owed = key in _owed_folders
+        _owed_folders.discard(key)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        if owed:
+            with _owed_lock:
+                _owed_folders.add(key)
+        raise
 
 
 def sync_owed_folders() -> None:
