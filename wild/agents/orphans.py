@@ -138,12 +138,12 @@ def dying_with_parent(
     """
     program = argv[0]
     held = "gated" if gated else "-"
-    if _prctl() is None:
-        if not gated:
-            return [str(find_program(program, cwd, path)), *argv[1:]]
-        check_runnable(program, cwd, path)
+    no_prctl = _prctl() is None
+    if no_prctl and not gated:
+        return [str(find_program(program, cwd, path)), *argv[1:]]  # exec'd by this path
+    check_runnable(program, cwd, path)  # exec'd by its name, by the gate or the helper
+    if no_prctl:
         return ["/bin/sh", "-c", _GATE_THEN_EXEC, "sh", *argv]
-    check_runnable(program, cwd, path)
     loop = str(os.getpid())
     helper = setpriv()
     if helper is not None:

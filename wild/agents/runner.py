@@ -431,16 +431,14 @@ def _running(
     cannot be opened (a link planted at its name since it was chosen, a full disk) too."""
     try:
         log, pump = logged()
+        try:
+            if request.on_running is not None:
+                request.on_running()
+        except BaseException:
+            log.capped.release()  # the caller's share: it never gets the log
+            raise
     except BaseException:
         kill_group(proc)  # nobody would supervise it: no orphan
-        orphans.sweep(request.run_id)
-        raise
-    try:
-        if request.on_running is not None:
-            request.on_running()
-    except BaseException:
-        log.capped.release()
-        kill_group(proc)
         orphans.sweep(request.run_id)
         raise
     return log, pump
