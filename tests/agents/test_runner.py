@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from tests.fake_agent import ARGV, COMMAND, payload
+from wild.agents import runner
 from wild.agents.registry import build_command, output_format
 from wild.agents.run_result import AgentRun
 from wild.agents.runner import TEXT_TAIL, AgentRequest, Heartbeat, agent_env, run_agent
@@ -577,22 +578,27 @@ def test_a_failing_on_running_leaves_no_agent_running(tmp_path: Path) -> None:
 
 
 def test_the_log_is_opened_after_the_go_and_one_that_cannot_be_leaves_no_agent_running(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The run's log is opened after the go, while the agent's program starts (the loop's
-    work before the go was the longer side of that window; issue 22 item 8): what the agent
-    printed at once is in it, after its header. A link planted at its name since it was
+    work before the go was the longer side of that window; issue 22 item 8): the agent's
+    program runs before the log is opened (before: it waited at its gate for it), and what it
+    printed at once is in the log, after its header. A link planted at its name since it was
     chosen is refused, never written through, and the agent, let go by then, is killed:
     nobody would supervise it."""
-    existed: list[bool] = []
-    log_path = tmp_path / ".wild" / "logs" / "iteration-1.log"  # `_request`'s
-    request = _request(
-        tmp_path, [[{"print": "hello"}]], on_start=lambda _pid: existed.append(log_path.exists())
-    )
-    assert request.log_path == log_path
+    record = tmp_path / "record.json"
+    real_open_log = runner._open_log
+
+    def open_log_once_the_agent_runs(request: AgentRequest, env: Any) -> Any:
+        _wait_until(record.exists)  # before the go this would wait in vain
+        return real_open_log(request, env)
+
+    monkeypatch.setattr(runner, "_open_log", open_log_once_the_agent_runs)
+    request = _request(tmp_path, [[{"record": str(record)}, {"print": "hello"}]])
     run = run_agent(request)
-    assert (existed, run.exit_code) == ([False], 0)
+    assert run.exit_code == 0
     assert "hello" in request.log_path.read_text()
+    monkeypatch.setattr(runner, "_open_log", real_open_log)
 
     outside = tmp_path / "outside"
     told: list[int] = []
