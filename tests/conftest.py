@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 from tests.installed_wheel import Installed, install
 from tests.loop_processes import Wild
 from wild.agents import tree
+from wild.store import files as store_files
 
 settings.register_profile(
     "wild",
@@ -70,6 +71,15 @@ def _human_at_the_terminal(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real_chain = tree.chain
     monkeypatch.setattr(tree, "chain", lambda pid: real_chain(pid)[:1])
     return asked
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_displaced() -> Iterator[None]:
+    """Each test starts with no swap's old file waiting for removal (`wild.store.files`
+    keeps them per process: a test that swaps before a go without a loop leaves its own)."""
+    store_files.remove_displaced()
+    yield
+    store_files.remove_displaced()
 
 
 @pytest.fixture

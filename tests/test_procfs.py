@@ -134,3 +134,41 @@ def test_real_path_agrees_with_realpath_wherever_a_path_leads(
     for case in cases:
         assert procfs.real_path(case) == os.path.realpath(case), case
         assert procfs.real_path(str(case)) == os.path.realpath(case), case
+
+
+def test_a_held_step_resolves_each_folder_once_on_its_own_thread(tmp_path: Path) -> None:
+    """`hold_real_folders`: the loop's step between two moments the outside world acts asks
+    for the project's real path ~15 times; it is resolved once, on the loop's thread only,
+    and afresh once released. Files are resolved at every call."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "f").write_text("")
+    (second / "f").write_text("")
+    link = tmp_path / "link"
+    link.symlink_to(first)
+    procfs.hold_real_folders()
+    try:
+        assert procfs.real_folder(link) == str(first)
+        link.unlink()
+        link.symlink_to(second)
+        assert procfs.real_folder(link) == str(first)  # held: asked once this step
+        assert procfs.real_path(link / "f") == str(second / "f")  # a file: every call
+        elsewhere: list[str] = []
+        thread = threading.Thread(target=lambda: elsewhere.append(procfs.real_folder(link)))
+        thread.start()
+        thread.join()
+        assert elsewhere == [str(second)]  # another thread holds nothing
+    finally:
+        procfs.release_real_folders()
+    assert procfs.real_folder(link) == str(second)
+    procfs.hold_real_folders()
+    procfs.hold_real_folders()  # holding again keeps what is held
+    try:
+        assert procfs.real_folder(link) == str(second)
+        link.unlink()
+        link.symlink_to(first)
+        procfs.hold_real_folders()
+        assert procfs.real_folder(link) == str(second)
+    finally:
+        procfs.release_real_folders()

@@ -6,7 +6,7 @@ import functools
 import os
 from pathlib import Path
 
-from wild.procfs import real_path
+from wild.procfs import real_folder
 from wild.record import record
 
 DEFAULT_DIR = ".wild"
@@ -70,8 +70,8 @@ class WildPaths:
     def project(self) -> Path:
         """The folder the agent works in: the one holding `.wild/` (its real path: the
         kernel's answer, `real_path`, not an lstat per folder as `Path.resolve` makes; asked
-        ~6 times per loop iteration)."""
-        return Path(real_path(self.root)).parent
+        ~6 times per loop iteration, resolved once per loop step: `procfs.real_folder`)."""
+        return Path(real_folder(self.root)).parent
 
     @property
     def lock(self) -> Path:

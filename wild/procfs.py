@@ -12,6 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 
+# `threading.local` itself (threading imports it from here): `threading` is not loaded by the
+# run wrapper's launcher, which forks every run (`tests/runs/test_wrapper.py`).
+from _thread import _local as thread_local
+
 STATE, PPID, PGRP, SESSION = 0, 1, 2, 3  # indexes into `split_stat`'s fields (proc(5) 3..6)
 
 
@@ -101,6 +105,43 @@ def group_alive(pgid: int) -> bool:
                 return True
         return False
     return True
+
+
+class _HeldFolders(thread_local):
+    answers: dict[str, str] | None = None  # per thread: None while no step holds them
+
+
+_held = _HeldFolders()
+
+
+def hold_real_folders() -> None:
+    """From now until `release_real_folders`, on this thread, `real_folder` resolves each
+    folder once. The loop holds them for one step of its own between two moments the outside
+    world acts (an agent's program running, the loop waiting): from an agent's exit to the
+    next agent's go it asks for the project's and `.wild/`'s real paths ~15 times, 3 system
+    calls each (issue 22 item 8). A folder renamed within the step is seen at the next: as if
+    it had been renamed a moment later."""
+    if _held.answers is None:
+        _held.answers = {}
+
+
+def release_real_folders() -> None:
+    """`real_folder` resolves every call again on this thread (before the outside world acts)."""
+    _held.answers = None
+
+
+def real_folder(path: str | os.PathLike[str]) -> str:
+    """`real_path` of a folder (the project, `.wild/`): once per held step on this thread
+    (`hold_real_folders`), every call otherwise. Files are resolved by `real_path` each time:
+    a link planted at a file's name is seen at the next write."""
+    answers = _held.answers
+    if answers is None:
+        return real_path(path)
+    key = os.fspath(path)
+    found = answers.get(key)
+    if found is None:
+        found = answers[key] = real_path(key)
+    return found
 
 
 def real_path(path: str | os.PathLike[str]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -621,3 +622,60 @@ def test_the_tasks_md_swap_before_an_agent_shares_the_run_records_folder_fsync(
     assert owed_at_go == [frozenset(), frozenset()]
     assert "[x] [P1] task-001" in sim.paths.tasks.read_text()
     assert files.owed_folders() == frozenset()
+
+
+def test_the_files_swaps_displace_before_a_go_are_removed_once_the_agent_runs(
+    tmp_path: Path,
+) -> None:
+    """The run record's state.json swap and the tasks.md swap before it leave the old
+    versions at their temp names while the agent waits at its gate: their removal (~90 µs
+    each on ext4) is not on the way to the go. They are gone once the agent's program runs,
+    and none is left when the loop ends."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    at_gate: list[list[str]] = []
+    running: list[list[str]] = []
+
+    def temp_files() -> list[str]:
+        return sorted(path.name.split(".tmp")[0][:-13] for path in sim.paths.root.glob(".*.tmp"))
+
+    def started(request: Any) -> None:
+        request.on_start(os.getpid())
+        at_gate.append(temp_files())
+        request.on_running()
+        running.append(temp_files())
+
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    # Each run: its task's mark (with the judgment's tick, after the first), then its record.
+    assert at_gate == [[".state.json", ".tasks.md"]] * 2
+    assert running == [[], []]
+    assert files.displaced_files() == ()
+    assert temp_files() == []
+    assert "[x] [P1] task-002" in sim.paths.tasks.read_text()
+
+
+def test_the_folders_real_paths_are_asked_afresh_once_an_agent_runs(tmp_path: Path) -> None:
+    """Within one step the loop resolves the project's folder once
+    (`procfs.hold_real_folders`), and again once an agent's program runs: a project reached
+    through a link that a run repoints is the new folder for the next agent."""
+    first = tmp_path / "a"
+    first.mkdir()
+    sim = new_project(first, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    link = tmp_path / "link"
+    link.symlink_to(first)
+    sim.paths = WildPaths(link / ".wild")
+    cwds: list[str] = []
+
+    def moves_the_project(request: Any) -> None:
+        request.on_start(os.getpid())
+        request.on_running()
+        cwds.append(str(request.cwd))
+        if len(cwds) == 1:  # the run copies the project elsewhere and repoints the link
+            second = tmp_path / "b"
+            shutil.copytree(first, second, symlinks=True)
+            link.unlink()
+            link.symlink_to(second)
+
+    sim.script = [[{"call": moves_the_project}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    assert cwds == [str(first), str(tmp_path / "b")]

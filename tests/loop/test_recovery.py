@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
 
 import pytest
 
+from tests.loop.harness import loop_options
+from wild.commands.init import init_wild
 from wild.liveness import Liveness
 from wild.loop.agent_record import AGENT_RUN, AgentRunRecord, ended, interrupted, started
 from wild.loop.iteration import fresh_name
-from wild.loop.recovery import group_to_kill, notice, stray_temp_files, taken_over
+from wild.loop.recovery import group_to_kill, notice, stray_temp_files, take_over, taken_over
 from wild.parsers.process_id import ProcessId
 from wild.parsers.state import LoopState
+from wild.paths import WildPaths
 
 RECORD = AgentRunRecord(7, "task", "task-003", "ab12cd.7")
 AGENT = ProcessId(4242, "host", start_ticks=99, boot_id="b")
@@ -90,6 +94,36 @@ def test_stray_temp_files_of_state_json_are_found(tmp_path: Path) -> None:
     for name in (".state.json.x1y2.tmp", ".state.json.tmp", ".tasks.md.a.tmp", "state.json"):
         (tmp_path / name).write_text("")
     assert [p.name for p in stray_temp_files(tmp_path, "state.json")] == [".state.json.x1y2.tmp"]
+
+
+def test_a_loops_start_removes_the_swaps_a_kill_cut_short(tmp_path: Path) -> None:
+    """state.json's and tasks.md's temp files (a new version before its swap, or an old one
+    it displaced, `files.remove_displaced`) are removed as the next loop takes over; another
+    file's and the files themselves stay."""
+    paths = WildPaths(tmp_path / ".wild")
+    init_wild(paths)
+    strays = (".state.json.a1.tmp", ".tasks.md.b2.tmp", ".human.md.c3.tmp")
+    for name in strays:
+        (paths.root / name).write_text("an old version")
+    before = sorted(path.name for path in paths.root.iterdir())
+    take_over(paths, LoopState(), lambda line: None, loop_options())
+    after = sorted(path.name for path in paths.root.iterdir())
+    assert sorted(set(before) - set(after)) == [".state.json.a1.tmp", ".tasks.md.b2.tmp"]
+
+
+def test_a_held_wild_lock_keeps_the_tasks_md_temp_files_and_holds_nothing_up(
+    tmp_path: Path,
+) -> None:
+    """tasks.md's temp files may be a command's write in progress: removed only under the
+    wild lock, and with that lock held by another (an agent's doing) the loop starts at once
+    and leaves them for a later start."""
+    paths = WildPaths(tmp_path / ".wild")
+    init_wild(paths)
+    (paths.root / ".tasks.md.b2.tmp").write_text("a command's write")
+    with open(paths.lock, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        take_over(paths, LoopState(), lambda line: None, loop_options())
+    assert (paths.root / ".tasks.md.b2.tmp").exists()
 
 
 def test_a_log_is_never_overwritten(tmp_path: Path) -> None:

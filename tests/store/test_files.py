@@ -312,3 +312,63 @@ def test_an_owed_folder_whose_fsync_fails_stays_owed(
     monkeypatch.setattr(os, "fsync", real_fsync)
     files.sync_owed_folders()
     assert files.owed_folders() == frozenset()
+
+
+def test_a_swap_before_a_go_leaves_the_old_file_for_remove_displaced(tmp_path: Path) -> None:
+    """`displaced_later` (state.json's write while an agent waits at its gate) and
+    `folder_synced_later` (the tasks.md write before it): the file holds the new bytes at
+    once, and the old version stays at the temp file's name until `remove_displaced`, which
+    the loop calls once the agent runs (freeing a file is ~90 µs of a swap on ext4)."""
+    folder = tmp_path / ".wild"
+    folder.mkdir()
+    state, tasks = folder / "state.json", folder / "tasks.md"
+    state.write_bytes(b'{"old": 1}\n')
+    tasks.write_text("- [ ] [P1] task-001: A\n")
+    files.atomic_write(state, b'{"new": 2}\n', displaced_later=True)
+    files.update_text(
+        tasks, lambda text: text.replace("[ ]", "[x]"), folder / ".lock", folder_synced_later=True
+    )
+    assert state.read_bytes() == b'{"new": 2}\n'
+    assert tasks.read_text() == "- [x] [P1] task-001: A\n"
+    displaced = files.displaced_files()
+    assert [(path.name.split(".")[1], path.read_bytes()) for path in displaced] == [
+        ("state", b'{"old": 1}\n'),
+        ("tasks", b"- [ ] [P1] task-001: A\n"),
+    ]
+    assert all(path.parent == Path(os.path.realpath(folder)) for path in displaced)
+    files.remove_displaced()
+    assert files.displaced_files() == ()
+    assert sorted(path.name for path in folder.iterdir()) == [".lock", "state.json", "tasks.md"]
+    files.sync_owed_folders()
+
+
+def test_a_first_write_or_one_not_before_a_go_displaces_nothing(tmp_path: Path) -> None:
+    """A file written the first time has nothing to displace; a write without the flag
+    removes the old version itself (every write but the loop's before a go)."""
+    state = tmp_path / "state.json"
+    files.atomic_write(state, b"{}\n", displaced_later=True)
+    files.atomic_write(state, b'{"a": 1}\n')
+    assert files.displaced_files() == ()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["state.json"]
+    assert state.read_bytes() == b'{"a": 1}\n'
+
+
+def test_a_displaced_file_that_cannot_be_removed_stays_and_fails_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An old version that cannot be removed (a folder made read-only meanwhile) is left
+    beside the file, never read: removing it is no reason to fail the agent's start. The
+    next loop's start removes it (`recovery.take_over`)."""
+    state = tmp_path / "state.json"
+    state.write_bytes(b"{}\n")
+    files.atomic_write(state, b'{"a": 1}\n', displaced_later=True)
+    (displaced,) = files.displaced_files()
+
+    def refused(path: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "unlink", refused)
+    files.remove_displaced()
+    monkeypatch.undo()
+    assert files.displaced_files() == ()
+    assert displaced.read_bytes() == b"{}\n"

@@ -48,7 +48,7 @@ from wild.errors import FileFormatError
 from wild.parsers.alert_types import UNAPPROVED_COMMAND, UNRECORDED_APPROVAL
 from wild.parsers.barriers import COMMAND_TYPES, Barrier, BarrierList
 from wild.paths import approvals_path, store_lock
-from wild.procfs import real_path
+from wild.procfs import real_folder
 from wild.record import record
 from wild.store.files import atomic_write, read_bytes, wild_lock
 from wild.store.project_files import project_file as per_project_file
@@ -64,7 +64,7 @@ UNRECORDED_TYPE = UNRECORDED_APPROVAL
 
 def project_key(project: Path) -> str:
     """The project's real path: two spellings of one folder share their approvals."""
-    return real_path(project)
+    return real_folder(project)
 
 
 def project_file(key: str, store: Path | None = None) -> Path:

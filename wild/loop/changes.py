@@ -18,7 +18,7 @@ from dataclasses import field
 from pathlib import Path
 
 from wild.loop.checkpoint import changed_paths, git, repository_top
-from wild.procfs import real_path
+from wild.procfs import real_folder
 from wild.record import record as frozen_record
 
 MAX_FILES = 20_000
@@ -90,7 +90,7 @@ def record(files: tuple[str, ...] | None) -> dict[str, object]:
 def _in_work_tree(project: Path) -> bool:
     """A `.git` here or above: worth asking git (a few stat calls instead of starting git
     twice a run outside a repository)."""
-    folder = Path(real_path(project))  # twice per run: no lstat per folder (`real_path`)
+    folder = Path(real_folder(project))  # twice per run: no lstat per folder (`real_path`)
     return any(os.path.lexists(parent / ".git") for parent in (folder, *folder.parents))
 
 
@@ -103,8 +103,8 @@ def _stat(path: str) -> Stat | None:
 
 
 def _git_snapshot(project: Path, state_root: Path, top: Path) -> Snapshot:
-    project = Path(real_path(project))
-    state = Path(real_path(state_root))
+    project = Path(real_folder(project))
+    state = Path(real_folder(state_root))
     files: dict[str, Stat] = {}
     for name in changed_paths(top):
         full = top / name
@@ -138,7 +138,7 @@ def _committed(top: Path, before: str | None, after: str | None) -> set[str]:
 
 def _tree_snapshot(project: Path, state_root: Path) -> Snapshot:
     files: dict[str, Stat] = {}
-    state = real_path(state_root)
+    state = real_folder(state_root)
     state_name = os.path.basename(state)
     root = str(project)
     cut = len(os.path.join(root, ""))  # entry paths start with the root and a separator
@@ -153,7 +153,7 @@ def _tree_snapshot(project: Path, state_root: Path) -> Snapshot:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     skip = entry.name in SKIP_DIRS or (
-                        entry.name == state_name and real_path(entry.path) == state
+                        entry.name == state_name and real_folder(entry.path) == state
                     )
                     if not skip:
                         stack.append(entry.path)

@@ -64,10 +64,11 @@ from wild.parsers.process_id import ProcessId
 from wild.parsers.run_table import running_runs
 from wild.parsers.state import LoopState
 from wild.paths import WildPaths
+from wild.procfs import hold_real_folders, release_real_folders
 from wild.record import replace
 from wild.store import totals_ledger
 from wild.store.events_log import EventLog
-from wild.store.files import sync_owed_folders
+from wild.store.files import remove_displaced, sync_owed_folders
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import count_soon, load_state, save_state
@@ -187,12 +188,14 @@ class Loop:
             watcher.stop()
             if restore is not None:
                 restore()
+            release_real_folders()
             if self._model is not None:
                 self._write_held()
                 ended = replace(self.model, state=replace(self.model.state, active=False))
                 self._commit(self._timed(ended, changed=True))
                 sync_owed_folders()
                 totals_ledger.settle()
+            remove_displaced()
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
         return result
 
@@ -277,22 +280,27 @@ class Loop:
     def _approval_required(self) -> bool:
         return approval_required(self._model, self._moment())
 
-    def _commit(self, model: LoopModel, *, durable: bool = True) -> None:
+    def _commit(self, model: LoopModel, *, durable: bool = True, before_go: bool = False) -> None:
         """Take the model as decided (or with a fact written in); state.json is written
         whenever its content changed. Not `durable`: written with the next commit (a decision
         that starts an agent is written with the run's record a moment later: one fsynced
-        write before the agent, not two)."""
+        write before the agent, not two). `before_go`: the run's record, written while the
+        agent waits at its gate; the file it displaces is removed once the agent runs
+        (`_step_over`), not on its way."""
         before = self._model
         self._model = model
         if before is None or before.state != model.state or self._unsaved:
             self._unsaved = not durable
             if durable:  # the ledger's raise meets the next decision (settled before a go)
-                save_state(self.paths.state, model.state, ledger_soon=True)
+                save_state(
+                    self.paths.state, model.state, ledger_soon=True, displaced_later=before_go
+                )
 
     def _cycle(self, watcher: Watcher) -> LoopResult:
         event: Event = Tick()
         failures = 0  # file operations that failed in a row
         while True:
+            hold_real_folders()  # released where the outside world acts (`_step_over`)
             try:
                 step = decide(self.model, event, self._moment())
                 # Starting an agent: nothing of the run exists until its record is written. A
@@ -309,6 +317,7 @@ class Loop:
                     self._read(WATCHED)  # recovery: every file again, a backoff cut short
                     self._decided(TimedOut())
             except (OSError, RefusedWriteError) as error:  # io_errors.Failure
+                self._step_over()
                 with contextlib.suppress(OSError):  # a tasks.md swap whose agent never ran
                     sync_owed_folders()
                 failures += 1
@@ -353,6 +362,8 @@ class Loop:
                 self._write_held(before_agent=isinstance(action, RunAgent))
                 if not isinstance(action, RunAgent | End):
                     self._watch()  # before the loop waits, runs checks or steps its runs
+            if not isinstance(action, RunAgent | Continue | Say | EditFile):
+                self._step_over()  # the loop waits, runs checks or steps its runs, or ends
             if isinstance(action, End):
                 return action.result
             if isinstance(action, RunAgent):
@@ -492,6 +503,7 @@ class Loop:
         # Not told (it could not start, or an in-process runner): its start is told now.
         started = announced[0] if announced else self._announce(action)
         running()  # if the runner did not say the agent started (in-process, or never ran)
+        hold_real_folders()  # the agent is over: the loop's step goes on to the next go
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         # The record is kept: it is judged by the next decision, which writes state.json at
         # once (on disk until then: the run's record and a pid no longer running, as when the
@@ -504,6 +516,7 @@ class Loop:
         return AgentFinished(run, ended, files)
 
     def _agent_running(self) -> None:
+        self._step_over()  # the agent's program runs
         self._watch(agent_running=True)
         self.barriers.start()
 
@@ -516,6 +529,14 @@ class Loop:
         self._read(("runs", "tasks", "barriers"))
         self.files.runs_news = False  # what the step wrote is not news to act on
         return event
+
+    def _step_over(self) -> None:
+        """The loop's step is over: the outside world acts now (an agent's program runs, the
+        loop waits, runs checks or steps its runs, or ends). The folders' real paths are
+        asked afresh from here (`procfs.hold_real_folders`), and the files its swaps displaced
+        are removed: off the way to the agent's go, as the agent starts."""
+        release_real_folders()
+        remove_displaced()
 
     def _heartbeat(self, _beat: object) -> None:
         """While the agent runs, state.json's running time stays current (--max-time)."""
@@ -531,17 +552,18 @@ class Loop:
         # A failed raise fails the start before the record is written; the lines appended
         # since the last settle are fsynced with the record's own, below (one fsync, not two).
         totals_ledger.settle(durable=False)
-        self._set_state(replace(self.model.state, agent_process=process))
+        self._set_state(replace(self.model.state, agent_process=process), before_go=True)
         sync_owed_folders()  # tasks.md's swap, if state.json's folder fsync was not its
         totals_ledger.settle()  # the ledger holds every count before an agent can run
 
-    def _set_state(self, state: LoopState, *, durable: bool = True) -> None:
+    def _set_state(
+        self, state: LoopState, *, durable: bool = True, before_go: bool = False
+    ) -> None:
         """A fact, not a decision: written straight into the state `decide` keeps (not
-        `durable`: on disk with the next commit)."""
+        `durable`: on disk with the next commit; `before_go`: `_commit`'s)."""
         changed = state != self.model.state
-        self._commit(
-            self._timed(replace(self.model, state=state), changed=changed), durable=durable
-        )
+        model = self._timed(replace(self.model, state=state), changed=changed)
+        self._commit(model, durable=durable, before_go=before_go)
 
     def _wait(self, action: Wait, watcher: Watcher) -> Event:
         """Sleep on the one wake event until something happens or a timed duty is due."""

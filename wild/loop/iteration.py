@@ -23,7 +23,7 @@ from wild.loop import changes
 from wild.loop.model import LoopOptions, RunAgent
 from wild.loop.run_words import work_words
 from wild.paths import WildPaths
-from wild.procfs import real_path
+from wild.procfs import real_folder, real_path
 from wild.record import record
 from wild.store.files import ENCODING, ERRORS
 from wild.store.write_guard import open_own_file
@@ -102,7 +102,7 @@ def build_request(
         cwd=paths.project,
         log_path=paths.logs / f"{name}.log",
         env=agent_env(
-            wild_dir=Path(real_path(paths.root)),
+            wild_dir=Path(real_folder(paths.root)),
             iteration=iteration,
             work_type=work_type,
             work_id=work_id,

@@ -30,6 +30,7 @@ from wild.parsers.process_id import ProcessId
 from wild.parsers.state import RECENT_SUMMARIES_KEEP, LoopState, push_summary
 from wild.paths import WildPaths
 from wild.record import replace
+from wild.store.files import wild_lock
 
 
 def group_to_kill(recorded: ProcessId | None, seen: Liveness) -> int | None:
@@ -63,9 +64,10 @@ def taken_over(
     return ended(push_summary(state, note, keep))
 
 
-def stray_temp_files(root: Path, state_name: str) -> list[Path]:
-    """Temporary files of state.json writes that a kill cut short (`.state.json.*.tmp`)."""
-    return sorted(root.glob(f".{state_name}.*.tmp"))
+def stray_temp_files(root: Path, name: str) -> list[Path]:
+    """Temporary files of a file's swaps that a kill cut short (`.state.json.*.tmp`): the new
+    version before the swap, or the old one it displaced (`files.remove_displaced`)."""
+    return sorted(root.glob(f".{name}.*.tmp"))
 
 
 def notice(record: AgentRunRecord) -> str:
@@ -92,6 +94,12 @@ def take_over(
     for stray in stray_temp_files(paths.root, paths.state.name):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(stray)  # only the loop writes state.json, and the lock says none runs
+    # tasks.md's: the command line writes it too, its temp file's life under the wild lock;
+    # held by another (a command writing, an agent's doing), they wait for the next start.
+    with contextlib.suppress(TimeoutError), wild_lock(paths.lock, timeout=0):
+        for stray in stray_temp_files(paths.root, paths.tasks.name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(stray)
     record = interrupted(state)
     recorded = state.agent_process
     group = group_to_kill(recorded, check(recorded)) if recorded is not None else None

@@ -221,6 +221,38 @@ def sync_owed_folders() -> None:
         fsync_dir(Path(folder))
 
 
+# Files a swap displaced (the old version, now at the temp file's name), left for
+# `remove_displaced`: freeing a file's blocks is ~90 µs of the swap on ext4, and the loop's
+# swaps before an agent's go (state.json's record, the held tasks.md edit) remove theirs once
+# the agent runs (issue 22 item 8). One that a kill leaves is removed as the next loop starts
+# (`wild.loop.recovery.take_over`).
+_displaced: list[Path] = []
+
+
+def remove_displaced() -> None:
+    """Remove the files that swaps left displaced (`update_text`'s `folder_synced_later`,
+    `atomic_write`'s `displaced_later`). One that cannot be removed (a folder made read-only
+    meanwhile) stays where it is: an old version beside the file, never read, and no reason
+    to fail what the loop does next; the next loop's start tries again."""
+    with _owed_lock:
+        displaced = list(_displaced)
+        _displaced.clear()
+    for path in displaced:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def displaced_files() -> tuple[Path, ...]:
+    """The files swaps left displaced and `remove_displaced` has not removed yet."""
+    with _owed_lock:
+        return tuple(_displaced)
+
+
+def _displace(tmp: Path) -> None:
+    with _owed_lock:
+        _displaced.append(tmp)
+
+
 def owed_folders() -> frozenset[str]:
     """The folders owed an fsync now (what `sync_owed_folders` would fsync)."""
     with _owed_lock:
@@ -292,24 +324,30 @@ def _discard(tmp: Path) -> None:
         os.unlink(tmp)
 
 
-def _commit(target: Path, tmp: Path) -> None:
-    """Rename the fsynced temp file over the target, then fsync the folder for the rename."""
+def _commit(target: Path, tmp: Path, *, displaced_later: bool = False) -> None:
+    """Rename the fsynced temp file over the target, then fsync the folder for the rename.
+    `displaced_later`: the two are exchanged instead, where they can be, and the old file,
+    now at the temp name, is left for `remove_displaced`."""
     try:
-        os.replace(tmp, target)
+        if displaced_later and _renameat2() is not None and _swap(tmp, target) == 0:
+            _displace(tmp)
+        else:
+            os.replace(tmp, target)
     except BaseException:
         _discard(tmp)
         raise
     fsync_dir(target.parent)
 
 
-def atomic_write(path: Path, data: bytes | bytearray) -> None:
+def atomic_write(path: Path, data: bytes | bytearray, *, displaced_later: bool = False) -> None:
     """Replace `path` so that a kill -9 at any instant leaves the old or the new bytes.
 
     The data is durable before the rename (else the new name may point at an empty file
     after a power loss), and the rename is made durable by fsyncing the folder.
+    `displaced_later`: the old file is removed by `remove_displaced`, not here.
     """
     target, tmp = _write_temp(path, data)
-    _commit(target, tmp)
+    _commit(target, tmp, displaced_later=displaced_later)
     _OWN.remember(target, data)
 
 
@@ -426,11 +464,12 @@ def _exchange(
             # An in-place writer may still be finishing into the inode we swapped out,
             # unless that inode is still exactly what we wrote last time.
             displaced = _read_settled(tmp, own=target)
-            _discard(tmp)
             if folder_synced_later:
+                _displace(tmp)  # removed once the agent runs, as the folder's fsync is paid
                 with _owed_lock:
                     _owed_folders.add(os.fspath(target.parent))
             else:
+                _discard(tmp)
                 fsync_dir(target.parent)
             return displaced
     _commit(target, tmp)
@@ -451,7 +490,8 @@ def update_text(
     is correct. Returns the text now on disk. `on_written` gets the bytes about to be written
     (just before the swap), so the watcher can ignore our own write by hash.
     `folder_synced_later`: the swap is left for the next fsync of its folder (`fsync_dir`,
-    `sync_owed_folders`), which the caller makes before anything relies on it being on disk.
+    `sync_owed_folders`), which the caller makes before anything relies on it being on disk,
+    and the file it displaced is left for `remove_displaced`.
 
     Humans and agents take no lock, so: read only a settled file; re-check it after the slow
     write-and-fsync of the temp file; then swap atomically, and if someone saved in the

@@ -73,13 +73,15 @@ def peek_state(path: Path) -> LoopState | None:
     return loaded.state if isinstance(loaded, LoadedState) else None
 
 
-def save_state(path: Path, state: LoopState, *, ledger_soon: bool = False) -> None:
+def save_state(
+    path: Path, state: LoopState, *, ledger_soon: bool = False, displaced_later: bool = False
+) -> None:
     """Write state.json atomically, and raise the ledger's totals to its own (`ledger_soon`:
     fsynced by the next `totals_ledger.settle`); the caller holds the `.wild/.lock` if others
-    may write."""
+    may write. `displaced_later`: the old file is removed by `files.remove_displaced`."""
     if path.is_symlink():  # wild's own file, replaced by a link (an agent's doing)
         _move_aside(path, SystemClock())  # kept to look at; never written through
-    atomic_write(path, render_state(state))
+    atomic_write(path, render_state(state), displaced_later=displaced_later)
     if ledger_soon:
         totals_ledger.record_soon(path, Totals.of(state))
     else:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from wild.parsers.totals import Totals, ledger_entry, ledger_line, project_ledger
 from wild.paths import approvals_path
-from wild.procfs import real_path
+from wild.procfs import real_folder
 from wild.store.files import atomic_write, pread_all, read_bytes, wild_lock
 from wild.store.jsonl import KeptAppender
 from wild.store.project_files import project_file
@@ -61,7 +61,7 @@ def machine_ledger_path() -> Path:
 
 def project_of(state_path: Path) -> str:
     """The project a state.json belongs to: the real path of the folder holding `.wild/`."""
-    return real_path(state_path.parent.parent)  # the kernel's answer: twice per iteration
+    return real_folder(state_path.parent.parent)  # the kernel's answer: twice per iteration
 
 
 def _ledger_of(project: str) -> Path:
