@@ -679,3 +679,28 @@ def test_the_folders_real_paths_are_asked_afresh_once_an_agent_runs(tmp_path: Pa
     sim.script = [[{"call": moves_the_project}, *say(TASK)]]
     assert sim.run().iterations == 2
     assert cwds == [str(first), str(tmp_path / "b")]
+
+
+def test_the_runs_agent_start_line_is_written_once_its_agent_runs_not_on_the_way_to_it(
+    tmp_path: Path,
+) -> None:
+    """A run's `agent-start` line follows its record (on disk before the go) and is written
+    once the runner says the agent's program runs, not while the agent waits at its gate; a
+    run whose runner never says so gets it as the runner returns. One line per run."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    seen: list[tuple[str, int]] = []
+
+    def says_it_runs(request: Any) -> None:
+        request.on_start(os.getpid())
+        seen.append(("at the gate", len(sim.events("agent-start"))))
+        request.on_running()
+        seen.append(("running", len(sim.events("agent-start"))))
+        request.on_running()  # told twice: one line
+
+    sim.script = [[{"call": says_it_runs}, *say(TASK)], [*say(TASK)]]
+    assert sim.run().iterations == 2
+    assert seen == [("at the gate", 0), ("running", 1)]
+    starts = sim.events("agent-start")
+    assert [event["work_id"] for event in starts] == ["task-001", "task-002"]
+    ends = sim.events("agent-end")
+    assert [event["cause"] for event in ends] == [event["id"] for event in starts]

@@ -463,12 +463,6 @@ class Loop:
         record = AgentRunRecord.starting(action, self.agent_runs)
         self._set_state(run_started(self.model.state, record), durable=False)
         announced: list[str] = []
-
-        def agent_started(pid: int) -> None:
-            self._agent_started(pid)
-            if not announced:  # the run's first line, once its record is on disk
-                announced.append(self._announce(action))
-
         request = iteration.build_request(
             self.paths,
             self._setup,
@@ -481,7 +475,7 @@ class Loop:
             environ=self.environ,
             cancel=self.stop_event,
             clock=self.clock,
-            on_start=agent_started,
+            on_start=self._agent_started,
             run_id=record.run_id,
         )
         # The watcher and the barrier checker start once the agent's program runs, not at its
@@ -490,8 +484,11 @@ class Loop:
         told: list[bool] = []
 
         def running() -> None:
-            # The run's line on the console once the agent's program runs: printing it is
-            # not on the way to its start (~50 µs of each; issue 22 item 8).
+            # The run's first events.log line and its line on the console once the agent's
+            # program runs (its record on disk since before the go): neither is on the way to
+            # its start (~100 µs and ~50 µs; issue 22 item 8).
+            if not announced:
+                announced.append(self._announce(action))
             if not told:
                 told.append(True)
                 self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
@@ -501,8 +498,8 @@ class Loop:
         before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
         # Not told (it could not start, or an in-process runner): its start is told now.
-        started = announced[0] if announced else self._announce(action)
         running()  # if the runner did not say the agent started (in-process, or never ran)
+        started = announced[0]
         hold_real_folders()  # the agent is over: the loop's step goes on to the next go
         files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
         # The record is kept: it is judged by the next decision, which writes state.json at
