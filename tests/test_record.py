@@ -750,3 +750,32 @@ def test_replace_makes_a_plain_frozen_record_without_its_init_and_any_other_thro
     assert type(made) is _Plain and made.a == 2 and not hasattr(made, "note")
     with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
         record_module.replace(base, z=1)  # type: ignore[call-arg]
+
+
+@record
+class _Derived:
+    root: str
+
+    @functools.cached_property
+    def child(self) -> str:
+        return self.root + "/child"
+
+
+def test_replace_makes_a_record_with_a_cached_property_anew_keeping_nothing_derived() -> None:
+    """A record whose `functools.cached_property` keeps a value derived from its fields in
+    its `__dict__` (`wild.paths.WildPaths`' paths) is made anew by `replace`, not copied: a
+    copy would carry the old field's value under the new one."""
+    old = _Derived("a")
+    assert old.child == "a/child"  # kept in old's __dict__ from here on
+    assert _Derived not in record_module._PLAIN
+    assert record_module.replace(old, root="b").child == "b/child"
+
+
+def test_the_paths_under_wild_are_made_once_per_instance() -> None:
+    from wild.paths import WildPaths
+
+    paths = WildPaths(Path("/p/.wild"))
+    assert paths.tasks is paths.tasks and paths.tasks == Path("/p/.wild/tasks.md")
+    assert paths.run_dir("r1") == Path("/p/.wild/runs/r1")
+    other = record_module.replace(paths, root=Path("/q/.wild"))
+    assert other.tasks == Path("/q/.wild/tasks.md") and paths.state == Path("/p/.wild/state.json")

@@ -56,7 +56,10 @@ def store_lock(store: Path) -> Path:
 
 @record
 class WildPaths:
-    """Paths of the state files under one `.wild/` folder."""
+    """Paths of the state files under one `.wild/` folder, each made once per instance
+    (`functools.cached_property`: the loop asks ~45 times an iteration, and each `root / name`
+    was a new Path to parse and format: ~0.15 ms of the gap, issue 22 item 8). `replace` makes
+    a new instance with none kept (`wild.record`)."""
 
     root: Path
 
@@ -73,114 +76,114 @@ class WildPaths:
         ~6 times per loop iteration, resolved once per loop step: `procfs.real_folder`)."""
         return Path(real_folder(self.root)).parent
 
-    @property
+    @functools.cached_property
     def lock(self) -> Path:
         return self.root / ".lock"
 
-    @property
+    @functools.cached_property
     def tasks(self) -> Path:
         return self.root / "tasks.md"
 
-    @property
+    @functools.cached_property
     def alerts(self) -> Path:
         return self.root / "alerts.jsonl"
 
-    @property
+    @functools.cached_property
     def alerts_summary(self) -> Path:
         """A cache of alerts.jsonl for read commands (`wild.store.alerts_summary`)."""
         return self.root / "alerts.summary.json"
 
-    @property
+    @functools.cached_property
     def runs_summary(self) -> Path:
         """A cache of runs.jsonl for `wild --status` (`wild.store.runs_summary`)."""
         return self.root / "runs.summary.json"
 
-    @property
+    @functools.cached_property
     def runs_listing(self) -> Path:
         """`wild --runs`' rows, patched from new lines (`wild.commands.runs_listing`)."""
         return self.root / "runs.listing.json"
 
-    @property
+    @functools.cached_property
     def runs_view(self) -> Path:
         """The last `wild --runs` table, while runs.jsonl stands (`wild.commands.runs_listing`)."""
         return self.root / "runs.view.json"
 
-    @property
+    @functools.cached_property
     def runs_json_view(self) -> Path:
         """The last `wild --runs --json`, while runs.jsonl stands (`wild.commands.runs_listing`)."""
         return self.root / "runs.json-view.json"
 
-    @property
+    @functools.cached_property
     def metrics_cache(self) -> Path:
         """Each run's metrics summary, kept while its files stand (`wild.metrics.kept`)."""
         return self.root / "metrics.cache.json"
 
-    @property
+    @functools.cached_property
     def status_cache(self) -> Path:
         """The last status's parts, for the next `wild --status` (`wild.commands.status_cache`)."""
         return self.root / "status.cache.json"
 
-    @property
+    @functools.cached_property
     def work_cache(self) -> Path:
         """The last work queue, for the next `wild --list-work` (`wild.commands.status_cache`)."""
         return self.root / "work.cache.json"
 
-    @property
+    @functools.cached_property
     def backup(self) -> Path:
         """The last good copies of tasks.md (`wild.store.tasks_backup`)."""
         return self.root / "backup"
 
-    @property
+    @functools.cached_property
     def alerts_archive(self) -> Path:
         return self.root / "alerts.archive.jsonl"
 
-    @property
+    @functools.cached_property
     def barriers(self) -> Path:
         return self.root / "barriers.md"
 
-    @property
+    @functools.cached_property
     def policy(self) -> Path:
         return self.root / "human-policy.md"
 
-    @property
+    @functools.cached_property
     def human(self) -> Path:
         return self.root / "human.md"
 
-    @property
+    @functools.cached_property
     def state(self) -> Path:
         return self.root / "state.json"
 
-    @property
+    @functools.cached_property
     def events(self) -> Path:
         return self.root / "events.log"
 
-    @property
+    @functools.cached_property
     def checks(self) -> Path:
         return self.root / "checks.md"
 
-    @property
+    @functools.cached_property
     def logs(self) -> Path:
         return self.root / "logs"
 
-    @property
+    @functools.cached_property
     def prompts(self) -> Path:
         return self.root / "prompts"
 
-    @property
+    @functools.cached_property
     def control(self) -> Path:
         return self.root / "control"
 
-    @property
+    @functools.cached_property
     def webhook_seen(self) -> Path:
         """Signatures and delivery ids the webhook spent within its replay window."""
         return self.root / "webhook-seen.jsonl"
 
-    @property
+    @functools.cached_property
     def runs_log(self) -> Path:
         """runs.jsonl: the sweeps and runs (SPEC §7)."""
         return self.root / "runs.jsonl"
 
-    @property
+    @functools.cached_property
     def runs(self) -> Path:
         """One folder per run: `runs/<run-id>/` with log, exit, metrics.jsonl."""
         return self.root / "runs"

@@ -39,6 +39,7 @@ Standard library only, nothing of wild: every layer may import it.
 from __future__ import annotations
 
 import abc
+import functools
 import re
 import sys
 import types
@@ -620,11 +621,18 @@ def _copied_plainly(cls: Any, fields: dict[str, Any]) -> bool:
     """Whether an instance of `cls` is its fields' values alone, set by its own `__init__`:
     every field an `__init__` argument, no `__post_init__` (which may check or derive), no
     `__new__` of its own, no slots anywhere in its bases (a field there is not in the
-    instance's `__dict__`). Its frozen `__setattr__` keeps any other attribute off it."""
+    instance's `__dict__`), no `functools.cached_property` (what it keeps in the `__dict__`
+    was derived from the old fields). Its frozen `__setattr__` keeps any other attribute off
+    it."""
     return (
         not hasattr(cls, "__post_init__")
         and cls.__new__ is object.__new__
         and not any("__slots__" in vars(base) for base in cls.__mro__)
+        and not any(
+            isinstance(value, functools.cached_property)
+            for base in cls.__mro__
+            for value in vars(base).values()
+        )
         and all(f.init for f in fields.values() if f._field_type is _FIELD)
     )
 
