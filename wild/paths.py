@@ -49,6 +49,12 @@ def _approvals_in(config: str) -> Path:
     return Path(config) / "wild" / "approvals.json"
 
 
+@functools.lru_cache(maxsize=8)
+def _parent_of(real: str) -> Path:
+    # Kept per real path: the project is asked ~6 times an iteration, each a Path to parse.
+    return Path(real).parent
+
+
 def store_lock(store: Path) -> Path:
     """The lock a store's writers take: `approvals.json.lock` beside `approvals.json`."""
     return store.with_name(store.name + ".lock")
@@ -74,7 +80,7 @@ class WildPaths:
         """The folder the agent works in: the one holding `.wild/` (its real path: the
         kernel's answer, `real_path`, not an lstat per folder as `Path.resolve` makes; asked
         ~6 times per loop iteration, resolved once per loop step: `procfs.real_folder`)."""
-        return Path(real_folder(self.root)).parent
+        return _parent_of(real_folder(self.root))
 
     @functools.cached_property
     def lock(self) -> Path:

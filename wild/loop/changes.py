@@ -90,8 +90,14 @@ def record(files: tuple[str, ...] | None) -> dict[str, object]:
 def _in_work_tree(project: Path) -> bool:
     """A `.git` here or above: worth asking git (a few stat calls instead of starting git
     twice a run outside a repository)."""
-    folder = Path(real_folder(project))  # twice per run: no lstat per folder (`real_path`)
-    return any(os.path.lexists(parent / ".git") for parent in (folder, *folder.parents))
+    folder = real_folder(project)  # twice per run: no lstat per folder (`real_path`)
+    while True:  # strings, not a Path per parent: ~5 folders, twice per run
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 def _stat(path: str) -> Stat | None:
