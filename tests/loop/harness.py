@@ -69,12 +69,20 @@ class TestClock:
         self.mono += seconds
 
 
+def _edits_a_file(action: dict[str, Any]) -> bool:
+    return not any(key in action for key in ("print", "exit", "run", "call", "minutes"))
+
+
 def say(*lines: str) -> Actions:
     return [{"print": line} for line in lines]
 
 
 class ScriptedAgent:
-    """The agent as an in-process function of the request: it edits files and says things."""
+    """The agent as an in-process function of the request: it edits files and says things.
+    As the real runner lets the agent's program go only once `on_start` returned (the loop
+    writes what must be on disk before it: the held tasks.md edits, the run's record), the
+    agent's first file edit comes after `on_start`, called here unless a `call` of the
+    script called it first (a test that plays the runner's gate itself)."""
 
     def __init__(self, clock: TestClock, iterations: Sequence[Actions]) -> None:
         self.clock = clock
@@ -84,9 +92,20 @@ class ScriptedAgent:
     def __call__(self, request: AgentRequest) -> AgentRun:
         actions = self.iterations[min(len(self.requests), len(self.iterations) - 1)]
         self.requests.append(request)
+        opened: list[int] = []
+        told = request.on_start
+
+        def on_start(pid: int) -> None:
+            opened.append(pid)
+            if told is not None:
+                told(pid)
+
+        request = replace(request, on_start=on_start)
         printed: list[str] = []
         exit_code, minutes, overrides = 0, 0.0, dict[str, Any]()
         for action in actions:
+            if not opened and _edits_a_file(action):
+                on_start(os.getpid())  # the gate opens before the program's first edit
             if "print" in action:
                 printed.append(action["print"])
             elif "exit" in action:

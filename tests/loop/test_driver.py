@@ -704,3 +704,28 @@ def test_the_runs_agent_start_line_is_written_once_its_agent_runs_not_on_the_way
     assert [event["work_id"] for event in starts] == ["task-001", "task-002"]
     ends = sim.events("agent-end")
     assert [event["cause"] for event in ends] == [event["id"] for event in starts]
+
+
+def test_the_held_tasks_md_edits_are_written_at_the_agents_gate(tmp_path: Path) -> None:
+    """The tick of the run before and the next task's mark are written once the agent is
+    spawned and waits at its gate (`on_start`), before the run's record: its chain
+    (`setpriv`, `sh`) is still on its way there, so the write costs the go nothing. A run
+    whose agent never reaches the gate has them written by the loop's next step."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    seen: list[tuple[str, ...]] = []
+
+    def statuses() -> tuple[str, ...]:
+        return (sim.task_status("task-001"), sim.task_status("task-002"))
+
+    def at_the_gate(request: Any) -> None:
+        before = statuses()
+        request.on_start(os.getpid())
+        seen.append((*before, "|", *statuses()))
+
+    sim.script = [[{"call": at_the_gate}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    assert seen == [
+        ("todo", "todo", "|", "in-progress", "todo"),
+        ("in-progress", "todo", "|", "complete", "in-progress"),
+    ]
+    assert [sim.task_status("task-001"), sim.task_status("task-002")] == ["complete"] * 2

@@ -3,7 +3,9 @@ only when the command passes; otherwise the box goes back to [/] and the next pr
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 from tests.loop.harness import TASK, new_project, say
 from wild.barriers.approvals import approve
@@ -41,10 +43,15 @@ def test_a_box_the_agent_ticked_itself_goes_back_when_the_check_fails(tmp_path: 
     sim = new_project(tmp_path, TASKS)
     approve(sim.paths.project, CHECK)
     seen: list[str] = []
+
+    def looks_at_its_task(request: Any) -> None:
+        request.on_start(os.getpid())  # the runner's gate: what the loop writes before a go
+        seen.append(sim.task_status("task-001"))
+
     sim.script = [
         [tick("task-001"), *say("Ticked it.")],
         [
-            {"call": lambda _request: seen.append(sim.task_status("task-001"))},
+            {"call": looks_at_its_task},
             write_out(),
             *say(TASK),
         ],

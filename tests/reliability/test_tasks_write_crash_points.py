@@ -78,11 +78,13 @@ def test_a_kill_around_the_one_tasks_md_write_of_an_iteration_loses_no_work(
     run 2's record) and tasks.md task-001 still in progress; the restart runs task-001 again
     (work is at least once). After it: task-001 ticked and task-002 marked, state.json still
     run 1's record, no record of run 2; the restart reports run 1 interrupted and runs
-    task-002. Either way every task ends done and no iteration number is used twice."""
+    task-002. Either way every task ends done and no iteration number is used twice. The
+    write is made at run 2's gate (its agent spawned, waiting for the go): run 2's prompt
+    is there, its log is not (a run that never began: the restart takes its name again)."""
     paths = project(tmp_path, TASKS)
     script(monkeypatch, tmp_path, say("Done.", TASK))
     left = _left_by_a_kill(paths, monkeypatch, after_the_write=after_the_write)
-    assert left["logs"] == ["iteration-1.log", "iteration-1.prompt.md"]
+    assert left["logs"] == ["iteration-1.log", "iteration-1.prompt.md", "iteration-2.prompt.md"]
     first_log = (paths.logs / "iteration-1.log").read_bytes()
     on_disk = parse_tasks(left["tasks"].decode()).tasks
     state = parse_state(left["state"], "state.json")

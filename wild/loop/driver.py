@@ -356,11 +356,11 @@ class Loop:
                     logs = _logs_from(actions, index)
                     touched |= self.effects.log_all(logs, self.model.cause, held=hold_logs)
                 continue
-            if not isinstance(action, Continue | Say | EditFile):
-                # Before the files are read, waited on or acted on. Before an agent: the
-                # folder's fsync is the run record's own, before its program runs.
-                self._write_held(before_agent=isinstance(action, RunAgent))
-                if not isinstance(action, RunAgent | End):
+            if not isinstance(action, RunAgent | Continue | Say | EditFile):
+                # Before the files are read, waited on or acted on (before an agent: at its
+                # gate, `_agent_started`).
+                self._write_held()
+                if not isinstance(action, End):
                     self._watch()  # before the loop waits, runs checks or steps its runs
             if not isinstance(action, RunAgent | Continue | Say | EditFile):
                 self._step_over()  # the loop waits, runs checks or steps its runs, or ends
@@ -542,8 +542,13 @@ class Loop:
             self._commit(self._timed(self.model, changed=False))
 
     def _agent_started(self, pid: int) -> None:
-        """The runner spawned the agent, held at its gate: state.json names the run's record
-        and the agent, in one durable write, before the agent's program runs."""
+        """The runner spawned the agent, held at its gate: the events.log lines and tasks.md
+        edits held since the last write go to disk (the tick of the run before and this run's
+        mark), then state.json names the run's record and the agent, in one durable write,
+        before the agent's program runs. Written here rather than before the spawn: the
+        agent's chain (`setpriv`, `sh`) is still on its way to the gate, so they cost the go
+        nothing (issue 22 item 8); the swap's folder fsync is the record's own."""
+        self._write_held(before_agent=True)
         now = iso(self.clock.now())
         process = probe(pid, now) or ProcessId(pid, this_host(), started_at=now)
         # A failed raise fails the start before the record is written; the lines appended
