@@ -75,11 +75,13 @@ def _human_at_the_terminal(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _nothing_left_displaced() -> Iterator[None]:
-    """Each test starts with no swap's old file waiting for removal (`wild.store.files`
-    keeps them per process: a test that swaps before a go without a loop leaves its own)."""
+    """Each test starts with no swap's old file waiting for removal and ends holding no
+    unnamed file for a swap (`wild.store.files` keeps both per process: a test that swaps
+    before a go, or makes spares, without a loop leaves its own)."""
     store_files.remove_displaced()
     yield
     store_files.remove_displaced()
+    store_files.drop_spares()
 
 
 @pytest.fixture

@@ -729,3 +729,27 @@ def test_the_held_tasks_md_edits_are_written_at_the_agents_gate(tmp_path: Path) 
         ("in-progress", "todo", "|", "complete", "in-progress"),
     ]
     assert [sim.task_status("task-001"), sim.task_status("task-002")] == ["complete"] * 2
+
+
+def test_the_swaps_at_an_agents_gate_name_files_made_while_the_agent_before_ran(
+    tmp_path: Path,
+) -> None:
+    """Once an agent's program runs, the loop makes the unnamed files the next gate's two
+    swaps take (`files.make_spares`): none is created on the way to that go; none is held
+    when the loop ends."""
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    held: list[tuple[int, int, int]] = []
+
+    def started(request: Any) -> None:
+        at_the_gate = files.spares_of(sim.paths.root)
+        request.on_start(os.getpid())
+        let_go = files.spares_of(sim.paths.root)
+        request.on_running()
+        held.append((at_the_gate, let_go, files.spares_of(sim.paths.root)))
+
+    sim.script = [[{"call": started}, *say(TASK)]]
+    assert sim.run().iterations == 2
+    # The first gate: none made yet; the second: the two made as the first agent ran, taken
+    # by its swaps; then two more for the next.
+    assert held == [(0, 0, 2), (2, 0, 2)]
+    assert files.spares_of(sim.paths.root) == 0

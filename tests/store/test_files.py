@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import stat
@@ -372,3 +373,58 @@ def test_a_displaced_file_that_cannot_be_removed_stays_and_fails_nothing(
     monkeypatch.undo()
     assert files.displaced_files() == ()
     assert displaced.read_bytes() == b"{}\n"
+
+
+def test_a_swap_names_an_unnamed_file_the_folder_holds_instead_of_creating_one(
+    tmp_path: Path,
+) -> None:
+    """`make_spares`: unnamed files (O_TMPFILE) made ahead in a folder, each taken by its next
+    swap, which names it (~60 µs of a file's creation off the swap's way). The result is what
+    a created temp file gives: the bytes, the old file's mode, no name left behind."""
+    state = tmp_path / "state.json"
+    state.write_bytes(b"{}\n")
+    state.chmod(0o640)
+    files.make_spares(tmp_path, 2)
+    assert files.spares_of(tmp_path) == 2
+    files.make_spares(tmp_path, 2)  # held already: none more
+    assert files.spares_of(tmp_path) == 2
+    inodes = {os.fstat(fd).st_ino for fd in files._spares[os.path.realpath(tmp_path)]}
+    files.atomic_write(state, b'{"a": 1}\n')
+    files.update_text(tmp_path / "tasks.md", lambda text: text + "- [ ] [P1] task-001: A\n",
+                      tmp_path / ".lock")  # fmt: skip
+    assert files.spares_of(tmp_path) == 0
+    assert {os.stat(state).st_ino, os.stat(tmp_path / "tasks.md").st_ino} == inodes
+    assert state.read_bytes() == b'{"a": 1}\n'
+    assert stat.S_IMODE(os.stat(state).st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "state.json", "tasks.md"]
+    files.atomic_write(state, b"{}\n")  # none held: a file created, as before
+    assert state.read_bytes() == b"{}\n"
+
+
+def test_a_spare_that_cannot_be_named_there_is_closed_and_a_file_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held file that cannot be linked into the folder (another filesystem mounted there
+    since, no /proc) costs the swap nothing: it is closed and the temp file created."""
+    state = tmp_path / "state.json"
+    files.make_spares(tmp_path, 1)
+    (spare,) = files._spares[os.path.realpath(tmp_path)]
+
+    def cross_device(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    files.atomic_write(state, b"{}\n")
+    assert state.read_bytes() == b"{}\n" and files.spares_of(tmp_path) == 0
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        os.fstat(spare)
+
+
+def test_dropped_spares_are_closed(tmp_path: Path) -> None:
+    files.make_spares(tmp_path, 2)
+    held = list(files._spares[os.path.realpath(tmp_path)])
+    files.drop_spares()
+    assert files.spares_of(tmp_path) == 0
+    for fd in held:
+        with pytest.raises(OSError, match="Bad file descriptor"):
+            os.fstat(fd)

@@ -68,7 +68,7 @@ from wild.procfs import hold_real_folders, release_real_folders
 from wild.record import replace
 from wild.store import totals_ledger
 from wild.store.events_log import EventLog
-from wild.store.files import remove_displaced, sync_owed_folders
+from wild.store.files import drop_spares, make_spares, remove_displaced, sync_owed_folders
 from wild.store.loop_lock import running_loop, take_loop_lock
 from wild.store.self_writes import SelfWrites
 from wild.store.state_file import count_soon, load_state, save_state
@@ -80,6 +80,9 @@ from wild.wake import (
     gather,
     install_signal_handlers,
 )
+
+# The crash-safe swaps in `.wild/` at an agent's gate: the held tasks.md edits, the run's record.
+SWAPS_AT_THE_GATE = 2
 
 
 def _logs_from(actions: tuple[Action, ...], start: int) -> list[Log]:
@@ -196,6 +199,7 @@ class Loop:
                 sync_owed_folders()
                 totals_ledger.settle()
             remove_displaced()
+            drop_spares()
         self.events.append("loop-end", cause=self.model.start_event, reason=result.reason)
         return result
 
@@ -514,6 +518,9 @@ class Loop:
 
     def _agent_running(self) -> None:
         self._step_over()  # the agent's program runs
+        # Unnamed files for the two swaps at the next agent's gate (tasks.md's, the record's),
+        # made now, off its way (`files.make_spares`: a file's creation is ~60 µs of each).
+        make_spares(self.paths.root, SWAPS_AT_THE_GATE)
         self._watch(agent_running=True)
         self.barriers.start()
 

@@ -269,18 +269,89 @@ _TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _TEMP_TRIES = 100  # as tempfile's TMP_MAX: a name taken is tried again with another
 
 
+# Unnamed files made ahead in a folder (O_TMPFILE: no name anyone can open, gone when closed),
+# each taken by the next swap there (`temp_beside`): creating a file is ~60 µs of a swap on
+# ext4, and the loop's two swaps at an agent's gate take files made while the agent before ran
+# (`make_spares`; issue 22 item 8). Keyed by the folder's real path, as `_write_temp` names it.
+_spares: dict[str, list[int]] = {}
+
+
+def make_spares(folder: Path, count: int) -> None:
+    """Hold `count` unnamed files in `folder` (its real path) for its next swaps, where the
+    filesystem makes them (O_TMPFILE); elsewhere the swaps create their temp files."""
+    key = real_path(folder)
+    with _owed_lock:
+        missing = count - len(_spares.get(key, ()))
+    made: list[int] = []
+    unnamed = getattr(os, "O_TMPFILE", 0)  # Linux's
+    try:
+        for _ in range(missing if unnamed else 0):
+            made.append(os.open(key, unnamed | os.O_RDWR | os.O_CLOEXEC, 0o600))
+    except OSError:
+        pass  # no O_TMPFILE here (or no room): what was made is used, the rest is created
+    with _owed_lock:
+        _spares.setdefault(key, []).extend(made)
+
+
+def spares_of(folder: Path) -> int:
+    """How many unnamed files `folder` holds for its next swaps (`make_spares`)."""
+    with _owed_lock:
+        return len(_spares.get(real_path(folder), ()))
+
+
+def drop_spares() -> None:
+    """Close the unnamed files held for swaps (the kernel frees them)."""
+    with _owed_lock:
+        held = [fd for fds in _spares.values() for fd in fds]
+        _spares.clear()
+    for fd in held:
+        os.close(fd)
+
+
+def _take_spare(folder: str) -> int | None:
+    with _owed_lock:
+        fds = _spares.get(folder)
+        return fds.pop() if fds else None
+
+
+def _named(spare: int, name: str) -> int | None:
+    """`spare` linked at `name` (created exclusively, as O_EXCL would: FileExistsError when
+    the name is taken); None, the spare closed, where it cannot be (another filesystem
+    mounted there since, no /proc): the caller creates its file as before."""
+    try:
+        # linkat(AT_SYMLINK_FOLLOW) of /proc/self/fd/N: the way to name an O_TMPFILE without
+        # CAP_DAC_READ_SEARCH (os.link takes linkat's path, following, only with a dir fd).
+        os.link(f"/proc/self/fd/{spare}", name, src_dir_fd=spare, follow_symlinks=True)
+    except FileExistsError:
+        raise
+    except OSError:
+        os.close(spare)
+        return None
+    return spare
+
+
 def temp_beside(path: Path) -> tuple[int, str]:
     """A new file `.<name>.<random>.tmp` in `path`'s folder, open for reading and writing, made
     by this call alone: created exclusively, never through a link, readable by its owner only
     (what `tempfile.mkstemp(dir=…, prefix=f".{name}.", suffix=".tmp")` makes, and its names
     match the same patterns). Not `tempfile` itself: importing it (with `shutil` and
-    `random`) was ~2.7 ms of every command's start and of the loop's launch (issue 22)."""
+    `random`) was ~2.7 ms of every command's start and of the loop's launch (issue 22). An
+    unnamed file the folder holds (`make_spares`) is named instead of a file created."""
+    folder = os.fspath(path.parent)
+    spare = _take_spare(folder)
     for _ in range(_TEMP_TRIES):
-        name = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        name = os.path.join(folder, f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
+            if spare is not None:
+                named = _named(spare, name)
+                if named is not None:
+                    return named, name
+                spare = None
             return os.open(name, _TEMP_FLAGS, 0o600), name
         except FileExistsError:
             continue
+    if spare is not None:
+        os.close(spare)
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
