@@ -15,7 +15,7 @@ import pytest
 
 from tests.loop import harness
 from tests.loop.harness import T0, TASK, Actions, add_alert, new_project, say
-from wild import control
+from wild import control, procfs
 from wild.commands import edits
 from wild.control import ControlInbox
 from wild.errors import WildError
@@ -666,19 +666,23 @@ def test_the_folders_real_paths_are_asked_afresh_once_an_agent_runs(tmp_path: Pa
     sim.paths = WildPaths(link / ".wild")
     cwds: list[str] = []
 
+    let_go: list[str] = []
+
     def moves_the_project(request: Any) -> None:
-        request.on_start(os.getpid())
-        request.on_running()
+        request.on_start(os.getpid())  # the go follows at once: nothing is held from here
         cwds.append(str(request.cwd))
         if len(cwds) == 1:  # the run copies the project elsewhere and repoints the link
             second = tmp_path / "b"
             shutil.copytree(first, second, symlinks=True)
             link.unlink()
             link.symlink_to(second)
+            let_go.append(procfs.real_folder(link))  # on the loop's thread, before on_running
+        request.on_running()
 
     sim.script = [[{"call": moves_the_project}, *say(TASK)]]
     assert sim.run().iterations == 2
     assert cwds == [str(first), str(tmp_path / "b")]
+    assert let_go == [str(tmp_path / "b")]
 
 
 def test_the_runs_agent_start_line_is_written_once_its_agent_runs_not_on_the_way_to_it(

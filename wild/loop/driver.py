@@ -564,6 +564,7 @@ class Loop:
         self._set_state(replace(self.model.state, agent_process=process), before_go=True)
         sync_owed_folders()  # tasks.md's swap, if state.json's folder fsync was not its
         totals_ledger.settle()  # the ledger holds every count before an agent can run
+        release_real_folders()  # the go follows: the agent's program may move folders
 
     def _set_state(
         self, state: LoopState, *, durable: bool = True, before_go: bool = False
