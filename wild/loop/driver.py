@@ -366,7 +366,6 @@ class Loop:
                 self._write_held()
                 if not isinstance(action, End):
                     self._watch()  # before the loop waits, runs checks or steps its runs
-            if not isinstance(action, RunAgent | Continue | Say | EditFile):
                 self._step_over()  # the loop waits, runs checks or steps its runs, or ends
             if isinstance(action, End):
                 return action.result
