@@ -69,10 +69,6 @@ class TestClock:
         self.mono += seconds
 
 
-def _edits_a_file(action: dict[str, Any]) -> bool:
-    return not any(key in action for key in ("print", "exit", "run", "call", "minutes"))
-
-
 def say(*lines: str) -> Actions:
     return [{"print": line} for line in lines]
 
@@ -104,8 +100,6 @@ class ScriptedAgent:
         printed: list[str] = []
         exit_code, minutes, overrides = 0, 0.0, dict[str, Any]()
         for action in actions:
-            if not opened and _edits_a_file(action):
-                on_start(os.getpid())  # the gate opens before the program's first edit
             if "print" in action:
                 printed.append(action["print"])
             elif "exit" in action:
@@ -117,6 +111,8 @@ class ScriptedAgent:
             elif "minutes" in action:
                 minutes = action["minutes"]
             else:
+                if not opened:
+                    on_start(os.getpid())  # the gate opens before the program's first edit
                 _edit_file(request.cwd, action, self.clock.now())
         text = "".join(f"{line}\n" for line in printed)
         request.log_path.write_text(text)
