@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.fd_support import unnamed_files
 from tests.loop import harness
 from tests.loop.harness import T0, TASK, Actions, add_alert, new_project, say
 from wild import control, procfs
@@ -600,17 +601,23 @@ def test_the_tasks_md_swap_before_an_agent_shares_the_run_records_folder_fsync(
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
     state_folder = os.path.realpath(sim.paths.root)
     synced: list[str] = []
-    owed_at_go: list[frozenset[str]] = []
+    owed_at_go: list[int] = []
     real_fsync_dir = files.fsync_dir
 
     def noting(directory: Path) -> None:
         synced.append(os.fspath(directory))
         real_fsync_dir(directory)
 
+    def owed() -> int:
+        """The folder fsyncs still owed now (paying them: a test's look)."""
+        before = len(synced)
+        files.sync_owed_folders()
+        return len(synced) - before
+
     def started(request: Any) -> None:
         request.on_start(os.getpid())  # the run's record, then the runner lets the agent go
+        owed_at_go.append(owed())
         synced.append("go")
-        owed_at_go.append(files.owed_folders())
 
     monkeypatch.setattr(files, "fsync_dir", noting)
     sim.script = [[{"call": started}, *say(TASK)]]
@@ -619,9 +626,9 @@ def test_the_tasks_md_swap_before_an_agent_shares_the_run_records_folder_fsync(
     # Before the first agent: the loop's start writes state.json too; between the two runs,
     # the judgment, tick and mark go with the second run's record: one fsync (before: two).
     assert ways.split(" go")[1].split() == ["w"], ways
-    assert owed_at_go == [frozenset(), frozenset()]
+    assert owed_at_go == [0, 0]
     assert "[x] [P1] task-001" in sim.paths.tasks.read_text()
-    assert files.owed_folders() == frozenset()
+    assert owed() == 0
 
 
 def test_the_files_swaps_displace_before_a_go_are_removed_once_the_agent_runs(
@@ -635,8 +642,8 @@ def test_the_files_swaps_displace_before_a_go_are_removed_once_the_agent_runs(
     at_gate: list[list[str]] = []
     running: list[list[str]] = []
 
-    def temp_files() -> list[str]:
-        return sorted(path.name.split(".tmp")[0][:-13] for path in sim.paths.root.glob(".*.tmp"))
+    def temp_files() -> list[str]:  # by the name each is beside: `.state.json`
+        return sorted(path.name.rsplit(".", 2)[0] for path in sim.paths.root.glob(".*.tmp"))
 
     def started(request: Any) -> None:
         request.on_start(os.getpid())
@@ -649,7 +656,6 @@ def test_the_files_swaps_displace_before_a_go_are_removed_once_the_agent_runs(
     # Each run: its task's mark (with the judgment's tick, after the first), then its record.
     assert at_gate == [[".state.json", ".tasks.md"]] * 2
     assert running == [[], []]
-    assert files.displaced_files() == ()
     assert temp_files() == []
     assert "[x] [P1] task-002" in sim.paths.tasks.read_text()
 
@@ -744,16 +750,19 @@ def test_the_swaps_at_an_agents_gate_name_files_made_while_the_agent_before_ran(
     sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
     held: list[tuple[int, int, int]] = []
 
+    def spares() -> int:
+        return len(unnamed_files(sim.paths.root))
+
     def started(request: Any) -> None:
-        at_the_gate = files.spares_of(sim.paths.root)
+        at_the_gate = spares()
         request.on_start(os.getpid())
-        let_go = files.spares_of(sim.paths.root)
+        let_go = spares()
         request.on_running()
-        held.append((at_the_gate, let_go, files.spares_of(sim.paths.root)))
+        held.append((at_the_gate, let_go, spares()))
 
     sim.script = [[{"call": started}, *say(TASK)]]
     assert sim.run().iterations == 2
     # The first gate: none made yet; the second: the two made as the first agent ran, taken
     # by its swaps; then two more for the next.
     assert held == [(0, 0, 2), (2, 0, 2)]
-    assert files.spares_of(sim.paths.root) == 0
+    assert spares() == 0

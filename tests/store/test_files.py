@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fd_support import unnamed_files
 from wild.errors import ConflictError
 from wild.store import files
 from wild.store.files import atomic_write, read_text, temp_beside, update_text
@@ -245,21 +246,27 @@ def test_a_temp_name_taken_is_tried_again_with_another(
     assert not (tmp_path / "elsewhere").exists()
 
 
-def test_a_swap_left_to_its_folders_next_fsync_is_owed_until_one_is_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`folder_synced_later`: the loop's tasks.md write just before an agent starts leaves
-    the folder's fsync to state.json's write in the same folder a moment later (one folder
-    fsync per iteration, not two); until an fsync of that folder is made, it is owed, and
-    `sync_owed_folders` makes it."""
+@pytest.fixture
+def folder_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders `files.fsync_dir` fsyncs from here on, in order (it still fsyncs them)."""
     synced: list[str] = []
     real_fsync_dir = files.fsync_dir
 
     def noting(directory: Path) -> None:
-        synced.append(os.fspath(directory))
         real_fsync_dir(directory)
+        synced.append(os.fspath(directory))
 
     monkeypatch.setattr(files, "fsync_dir", noting)
+    return synced
+
+
+def test_a_swap_left_to_its_folders_next_fsync_is_owed_until_one_is_made(
+    tmp_path: Path, folder_fsyncs: list[str]
+) -> None:
+    """`folder_synced_later`: the loop's tasks.md write just before an agent starts leaves
+    the folder's fsync to state.json's write in the same folder a moment later (one folder
+    fsync per iteration, not two); until an fsync of that folder is made, it is owed, and
+    `sync_owed_folders` makes it (and only then)."""
     folder = tmp_path / ".wild"
     folder.mkdir()
     tasks = folder / "tasks.md"
@@ -268,27 +275,28 @@ def test_a_swap_left_to_its_folders_next_fsync_is_owed_until_one_is_made(
     real_folder = os.path.realpath(folder)
 
     files.update_text(tasks, lambda text: text.replace("[ ]", "[x]"), lock)
-    assert synced == [real_folder] and files.owed_folders() == frozenset()
-    synced.clear()
+    files.sync_owed_folders()  # nothing owed: nothing fsynced
+    assert folder_fsyncs == [real_folder]
+    folder_fsyncs.clear()
     files.update_text(
         tasks, lambda text: text.replace("[x]", "[~]"), lock, folder_synced_later=True
     )
     assert tasks.read_text() == "- [~] [P1] task-001: A\n"
-    assert synced == [] and files.owed_folders() == {real_folder}
+    assert folder_fsyncs == []
     files.atomic_write(folder / "state.json", b"{}\n")  # its own folder fsync pays the debt
-    assert synced == [real_folder] and files.owed_folders() == frozenset()
+    files.sync_owed_folders()
+    assert folder_fsyncs == [real_folder]
     files.update_text(
         tasks, lambda text: text.replace("[~]", "[x]"), lock, folder_synced_later=True
     )
-    assert files.owed_folders() == {real_folder}
+    assert folder_fsyncs == [real_folder]
     files.sync_owed_folders()
-    assert synced == [real_folder, real_folder] and files.owed_folders() == frozenset()
-    files.sync_owed_folders()  # nothing owed: nothing fsynced
-    assert synced == [real_folder, real_folder]
+    files.sync_owed_folders()  # paid: nothing fsynced again
+    assert folder_fsyncs == [real_folder, real_folder]
 
 
 def test_an_owed_folder_whose_fsync_fails_stays_owed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder_fsyncs: list[str]
 ) -> None:
     """A folder fsync that fails (an I/O error) pays nothing: the swap it was owed for is
     still owed, and the next `sync_owed_folders` makes it."""
@@ -299,8 +307,6 @@ def test_an_owed_folder_whose_fsync_fails_stays_owed(
     files.update_text(
         tasks, lambda text: text.replace("[ ]", "[x]"), folder / ".lock", folder_synced_later=True
     )
-    owed = frozenset({os.path.realpath(folder)})
-    assert files.owed_folders() == owed
     real_fsync = os.fsync
 
     def failing(fd: int) -> None:
@@ -309,10 +315,16 @@ def test_an_owed_folder_whose_fsync_fails_stays_owed(
     monkeypatch.setattr(os, "fsync", failing)
     with pytest.raises(OSError, match="Input/output"):
         files.sync_owed_folders()
-    assert files.owed_folders() == owed
     monkeypatch.setattr(os, "fsync", real_fsync)
+    assert folder_fsyncs == []
     files.sync_owed_folders()
-    assert files.owed_folders() == frozenset()
+    files.sync_owed_folders()
+    assert folder_fsyncs == [os.path.realpath(folder)]
+
+
+def _temp_files(folder: Path) -> dict[str, bytes]:
+    """The temp files in `folder` by the name they are beside (`.state.json`), and bytes."""
+    return {path.name.rsplit(".", 2)[0]: path.read_bytes() for path in folder.glob(".*.tmp")}
 
 
 def test_a_swap_before_a_go_leaves_the_old_file_for_remove_displaced(tmp_path: Path) -> None:
@@ -331,14 +343,11 @@ def test_a_swap_before_a_go_leaves_the_old_file_for_remove_displaced(tmp_path: P
     )
     assert state.read_bytes() == b'{"new": 2}\n'
     assert tasks.read_text() == "- [x] [P1] task-001: A\n"
-    displaced = files.displaced_files()
-    assert [(path.name.split(".")[1], path.read_bytes()) for path in displaced] == [
-        ("state", b'{"old": 1}\n'),
-        ("tasks", b"- [ ] [P1] task-001: A\n"),
-    ]
-    assert all(path.parent == Path(os.path.realpath(folder)) for path in displaced)
+    assert _temp_files(folder) == {
+        ".state.json": b'{"old": 1}\n',
+        ".tasks.md": b"- [ ] [P1] task-001: A\n",
+    }
     files.remove_displaced()
-    assert files.displaced_files() == ()
     assert sorted(path.name for path in folder.iterdir()) == [".lock", "state.json", "tasks.md"]
     files.sync_owed_folders()
 
@@ -349,7 +358,6 @@ def test_a_first_write_or_one_not_before_a_go_displaces_nothing(tmp_path: Path) 
     state = tmp_path / "state.json"
     files.atomic_write(state, b"{}\n", displaced_later=True)
     files.atomic_write(state, b'{"a": 1}\n')
-    assert files.displaced_files() == ()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["state.json"]
     assert state.read_bytes() == b'{"a": 1}\n'
 
@@ -363,7 +371,6 @@ def test_a_displaced_file_that_cannot_be_removed_stays_and_fails_nothing(
     state = tmp_path / "state.json"
     state.write_bytes(b"{}\n")
     files.atomic_write(state, b'{"a": 1}\n', displaced_later=True)
-    (displaced,) = files.displaced_files()
 
     def refused(path: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
@@ -371,8 +378,8 @@ def test_a_displaced_file_that_cannot_be_removed_stays_and_fails_nothing(
     monkeypatch.setattr(os, "unlink", refused)
     files.remove_displaced()
     monkeypatch.undo()
-    assert files.displaced_files() == ()
-    assert displaced.read_bytes() == b"{}\n"
+    files.remove_displaced()  # tried once: left for the next loop's start
+    assert _temp_files(tmp_path) == {".state.json": b"{}\n"}
 
 
 def test_a_swap_names_an_unnamed_file_the_folder_holds_instead_of_creating_one(
@@ -385,14 +392,13 @@ def test_a_swap_names_an_unnamed_file_the_folder_holds_instead_of_creating_one(
     state.write_bytes(b"{}\n")
     state.chmod(0o640)
     files.make_spares(tmp_path, 2)
-    assert files.spares_of(tmp_path) == 2
     files.make_spares(tmp_path, 2)  # held already: none more
-    assert files.spares_of(tmp_path) == 2
-    inodes = {os.fstat(fd).st_ino for fd in files._spares[os.path.realpath(tmp_path)]}
+    inodes = set(unnamed_files(tmp_path).values())
+    assert len(inodes) == 2
     files.atomic_write(state, b'{"a": 1}\n')
     files.update_text(tmp_path / "tasks.md", lambda text: text + "- [ ] [P1] task-001: A\n",
                       tmp_path / ".lock")  # fmt: skip
-    assert files.spares_of(tmp_path) == 0
+    assert unnamed_files(tmp_path) == {}
     assert {os.stat(state).st_ino, os.stat(tmp_path / "tasks.md").st_ino} == inodes
     assert state.read_bytes() == b'{"a": 1}\n'
     assert stat.S_IMODE(os.stat(state).st_mode) == 0o640
@@ -408,23 +414,18 @@ def test_a_spare_that_cannot_be_named_there_is_closed_and_a_file_created(
     since, no /proc) costs the swap nothing: it is closed and the temp file created."""
     state = tmp_path / "state.json"
     files.make_spares(tmp_path, 1)
-    (spare,) = files._spares[os.path.realpath(tmp_path)]
+    assert len(unnamed_files(tmp_path)) == 1
 
     def cross_device(*args: object, **kwargs: object) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
     monkeypatch.setattr(os, "link", cross_device)
     files.atomic_write(state, b"{}\n")
-    assert state.read_bytes() == b"{}\n" and files.spares_of(tmp_path) == 0
-    with pytest.raises(OSError, match="Bad file descriptor"):
-        os.fstat(spare)
+    assert state.read_bytes() == b"{}\n" and unnamed_files(tmp_path) == {}  # closed
 
 
 def test_dropped_spares_are_closed(tmp_path: Path) -> None:
     files.make_spares(tmp_path, 2)
-    held = list(files._spares[os.path.realpath(tmp_path)])
+    assert len(unnamed_files(tmp_path)) == 2
     files.drop_spares()
-    assert files.spares_of(tmp_path) == 0
-    for fd in held:
-        with pytest.raises(OSError, match="Bad file descriptor"):
-            os.fstat(fd)
+    assert unnamed_files(tmp_path) == {}

@@ -242,21 +242,9 @@ def remove_displaced() -> None:
             os.unlink(path)
 
 
-def displaced_files() -> tuple[Path, ...]:
-    """The files swaps left displaced and `remove_displaced` has not removed yet."""
-    with _owed_lock:
-        return tuple(_displaced)
-
-
 def _displace(tmp: Path) -> None:
     with _owed_lock:
         _displaced.append(tmp)
-
-
-def owed_folders() -> frozenset[str]:
-    """The folders owed an fsync now (what `sync_owed_folders` would fsync)."""
-    with _owed_lock:
-        return frozenset(_owed_folders)
 
 
 def _current_umask() -> int:
@@ -291,12 +279,6 @@ def make_spares(folder: Path, count: int) -> None:
         pass  # no O_TMPFILE here (or no room): what was made is used, the rest is created
     with _owed_lock:
         _spares.setdefault(key, []).extend(made)
-
-
-def spares_of(folder: Path) -> int:
-    """How many unnamed files `folder` holds for its next swaps (`make_spares`)."""
-    with _owed_lock:
-        return len(_spares.get(real_path(folder), ()))
 
 
 def drop_spares() -> None:
