@@ -70,6 +70,12 @@ def stray_temp_files(root: Path, name: str) -> list[Path]:
     return sorted(root.glob(f".{name}.*.tmp"))
 
 
+def _remove_strays(root: Path, name: str) -> None:
+    for stray in stray_temp_files(root, name):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(stray)
+
+
 def notice(record: AgentRunRecord) -> str:
     """What the user is told when a loop takes over from a killed one."""
     return (
@@ -91,15 +97,12 @@ def take_over(
 ) -> tuple[LoopState, AgentRunRecord | None]:
     """Clean up after a killed loop (the caller holds the loop lock): the state to continue
     from, and the run the killed loop left unfinished (the user is told about it)."""
-    for stray in stray_temp_files(paths.root, paths.state.name):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(stray)  # only the loop writes state.json, and the lock says none runs
-    # tasks.md's: the command line writes it too, its temp file's life under the wild lock;
-    # held by another (a command writing, an agent's doing), they wait for the next start.
+    # Only the loop writes state.json, and the lock says none runs. The command line writes
+    # tasks.md too, its temp file's life under the wild lock: held by another (a command
+    # writing, an agent's doing), tasks.md's wait for the next start.
+    _remove_strays(paths.root, paths.state.name)
     with contextlib.suppress(TimeoutError), wild_lock(paths.lock, timeout=0):
-        for stray in stray_temp_files(paths.root, paths.tasks.name):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(stray)
+        _remove_strays(paths.root, paths.tasks.name)
     record = interrupted(state)
     recorded = state.agent_process
     group = group_to_kill(recorded, check(recorded)) if recorded is not None else None
