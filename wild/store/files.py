@@ -189,14 +189,16 @@ def _mtime_ns(path: Path) -> int:
 # state.json's write fsyncs a moment later, before the agent's program runs (one folder
 # fsync, not two, per iteration; issue 22 item 8). `sync_owed_folders` pays what is left.
 _owed_folders: set[str] = set()
-_owed_lock = threading.Lock()
+# Guards what swaps leave for later: the folders owed an fsync, the files displaced, the
+# unnamed files held for the next swaps (below).
+_later_lock = threading.Lock()
 
 
 def fsync_dir(directory: Path) -> None:
     """Flush the folder's entries (a file created or renamed in it) to the disk; a swap owed
     to the folder is paid by it, or owed still if it fails."""
     key = os.fspath(directory)
-    with _owed_lock:  # before the fsync: a rename owed after this is owed again
+    with _later_lock:  # before the fsync: a rename owed after this is owed again
         owed = key in _owed_folders
         _owed_folders.discard(key)
     try:
@@ -207,7 +209,7 @@ def fsync_dir(directory: Path) -> None:
             os.close(fd)
     except BaseException:
         if owed:
-            with _owed_lock:
+            with _later_lock:
                 _owed_folders.add(key)
         raise
 
@@ -215,7 +217,7 @@ def fsync_dir(directory: Path) -> None:
 def sync_owed_folders() -> None:
     """Fsync every folder a swap left owed (`fsync_dir` of it pays it too); a failure leaves
     the folder owed and is raised."""
-    with _owed_lock:
+    with _later_lock:
         owed = sorted(_owed_folders)
     for folder in owed:
         fsync_dir(Path(folder))
@@ -234,7 +236,7 @@ def remove_displaced() -> None:
     `atomic_write`'s `displaced_later`). One that cannot be removed (a folder made read-only
     meanwhile) stays where it is: an old version beside the file, never read, and no reason
     to fail what the loop does next; the next loop's start tries again."""
-    with _owed_lock:
+    with _later_lock:
         displaced = list(_displaced)
         _displaced.clear()
     for path in displaced:
@@ -243,7 +245,7 @@ def remove_displaced() -> None:
 
 
 def _displace(tmp: Path) -> None:
-    with _owed_lock:
+    with _later_lock:
         _displaced.append(tmp)
 
 
@@ -268,7 +270,7 @@ def make_spares(folder: Path, count: int) -> None:
     """Hold `count` unnamed files in `folder` (its real path) for its next swaps, where the
     filesystem makes them (O_TMPFILE); elsewhere the swaps create their temp files."""
     key = real_path(folder)
-    with _owed_lock:
+    with _later_lock:
         missing = count - len(_spares.get(key, ()))
     made: list[int] = []
     unnamed = getattr(os, "O_TMPFILE", 0)  # Linux's
@@ -277,13 +279,13 @@ def make_spares(folder: Path, count: int) -> None:
             made.append(os.open(key, unnamed | os.O_RDWR | os.O_CLOEXEC, 0o600))
     except OSError:
         pass  # no O_TMPFILE here (or no room): what was made is used, the rest is created
-    with _owed_lock:
+    with _later_lock:
         _spares.setdefault(key, []).extend(made)
 
 
 def drop_spares() -> None:
     """Close the unnamed files held for swaps (the kernel frees them)."""
-    with _owed_lock:
+    with _later_lock:
         held = [fd for fds in _spares.values() for fd in fds]
         _spares.clear()
     for fd in held:
@@ -291,7 +293,7 @@ def drop_spares() -> None:
 
 
 def _take_spare(folder: str) -> int | None:
-    with _owed_lock:
+    with _later_lock:
         fds = _spares.get(folder)
         return fds.pop() if fds else None
 
@@ -519,7 +521,7 @@ def _exchange(
             displaced = _read_settled(tmp, own=target)
             if folder_synced_later:
                 _displace(tmp)  # removed once the agent runs, as the folder's fsync is paid
-                with _owed_lock:
+                with _later_lock:
                     _owed_folders.add(os.fspath(target.parent))
             else:
                 _discard(tmp)
