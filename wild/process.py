@@ -17,7 +17,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, Protocol
 
 from wild.procfs import group_alive
 from wild.record import record
@@ -35,6 +35,22 @@ SAFE_ENV_KEYS = ("PATH", "HOME", "USER", "LANG", "TMPDIR", "SHELL")
 SAFE_ENV_PREFIXES = ("LC_", "WILD_", "SLURM_")
 
 Ending = Literal["exited", "timed-out", "cancelled"]
+
+
+class Output(Protocol):
+    """A pipe `wait_or_cancel` copies from while it waits (`wild.store.capped_log.Pump`,
+    inline): the one thread that waits for the process also takes its output."""
+
+    def fileno(self) -> int: ...
+
+    def take(self) -> bool:
+        """Copy what the pipe holds now; False once there is nothing more to watch."""
+        ...
+
+    def in_background(self) -> None:
+        """Go on copying without the waiter (it cannot watch the pipe)."""
+        ...
+
 
 # Every child we start, so a sweep of orphans adopted by the loop (a child subreaper) can tell
 # them from our own; the lock keeps a child from being born unregistered during a sweep.
@@ -158,14 +174,17 @@ def wait_or_cancel(
     heartbeat_s: float = 60.0,
     on_heartbeat: Callable[[], None] | None = None,
     once_running: tuple[float, Callable[[], object]] | None = None,
+    output: Output | None = None,
 ) -> Ending:
     """Wait for the leader to exit, `timeout_s` to pass (None: never) or `cancel` to be set.
 
     `on_heartbeat` is called every `heartbeat_s` while it runs; a slow call skips beats rather
     than bursting them. `once_running` (seconds, call): called once if it still runs that
-    long after the wait began (a run that ends sooner never pays for it). Ending any way but
-    an exception leaves the group to the caller; an exception (our own Ctrl-C, a crashing
-    callback) kills it first, so nothing is orphaned.
+    long after the wait began (a run that ends sooner never pays for it). `output`: copied
+    whenever its pipe is readable, by this thread (where the kernel has no pidfd to wait on
+    with it, on its own thread: `in_background`). Ending any way but an exception leaves the
+    group to the caller; an exception (our own Ctrl-C, a crashing callback) kills it first,
+    so nothing is orphaned.
     """
     if on_heartbeat is not None and heartbeat_s <= 0:
         raise ValueError(f"heartbeat_s must be positive, not {heartbeat_s}")
@@ -174,10 +193,11 @@ def wait_or_cancel(
     next_beat = started + heartbeat_s if on_heartbeat is not None else None
     later = None if once_running is None else started + once_running[0]
     exit_fd = exit_notice(proc.pid)
+    waiter = _Waiter(proc, exit_fd, output)
     try:
         while True:
             step = _step(deadline, next_beat if later is None else _first(next_beat, later), cancel)
-            if _wait_step(proc, step, exit_fd):
+            if waiter.exited_within(step):
                 return "exited"
             if cancel is not None and cancel.is_set():
                 return "cancelled"
@@ -224,21 +244,53 @@ def exit_notice(pid: int) -> int | None:
         return None
 
 
-def _wait_step(proc: subprocess.Popen[bytes], step: float | None, exit_fd: int | None) -> bool:
-    """Whether the leader exited within `step` seconds (None: wait until it does). With a
-    pidfd the kernel wakes us at the exit; `Popen.wait` then only reaps it."""
-    if exit_fd is not None:
-        waiter = select.poll()
-        waiter.register(exit_fd, select.POLLIN)
-        if not waiter.poll(None if step is None else step * 1000):
-            return proc.poll() is not None  # a signal woke the poll: look once, then again
-        proc.wait()
-        return True
-    try:
-        proc.wait(timeout=step)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
+class _Waiter:
+    """Waits for the leader's exit: on its pidfd (with `output`'s pipe, copied as it fills),
+    else by `Popen.wait`, which polls (`output` then copied on a thread of its own)."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], exit_fd: int | None, output: Output | None
+    ) -> None:
+        self.proc = proc
+        self.exit_fd = exit_fd
+        self.output = output
+        self.poller: select.poll | None = None
+        if exit_fd is None:
+            if output is not None:
+                output.in_background()
+            return
+        self.poller = select.poll()
+        self.poller.register(exit_fd, select.POLLIN)
+        if output is not None:
+            self.poller.register(output.fileno(), select.POLLIN)
+
+    def exited_within(self, step: float | None) -> bool:
+        """Whether the leader exited within `step` seconds (None: wait until it does). With a
+        pidfd the kernel wakes us at the exit; `Popen.wait` then only reaps it."""
+        if self.poller is None:
+            try:
+                self.proc.wait(timeout=step)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
+        until = None if step is None else time.monotonic() + step
+        while True:
+            left_ms = None if until is None else max(until - time.monotonic(), 0.0) * 1000
+            ready = self.poller.poll(left_ms)
+            if not ready:
+                return self.proc.poll() is not None  # the step is over: look once, then again
+            exited = False
+            for fd, _ in ready:
+                if fd == self.exit_fd:
+                    exited = True
+                elif self.output is not None and not self.output.take():
+                    self.poller.unregister(fd)
+                    self.output = None
+            if exited:
+                self.proc.wait()
+                return True
+            if until is not None and time.monotonic() >= until:
+                return False
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from wild.store.capped_log import (
     DEFAULT_MAX_BYTES,
     MIN_MAX_BYTES,
     READ_CHUNK,
+    TAKE_CHUNKS,
     CappedLog,
     Pump,
     max_bytes,
@@ -75,3 +77,75 @@ def test_a_small_output_is_kept_whole(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_the_limit_comes_from_the_environment(value: str, limit: int) -> None:
     assert max_bytes({"WILD_MAX_LOG_BYTES": value}) == limit
+
+
+def _pump_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "wild-log-pump"]
+
+
+def test_an_inline_pump_copies_on_the_callers_thread_and_lets_the_log_go_at_the_end(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "log"
+    log = CappedLog(os.open(path, os.O_RDWR | os.O_CREAT), LIMIT, users=2)
+    read_fd, write_fd = os.pipe()
+    before = _pump_threads()
+    pump = Pump(read_fd, log, inline=True)
+    os.write(write_fd, b"one\n")
+    assert pump.take() is True  # copied now, by this thread; the pipe may hold more later
+    assert path.read_bytes() == b"one\n"
+    os.write(write_fd, b"two\n")
+    os.close(write_fd)
+    assert pump.take() is False  # every writer gone: over
+    assert path.read_bytes() == b"one\ntwo\n"
+    pump.drain()  # nothing left: no thread
+    assert _pump_threads() == before
+    log.release()  # the caller's share; the pump let go of its own at the end
+    with pytest.raises(OSError):
+        os.fstat(log.fd)
+
+
+def test_an_inline_take_copies_a_bounded_amount_so_a_flood_leaves_the_poll_its_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = CappedLog(os.open(tmp_path / "log", os.O_RDWR | os.O_CREAT), 64 * 1024 * 1024)
+    read_fd, write_fd = os.pipe()
+    reads: list[int] = []
+    real_read = os.read
+
+    def endless(fd: int, size: int) -> bytes:  # a pipe a flood keeps full
+        if fd != read_fd:
+            return real_read(fd, size)
+        reads.append(size)
+        assert len(reads) <= 4 * TAKE_CHUNKS, "take never gave the caller's poll its turn"
+        return b"y\n" * (size // 2)
+
+    pump = Pump(read_fd, log, inline=True)
+    monkeypatch.setattr(os, "read", endless)
+    assert pump.take() is True
+    assert len(reads) == TAKE_CHUNKS
+    assert log.received == TAKE_CHUNKS * READ_CHUNK
+    monkeypatch.undo()
+    os.close(write_fd)
+    assert pump.take() is False
+
+
+def test_an_inline_pump_goes_on_in_a_thread_for_a_writer_left_at_drain(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    log = CappedLog(os.open(path, os.O_RDWR | os.O_CREAT), LIMIT, users=2)
+    read_fd, write_fd = os.pipe()
+    before = _pump_threads()
+    pump = Pump(read_fd, log, inline=True)
+    os.write(write_fd, b"before\n")
+    pump.drain()  # what was written is in the log; the writer is still there
+    assert path.read_bytes() == b"before\n"
+    [thread] = [t for t in _pump_threads() if t not in before]
+    os.write(write_fd, b"after\n")  # a job the agent left behind writes on
+    pump.drain()
+    assert path.read_bytes() == b"before\nafter\n"
+    os.close(write_fd)
+    thread.join(timeout=30)  # it ends at the pipe's end, and lets the log go
+    assert not thread.is_alive()
+    log.release()
+    with pytest.raises(OSError):
+        os.fstat(log.fd)

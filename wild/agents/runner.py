@@ -1,9 +1,10 @@
 """Run one agent iteration: own process group, output to its log, heartbeat, timeout, cancel.
 
-The agent's output goes through a pipe to a pump thread that writes `.wild/logs/iteration-N.log`
+The agent's output goes through a pipe to a pump that writes `.wild/logs/iteration-N.log`
 with a cap (`wild.store.capped_log`: head and tail kept, the middle of a flood cut), so no
 deadlock however much it prints, and a job it starts in the background keeps a valid stdout
-after it exits (the pump reads on until the last writer is gone). We watch the process,
+after it exits (the pump reads on, on a thread of its own, until the last writer is gone;
+while the agent runs, the thread that waits for it copies). We watch the process,
 append heartbeat lines, and read the log back afterwards: the last TEXT_TAIL bytes for text
 agents, or every stream-json line (each bounded) for Claude-style ones.
 
@@ -149,14 +150,14 @@ class _ProcessEnd:
 
 
 def _supervise(
-    request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, started: float
+    request: AgentRequest, proc: subprocess.Popen[bytes], log: _Log, pump: Pump, started: float
 ) -> _ProcessEnd:
     # Followed from TRACK_S on, its first look then, as a follower started with the run
     # looked first: a run that ends sooner (most instant agents) starts and joins no thread
     # (each a wait for a thread switch on the loop's path; issue 22 item 8).
     run_tree = RunTree(proc.pid)
     try:
-        return _wait(request, proc, log, started, run_tree)
+        return _wait(request, proc, log, pump, started=started, run_tree=run_tree)
     finally:
         run_tree.stop()
 
@@ -165,6 +166,8 @@ def _wait(
     request: AgentRequest,
     proc: subprocess.Popen[bytes],
     log: _Log,
+    pump: Pump,
+    *,
     started: float,
     run_tree: RunTree,
 ) -> _ProcessEnd:
@@ -176,6 +179,7 @@ def _wait(
             heartbeat_s=request.heartbeat_s,
             on_heartbeat=lambda: _heartbeat(request, proc.pid, log, time.monotonic() - started),
             once_running=(TRACK_S, run_tree.start),
+            output=pump,
         )
     except BaseException:
         # wait_or_cancel killed the group; the rest goes too, found by its tree or its run id
@@ -351,9 +355,11 @@ def _open_log(request: AgentRequest, env: Mapping[str, str]) -> _Log:
     return log
 
 
-def _pump(log: _Log, read_fd: int) -> Pump:
-    """The pump that copies the agent's output (the pipe's read end) into the log."""
-    return Pump(os.dup(read_fd), log.capped)
+def _pump(log: _Log, read_fd: int, *, inline: bool = False) -> Pump:
+    """The pump that copies the agent's output (the pipe's read end) into the log; `inline`:
+    by the thread that waits for the agent (`wait_or_cancel`), a thread of its own only for
+    what a job the agent left behind writes after it (`Pump.drain`)."""
+    return Pump(os.dup(read_fd), log.capped, inline=inline)
 
 
 def _run(
@@ -399,11 +405,10 @@ def _run(
     with contextlib.suppress(BrokenPipeError):  # it died at the gate: its exit is seen below
         os.write(go, b"\n")  # go: the agent's program runs
     os.close(go)
-    # The log is opened (its header written) and the pump's thread started while the agent's
-    # program starts, not on its way: the loop's work between the spawn and the go had become
-    # the longer side of that window (the log ~0.1 ms; a thread's start waits for it to run,
-    # ~0.1-0.5 ms; issue 22 item 8). What the agent writes meanwhile waits in the pipe, and
-    # comes after the header.
+    # The log is opened (its header written) while the agent's program starts, not on its
+    # way: the loop's work between the spawn and the go had become the longer side of that
+    # window (the log ~0.1 ms; issue 22 item 8). What the agent writes meanwhile waits in the
+    # pipe, and comes after the header.
     log, pump = _running(request, proc, lambda: _logged(request, env, read_fd))
     try:
         return _supervised(request, proc, log, pump, started)
@@ -415,7 +420,7 @@ def _logged(request: AgentRequest, env: Mapping[str, str], read_fd: int) -> tupl
     """The run's log opened and its pump started (the log let go again if the pump fails)."""
     log = _open_log(request, env)
     try:
-        return log, _pump(log, read_fd)
+        return log, _pump(log, read_fd, inline=True)
     except BaseException:
         log.capped.release()
         raise
@@ -450,7 +455,7 @@ def _supervised(
     # While the agent works: OpenSSL's sha256 for the loop's later hashing, as fast as before
     # on larger files (wild.digest: CPython's own took the few small hashes before the go).
     digest.load_openssl()
-    outcome = _supervise(request, proc, log, started)
+    outcome = _supervise(request, proc, log, pump, started)
     duration = time.monotonic() - started
     pump.drain()  # all the agent wrote is in the log (a job it left may write on)
     end = log.size()
