@@ -193,8 +193,8 @@ def wait_or_cancel(
     next_beat = started + heartbeat_s if on_heartbeat is not None else None
     later = None if once_running is None else started + once_running[0]
     exit_fd = exit_notice(proc.pid)
-    waiter = _Waiter(proc, exit_fd, output)
     try:
+        waiter = _Waiter(proc, exit_fd, output)
         while True:
             step = _step(deadline, next_beat if later is None else _first(next_beat, later), cancel)
             if waiter.exited_within(step):
