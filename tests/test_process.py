@@ -188,7 +188,9 @@ def test_an_exit_is_noticed_by_its_pidfd_and_reaped_without_polling(
     # A cancel event makes the wait look at it every CANCEL_POLL_S: the exit itself wakes it.
     assert wait_or_cancel(proc, timeout_s=60, cancel=threading.Event()) == "exited"
     assert proc.returncode == 3
-    assert waits == [None]  # no timed `Popen.wait` poll: one wait that reaps the exited child
+    # No timed `Popen.wait` poll: one wait that reaps the exited child, or none where the exit
+    # fell between a step's end and its look (`Popen.poll` reaped it then; a loaded machine).
+    assert waits in ([None], [])
     with pytest.raises(ChildProcessError):
         os.waitpid(proc.pid, os.WNOHANG)  # reaped: no zombie left
 
