@@ -83,14 +83,19 @@ def _pump_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "wild-log-pump"]
 
 
+def _inline(path: Path) -> tuple[CappedLog, Pump, int]:
+    """A log shared with an inline pump on a fresh pipe; the pipe's write end."""
+    log = CappedLog(os.open(path, os.O_RDWR | os.O_CREAT), LIMIT, users=2)
+    read_fd, write_fd = os.pipe()
+    return log, Pump(read_fd, log, inline=True), write_fd
+
+
 def test_an_inline_pump_copies_on_the_callers_thread_and_lets_the_log_go_at_the_end(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "log"
-    log = CappedLog(os.open(path, os.O_RDWR | os.O_CREAT), LIMIT, users=2)
-    read_fd, write_fd = os.pipe()
     before = _pump_threads()
-    pump = Pump(read_fd, log, inline=True)
+    log, pump, write_fd = _inline(path)
     os.write(write_fd, b"one\n")
     assert pump.take() is True  # copied now, by this thread; the pipe may hold more later
     assert path.read_bytes() == b"one\n"
@@ -132,10 +137,8 @@ def test_an_inline_take_copies_a_bounded_amount_so_a_flood_leaves_the_poll_its_t
 
 def test_an_inline_pump_goes_on_in_a_thread_for_a_writer_left_at_drain(tmp_path: Path) -> None:
     path = tmp_path / "log"
-    log = CappedLog(os.open(path, os.O_RDWR | os.O_CREAT), LIMIT, users=2)
-    read_fd, write_fd = os.pipe()
     before = _pump_threads()
-    pump = Pump(read_fd, log, inline=True)
+    log, pump, write_fd = _inline(path)
     os.write(write_fd, b"before\n")
     pump.drain()  # what was written is in the log; the writer is still there
     assert path.read_bytes() == b"before\n"
