@@ -19,7 +19,7 @@ import contextlib
 import os
 import select
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     import threading
@@ -188,7 +188,7 @@ class Pump:
             while threaded.served < asked and not self._ended:
                 threaded.cond.wait()
 
-    def _copy(self, chunks: int | None) -> str:
+    def _copy(self, chunks: int | None) -> Literal["more", "empty", "ended"]:
         """Copy up to `chunks` reads (None: until the pipe is empty): "more" where it may
         hold more, "empty", or "ended" (the pipe closed and the log let go)."""
         if self._ended:
