@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from tests.fake_agent import ARGV, COMMAND, payload
+from tests.fd_support import descriptors_of
 from wild.agents import runner
 from wild.agents.registry import build_command, output_format
 from wild.agents.run_result import AgentRun
@@ -252,13 +253,13 @@ def test_a_crashing_callback_still_kills_the_group(tmp_path: Path) -> None:
         _wait_until(lambda: _pid_written(pid_file))
         raise RuntimeError("boom")
 
+    request = _request(
+        tmp_path, [_grandchild_spawner(pid_file)], heartbeat_s=0.05, on_heartbeat=explode
+    )
     with pytest.raises(RuntimeError, match=r"^boom$"):
-        run_agent(
-            _request(
-                tmp_path, [_grandchild_spawner(pid_file)], heartbeat_s=0.05, on_heartbeat=explode
-            )
-        )
+        run_agent(request)
     _wait_until(lambda: probe(int(pid_file.read_text())) is None)
+    _wait_until(lambda: not descriptors_of(request.log_path))  # its pump let the log go
 
 
 def test_five_megabytes_of_output_do_not_deadlock_and_all_reach_the_log(tmp_path: Path) -> None:
@@ -572,9 +573,11 @@ def test_a_failing_on_running_leaves_no_agent_running(tmp_path: Path) -> None:
     def fail() -> None:
         raise OSError("no thread")
 
+    request = _request(tmp_path, [[{"sleep": 600}]], on_start=told.append, on_running=fail)
     with pytest.raises(OSError, match="no thread"):
-        run_agent(_request(tmp_path, [[{"sleep": 600}]], on_start=told.append, on_running=fail))
+        run_agent(request)
     assert probe(told[0]) is None
+    _wait_until(lambda: not descriptors_of(request.log_path))  # its pump let the log go
 
 
 def test_the_log_is_opened_after_the_go_and_one_that_cannot_be_leaves_no_agent_running(

@@ -412,6 +412,11 @@ def _run(
     log, pump = _running(request, proc, lambda: _logged(request, env, read_fd))
     try:
         return _supervised(request, proc, log, pump, started)
+    except BaseException:
+        # Nobody waits for the agent any more: the pump goes on in a thread of its own, which
+        # ends, letting the log go, at the pipe's end (the killed group's, or a job's).
+        pump.in_background()
+        raise
     finally:
         log.capped.release()
 
@@ -440,6 +445,7 @@ def _running(
             if request.on_running is not None:
                 request.on_running()
         except BaseException:
+            pump.in_background()  # as in `_run`: the killed agent's pipe ends it
             log.capped.release()  # the caller's share: it never gets the log
             raise
     except BaseException:
