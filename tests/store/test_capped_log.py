@@ -152,3 +152,23 @@ def test_an_inline_pump_goes_on_in_a_thread_for_a_writer_left_at_drain(tmp_path:
     log.release()
     with pytest.raises(OSError):
         os.fstat(log.fd)
+
+
+def test_finish_copies_what_the_pipe_holds_then_closes_it_a_writer_left_or_not(
+    tmp_path: Path,
+) -> None:
+    """The run wrapper's run over at once: what it wrote is copied here, with no thread, and
+    the pipe is closed even if a writer is left (its next write gets EPIPE)."""
+    path = tmp_path / "log"
+    before = _pump_threads()
+    log, pump, write_fd = _inline(path)
+    os.write(write_fd, b"all of it\n")
+    pump.finish()
+    assert path.read_bytes() == b"all of it\n"
+    assert _pump_threads() == before
+    with pytest.raises(BrokenPipeError):
+        os.write(write_fd, b"late\n")
+    os.close(write_fd)
+    log.release()
+    with pytest.raises(OSError):
+        os.fstat(log.fd)

@@ -473,19 +473,6 @@ def _over_at_once(child: _Child, args: Arguments, stops: list[int]) -> bool:
     return not stops and child.done() and not _children()
 
 
-def _copy_pipe(read_fd: int, log: Any) -> None:
-    """Copy what the ended run left in its pipe into the log (a `CappedLog`), then close the
-    pipe. No writer is left, so end of file comes; a read that would block ends it too."""
-    os.set_blocking(read_fd, False)
-    try:
-        while chunk := os.read(read_fd, 64 * 1024):
-            log.write(chunk)
-    except OSError:  # nothing more to read now, or the disk is full: as a pump, stop copying
-        pass
-    finally:
-        os.close(read_fd)
-
-
 def _exit_fields(status: int | None) -> tuple[int, str | None]:
     if status is None:  # cannot happen once the group is gone; kept honest for the marker
         return -1, None
@@ -1057,13 +1044,12 @@ def run(
     child = _Child(pid)
     capped_log = _capped_log()
     reason: str | None = None
+    log = capped_log.CappedLog(log_fd, capped_log.max_bytes(environ), users=2)  # and the pump
     if _over_at_once(child, args, stops):
         # Nothing of the run is left to write to the pipe: its output is copied here, with
         # no pump thread (a thread costs a launched wrapper ~0.5 ms of CPU, issue 23).
-        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(environ), users=1)
-        _copy_pipe(read_fd, log)
+        capped_log.Pump(read_fd, log, inline=True).finish()
     else:
-        log = capped_log.CappedLog(log_fd, capped_log.max_bytes(environ), users=2)
         pump = capped_log.Pump(read_fd, log)
         if stops:
             _note(log, f"{signal_name(stops[0])} received: stopping the run")

@@ -161,6 +161,12 @@ class Pump:
         not a hang)."""
         return self._copy(TAKE_CHUNKS) != "ended"
 
+    def finish(self) -> None:
+        """Inline: copy what the pipe holds now, then close it and let the log go, a writer
+        left or not (the caller knows none is: the run wrapper's run over at once)."""
+        if self._copy(None) != "ended":
+            self._end()
+
     def in_background(self) -> None:
         """Copy on a thread of its own from now on (the `inline` caller no longer polls)."""
         if self._ended or self._threaded is not None:
@@ -206,11 +212,15 @@ class Pump:
             return "empty"
         except OSError:
             pass  # the disk is full or the log is gone: as at end of file
+        self._end()
+        return "ended"
+
+    def _end(self) -> None:
+        """Inline: the copying is over: the pipe closed (its writers get EPIPE), the log let go."""
         self._ended = True
         with contextlib.suppress(OSError):
             os.close(self._fd)
         self._log.release()
-        return "ended"
 
     def _run(self, threaded: _Threaded) -> None:
         poller = select.poll()
