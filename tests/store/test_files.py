@@ -396,8 +396,11 @@ def test_a_swap_names_an_unnamed_file_the_folder_holds_instead_of_creating_one(
     inodes = set(unnamed_files(tmp_path).values())
     assert len(inodes) == 2
     files.atomic_write(state, b'{"a": 1}\n')
-    files.update_text(tmp_path / "tasks.md", lambda text: text + "- [ ] [P1] task-001: A\n",
-                      tmp_path / ".lock")  # fmt: skip
+
+    def add_task(text: str) -> str:
+        return text + "- [ ] [P1] task-001: A\n"
+
+    files.update_text(tmp_path / "tasks.md", add_task, tmp_path / ".lock")
     assert unnamed_files(tmp_path) == {}
     assert {os.stat(state).st_ino, os.stat(tmp_path / "tasks.md").st_ino} == inodes
     assert state.read_bytes() == b'{"a": 1}\n'
