@@ -15,6 +15,10 @@ import os
 # `threading.local` itself (threading imports it from here): `threading` is not loaded by the
 # run wrapper's launcher, which forks every run (`tests/runs/test_wrapper.py`).
 from _thread import _local as thread_local
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 STATE, PPID, PGRP, SESSION = 0, 1, 2, 3  # indexes into `split_stat`'s fields (proc(5) 3..6)
 
@@ -65,9 +69,12 @@ def running(pid: int) -> bool:
     return fields is not None and not has_exited(fields[STATE])
 
 
-def children(pid: int) -> list[int] | None:
-    """The children of `pid` by its threads' /proc children lists; None where the kernel keeps
-    no such list (built without CONFIG_PROC_CHILDREN) or `pid` is gone."""
+def children(pid: int, threads: Iterable[int] | None = None) -> list[int] | None:
+    """The children of `pid` by its threads' /proc children lists (`threads`: those threads'
+    only, a thread gone meanwhile skipped); None where the kernel keeps no such list (built
+    without CONFIG_PROC_CHILDREN) or `pid` is gone."""
+    if threads is not None:
+        return _threads_children(pid, threads)
     found: list[int] = []
     try:
         for task in os.scandir(f"/proc/{pid}/task"):
@@ -84,6 +91,21 @@ def children(pid: int) -> list[int] | None:
         return None
     except OSError:
         return []  # a thread or the process went while we read: what was read stands
+    return found
+
+
+def _threads_children(pid: int, threads: Iterable[int]) -> list[int] | None:
+    found: list[int] = []
+    for tid in dict.fromkeys(threads):  # each once, in order
+        try:
+            found.extend(
+                int(child) for child in read_small(f"/proc/{pid}/task/{tid}/children").split()
+            )
+        except FileNotFoundError:
+            if tid == pid:
+                return None  # as `children`: no such lists here, or pid went
+        except OSError:
+            continue  # the thread went while we read: it has no children now
     return found
 
 

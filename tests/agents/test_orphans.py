@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from tests.fake_agent import ARGV
+from wild import procfs
 from wild.agents import orphans
 from wild.agents.run_result import AgentRun
 from wild.agents.runner import AgentRequest, run_agent
@@ -387,7 +388,7 @@ from wild.agents.runner import AgentRequest, run_agent
 from wild.liveness import probe
 here = Path(sys.argv[1])
 looks = []
-def children_of(pid):
+def children_of(pid, threads=None):  # the whole table has no threads: all of pid's
     looks.append(pid)
     return [child for child, proc in tree.table().items() if proc.ppid == pid]
 procfs.children = children_of
@@ -416,6 +417,71 @@ def test_the_loops_family_finds_a_timed_out_runs_env_i_setsid_grandchild(tmp_pat
         assert (tmp_path / "after-run").read_text() == "True False True"
     finally:
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
+
+
+# A loop stand-in whose agent is started by a thread of its own (the spawner), and whose agent's
+# child is orphaned (reparented by the kernel to the loop's first thread); a third thread has a
+# child of its own, as the barrier checker's commands are. The run's look reads the spawner's
+# and the first thread's children lists only.
+THREADS_HOST = """
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+import sys
+from wild import procfs
+from wild.agents import orphans
+from wild.agents.tracking import RunTree
+here = Path(sys.argv[1])
+hold = threading.Event()
+started = {}
+def start(name, argv):
+    started[name] = (threading.get_native_id(), subprocess.Popen(argv, stdout=subprocess.PIPE))
+    hold.wait()
+read = []
+real_read_small = procfs.read_small
+def reading(path):
+    read.append(path)
+    return real_read_small(path)
+procfs.read_small = reading
+AGENT = ["sh", "-c", "sleep 60 & echo $!; sleep 60"]
+with orphans.guarded("test-loop"):
+    for name, argv in (("agent", AGENT), ("other", ["sleep", "60"])):
+        threading.Thread(target=start, args=(name, argv), daemon=True).start()
+    while len(started) < 2:
+        time.sleep(0.01)
+    spawner, agent = started["agent"]
+    other = started["other"][1]
+    orphan = int(agent.stdout.readline())
+    try:
+        os.kill(agent.pid, 9)  # its child is orphaned: adopted by the loop's first thread
+        agent.wait()
+        for _ in range(500):
+            if procfs.stat_fields(orphan)[1] == str(os.getpid()):
+                break
+            time.sleep(0.01)
+        read.clear()
+        found = RunTree(agent.pid, spawner).look()
+        loop = f"/proc/{os.getpid()}/"
+        lists = {path.split("/")[-2] for path in read if path.startswith(loop)}
+        expected = {str(os.getpid()), str(spawner)}
+        (here / "look").write_text(f"{orphan in found} {other.pid in found} {lists == expected}")
+    finally:
+        other.kill()
+        os.kill(orphan, 9)
+        hold.set()
+"""
+
+
+def test_a_runs_look_reads_the_spawners_and_the_first_threads_lists_only(tmp_path: Path) -> None:
+    """An orphan of the run is found (it hangs from the loop's first thread); a child of
+    another of the loop's threads is not, nor is that thread's list read (issue 22 item 8)."""
+    if procfs.children(os.getpid()) is None:
+        pytest.skip("this kernel keeps no children lists")
+    host = _host_run(THREADS_HOST, tmp_path)
+    assert host.returncode == 0
+    assert (tmp_path / "look").read_text() == "True False True"
 
 
 # A loop stand-in that counts its looks at /proc as its guard starts: once with no child, once

@@ -16,6 +16,7 @@ import os
 import threading
 from collections.abc import Mapping
 
+from wild import procfs
 from wild.agents import orphans, tree, watch_pipe
 
 # How often the tree is looked at while the agent runs: a look reads /proc/<pid>/stat of every
@@ -27,8 +28,11 @@ TRACK_S = 0.5
 class RunTree:
     """The processes of the agent run led by `leader` (the agent: it leads its own session)."""
 
-    def __init__(self, leader: int) -> None:
+    def __init__(self, leader: int, spawner: int | None = None) -> None:
+        """`spawner`: the native id of the loop's thread that started the leader (by default
+        the thread that makes this)."""
         self.leader = leader
+        self.spawner = threading.get_native_id() if spawner is None else spawner
         found = tree.read_proc(leader)
         self.since = found.start_ticks if found is not None else 0
         self._known: set[tuple[int, int]] = set() if found is None else {(leader, self.since)}
@@ -41,10 +45,19 @@ class RunTree:
         the loop is a subreaper and the kernel lists children (every orphan of the run is
         reparented into it), else every process on the machine."""
         if orphans.is_subreaper():
-            found = tree.family(os.getpid())
+            found = tree.family(os.getpid(), self._children_of)
             if found is not None:
                 return found
         return tree.table()
+
+    def _children_of(self, pid: int) -> list[int] | None:
+        """A process's children; the loop's, from the two of its threads the run's processes
+        can hang from: the thread that started the leader (its parent), and the first, where
+        the kernel reparents an orphan (to the first living thread of its subreaper). The
+        loop's other threads (the barrier checker's commands, the watcher) hold none of the
+        run; each thread is a file to read (issue 22 item 8)."""
+        loop = os.getpid()
+        return procfs.children(pid, (loop, self.spawner) if pid == loop else None)
 
     def members(self, procs: Mapping[int, tree.Proc] | None = None) -> set[tuple[int, int]]:
         """Look at the tree now (or in `procs`, a `look` just taken): every member (pid, start
