@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.loop.harness import TASK, new_project, say, set_policy
+from wild.loop import changes
 
 RETRY = [{"print": '<event_output>{"status": "retry", "summary": "looked again"}</event_output>'}]
 
@@ -68,3 +71,26 @@ def test_failed_runs_are_not_file_stalls(tmp_path: Path) -> None:
     sim.run()
     assert sim.events("stalled") == []
     assert [e["files_changed"] for e in sim.events("agent-end")] == [[], [], [], []]
+
+
+def test_each_run_starts_from_the_files_the_run_before_left_and_a_wait_looks_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Back to back, the loop writes only in `.wild/` between two runs: the files the first
+    # run left are where the next starts (one look per run, not two). A wait between them
+    # (the stall's pause, until the human resumes) is the outside world's time: looked anew.
+    looks: list[Path] = []
+    snapshot = changes.snapshot
+
+    def counted(project: Path, state_root: Path) -> changes.Snapshot:
+        looks.append(project)
+        return snapshot(project, state_root)
+
+    monkeypatch.setattr(changes, "snapshot", counted)
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [RETRY, RETRY, RETRY, say(TASK)]
+    sim.queue_request("resume")
+    result = sim.run()
+    assert (result.reason, result.iterations) == ("complete", 4)
+    # Runs 1-3 back to back: 1 + 3 looks; the pause, then run 4: 2 more (not 8 in all).
+    assert len(looks) == 6

@@ -141,6 +141,9 @@ class Loop:
         self._model: LoopModel | None = None
         self._unwatched: Watcher | None = None  # made before the first read, not started yet
         self._unsaved = False  # the model's state is newer than state.json (`_commit`)
+        # The project's files as the last agent left them, while the loop's step goes on: the
+        # next agent's run starts from them (`_run_agent`); None once the outside world acts.
+        self._left: changes.Snapshot | None = None
         self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         # TIMEOUT_<STATE> variables are checked here: a bad one stops the loop before it starts.
         self.timeouts = states.timeouts(self.environ)
@@ -498,13 +501,19 @@ class Loop:
             self._agent_running()
 
         request = replace(request, on_heartbeat=self._heartbeat, on_running=running)
-        before = changes.snapshot(self.paths.project, self.paths.root)
+        # The files as the agent before left them, if the loop's step has gone on since: the
+        # loop writes only in `.wild/`, which no snapshot counts, so a second look would find
+        # the same (a human's save meanwhile is this run's, as one a moment later would be;
+        # ~0.1 ms of each iteration without git, a `git status` with it; issue 22 item 8).
+        before = self._left or changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
         # Not told (it could not start, or an in-process runner): its start is told now.
         running()  # if the runner did not say the agent started (in-process, or never ran)
         started = announced[0]
         hold_real_folders()  # the agent is over: the loop's step goes on to the next go
-        files = changes.changed(before, changes.snapshot(self.paths.project, self.paths.root))
+        after = changes.snapshot(self.paths.project, self.paths.root)
+        files = changes.changed(before, after)
+        self._left = after
         # The record is kept: it is judged by the next decision, which writes state.json at
         # once (on disk until then: the run's record and a pid no longer running, as when the
         # loop is killed while the agent exits). One durable write after a run, not two.
@@ -539,6 +548,7 @@ class Loop:
         asked afresh from here (`procfs.hold_real_folders`), and the files its swaps displaced
         are removed: off the way to the agent's go, as the agent starts."""
         release_real_folders()
+        self._left = None  # the outside world acts: the project's files are looked at anew
         remove_displaced()
 
     def _heartbeat(self, _beat: object) -> None:
