@@ -766,3 +766,18 @@ def test_the_swaps_at_an_agents_gate_name_files_made_while_the_agent_before_ran(
     # by its swaps; then two more for the next.
     assert held == [(0, 0, 2), (2, 0, 2)]
     assert spares() == 0
+
+
+def test_an_agent_told_running_by_its_runner_is_not_told_again_as_its_run_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loop's work as an agent's program runs (the step over, the spare files for the next
+    # gate, the watcher and checker started) is made once per run, not again on the way to
+    # the next agent; a run the runner never said was running gets it as it returns.
+    made: list[Path] = []
+    monkeypatch.setattr(driver, "make_spares", lambda folder, _count: made.append(folder))
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    told = [{"call": lambda request: request.on_running()}, *say(TASK)]
+    sim.script = [told, say(TASK)]  # the second never told: an in-process runner's way
+    sim.run()
+    assert len(made) == 2

@@ -498,7 +498,7 @@ class Loop:
             if not told:
                 told.append(True)
                 self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
-            self._agent_running()
+                self._agent_running()  # once: not again on the way to the next agent
 
         request = replace(request, on_heartbeat=self._heartbeat, on_running=running)
         # The files as the agent before left them, if the loop's step has gone on since: the
