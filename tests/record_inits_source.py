@@ -30,7 +30,7 @@ SHAPES: tuple[tuple[tuple[str, ...], bool, bool], ...] = (
     ((_P,) * 3 + (_F, _F) + (_P,) * 26 + (_F, _P, _F, _P), False, True),  # wild.loop.model
     ((_P, _P, _F), False, True),  # wild.loop.model: an effect's record
     ((_P,) * 4 + (_F,), False, True),  # wild.selection.items
-    ((_P,) * 3 + (_F,) + (_P,) * 8 + (_F, _F, _P), True, True),  # wild.agents.runner: a request
+    ((_P,) * 3 + (_F,) + (_P,) * 8 + (_F, _F, _P, _P), True, True),  # wild.agents.runner: a request
     ((_F, _P, _P, _P), False, True),  # wild.loop.changes
 )
 # The comparison, hash and repr methods (`wild.record._methods_of`'s shapes: the methods, and

@@ -1264,6 +1264,7 @@ def _shape_8(
         _rec_12_: object,
         _rec_13_: object,
         _rec_14_: object,
+        _rec_15_: object,
     ) -> None:
         __dataclass_builtins_object__.__setattr__(self, "_rec_0_", _rec_0_)
         __dataclass_builtins_object__.__setattr__(self, "_rec_1_", _rec_1_)
@@ -1286,6 +1287,7 @@ def _shape_8(
             self, "_rec_13_", _dflt__rec_13_() if _rec_13_ is _HAS_DEFAULT_FACTORY else _rec_13_
         )
         __dataclass_builtins_object__.__setattr__(self, "_rec_14_", _rec_14_)
+        __dataclass_builtins_object__.__setattr__(self, "_rec_15_", _rec_15_)
         self.__post_init__()
 
     return __init__
@@ -1513,6 +1515,7 @@ SHAPES: dict[tuple[str, tuple[str, ...], bool, bool], CodeType] = {
                     "plain",
                     "factory_init",
                     "factory_init",
+                    "plain",
                     "plain",
                 ),
                 True,

@@ -239,6 +239,43 @@ def test_a_loop_kills_the_orphans_it_adopted_when_it_ends(tmp_path: Path) -> Non
         subprocess.run(["kill", "-9", str(grandchild)], check=False, capture_output=True)
 
 
+# A loop stand-in whose agent leaves a job that exits at once: a zombie the loop adopted, reaped
+# by the run's last look. Given `look_later`, the run returns before that look, which is made
+# when the caller calls what it was handed; without it, before the run returns.
+LOOK_LATER_HOST = """
+import sys
+import time
+from pathlib import Path
+from wild import procfs
+from wild.agents import orphans
+from wild.agents.runner import AgentRequest, run_agent
+here = Path(sys.argv[1])
+AGENT = ("sh", "-c", "(sleep 0.05 & echo $! > orphan.pid); sleep 0.5")
+def zombie():
+    fields = procfs.stat_fields(int((here / "orphan.pid").read_text()))
+    return fields is not None and fields[procfs.STATE] == "Z"
+found = []
+with orphans.guarded("test-loop"):
+    looks = []
+    run_agent(AgentRequest(argv=AGENT, cwd=here, log_path=here / "iteration-1.log",
+                           look_later=looks.append))
+    found += [len(looks), zombie()]
+    looks[0]()
+    found.append(zombie())
+    run_agent(AgentRequest(argv=AGENT, cwd=here, log_path=here / "iteration-2.log"))
+    found.append(zombie())
+(here / "found").write_text(" ".join(map(str, found)))
+"""
+
+
+def test_a_clean_runs_last_look_is_made_when_the_caller_says(tmp_path: Path) -> None:
+    """The loop makes it once its step is over, off the way to the next agent's start (issue
+    22 item 8): until then what the agent left waits (here a zombie it adopted, unreaped)."""
+    host = _host_run(LOOK_LATER_HOST, tmp_path)
+    assert host.returncode == 0
+    assert (tmp_path / "found").read_text() == "1 True False False"
+
+
 def test_a_program_that_cannot_run_fails_before_anything_starts(tmp_path: Path) -> None:
     script = tmp_path / "agent.sh"
     script.write_text("#!/bin/sh\necho hi\n")

@@ -768,6 +768,41 @@ def test_the_swaps_at_an_agents_gate_name_files_made_while_the_agent_before_ran(
     assert spares() == 0
 
 
+def _handing_a_look(order: list[str], name: str) -> Actions:
+    """A run as the real runner makes it: its program let go (`on_running`), then, at its
+    clean exit, its last look handed to the loop (`look_later`)."""
+    return [
+        {"call": lambda request: request.on_running()},
+        {"call": lambda request: request.look_later(lambda: order.append(name))},
+        *say(TASK),
+    ]
+
+
+def test_a_runs_last_look_is_made_once_the_next_agents_program_runs(tmp_path: Path) -> None:
+    # Off the way to the next agent's start (issue 22 item 8): not before its go, not later.
+    order: list[str] = []
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n- [ ] [P1] task-002: B\n")
+    sim.script = [
+        _handing_a_look(order, "look at run 1"),
+        [
+            {"call": lambda _request: order.append("run 2 at its gate")},
+            {"call": lambda request: request.on_running()},
+            {"call": lambda _request: order.append("run 2 running")},
+            *say(TASK),
+        ],
+    ]
+    sim.run()
+    assert order == ["run 2 at its gate", "look at run 1", "run 2 running"]
+
+
+def test_a_runs_last_look_is_made_before_the_loop_ends(tmp_path: Path) -> None:
+    order: list[str] = []
+    sim = new_project(tmp_path, "- [ ] [P1] task-001: A\n")
+    sim.script = [_handing_a_look(order, "look at run 1")]
+    result = sim.run()
+    assert (result.reason, order) == ("complete", ["look at run 1"])
+
+
 def test_an_agent_told_running_by_its_runner_is_not_told_again_as_its_run_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -98,6 +98,11 @@ class AgentRequest:
     # In every process of the run (WILD_AGENT_RUN), so leftovers can be found and killed.
     run_id: str = field(default_factory=lambda: os.urandom(8).hex())  # as secrets.token_hex
     sandbox: Sandbox | None = None  # --sandbox: the agent runs under bwrap
+    # Given the last look at the run's tree after a clean exit (what the agent left, adopted
+    # by the loop: told to the watcher, its exited orphans reaped), to make once the caller's
+    # step is over (the loop: as the next agent's program runs, or before it waits), so the
+    # look is off the way to the next agent's start. None: looked at before the run returns.
+    look_later: Callable[[Callable[[], None]], None] | None = None
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -185,22 +190,35 @@ def _wait(
         # wait_or_cancel killed the group; the rest goes too, found by its tree or its run id
         orphans.sweep(request.run_id, members=run_tree.members)
         raise
-    # Looked at now: a timed-out agent still holds its descendants' parent chains, and what
-    # an agent that exited left (adopted by the loop) is told to the watcher at once. One
-    # look at /proc serves this and the reaping below.
+    if ending == "exited" and request.look_later is not None:
+        # After a clean exit a job the agent left in the background (a training run a
+        # barrier waits for) lives on, and ends with the loop (`orphans.guarded`): the look
+        # that tells it to the watcher waits for the caller's step to end, a few milliseconds
+        # (within TRACK_S, the slack of every look while the agent ran; issue 22 item 8).
+        request.look_later(lambda: _look_at_end(run_tree))
+    else:
+        _look_at_end(run_tree, killed=None if ending == "exited" else (request, proc))
+    return _ProcessEnd(
+        proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
+    )
+
+
+def _look_at_end(
+    run_tree: RunTree,
+    killed: tuple[AgentRequest, subprocess.Popen[bytes]] | None = None,
+) -> None:
+    """The run's tree looked at once it ended: what it left (adopted by the loop) is told to
+    the watcher, and its orphans that exited are reaped. One look at /proc serves both.
+    `killed`: a run timed out or cancelled, looked at first (it still holds its descendants'
+    parent chains), then killed with all it started, in its group or a session of its own."""
     procs: Mapping[int, Proc] | None = run_tree.look()
     run_tree.members(procs)
-    if ending != "exited":
-        # A killed run loses everything it started, in its group or in a session of its own.
-        # After a clean exit, a job the agent left in the background (a training run a
-        # barrier waits for) lives on; it ends with the loop (`orphans.guarded`).
+    if killed is not None:
+        request, proc = killed
         kill_group(proc)
         orphans.sweep(request.run_id, members=run_tree.members)
         procs = None  # the sweep changed the table: read it again
     orphans.reap_adopted(procs)
-    return _ProcessEnd(
-        proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
-    )
 
 
 def _heartbeat(request: AgentRequest, pid: int, log: _Log, elapsed: float) -> None:

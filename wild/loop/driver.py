@@ -144,6 +144,8 @@ class Loop:
         # The project's files as the last agent left them, while the loop's step goes on: the
         # next agent's run starts from them (`_run_agent`); None once the outside world acts.
         self._left: changes.Snapshot | None = None
+        # Last looks at ended runs' trees, made when the loop's step is over (`_step_over`).
+        self._looks_later: list[Callable[[], None]] = []
         self.agent_runs = recovery.new_loop_id()  # agent run ids are `<this>.<iteration>`
         # TIMEOUT_<STATE> variables are checked here: a bad one stops the loop before it starts.
         self.timeouts = states.timeouts(self.environ)
@@ -500,7 +502,12 @@ class Loop:
                 self.out(f"🤖 Iteration {action.iteration}: {iteration.describe(action)}")
                 self._agent_running()  # once: not again on the way to the next agent
 
-        request = replace(request, on_heartbeat=self._heartbeat, on_running=running)
+        request = replace(
+            request,
+            on_heartbeat=self._heartbeat,
+            on_running=running,
+            look_later=self._looks_later.append,
+        )
         # The files as the agent before left them, if the loop's step has gone on since: the
         # loop writes only in `.wild/`, which no snapshot counts, so a second look would find
         # the same (a human's save meanwhile is this run's, as one a moment later would be;
@@ -545,11 +552,19 @@ class Loop:
     def _step_over(self) -> None:
         """The loop's step is over: the outside world acts now (an agent's program runs, the
         loop waits, runs checks or steps its runs, or ends). The folders' real paths are
-        asked afresh from here (`procfs.hold_real_folders`), and the files its swaps displaced
-        are removed: off the way to the agent's go, as the agent starts."""
+        asked afresh from here (`procfs.hold_real_folders`); the files its swaps displaced
+        are removed, and the runs that ended are looked at a last time (`look_later`): off
+        the way to the agent's go, as the agent starts."""
         release_real_folders()
         self._left = None  # the outside world acts: the project's files are looked at anew
         remove_displaced()
+        looks = list(self._looks_later)  # what the agents before left: told, their ends reaped
+        self._looks_later.clear()
+        for look in looks:
+            # A look that fails leaves what the run left to the loop's end, which sweeps every
+            # process of its runs (by run id, and the orphans it adopted), as a look missed.
+            with contextlib.suppress(OSError):
+                look()
 
     def _heartbeat(self, _beat: object) -> None:
         """While the agent runs, state.json's running time stays current (--max-time)."""
