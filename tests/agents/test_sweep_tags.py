@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wild.agents import sweep_tags
 from wild.agents.signal_tags import inert
 from wild.agents.sweep_tags import refusal_text, sweeps_in_reply
 
@@ -57,3 +58,13 @@ def test_no_tag_no_sweep() -> None:
 def test_any_reply_is_read_without_raising(text: str) -> None:
     tags = sweeps_in_reply(text + "<sweep>" + text + "</sweep>")
     assert tags.found
+
+
+_SPELLINGS = ["<sweep>", "</sweep>", "<SWEEP>", "</Sweep>", "<ſweep>", "</ſWEEP>", "<swe ep>"]
+
+
+@given(st.lists(st.one_of(st.sampled_from([*_SPELLINGS, GOOD, "\n", "```\n", "> "]), st.text())))
+def test_the_quick_answer_agrees_with_reading_the_reply_whole_in_any_case(parts: list[str]) -> None:
+    # The quick answer for a reply with no tag in any case agrees with reading it whole.
+    text = "".join(parts)
+    assert sweeps_in_reply(text) == sweep_tags._read(text)

@@ -32,7 +32,17 @@ class SweepTags:
 
 
 def sweeps_in_reply(final_text: str) -> SweepTags:
-    """The sweeps an agent's reply asks for, each validated (targets are checked later)."""
+    """The sweeps an agent's reply asks for, each validated (targets are checked later). A
+    reply that names no `<sweep>` nor `</sweep>` in any case (most replies) asks for none
+    and is not read again (its visible text is ~0.05 ms of each iteration; issue 22 item 8):
+    case-folded, as the tags' case-blind patterns match (`ſ` is an `s` to both)."""
+    folded = final_text.casefold()
+    if "<sweep>" not in folded and "</sweep>" not in folded:
+        return SweepTags()
+    return _read(final_text)
+
+
+def _read(final_text: str) -> SweepTags:
     visible = visible_text(final_text)
     errors: list[str] = []
     for match in _OPEN.finditer(final_text):
