@@ -18,6 +18,7 @@ from wild.errors import describe_os_error
 from wild.parsers.alerts import INCOMPLETE
 from wild.parsers.alerts_file import AlertCursor
 from wild.parsers.lines import Problem
+from wild.store import alerts_log
 from wild.store.alerts_log import AlertLog, append_alert, read_new
 
 
@@ -233,3 +234,34 @@ def test_alert_log_resumes_from_a_stored_cursor(tmp_path: Path) -> None:
     assert ids(log.index.active()) == [("b", "pending", 2), ("c", "pending", 3)]
     path.write_bytes(line("z"))  # a different file: everything in it is news
     assert ids(AlertLog(path, since=stored).refresh()) == [("z", "pending", 1)]
+
+
+def test_a_settled_file_unchanged_since_the_last_read_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a file whose times were over RACY_NS old when its stamp was taken (git's racy
+    rule): one changed within a timestamp tick of the read may change again unseen."""
+    path = tmp_path / "alerts.jsonl"
+    path.write_bytes(line("a", "pending"))
+    reads: list[object] = []
+    real = alerts_log.read_new
+
+    def counted(*args: Any, **kwargs: Any) -> alerts_log.ReadResult:
+        reads.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(alerts_log, "read_new", counted)
+    log = AlertLog(path)
+    log.refresh()
+    log.refresh()  # written just now: racy, read again
+    assert len(reads) == 2
+    monkeypatch.setattr(alerts_log, "RACY_NS", -(10**18))  # every stamp settled from here on
+    log.refresh()
+    assert log.refresh() == () and len(reads) == 3  # settled and unchanged: not read again
+    append_alert(path, {"id": "b", "status": "pending"})
+    assert [a.id for a in log.refresh()] == ["b"] and len(reads) == 4
+    size = path.stat().st_size
+    path.write_bytes(line("c", "pending")[:-1].ljust(size - 1) + b"\n")  # a rewrite, same size
+    os.utime(path, ns=(0, 10**9))  # its times moved (set here: the tick may be the append's)
+    assert path.stat().st_size == size
+    assert [a.id for a in log.refresh()] == ["c"] and len(reads) == 5
