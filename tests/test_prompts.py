@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wild import prompt_files, prompts
+from wild import clock, prompt_files, prompts
 from wild.completion.verdict import CheckOutcome
 from wild.parsers import human as human_md
 from wild.parsers import tasks as tasks_md
@@ -161,7 +161,7 @@ def test_an_edit_of_a_kept_template_is_seen_even_at_the_same_size_and_mtime(
 ) -> None:
     # An in-place save of the same size with the mtime set back changes neither the inode,
     # the size nor the mtime: the ctime, kept in the identity, still tells.
-    monkeypatch.setattr(prompt_files, "RACY_NS", 0)  # kept at once (else after 2 s)
+    monkeypatch.setattr(clock, "RACY_NS", 0)  # kept at once (else after 2 s)
     template = tmp_path / "task.md"
     template.write_text("Version A of $title\n")
     mtime = template.stat().st_mtime_ns
@@ -186,7 +186,7 @@ def test_a_template_changed_just_now_is_not_kept(
     template.write_text("Fresh $title\n")
     assert prompt_files.render("task", tmp_path, {"title": "t"}) == "Fresh t\n"
     assert str(template) not in prompt_files._kept
-    monkeypatch.setattr(prompt_files, "RACY_NS", 0)
+    monkeypatch.setattr(clock, "RACY_NS", 0)
     prompt_files.render("task", tmp_path, {"title": "t"})
     assert str(template) in prompt_files._kept
 

@@ -6,7 +6,10 @@ import functools
 import re
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import os  # a stat result's type: the clock reads no file
 
 
 @functools.cache
@@ -26,6 +29,22 @@ _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 # such a file (a summary, a parse) is not trusted, and the file is read again next time.
 # 2 s: coarser than any file system's timestamp tick wild meets.
 RACY_NS = 2_000_000_000
+
+# A file's device, inode, size, and modification and change times (ns): a write, a
+# replacement or a `touch` moves one of them, except within the tick of the file's last change.
+FileStamp = tuple[int, int, int, int, int]
+
+
+def file_stamp(info: os.stat_result) -> FileStamp:
+    """The stamp of a file `os.stat` just described."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def settled(stamp: FileStamp) -> bool:
+    """Whether the file had last changed over RACY_NS before now: a change after now gives
+    it newer times, so the same stamp found later means the file did not change since, and
+    what was read of it after this stamp was taken may be kept."""
+    return max(stamp[3], stamp[4]) < time.time_ns() - RACY_NS
 
 
 class Clock(Protocol):

@@ -8,12 +8,11 @@ import functools
 import os
 import re
 import stat
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from wild.agents.signal_tags import inert
-from wild.clock import RACY_NS
+from wild.clock import file_stamp, settled
 
 BUILTIN = Path(__file__).resolve().parent / "prompt_templates"
 
@@ -57,14 +56,14 @@ def _template_at(path: Path, *, user: bool) -> str | None:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    identity = file_stamp(info)
     key = str(path)
     kept = _kept.get(key)
     if kept is not None and kept[0] == identity:
         return kept[1]
     text = path.read_text(encoding="utf-8")
     template = inert(text) if user else text
-    if max(info.st_mtime_ns, info.st_ctime_ns) < time.time_ns() - RACY_NS:
+    if settled(identity):
         # Read after its stat: a change in between is kept under the old identity, which the
         # file no longer has, so the next call reads it again.
         _kept[key] = (identity, template)

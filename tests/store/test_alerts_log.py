@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.parsers.alert_samples import ids, line
+from wild import clock
 from wild.errors import describe_os_error
 from wild.parsers.alerts import INCOMPLETE
 from wild.parsers.alerts_file import AlertCursor
@@ -255,7 +256,7 @@ def test_a_settled_file_unchanged_since_the_last_read_is_not_read_again(
     log.refresh()
     log.refresh()  # written just now: racy, read again
     assert len(reads) == 2
-    monkeypatch.setattr(alerts_log, "RACY_NS", -(10**18))  # every stamp settled from here on
+    monkeypatch.setattr(clock, "RACY_NS", -(10**18))  # every stamp settled from here on
     log.refresh()
     assert log.refresh() == () and len(reads) == 3  # settled and unchanged: not read again
     append_alert(path, {"id": "b", "status": "pending"})

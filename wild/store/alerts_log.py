@@ -8,12 +8,11 @@ was: a truncated, replaced, compacted or rewritten file is read again from the s
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wild.clock import RACY_NS
+from wild.clock import FileStamp, file_stamp, settled
 from wild.parsers.alerts import Alert, AlertIndex, changed_for_the_loop, encode_alert
 from wild.parsers.alerts_file import AlertCursor, parse_appended
 from wild.parsers.lines import Problem
@@ -88,7 +87,7 @@ class AlertLog:
         self._unreadable: Problem | None = None
         # The file's stamp taken before the last read, when it had settled by then (changed
         # over RACY_NS before): the same stamp now means nothing was written since.
-        self._settled: tuple[int, ...] | None = None
+        self._settled: FileStamp | None = None
 
     @property
     def cursor(self) -> AlertCursor | None:
@@ -115,7 +114,7 @@ class AlertLog:
         if result.unreadable is not None:  # the index stays as it was; the next read retries
             self._settled = None
             return ()
-        self._settled = stamp if stamp is not None and _settled(stamp) else None
+        self._settled = stamp if stamp is not None and settled(stamp) else None
         self._cursor = result.cursor
         lines_read = result.cursor.line_count
         self._tail_problems = tuple(p for p in result.problems if p.line > lines_read)
@@ -146,18 +145,9 @@ class AlertLog:
             os.close(fd)
 
 
-def _stamp(path: Path) -> tuple[int, ...] | None:
-    """The file's identity, size and times (None where it cannot be stat'ed): an append, a
-    rewrite or a replacement moves one of them, unless it came within the timestamp tick of
-    the last change (`_settled`)."""
+def _stamp(path: Path) -> FileStamp | None:
+    """The file's stamp now, None where it cannot be stat'ed."""
     try:
-        info = os.stat(path)
+        return file_stamp(os.stat(path))
     except OSError:
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def _settled(stamp: tuple[int, ...]) -> bool:
-    """Whether the file had last changed over RACY_NS before now (git's racy rule): a write
-    after now gives it newer times, so the same stamp later means no write since."""
-    return max(stamp[3], stamp[4]) < time.time_ns() - RACY_NS
