@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.fd_support import unnamed_files
+from wild import procfs
 from wild.errors import ConflictError
-from wild.store import files
+from wild.store import files, self_writes
 from wild.store.files import atomic_write, read_text, temp_beside, update_text
 
 GENERATION_LINES = 20000
@@ -432,3 +433,69 @@ def test_dropped_spares_are_closed(tmp_path: Path) -> None:
     assert len(unnamed_files(tmp_path)) == 2
     files.drop_spares()
     assert unnamed_files(tmp_path) == {}
+
+
+def test_read_bytes_reads_a_file_whole_however_its_size_was_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "tasks.md"
+    assert files.read_bytes(path) == b""  # not there yet
+    path.write_bytes(b"x" * 70_000 + b"\n")
+    assert files.read_bytes(path) == b"x" * 70_000 + b"\n"
+    path.write_bytes(b"")
+    assert files.read_bytes(path) == b""
+    # Grown since its size was asked (a size told short, as a /proc file's 0 is): read on.
+    real_fstat = os.fstat
+    path.write_bytes(b"y" * 100_000)
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((0,) * 6 + (10,) + (0,) * 3))
+    assert files.read_bytes(path) == b"y" * 100_000
+    monkeypatch.setattr(os, "fstat", real_fstat)
+    with pytest.raises(IsADirectoryError) as raised:
+        files.read_bytes(tmp_path)
+    assert raised.value.filename == str(tmp_path)  # the file is named, as open() named it
+
+
+def test_read_bytes_reads_a_fifo_to_its_end(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", f"import time; f = open({str(fifo)!r}, 'wb'); "
+         "f.write(b'a' * 5); f.flush(); time.sleep(0.2); f.write(b'b' * 5); f.close()"]
+    )  # fmt: skip
+    try:
+        assert files.read_bytes(fifo) == b"aaaaabbbbb"  # two writes apart: read to the end
+    finally:
+        writer.wait(timeout=30)
+
+
+def test_a_temp_file_gets_all_its_bytes_when_a_write_takes_a_few(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data[:3])))
+    path = tmp_path / "state.json"
+    atomic_write(path, b"0123456789" * 10)
+    assert path.read_bytes() == b"0123456789" * 10
+
+
+def test_a_swap_resolves_its_files_real_path_once_per_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The target's real path, once resolved, keys what wild remembers of its own write and
+    # its read of what the swap displaced: not asked of the kernel again (issue 22 item 8).
+    path, lock = tmp_path / "tasks.md", tmp_path / ".lock"
+    path.write_text("- [ ] [P1] task-001: A\n")
+    os.utime(path, ns=(0, 0))  # settled: read once (a fresh file is looked at until it is)
+    asked: list[str] = []
+
+    def counting(found: str | os.PathLike[str]) -> str:
+        asked.append(os.fspath(found))
+        return procfs.real_path(found)
+
+    monkeypatch.setattr(files, "real_path", counting)
+    monkeypatch.setattr(self_writes, "real_path", counting)
+    update_text(path, lambda text: text.replace("[ ]", "[x]"), lock)
+    assert len(asked) == 2  # the settled read's own-write check, and the temp file's target
+    asked.clear()
+    atomic_write(tmp_path / "state.json", b"{}")
+    assert len(asked) == 1

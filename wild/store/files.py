@@ -21,7 +21,7 @@ from pathlib import Path
 from wild import libc
 from wild.errors import ConflictError, with_filename
 from wild.procfs import real_path
-from wild.store.self_writes import SelfWrites
+from wild.store.self_writes import Resolved, SelfWrites
 from wild.store.write_guard import check_writable, open_own_file
 
 ENCODING = "utf-8"
@@ -58,11 +58,26 @@ def encode(text: str) -> bytes:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, or b"" when it does not exist yet."""
+    """The file's bytes, or b"" when it does not exist yet. Four system calls (open, fstat,
+    read, close) where a buffered file's open adds five (fstat, an ioctl, lseeks); the loop
+    reads a file back at every swap (issue 22 item 8)."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
         return b""
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)  # a byte more than its size: a short read is its end
+        if len(data) <= size:
+            return data
+        chunks = [data]  # it grew since the fstat (or has no size: a pipe, a /proc file)
+        while chunk := os.read(fd, _MIN_READ):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as error:  # a folder where the file belongs: EISDIR at the read
+        raise with_filename(error, path) from None
+    finally:
+        os.close(fd)
 
 
 def read_text(path: Path) -> str:
@@ -150,8 +165,9 @@ def _read_settled(path: Path, own: Path | None = None) -> bytes:
     the file aside, then creates it anew) leaves no file for an instant, and one writing in
     place leaves it empty between its truncate and its write, on a busy machine for longer
     than SETTLE_S: neither is an empty file to edit and write back. `own`: the name wild
-    writes the file under, when `path` is another name for it (what wild swapped out)."""
-    key = own or path
+    writes the file under, when `path` is another name for it (what wild swapped out): its
+    real path, as `_write_temp` resolved it."""
+    key: Path | Resolved = path if own is None else Resolved(own)  # `own`: a real path
     deadline = time.monotonic() + MAX_SETTLE_S
     while True:
         try:
@@ -340,7 +356,7 @@ def temp_beside(path: Path) -> tuple[int, str]:
 
 
 def _write_temp(
-    path: Path, data: bytes | bytearray, parts: Iterable[bytes] = ()
+    path: Path, data: bytes | bytearray, parts: Iterable[bytes] | None = None
 ) -> tuple[Path, Path]:
     """Write and fsync `data` beside `path`'s real target; returns (target, temp file).
 
@@ -359,19 +375,31 @@ def _write_temp(
     except OSError as error:  # a read-only folder: name the file, not the random temp name
         raise OSError(error.errno, error.strerror, str(target)) from None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            for part in parts:
-                handle.write(part)
-            handle.flush()
-            os.fsync(handle.fileno())
-            os.fchmod(handle.fileno(), mode)
+        try:
+            if parts is None:  # one buffer: written as it is (no buffered file's own calls)
+                _write_all(fd, data)
+            else:  # many parts, maybe small: gathered by a buffered file
+                with os.fdopen(os.dup(fd), "wb") as handle:
+                    handle.write(data)
+                    for part in parts:
+                        handle.write(part)
+            os.fsync(fd)
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
     except BaseException as error:
         _discard(Path(tmp_name))
         if isinstance(error, OSError):  # a full disk on write: name the file it was for
             raise with_filename(error, target) from None
         raise
     return target, Path(tmp_name)
+
+
+def _write_all(fd: int, data: bytes | bytearray) -> None:
+    """All of `data` at the file's offset (a write may take less than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _discard(tmp: Path) -> None:
@@ -403,7 +431,7 @@ def atomic_write(path: Path, data: bytes | bytearray, *, displaced_later: bool =
     """
     target, tmp = _write_temp(path, data)
     _commit(target, tmp, displaced_later=displaced_later)
-    _OWN.remember(target, data)
+    _OWN.remember(Resolved(target), data)
 
 
 def atomic_write_parts(path: Path, parts: Iterable[bytes]) -> None:
@@ -422,7 +450,7 @@ def atomic_write_parts(path: Path, parts: Iterable[bytes]) -> None:
 
     target, tmp = _write_temp(path, b"", counted())
     _commit(target, tmp)
-    _OWN.remember_digest(target, size, digest.hexdigest())
+    _OWN.remember_digest(Resolved(target), size, digest.hexdigest())
 
 
 def write_cache(path: Path, data: bytes, *more: bytes) -> None:
@@ -583,7 +611,7 @@ def update_text(
             except (FileNotFoundError, _SavedMeanwhile):
                 expected = source = _read_settled(path)
                 continue
-            _OWN.remember(target, new_bytes)
+            _OWN.remember(Resolved(target), new_bytes)
             if displaced is None or displaced == expected:
                 return new_text
             # A save slipped in between the re-check and the swap: keep it, redo our edit on it.
