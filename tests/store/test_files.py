@@ -499,3 +499,16 @@ def test_a_swap_resolves_its_files_real_path_once_per_name(
     asked.clear()
     atomic_write(tmp_path / "state.json", b"{}")
     assert len(asked) == 1
+
+
+def test_read_bytes_reads_on_past_what_one_read_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Linux gives at most ONE_READ bytes a read (2 GiB less a page): a larger file's first
+    # read is short before its end, and must not be taken for the whole file.
+    path = tmp_path / "tasks.md"
+    path.write_bytes(bytes(range(256)) * 20)
+    real_read = os.read
+    monkeypatch.setattr(files, "ONE_READ", 1000)
+    monkeypatch.setattr(os, "read", lambda fd, n: real_read(fd, min(n, 1000)))
+    assert files.read_bytes(path) == bytes(range(256)) * 20

@@ -68,10 +68,11 @@ def read_bytes(path: Path) -> bytes:
     try:
         size = os.fstat(fd).st_size
         data = os.read(fd, size + 1)  # a byte more than its size: a short read is its end
-        if len(data) <= size:
+        if len(data) <= size < ONE_READ:
             return data
-        chunks = [data]  # it grew since the fstat (or has no size: a pipe, a /proc file)
-        while chunk := os.read(fd, _MIN_READ):
+        # Grown since the fstat, no size (a pipe, a /proc file), or past what one read takes.
+        chunks = [data]
+        while chunk := os.read(fd, max(_MIN_READ, min(size, ONE_READ))):
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError as error:  # a folder where the file belongs: EISDIR at the read
@@ -86,6 +87,9 @@ def read_text(path: Path) -> str:
 
 
 _MIN_READ = 64 * 1024  # past the size fstat gave: the file may have grown since
+# The most one read returns on Linux (2 GiB less a page): a read of a larger file is short
+# before its end.
+ONE_READ = 0x7FFFF000
 
 
 def pread_all(fd: int, start: int, end: int | None = None) -> bytes:
