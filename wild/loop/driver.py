@@ -512,7 +512,9 @@ class Loop:
         # loop writes only in `.wild/`, which no snapshot counts, so a second look would find
         # the same (a human's save meanwhile is this run's, as one a moment later would be;
         # ~0.1 ms of each iteration without git, a `git status` with it; issue 22 item 8).
-        before = self._left or changes.snapshot(self.paths.project, self.paths.root)
+        before = self._left
+        if before is None:
+            before = changes.snapshot(self.paths.project, self.paths.root)
         run = self.runner(request)
         # Not told (it could not start, or an in-process runner): its start is told now.
         running()  # if the runner did not say the agent started (in-process, or never ran)
