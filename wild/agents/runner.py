@@ -33,7 +33,6 @@ from wild.agents.registry import OutputFormat
 from wild.agents.run_result import AgentRun
 from wild.agents.sandbox import Sandbox, confine
 from wild.agents.tracking import TRACK_S, RunTree
-from wild.agents.tree import Proc
 from wild.clock import Clock, SystemClock, iso
 from wild.process import kill_group, spawn, stdin_source, wait_or_cancel
 from wild.record import record
@@ -190,34 +189,31 @@ def _wait(
         # wait_or_cancel killed the group; the rest goes too, found by its tree or its run id
         orphans.sweep(request.run_id, members=run_tree.members)
         raise
-    if ending == "exited" and request.look_later is not None:
+    if ending != "exited":
+        # Looked at first (a timed-out agent still holds its descendants' parent chains), then
+        # a killed run loses everything it started, in its group or a session of its own.
+        run_tree.members(run_tree.look())
+        kill_group(proc)
+        orphans.sweep(request.run_id, members=run_tree.members)
+        orphans.reap_adopted()  # the sweep changed the table: read it again
+    elif request.look_later is not None:
         # After a clean exit a job the agent left in the background (a training run a
         # barrier waits for) lives on, and ends with the loop (`orphans.guarded`): the look
         # that tells it to the watcher waits for the caller's step to end, a few milliseconds
         # (within TRACK_S, the slack of every look while the agent ran; issue 22 item 8).
         request.look_later(lambda: _look_at_end(run_tree))
     else:
-        _look_at_end(run_tree, killed=None if ending == "exited" else (request, proc))
+        _look_at_end(run_tree)
     return _ProcessEnd(
         proc.returncode, timed_out=ending == "timed-out", cancelled=ending == "cancelled"
     )
 
 
-def _look_at_end(
-    run_tree: RunTree,
-    killed: tuple[AgentRequest, subprocess.Popen[bytes]] | None = None,
-) -> None:
-    """The run's tree looked at once it ended: what it left (adopted by the loop) is told to
-    the watcher, and its orphans that exited are reaped. One look at /proc serves both.
-    `killed`: a run timed out or cancelled, looked at first (it still holds its descendants'
-    parent chains), then killed with all it started, in its group or a session of its own."""
-    procs: Mapping[int, Proc] | None = run_tree.look()
+def _look_at_end(run_tree: RunTree) -> None:
+    """A clean run's tree looked at once it ended: what it left (adopted by the loop) is told
+    to the watcher, and its orphans that exited are reaped. One look at /proc serves both."""
+    procs = run_tree.look()
     run_tree.members(procs)
-    if killed is not None:
-        request, proc = killed
-        kill_group(proc)
-        orphans.sweep(request.run_id, members=run_tree.members)
-        procs = None  # the sweep changed the table: read it again
     orphans.reap_adopted(procs)
 
 
