@@ -231,29 +231,28 @@ class Pump:
             while True:
                 with threaded.cond:
                     asked = threaded.asked
-                try:
-                    chunk = os.read(self._fd, READ_CHUNK)
-                except BlockingIOError:
-                    with threaded.cond:  # empty now: what was asked for is in the log
-                        threaded.served = asked
-                        threaded.cond.notify_all()
-                    poller.poll()
-                    with contextlib.suppress(BlockingIOError):
-                        os.read(threaded.wake_r, 4096)
-                    continue
-                if not chunk:
+                # Until the pipe is empty; "ended": every writer gone, or the log failed (the
+                # writers get EPIPE, not a hang).
+                if self._copy(None) == "ended":
                     return
-                self._log.write(chunk)
-        except OSError:
-            return  # the disk is full or the log is gone: the writers get EPIPE, not a hang
+                with threaded.cond:  # empty now: what was asked for is in the log
+                    threaded.served = asked
+                    threaded.cond.notify_all()
+                poller.poll()
+                with contextlib.suppress(BlockingIOError):
+                    os.read(threaded.wake_r, 4096)
         finally:
             with threaded.cond:
+                ended_here = not self._ended  # not by `_copy`: an error it did not expect
                 self._ended = True
                 threaded.cond.notify_all()
-                for fd in (self._fd, threaded.wake_r, threaded.wake_w):
+                for fd in (threaded.wake_r, threaded.wake_w):
                     with contextlib.suppress(OSError):
                         os.close(fd)
-            self._log.release()
+            if ended_here:
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
+                self._log.release()
 
 
 class _Threaded:
